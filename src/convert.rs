@@ -1,0 +1,299 @@
+//! Element-level ONNX `Cast` between fixed-width numeric dtypes (floats, integers, bool), one code
+//! at a time, under a [`Policy`]. This is the reference path: each element is decoded exactly
+//! into an [`Element`] and encoded once through [`crate::round`]. Bulk kernels are checked
+//! against it.
+
+use crate::dtype::{DType, Kind};
+use crate::error::{Error, Result};
+use crate::format::{self, FloatFormat};
+use crate::profile::{Policy, SPEC};
+use crate::round::{self, RoundingMode, RoundingOptions};
+use crate::value::{Exact, Value};
+
+/// ONNX `round_mode` (Cast-24+), which only affects float8e8m0 targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RoundMode {
+    /// "round to nearest value away from zero" (the default).
+    #[default]
+    Up,
+    /// "round to nearest value towards zero".
+    Down,
+    /// "round to nearest value and ties round up".
+    Nearest,
+}
+
+impl RoundMode {
+    /// The rounding of the core that implements this ONNX mode.
+    #[must_use]
+    pub const fn rounding(self) -> RoundingMode {
+        match self {
+            RoundMode::Up => RoundingMode::AwayFromZero,
+            RoundMode::Down => RoundingMode::TowardZero,
+            RoundMode::Nearest => RoundingMode::NearestTiesAway,
+        }
+    }
+
+    /// Parses the ONNX attribute value (`up`, `down`, `nearest`).
+    pub fn parse(s: &str) -> Result<RoundMode> {
+        match s {
+            "up" => Ok(RoundMode::Up),
+            "down" => Ok(RoundMode::Down),
+            "nearest" => Ok(RoundMode::Nearest),
+            other => Err(Error::UnsupportedDType {
+                op: "Cast round_mode",
+                dtype: "FLOAT8E8M0",
+                why: if other.is_empty() { "empty round_mode" } else { "round_mode must be up, down or nearest" },
+            }),
+        }
+    }
+}
+
+/// The attributes of one ONNX `Cast`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CastOptions {
+    /// ONNX `saturate` (default 1). Only float8 targets (the four variants and E8M0) look at it.
+    pub saturate: bool,
+    /// ONNX `round_mode` (default `up`). Only float8e8m0 targets look at it.
+    pub round_mode: RoundMode,
+    pub policy: Policy,
+}
+
+impl Default for CastOptions {
+    fn default() -> Self {
+        CastOptions { saturate: true, round_mode: RoundMode::Up, policy: SPEC }
+    }
+}
+
+impl CastOptions {
+    /// The ONNX defaults with the given `saturate`.
+    #[must_use]
+    pub fn saturating(saturate: bool) -> Self {
+        CastOptions { saturate, ..CastOptions::default() }
+    }
+
+    /// The core's options for a float target.
+    #[must_use]
+    pub fn rounding_for(&self, target: &FloatFormat) -> RoundingOptions {
+        let is_e8m0 = *target == format::E8M0;
+        // SEMANTICS.md row 23: saturate only applies to float8 targets; float4 and float6 clamp
+        // whatever it says, and the wider IEEE formats overflow to infinity.
+        let saturate_applies = target.width() == 8;
+        RoundingOptions {
+            mode: if is_e8m0 { self.round_mode.rounding() } else { RoundingMode::NearestEven },
+            saturate: self.saturate && saturate_applies,
+            nan_fallback: if target.width() == 4 { self.policy.nan_to_float4 } else { self.policy.nan_to_float6 },
+        }
+    }
+}
+
+/// One element, decoded exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    Float(Value),
+    /// Every integer dtype fits an `i128` (uint64 included).
+    Int(i128),
+    Bool(bool),
+}
+
+fn fixed_width(op: &'static str, dtype: DType) -> Result<Kind> {
+    match dtype.kind() {
+        k @ (Kind::Float(_) | Kind::Integer { .. } | Kind::Bool) => Ok(k),
+        _ => Err(Error::UnsupportedDType { op, dtype: dtype.onnx_name(), why: "not a fixed-width numeric type" }),
+    }
+}
+
+/// Decodes one element's code (the low bits of `code`; higher bits are ignored).
+pub fn decode_element(dtype: DType, code: u64) -> Result<Element> {
+    let code = code & dtype.code_mask();
+    Ok(match fixed_width("decode", dtype)? {
+        Kind::Float(f) => Element::Float(f.decode(code)),
+        Kind::Integer { bits, signed } => Element::Int(sign_extend(code, bits, signed)),
+        _ => Element::Bool(code != 0),
+    })
+}
+
+fn sign_extend(code: u64, bits: u32, signed: bool) -> i128 {
+    if signed && bits < 128 && code >> (bits - 1) & 1 == 1 {
+        i128::from(code) - (1i128 << bits)
+    } else {
+        i128::from(code)
+    }
+}
+
+/// Encodes an element into `dtype` under the options' policy.
+pub fn encode_element(dtype: DType, element: Element, opts: &CastOptions) -> Result<u64> {
+    Ok(match fixed_width("encode", dtype)? {
+        Kind::Float(f) => {
+            let value = match element {
+                Element::Float(v) => v,
+                Element::Int(i) => Value::Finite(Exact::from_i128(i)),
+                Element::Bool(b) => Value::Finite(Exact::from_i128(i128::from(b))),
+            };
+            round::encode(f, value, opts.rounding_for(f))
+        }
+        Kind::Integer { bits, signed } => match element {
+            Element::Float(v) => float_to_integer(v, bits, signed, &opts.policy),
+            Element::Int(i) => low_bits(i, bits),
+            Element::Bool(b) => u64::from(b),
+        },
+        _ => u64::from(match element {
+            // SEMANTICS.md row 15: x != 0, so NaN -> true and both zeros -> false.
+            Element::Float(Value::Finite(e)) => !e.is_zero(),
+            Element::Float(_) => true,
+            Element::Int(i) => i != 0,
+            Element::Bool(b) => b,
+        }),
+    })
+}
+
+/// Converts one code from one numeric dtype to another (ONNX `Cast` on a single element).
+pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    if from == to {
+        // An identity Cast is a copy: NaN payloads and all bits survive.
+        fixed_width("Cast", from)?;
+        return Ok(code & from.code_mask());
+    }
+    encode_element(to, decode_element(from, code)?, opts)
+}
+
+/// Two's complement truncation to `bits` bits (SEMANTICS.md row 11: "keep the low bits").
+fn low_bits(i: i128, bits: u32) -> u64 {
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    (i as u64) & mask
+}
+
+/// SEMANTICS.md rows 10, 13 and 14: float to integer.
+///
+/// * int4/uint4/int2/uint2: round to an integer with the policy's mode and keep the low bits;
+///   NaN, ±Inf and |x| >= 2^31 give 0.
+/// * wider integers: truncate toward zero; NaN and out-of-range values give what x86's `cvtt`
+///   instructions give, because that is what both the onnx reference and onnxruntime return
+///   (research/onnx_cast.md §9). The bounds are exclusive windows of exact integers, checked on
+///   the truncated value, which is exact (no float comparison can misjudge them).
+fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
+    const TWO_31: i128 = 1 << 31;
+    const TWO_63: i128 = 1 << 63;
+    let x = match v {
+        Value::Finite(x) => x,
+        // NaN and ±Inf: cvtt's "integer indefinite" for the wide types, 0 for the packed ones.
+        Value::Nan { .. } => return nan_or_inf_to_integer(bits, signed, None),
+        Value::Infinite { negative } => return nan_or_inf_to_integer(bits, signed, Some(negative)),
+    };
+    // A magnitude of 2^64 or more stands in as ±2^100: outside every window below, same sign.
+    let signed_value = |mode| match round::round_to_integer(x, mode) {
+        Some((neg, mag)) if neg => -i128::from(mag),
+        Some((_, mag)) => i128::from(mag),
+        None if x.negative => -(1 << 100),
+        None => 1 << 100,
+    };
+    if bits <= 4 {
+        // |x| >= 2^31 -> 0 is judged on x itself; rounding cannot cross 2^31 without landing on
+        // it, and 2^31's low bits are 0, so judging after rounding gives the same codes.
+        let i = signed_value(policy.float_to_subbyte_int);
+        return if i.abs() < TWO_31 { low_bits(i, bits) } else { 0 };
+    }
+    let truncated = signed_value(RoundingMode::TowardZero);
+    match (bits, signed) {
+        (64, true) => match truncated {
+            i if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 64),
+            _ => 1 << 63,
+        },
+        (64, false) => match truncated {
+            // cvttsd2si on x < 2^63, reinterpreted; 2^63 <= x < 2^64 is subtracted first and
+            // converts exactly; the rest wraps to 0.
+            i if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 64),
+            i if (TWO_63..(1 << 64)).contains(&i) => i as u64,
+            i if i < 0 => 1 << 63,
+            _ => 0,
+        },
+        (32, false) => match truncated {
+            i if (0..(1 << 32)).contains(&i) => i as u64,
+            i if (-TWO_31 + 1..0).contains(&i) => low_bits(i, 32),
+            i if i < 0 => 1 << 31,
+            _ => 0,
+        },
+        // int8, int16, uint8, uint16 and int32: the int32 result, then its low bits.
+        _ => match truncated {
+            i if (-TWO_31..TWO_31).contains(&i) => low_bits(i, bits),
+            _ => low_bits(-TWO_31, bits),
+        },
+    }
+}
+
+fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>) -> u64 {
+    match (bits, signed, infinity_negative) {
+        (b, _, _) if b <= 4 => 0,
+        (64, _, None) | (64, true, _) | (64, false, Some(true)) => 1 << 63,
+        (64, false, Some(false)) => 0,
+        (32, false, None) => 1 << 31,
+        // research §9: uint32 from ±Inf is 0 in the reference (scalar path).
+        (32, false, Some(_)) => 0,
+        (b, _, _) => low_bits(-(1i128 << 31), b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32_to(to: DType, x: f32) -> u64 {
+        convert_code(DType::Float, to, u64::from(x.to_bits()), &CastOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn float_to_wide_integers_follow_cvtt() {
+        // research/onnx_cast.md §9.
+        assert_eq!(f32_to(DType::Int8, 200.0), 0xC8);
+        assert_eq!(f32_to(DType::Int8, 128.0), 0x80);
+        assert_eq!(f32_to(DType::Uint8, 256.0), 0);
+        assert_eq!(f32_to(DType::Uint8, -1.0), 0xFF);
+        assert_eq!(f32_to(DType::Int16, 32768.0), 0x8000);
+        assert_eq!(f32_to(DType::Int16, 65536.0), 0);
+        assert_eq!(f32_to(DType::Int8, -129.0), 127);
+        assert_eq!(f32_to(DType::Int8, f32::NAN), 0);
+        assert_eq!(f32_to(DType::Int32, 2147483648.0), 0x8000_0000);
+        assert_eq!(f32_to(DType::Int32, -2.9), (-2i32) as u32 as u64);
+        assert_eq!(f32_to(DType::Int64, f32::INFINITY), 1 << 63);
+        assert_eq!(f32_to(DType::Uint32, -1.0), 4294967295);
+        assert_eq!(f32_to(DType::Uint32, -129.0), 4294967167);
+        assert_eq!(f32_to(DType::Uint32, 4294967296.0), 0);
+        assert_eq!(f32_to(DType::Uint32, -2147483904.0), 2147483648);
+        assert_eq!(f32_to(DType::Uint32, f32::NAN), 2147483648);
+        assert_eq!(f32_to(DType::Uint32, f32::NEG_INFINITY), 0);
+        assert_eq!(f32_to(DType::Uint64, -2.9), u64::MAX - 1);
+        assert_eq!(f32_to(DType::Uint64, 9.3e18), 9300000300729368576);
+        assert_eq!(f32_to(DType::Uint64, 1e20), 0);
+        assert_eq!(f32_to(DType::Uint64, f32::NAN), 1 << 63);
+        let f64_to_i8 = convert_code(DType::Double, DType::Int8, 2147483647f64.to_bits(), &CastOptions::default());
+        assert_eq!(f64_to_i8.unwrap(), 0xFF);
+    }
+
+    #[test]
+    fn float_to_int4_rounds_half_even_and_wraps() {
+        // SEMANTICS.md row 10 (`spec`): nearest, ties to even, keep the low bits.
+        for (x, want) in [(2.5f32, 2i8), (3.5, 4), (-2.5, -2), (7.5, -8), (8.0, -8), (-9.0, 7), (100.0, 4)] {
+            assert_eq!(f32_to(DType::Int4, x), (want as u8 & 0xF) as u64, "{x}");
+        }
+        assert_eq!(f32_to(DType::Int4, f32::NAN), 0);
+        assert_eq!(f32_to(DType::Uint4, f32::INFINITY), 0);
+        assert_eq!(f32_to(DType::Uint4, 1e10), 0);
+        assert_eq!(f32_to(DType::Uint4, -1.0), 15);
+    }
+
+    #[test]
+    fn bool_rules() {
+        assert_eq!(f32_to(DType::Bool, f32::NAN), 1);
+        assert_eq!(f32_to(DType::Bool, -0.0), 0);
+        let e4m3_neg_zero = convert_code(DType::Float8E4M3FN, DType::Bool, 0x80, &CastOptions::default());
+        assert_eq!(e4m3_neg_zero.unwrap(), 0);
+        let e8m0_min = convert_code(DType::Float8E8M0, DType::Bool, 0x00, &CastOptions::default());
+        assert_eq!(e8m0_min.unwrap(), 1);
+        assert_eq!(convert_code(DType::Bool, DType::Float8E4M3FN, 1, &CastOptions::default()).unwrap(), 0x38);
+    }
+
+    #[test]
+    fn strings_and_complex_are_rejected() {
+        assert!(convert_code(DType::String, DType::Float, 0, &CastOptions::default()).is_err());
+        assert!(convert_code(DType::Float, DType::Complex64, 0, &CastOptions::default()).is_err());
+    }
+}

@@ -1,0 +1,472 @@
+//! Floating formats as data, in the style of LLVM's APFloat `fltSemantics`: a format is its field
+//! widths, its bias, whether it has subnormals, a sign, and what its top codes mean. Everything
+//! else (maximum, minimum, NaN and infinity codes, classification, decoding) is derived here from
+//! those few numbers, so a new format is one `const` and cannot get its constants wrong by hand.
+
+use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
+use core::num::FpCategory;
+
+/// What the format does with its top codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NonFinite {
+    /// IEEE 754: exponent all ones is infinity (fraction 0) or NaN (fraction != 0).
+    /// f64, f32, f16, bf16, float8e5m2.
+    Ieee,
+    /// No infinity; the single magnitude with every bit set is NaN (with either sign where the
+    /// format is signed). float8e4m3fn (0x7F/0xFF), float8e8m0 (0xFF).
+    NanAtAllOnes,
+    /// No infinity, no negative zero: the code of "-0" is the one NaN. The FNUZ formats (0x80).
+    NanAtNegativeZero,
+    /// Every code is a finite number. float4e2m1, float6e2m3, float6e3m2.
+    None,
+}
+
+/// How a format represents zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zero {
+    Signed,
+    Unsigned,
+    /// float8e8m0 has no zero: code 0 is 2^-127.
+    None,
+}
+
+/// A binary floating-point format. See the module docs; the consts below are the instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FloatFormat {
+    /// The ONNX name, for messages.
+    pub name: &'static str,
+    pub exponent_bits: u32,
+    /// Stored fraction bits (precision minus one).
+    pub mantissa_bits: u32,
+    pub bias: i32,
+    /// Whether the top bit of a code is a sign bit (false only for float8e8m0).
+    pub signed: bool,
+    /// Whether exponent field 0 means subnormal (`0.f * 2^(1-bias)`). False for float8e8m0, whose
+    /// exponent field 0 is the normal value 2^-127: such a format has no zero.
+    pub subnormals: bool,
+    pub non_finite: NonFinite,
+    /// Whether NaN payload bits survive a conversion into or out of this format. True for the
+    /// IEEE interchange formats, whose hardware conversions keep the top payload bits. The
+    /// narrow formats have fixed NaN codes: SEMANTICS.md rows 4 and 16.
+    pub nan_payload: bool,
+}
+
+/// IEEE binary64.
+pub const F64: FloatFormat = FloatFormat {
+    name: "DOUBLE",
+    exponent_bits: 11,
+    mantissa_bits: 52,
+    bias: 1023,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: true,
+};
+/// IEEE binary32.
+pub const F32: FloatFormat = FloatFormat {
+    name: "FLOAT",
+    exponent_bits: 8,
+    mantissa_bits: 23,
+    bias: 127,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: true,
+};
+/// IEEE binary16.
+pub const F16: FloatFormat = FloatFormat {
+    name: "FLOAT16",
+    exponent_bits: 5,
+    mantissa_bits: 10,
+    bias: 15,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: true,
+};
+/// bfloat16: the top half of binary32.
+pub const BF16: FloatFormat = FloatFormat {
+    name: "BFLOAT16",
+    exponent_bits: 8,
+    mantissa_bits: 7,
+    bias: 127,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: true,
+};
+/// OCP E4M3 (ONNX FLOAT8E4M3FN): max 448, NaN 0x7F/0xFF, no infinity.
+pub const E4M3FN: FloatFormat = FloatFormat {
+    name: "FLOAT8E4M3FN",
+    exponent_bits: 4,
+    mantissa_bits: 3,
+    bias: 7,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::NanAtAllOnes,
+    nan_payload: false,
+};
+/// Graphcore E4M3 (ONNX FLOAT8E4M3FNUZ): bias 8, max 240, NaN 0x80, no -0.
+pub const E4M3FNUZ: FloatFormat = FloatFormat {
+    name: "FLOAT8E4M3FNUZ",
+    exponent_bits: 4,
+    mantissa_bits: 3,
+    bias: 8,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::NanAtNegativeZero,
+    nan_payload: false,
+};
+/// OCP E5M2 (ONNX FLOAT8E5M2): IEEE-like, max 57344, infinity 0x7C.
+pub const E5M2: FloatFormat = FloatFormat {
+    name: "FLOAT8E5M2",
+    exponent_bits: 5,
+    mantissa_bits: 2,
+    bias: 15,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: false,
+};
+/// Graphcore E5M2 (ONNX FLOAT8E5M2FNUZ): bias 16, max 57344, NaN 0x80, no -0.
+pub const E5M2FNUZ: FloatFormat = FloatFormat {
+    name: "FLOAT8E5M2FNUZ",
+    exponent_bits: 5,
+    mantissa_bits: 2,
+    bias: 16,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::NanAtNegativeZero,
+    nan_payload: false,
+};
+/// OCP MX scale E8M0 (ONNX FLOAT8E8M0): 2^(e-127), unsigned, no zero, NaN 0xFF.
+pub const E8M0: FloatFormat = FloatFormat {
+    name: "FLOAT8E8M0",
+    exponent_bits: 8,
+    mantissa_bits: 0,
+    bias: 127,
+    signed: false,
+    subnormals: false,
+    non_finite: NonFinite::NanAtAllOnes,
+    nan_payload: false,
+};
+/// OCP MXFP6 E2M3 (ONNX FLOAT6E2M3): max 7.5, finite only.
+pub const E2M3: FloatFormat = FloatFormat {
+    name: "FLOAT6E2M3",
+    exponent_bits: 2,
+    mantissa_bits: 3,
+    bias: 1,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::None,
+    nan_payload: false,
+};
+/// OCP MXFP6 E3M2 (ONNX FLOAT6E3M2): max 28, finite only.
+pub const E3M2: FloatFormat = FloatFormat {
+    name: "FLOAT6E3M2",
+    exponent_bits: 3,
+    mantissa_bits: 2,
+    bias: 3,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::None,
+    nan_payload: false,
+};
+/// OCP MXFP4 E2M1 (ONNX FLOAT4E2M1): max 6, finite only.
+pub const E2M1: FloatFormat = FloatFormat {
+    name: "FLOAT4E2M1",
+    exponent_bits: 2,
+    mantissa_bits: 1,
+    bias: 1,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::None,
+    nan_payload: false,
+};
+
+impl FloatFormat {
+    /// Bits per code.
+    #[must_use]
+    pub const fn width(&self) -> u32 {
+        self.exponent_bits + self.mantissa_bits + self.signed as u32
+    }
+
+    /// The sign bit's mask, or 0 for an unsigned format.
+    #[must_use]
+    pub const fn sign_mask(&self) -> u64 {
+        if self.signed {
+            1 << (self.exponent_bits + self.mantissa_bits)
+        } else {
+            0
+        }
+    }
+
+    /// Mask of every bit of a code.
+    #[must_use]
+    pub const fn code_mask(&self) -> u64 {
+        self.sign_mask() | self.magnitude_mask()
+    }
+
+    /// Mask of the exponent and fraction fields.
+    #[must_use]
+    pub const fn magnitude_mask(&self) -> u64 {
+        (1 << (self.exponent_bits + self.mantissa_bits)) - 1
+    }
+
+    /// Mask of the fraction (mantissa) field.
+    #[must_use]
+    pub const fn fraction_field_mask(&self) -> u64 {
+        (1 << self.mantissa_bits) - 1
+    }
+
+    const fn exponent_field_max(&self) -> u64 {
+        (1 << self.exponent_bits) - 1
+    }
+
+    /// The magnitude bits of the largest finite value. Codes of one sign are ordered like their
+    /// values, so "the rounded magnitude code exceeds this" is the overflow test.
+    #[must_use]
+    pub const fn max_finite_magnitude(&self) -> u64 {
+        match self.non_finite {
+            // The all-ones exponent is reserved, so the top finite binade is one below it.
+            NonFinite::Ieee => ((self.exponent_field_max() - 1) << self.mantissa_bits) | self.fraction_field_mask(),
+            // Only the single all-ones magnitude is NaN.
+            NonFinite::NanAtAllOnes => self.magnitude_mask() - 1,
+            // NaN sits at the negative-zero code, so every magnitude is finite.
+            NonFinite::NanAtNegativeZero | NonFinite::None => self.magnitude_mask(),
+        }
+    }
+
+    /// The code of the largest finite value.
+    #[must_use]
+    pub const fn max_code(&self) -> u64 {
+        self.max_finite_magnitude()
+    }
+
+    /// The code of the most negative finite value (the smallest finite value for E8M0).
+    #[must_use]
+    pub const fn lowest_code(&self) -> u64 {
+        if self.signed {
+            self.max_finite_magnitude() | self.sign_mask()
+        } else {
+            0
+        }
+    }
+
+    /// The code of the smallest positive normal value.
+    #[must_use]
+    pub const fn min_positive_normal_code(&self) -> u64 {
+        if self.subnormals {
+            1 << self.mantissa_bits
+        } else {
+            0
+        }
+    }
+
+    /// The code of the smallest positive value (subnormal where the format has subnormals).
+    #[must_use]
+    pub const fn min_positive_code(&self) -> u64 {
+        if self.subnormals {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The code of the positive power of two 2^k, if the format holds it exactly.
+    #[must_use]
+    pub const fn power_of_two_code(&self, k: i32) -> Option<u64> {
+        let biased = k + self.bias;
+        let code = if biased >= 1 || (!self.subnormals && biased == 0) {
+            (biased as u64) << self.mantissa_bits
+        } else if self.subnormals && biased > -(self.mantissa_bits as i32) {
+            // Subnormal: 2^k = 2^(mantissa_bits + biased - 1) units of 2^(1 - bias - mantissa_bits).
+            1 << (self.mantissa_bits as i32 + biased - 1)
+        } else {
+            return None;
+        };
+        if code > self.max_finite_magnitude() {
+            None
+        } else {
+            Some(code)
+        }
+    }
+
+    /// How the format represents zero.
+    #[must_use]
+    pub const fn zero(&self) -> Zero {
+        if !self.subnormals {
+            Zero::None
+        } else if !self.signed || matches!(self.non_finite, NonFinite::NanAtNegativeZero) {
+            Zero::Unsigned
+        } else {
+            Zero::Signed
+        }
+    }
+
+    /// The code of zero with the requested sign (`-0` becomes `+0` where there is no `-0`).
+    /// `None` for a format without zero.
+    #[must_use]
+    pub const fn zero_code(&self, negative: bool) -> Option<u64> {
+        match self.zero() {
+            Zero::None => None,
+            Zero::Unsigned => Some(0),
+            Zero::Signed => Some(if negative { self.sign_mask() } else { 0 }),
+        }
+    }
+
+    /// The code of +/-infinity, where the format has infinities.
+    #[must_use]
+    pub const fn infinity_code(&self, negative: bool) -> Option<u64> {
+        match self.non_finite {
+            NonFinite::Ieee => {
+                Some((self.exponent_field_max() << self.mantissa_bits) | if negative { self.sign_mask() } else { 0 })
+            }
+            _ => None,
+        }
+    }
+
+    /// The canonical NaN code with the requested sign, where the format has NaN. For the IEEE
+    /// formats it is the quiet NaN with an empty payload (0x7E for E5M2, 0x7E00 for f16); the
+    /// FNUZ formats and E8M0 have a single NaN whose sign cannot be chosen.
+    #[must_use]
+    pub const fn nan_code(&self, negative: bool) -> Option<u64> {
+        let sign = if negative { self.sign_mask() } else { 0 };
+        match self.non_finite {
+            NonFinite::Ieee => {
+                Some((self.exponent_field_max() << self.mantissa_bits) | (1 << (self.mantissa_bits - 1)) | sign)
+            }
+            NonFinite::NanAtAllOnes => Some(self.magnitude_mask() | sign),
+            NonFinite::NanAtNegativeZero => Some(self.sign_mask()),
+            NonFinite::None => None,
+        }
+    }
+
+    /// Whether the code's sign bit is set. FNUZ NaN (0x80) counts as negative: it decodes to -NaN
+    /// in both the onnx reference and onnxruntime (research/onnx_cast.md §4.1).
+    #[must_use]
+    pub const fn is_sign_negative(&self, code: u64) -> bool {
+        code & self.sign_mask() != 0
+    }
+
+    /// IEEE classification of a code. Bits above the format's width are ignored.
+    #[must_use]
+    pub const fn classify(&self, code: u64) -> FpCategory {
+        let code = code & self.code_mask();
+        let mag = code & self.magnitude_mask();
+        let exp_field = mag >> self.mantissa_bits;
+        let frac = mag & self.fraction_field_mask();
+        match self.non_finite {
+            NonFinite::Ieee if exp_field == self.exponent_field_max() => {
+                return if frac == 0 { FpCategory::Infinite } else { FpCategory::Nan };
+            }
+            NonFinite::NanAtAllOnes if mag == self.magnitude_mask() => return FpCategory::Nan,
+            NonFinite::NanAtNegativeZero if code == self.sign_mask() => return FpCategory::Nan,
+            _ => {}
+        }
+        if !self.subnormals {
+            return FpCategory::Normal;
+        }
+        match (exp_field, frac) {
+            (0, 0) => FpCategory::Zero,
+            (0, _) => FpCategory::Subnormal,
+            _ => FpCategory::Normal,
+        }
+    }
+
+    /// The exact value of a code. Bits above the format's width are ignored.
+    #[must_use]
+    pub const fn decode(&self, code: u64) -> Value {
+        let negative = self.is_sign_negative(code);
+        let mag = code & self.magnitude_mask();
+        let exp_field = mag >> self.mantissa_bits;
+        let frac = mag & self.fraction_field_mask();
+        match self.classify(code) {
+            FpCategory::Nan => {
+                let payload = if self.nan_payload {
+                    // Left-align the fraction so formats of any width compare bit for bit.
+                    frac << (64 - self.mantissa_bits)
+                } else {
+                    QUIET_NAN_PAYLOAD
+                };
+                Value::Nan { negative, payload }
+            }
+            FpCategory::Infinite => Value::Infinite { negative },
+            FpCategory::Zero => Value::Finite(Exact::zero(negative)),
+            FpCategory::Subnormal => Value::Finite(Exact {
+                negative,
+                significand: frac,
+                exponent: 1 - self.bias - self.mantissa_bits as i32,
+                sticky: false,
+            }),
+            FpCategory::Normal => Value::Finite(Exact {
+                negative,
+                significand: frac | (1 << self.mantissa_bits),
+                exponent: exp_field as i32 - self.bias - self.mantissa_bits as i32,
+                sticky: false,
+            }),
+        }
+    }
+
+    /// The value of a code as `f64`; exact for every format here except f64's own NaN payloads,
+    /// which it also keeps.
+    #[must_use]
+    pub fn to_f64(&self, code: u64) -> f64 {
+        f64::from_bits(crate::round::encode(&F64, self.decode(code), crate::round::RoundingOptions::IEEE))
+    }
+
+    /// The value of a code as `f32` (exact for every format of 16 bits or fewer).
+    #[must_use]
+    pub fn to_f32(&self, code: u64) -> f32 {
+        f32::from_bits(crate::round::encode(&F32, self.decode(code), crate::round::RoundingOptions::IEEE) as u32)
+    }
+}
+
+/// Every floating format lowbit knows, widest first.
+pub const ALL_FORMATS: [&FloatFormat; 12] =
+    [&F64, &F32, &F16, &BF16, &E4M3FN, &E4M3FNUZ, &E5M2, &E5M2FNUZ, &E8M0, &E2M3, &E3M2, &E2M1];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_codes_match_the_published_tables() {
+        // research/onnx_cast.md §4.1, §10, §11 and §6.
+        assert_eq!(E4M3FN.max_code(), 0x7E);
+        assert_eq!(E4M3FNUZ.max_code(), 0x7F);
+        assert_eq!(E5M2.max_code(), 0x7B);
+        assert_eq!(E5M2FNUZ.max_code(), 0x7F);
+        assert_eq!(E8M0.max_code(), 0xFE);
+        assert_eq!(E2M3.max_code(), 0x1F);
+        assert_eq!(E3M2.max_code(), 0x1F);
+        assert_eq!(E2M1.max_code(), 0x7);
+        assert_eq!(F16.max_code(), 0x7BFF);
+        assert_eq!(F32.max_code(), 0x7F7F_FFFF);
+        assert_eq!(E5M2.infinity_code(true), Some(0xFC));
+        assert_eq!(E4M3FN.nan_code(true), Some(0xFF));
+        assert_eq!(E5M2.nan_code(false), Some(0x7E));
+        assert_eq!(E4M3FNUZ.nan_code(false), Some(0x80));
+        assert_eq!(E8M0.nan_code(false), Some(0xFF));
+        assert_eq!(BF16.nan_code(false), Some(0x7FC0));
+        assert_eq!(F32.nan_code(true), Some(0xFFC0_0000));
+        assert_eq!(E2M1.nan_code(false), None);
+        assert_eq!(E4M3FNUZ.zero(), Zero::Unsigned);
+        assert_eq!(E8M0.zero(), Zero::None);
+        assert_eq!(E4M3FN.zero(), Zero::Signed);
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(E4M3FN.classify(0x7F), FpCategory::Nan);
+        assert_eq!(E4M3FN.classify(0x7E), FpCategory::Normal);
+        assert_eq!(E4M3FN.classify(0x80), FpCategory::Zero);
+        assert_eq!(E4M3FN.classify(0x01), FpCategory::Subnormal);
+        assert_eq!(E4M3FNUZ.classify(0x80), FpCategory::Nan);
+        assert_eq!(E5M2.classify(0x7C), FpCategory::Infinite);
+        assert_eq!(E5M2.classify(0x7D), FpCategory::Nan);
+        assert_eq!(E8M0.classify(0x00), FpCategory::Normal);
+        assert_eq!(E8M0.classify(0xFF), FpCategory::Nan);
+        assert_eq!(E2M1.classify(0x8), FpCategory::Zero);
+    }
+}
