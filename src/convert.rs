@@ -153,7 +153,18 @@ pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Re
         fixed_width("Cast", from)?;
         return Ok(code & from.code_mask());
     }
-    encode_element(to, decode_element(from, code)?, opts)
+    let element = decode_element(from, code)?;
+    if let (Element::Float(Value::Nan { .. }), Kind::Integer { .. }, Some(f)) =
+        (element, to.kind(), from.float_format())
+    {
+        if f.width() <= 8 {
+            // research/onnx_cast.md §9 and §10: a NaN code of float8, E8M0, float6 or float4
+            // becomes integer 0 in both the onnx reference and onnxruntime (E8M0 0xFF -> int32 0),
+            // where a float32 NaN gives cvtt's 0x80000000.
+            return Ok(0);
+        }
+    }
+    encode_element(to, element, opts)
 }
 
 /// Two's complement truncation to `bits` bits (SEMANTICS.md row 11: "keep the low bits").

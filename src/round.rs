@@ -64,37 +64,46 @@ struct Remainder {
 
 /// Shifts `significand` (with the `sticky` fraction below it) right by `shift >= 1` bits and
 /// rounds the result according to `mode`. Returns the rounded quotient and whether it is inexact.
-///
-/// This is the single rounding decision of the crate. With `sticky`, the dropped part is
-/// `rem + t` for some `0 < t < 1`: it equals half only if `rem` does and `t` were 0, so a sticky
-/// bit turns an exact tie into "above half" and leaves "below half" below half (`rem < half`
-/// means `rem + 1 <= half`).
 #[must_use]
 pub fn round_right_shift(significand: u64, shift: u32, sticky: bool, mode: RoundingMode) -> (u64, bool) {
+    let (quotient, rem) = split(significand, shift, sticky);
+    (quotient + u64::from(rounds_up(mode, rem, quotient & 1 == 1)), rem.inexact)
+}
+
+/// Splits `significand` (with the `sticky` fraction below it) at bit `shift >= 1`: the truncated
+/// quotient and where the dropped part lies. The quotient is below 2^63, so adding 1 cannot wrap.
+///
+/// With `sticky`, the dropped part is `rem + t` for some `0 < t < 1`: it equals half only if `rem`
+/// does and `t` were 0, so a sticky bit turns an exact tie into "above half" and leaves "below
+/// half" below half (`rem < half` means `rem + 1 <= half`).
+fn split(significand: u64, shift: u32, sticky: bool) -> (u64, Remainder) {
     debug_assert!(shift >= 1);
-    let (quotient, rem) = if shift >= 65 {
+    if shift >= 65 {
         // The whole significand (< 2^64 <= 2^(shift-1)) lies below half of the rounding unit.
-        (0, Remainder { vs_half: Ordering::Less, inexact: significand != 0 || sticky })
-    } else {
-        let wide = u128::from(significand);
-        let dropped = wide & ((1u128 << shift) - 1);
-        let half = 1u128 << (shift - 1);
-        let vs_half = match (dropped.cmp(&half), sticky) {
-            (Ordering::Equal, true) => Ordering::Greater,
-            (ord, _) => ord,
-        };
-        ((wide >> shift) as u64, Remainder { vs_half, inexact: dropped != 0 || sticky })
+        return (0, Remainder { vs_half: Ordering::Less, inexact: significand != 0 || sticky });
+    }
+    let wide = u128::from(significand);
+    let dropped = wide & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    let vs_half = match (dropped.cmp(&half), sticky) {
+        (Ordering::Equal, true) => Ordering::Greater,
+        (ord, _) => ord,
     };
-    let round_up = match mode {
+    ((wide >> shift) as u64, Remainder { vs_half, inexact: dropped != 0 || sticky })
+}
+
+/// **The rounding decision** of the crate: whether the truncated result moves one unit away from
+/// zero. `truncated_is_odd` is the parity of the truncated result's last digit (for a format
+/// without fraction bits, such as E8M0, that digit is the exponent's last bit).
+fn rounds_up(mode: RoundingMode, rem: Remainder, truncated_is_odd: bool) -> bool {
+    match mode {
         RoundingMode::NearestEven => {
-            rem.vs_half == Ordering::Greater || (rem.vs_half == Ordering::Equal && quotient & 1 == 1)
+            rem.vs_half == Ordering::Greater || (rem.vs_half == Ordering::Equal && truncated_is_odd)
         }
         RoundingMode::NearestTiesAway => rem.vs_half != Ordering::Less,
         RoundingMode::TowardZero => false,
         RoundingMode::AwayFromZero => rem.inexact,
-    };
-    // quotient < 2^63 because shift >= 1, so the increment cannot wrap.
-    (quotient + u64::from(round_up), rem.inexact)
+    }
 }
 
 /// Rounds an exact value to an integer with `mode`. Returns the sign and the magnitude, or `None`
@@ -209,7 +218,12 @@ fn encode_finite(format: &FloatFormat, x: Exact, opts: RoundingOptions) -> u64 {
     let quantum = top.max(min_normal_exp) - mantissa_bits;
     // quantum - exponent >= 63 - mantissa_bits >= 10, and it fits u32 for any i32 exponent.
     let shift = (quantum - exponent) as u32;
-    let (mut m, _) = round_right_shift(significand, shift, x.sticky, opts.mode);
+    let (truncated, rem) = split(significand, shift, x.sticky);
+    // The last digit of the truncated code: the fraction's last bit, or with no fraction bits
+    // (E8M0, always normal here) the biased exponent's.
+    let truncated_is_odd =
+        if format.mantissa_bits == 0 { (quantum + i64::from(format.bias)) & 1 == 1 } else { truncated & 1 == 1 };
+    let mut m = truncated + u64::from(rounds_up(opts.mode, rem, truncated_is_odd));
     let mut quantum = quantum;
     if m == 0 {
         return match format.zero_code(negative) {
@@ -289,6 +303,15 @@ mod tests {
         assert_eq!(r(0.1, RoundingMode::AwayFromZero), Some((false, 1)));
         assert_eq!(r(1e30, RoundingMode::TowardZero), None);
         assert_eq!(r(18446744073709549568.0, RoundingMode::TowardZero), Some((false, 18446744073709549568)));
+    }
+
+    #[test]
+    fn e8m0_nearest_even_uses_the_code_parity() {
+        let ne = RoundingOptions { mode: RoundingMode::NearestEven, saturate: true, ..RoundingOptions::IEEE };
+        // 1.5 lies between 0x7F (1) and 0x80 (2); 3 between 0x80 (2) and 0x81 (4): both go to 0x80.
+        assert_eq!(f32_to(&E8M0, 1.5, ne), 0x80);
+        assert_eq!(f32_to(&E8M0, 3.0, ne), 0x80);
+        assert_eq!(f32_to(&E8M0, 6.0, ne), 0x82);
     }
 
     #[test]

@@ -1,0 +1,44 @@
+//! # lowbit
+//!
+//! The bit-exact reference for low-precision numerics: ONNX `Cast` between every pair of data
+//! types, with float8 (four variants, saturating or not), float6, float4, E8M0, bfloat16,
+//! float16, packed int4/uint4/int2/uint2, bool and strings.
+//!
+//! Where to look:
+//!
+//! | what | where |
+//! |---|---|
+//! | the rounding rule (the one core every conversion goes through) | [`round`] |
+//! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`] |
+//! | the profile table (policy choices where ONNX implementations disagree) | [`profile`] |
+//! | ONNX dtypes: numbers, names, aliases, packing | [`dtype`] |
+//! | element-level `Cast` between numeric dtypes | [`convert`] |
+//! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
+//! | the exhaustive tables in `tables/` | [`tables`] |
+//!
+//! ## Features
+//!
+//! | feature | what it gives |
+//! |---|---|
+//! | (default) | everything above, and the `lowbit` command line tool |
+//!
+//! ## The rule
+//!
+//! Every conversion decodes its input exactly ([`value::Value`]) and rounds **once** to the
+//! target ([`round::encode`]). A float64 source is never rounded through float32.
+
+pub mod convert;
+pub mod dtype;
+pub mod error;
+pub mod format;
+pub mod profile;
+pub mod round;
+pub mod scalar;
+pub mod tables;
+pub mod value;
+
+pub use convert::{CastOptions, RoundMode};
+pub use dtype::DType;
+pub use error::{Error, Result};
+pub use format::FloatFormat;
+pub use scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};

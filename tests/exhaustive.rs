@@ -1,0 +1,107 @@
+//! All 2^32 float32 inputs into each float8 format, saturate on and off, against the oracle.
+//! Run with `cargo test --release -- --ignored` (uses every core).
+//!
+//! The oracle's exact `encode` is too slow to call 34 billion times, so it is used to bisect the
+//! positive and negative float32 bit patterns into runs that map to one code each (exact, because
+//! rounding is monotonic); the sweep then compares lowbit with the run each input falls into.
+
+#[path = "support/oracle.rs"]
+mod oracle;
+
+use lowbit::convert::{convert_code, CastOptions};
+use lowbit::DType;
+use oracle::{OFormat, OMode};
+use rayon::prelude::*;
+
+/// Code of the run containing `bits`, for a sorted run list starting at its first pattern.
+fn lookup(runs: &[(u32, u64)], bits: u32) -> u64 {
+    let i = runs.partition_point(|&(start, _)| start <= bits);
+    runs[i - 1].1
+}
+
+fn sweep(to: DType, f: OFormat, saturate: bool) {
+    let positive = oracle::f32_partition(f, saturate, OMode::NearestEven);
+    let negative = oracle::f32_partition_negative(f, saturate, OMode::NearestEven);
+    let v = |bits: u32| oracle::value_from_f32_bits(bits);
+    let special = |bits: u32| oracle::encode(f, &v(bits), saturate, OMode::NearestEven);
+    let opts = CastOptions::saturating(saturate);
+    let chunks = 1u64 << 12;
+    let mismatches: u64 = (0..chunks)
+        .into_par_iter()
+        .map(|chunk| {
+            let start = chunk << 20;
+            let mut bad = 0u64;
+            // Runs are looked up once per change; consecutive patterns share a run almost always.
+            let mut cached: Option<(u32, u32, u64)> = None;
+            for bits in start..start + (1 << 20) {
+                let bits = bits as u32;
+                let got = convert_code(DType::Float, to, u64::from(bits), &opts).unwrap();
+                let magnitude = bits & 0x7FFF_FFFF;
+                let want = if magnitude > 0x7F7F_FFFF {
+                    special(bits) // Inf and NaN
+                } else {
+                    match cached {
+                        Some((lo, hi, code)) if (lo..hi).contains(&bits) => code,
+                        _ => {
+                            let runs = if bits >> 31 == 0 { &positive } else { &negative };
+                            let i = runs.partition_point(|&(s, _)| s <= bits);
+                            let lo = runs[i - 1].0;
+                            let hi =
+                                runs.get(i).map_or(if bits >> 31 == 0 { 0x7F80_0000 } else { 0xFF80_0000 }, |r| r.0);
+                            let code = lookup(runs, bits);
+                            cached = Some((lo, hi, code));
+                            code
+                        }
+                    }
+                };
+                if got != want {
+                    if bad < 5 {
+                        eprintln!("f32 {bits:08x} -> {to} saturate={saturate}: lowbit {got:#x}, oracle {want:#x}");
+                    }
+                    bad += 1;
+                }
+            }
+            bad
+        })
+        .sum();
+    assert_eq!(mismatches, 0, "{to} saturate={saturate}");
+}
+
+#[test]
+#[ignore = "2^32 inputs x 4 formats x 2 saturation modes; run with --release -- --ignored"]
+fn all_float32_inputs_into_every_float8() {
+    let started = std::time::Instant::now();
+    for (to, f) in [
+        (DType::Float8E4M3FN, OFormat::E4M3FN),
+        (DType::Float8E4M3FNUZ, OFormat::E4M3FNUZ),
+        (DType::Float8E5M2, OFormat::E5M2),
+        (DType::Float8E5M2FNUZ, OFormat::E5M2FNUZ),
+    ] {
+        for saturate in [true, false] {
+            let t = std::time::Instant::now();
+            sweep(to, f, saturate);
+            eprintln!("{to} saturate={saturate}: 2^32 inputs agree ({:.1} s)", t.elapsed().as_secs_f64());
+        }
+    }
+    eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The same harness on 65,536 spread inputs, so `cargo test` exercises it without --ignored.
+#[test]
+fn sampled_float32_inputs_into_e4m3fn() {
+    let positive = oracle::f32_partition(OFormat::E4M3FN, false, OMode::NearestEven);
+    let negative = oracle::f32_partition_negative(OFormat::E4M3FN, false, OMode::NearestEven);
+    for i in 0..(1u32 << 16) {
+        let bits = i.wrapping_mul(65537).wrapping_add(12345);
+        let got =
+            convert_code(DType::Float, DType::Float8E4M3FN, u64::from(bits), &CastOptions::saturating(false)).unwrap();
+        let want = if bits & 0x7FFF_FFFF > 0x7F7F_FFFF {
+            oracle::encode(OFormat::E4M3FN, &oracle::value_from_f32_bits(bits), false, OMode::NearestEven)
+        } else if bits >> 31 == 0 {
+            lookup(&positive, bits)
+        } else {
+            lookup(&negative, bits)
+        };
+        assert_eq!(got, want, "f32 {bits:08x}");
+    }
+}

@@ -1,0 +1,46 @@
+//! `tables/` is exactly what the generator writes today.
+
+use std::path::Path;
+
+fn committed() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tables"))
+}
+
+#[test]
+fn regenerated_tables_equal_the_committed_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let written = lowbit::tables::write(tmp.path()).unwrap();
+    let mut compared = 0;
+    for rel in lowbit::tables::render().keys() {
+        let fresh = std::fs::read(tmp.path().join(rel)).unwrap();
+        let have = std::fs::read(committed().join(rel))
+            .unwrap_or_else(|e| panic!("{} is missing from tables/: {e}", rel.display()));
+        assert!(
+            fresh == have,
+            "tables/{} differs from what lowbit generates; run `lowbit tables --out tables`",
+            rel.display()
+        );
+        compared += 1;
+    }
+    assert_eq!(written, compared);
+    // 14 code tables, 14 x 14 cast tables, digests.csv and README.md.
+    assert_eq!(compared, 14 + 196 + 2);
+    assert_eq!(lowbit::tables::check(committed()).unwrap(), compared);
+}
+
+#[test]
+fn check_reports_a_changed_byte_and_a_stray_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    lowbit::tables::write(tmp.path()).unwrap();
+    let victim = tmp.path().join("cast").join("float8e4m3fn-float4e2m1.csv");
+    let text = std::fs::read_to_string(&victim).unwrap().replacen("0x7", "0x6", 1);
+    std::fs::write(&victim, text).unwrap();
+    let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("float8e4m3fn-float4e2m1.csv") && err.contains("line"), "{err}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    lowbit::tables::write(tmp.path()).unwrap();
+    std::fs::write(tmp.path().join("cast").join("float7-int3.csv"), "in\n").unwrap();
+    let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("float7-int3.csv"), "{err}");
+}
