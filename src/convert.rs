@@ -6,7 +6,7 @@
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
-use crate::profile::{Policy, SPEC};
+use crate::profile::{E8M0Rule, Float8ToBool, NanPayload, Policy, Profile};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::{Exact, Value};
 
@@ -48,32 +48,42 @@ impl RoundMode {
     }
 }
 
-/// The attributes of one ONNX `Cast`.
+/// The attributes of one ONNX `Cast` and the profile that decides the disputed cases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CastOptions {
     /// ONNX `saturate` (default 1). Only float8 targets (the four variants and E8M0) look at it.
     pub saturate: bool,
     /// ONNX `round_mode` (default `up`). Only float8e8m0 targets look at it.
     pub round_mode: RoundMode,
-    pub policy: Policy,
+    pub profile: Profile,
 }
 
 impl Default for CastOptions {
     fn default() -> Self {
-        CastOptions { saturate: true, round_mode: RoundMode::Up, policy: SPEC }
+        CastOptions { saturate: true, round_mode: RoundMode::Up, profile: Profile::Spec }
     }
 }
 
 impl CastOptions {
-    /// The ONNX defaults with the given `saturate`.
+    /// The ONNX defaults with the given `saturate`, under `spec`.
     #[must_use]
     pub fn saturating(saturate: bool) -> Self {
         CastOptions { saturate, ..CastOptions::default() }
     }
 
-    /// The core's options for a float target.
+    /// The ONNX defaults under a profile.
+    #[must_use]
+    pub fn with_profile(profile: Profile) -> Self {
+        CastOptions { profile, ..CastOptions::default() }
+    }
+
+    /// The core's options for a float target under this profile's policy.
     #[must_use]
     pub fn rounding_for(&self, target: &FloatFormat) -> RoundingOptions {
+        self.rounding_under(self.profile.policy(), target)
+    }
+
+    fn rounding_under(&self, policy: &Policy, target: &FloatFormat) -> RoundingOptions {
         let is_e8m0 = *target == format::E8M0;
         // SEMANTICS.md row 23: saturate only applies to float8 targets; float4 and float6 clamp
         // whatever it says, and the wider IEEE formats overflow to infinity.
@@ -81,11 +91,10 @@ impl CastOptions {
         RoundingOptions {
             mode: if is_e8m0 { self.round_mode.rounding() } else { RoundingMode::NearestEven },
             saturate: self.saturate && saturate_applies,
-            nan_fallback: if target.width() == 4 { self.policy.nan_to_float4 } else { self.policy.nan_to_float6 },
+            nan_fallback: if target.width() == 4 { policy.nan_to_float4 } else { policy.nan_to_float6 },
         }
     }
 }
-
 /// One element, decoded exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Element {
@@ -120,19 +129,25 @@ fn sign_extend(code: u64, bits: u32, signed: bool) -> i128 {
     }
 }
 
-/// Encodes an element into `dtype` under the options' policy.
+/// Encodes an element into `dtype` under the options' profile (no source-dependent rules: see
+/// [`convert_code`] for those).
 pub fn encode_element(dtype: DType, element: Element, opts: &CastOptions) -> Result<u64> {
+    encode_under(opts.profile.policy(), dtype, element, opts)
+}
+
+fn as_value(element: Element) -> Value {
+    match element {
+        Element::Float(v) => v,
+        Element::Int(i) => Value::Finite(Exact::from_i128(i)),
+        Element::Bool(b) => Value::Finite(Exact::from_i128(i128::from(b))),
+    }
+}
+
+fn encode_under(policy: &Policy, dtype: DType, element: Element, opts: &CastOptions) -> Result<u64> {
     Ok(match fixed_width("encode", dtype)? {
-        Kind::Float(f) => {
-            let value = match element {
-                Element::Float(v) => v,
-                Element::Int(i) => Value::Finite(Exact::from_i128(i)),
-                Element::Bool(b) => Value::Finite(Exact::from_i128(i128::from(b))),
-            };
-            round::encode(f, value, opts.rounding_for(f))
-        }
+        Kind::Float(f) => encode_float(policy, f, as_value(element), opts),
         Kind::Integer { bits, signed } => match element {
-            Element::Float(v) => float_to_integer(v, bits, signed, &opts.policy),
+            Element::Float(v) => float_to_integer(v, bits, signed, policy),
             Element::Int(i) => low_bits(i, bits),
             Element::Bool(b) => u64::from(b),
         },
@@ -146,25 +161,154 @@ pub fn encode_element(dtype: DType, element: Element, opts: &CastOptions) -> Res
     })
 }
 
-/// Converts one code from one numeric dtype to another (ONNX `Cast` on a single element).
+fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &CastOptions) -> u64 {
+    if *f == format::E8M0 {
+        return match policy.e8m0 {
+            E8M0Rule::Spec => round::encode(f, value, opts.rounding_under(policy, f)),
+            E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
+            E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
+        };
+    }
+    let code = round::encode(f, value, opts.rounding_under(policy, f));
+    match value {
+        Value::Nan { .. } if *f == format::E5M2 => policy.e5m2_nan | (code & f.sign_mask()),
+        Value::Finite(_) if policy.float8_overflow_quirks && !opts.saturate => {
+            onnxruntime_overflow_quirk(f, value, code)
+        }
+        _ => code,
+    }
+}
+
+/// The exact value as an `f64` (used where the value is known to be a float32).
+fn to_f64(value: Value) -> f64 {
+    f64::from_bits(round::encode(&format::F64, value, RoundingOptions::IEEE))
+}
+
+/// SEMANTICS.md row 3: onnxruntime's float8 constructors, given a float32, turn a non-saturating
+/// overflow in these two windows into the wrong code (research/onnx_cast.md §4.4).
+fn onnxruntime_overflow_quirk(f: &FloatFormat, value: Value, code: u64) -> u64 {
+    // onnxruntime reaches float8 through float32, so the value is a float32: exact in f64.
+    let magnitude = to_f64(value).abs();
+    let sign = code & f.sign_mask();
+    if *f == format::E4M3FN && (480.0..496.0).contains(&magnitude) {
+        0x7E | sign
+    } else if *f == format::E5M2 && (61440.0..65536.0).contains(&magnitude) {
+        0x7F | sign
+    } else {
+        code
+    }
+}
+
+/// onnx's `to_float8e8m0` (research/onnx_cast.md §10): works on the float32 bit pattern, ignores
+/// the sign, turns Inf into NaN whatever `saturate` says.
+fn e8m0_reference(value: Value, saturate: bool, mode: RoundMode) -> u64 {
+    let bits = round::encode(&format::F32, value, RoundingOptions::IEEE) as u32;
+    let mut e = (bits >> 23) & 0xFF;
+    if e == 0xFF {
+        return 0xFF;
+    }
+    let fraction = bits & 0x7F_FFFF;
+    let round_up = match mode {
+        RoundMode::Up => fraction != 0,
+        RoundMode::Down => false,
+        RoundMode::Nearest => {
+            let guard = bits >> 22 & 1 == 1;
+            let round = bits >> 21 & 1 == 1;
+            let sticky = bits & 0x1F_FFFF != 0;
+            guard && (round || sticky || e > 0)
+        }
+    };
+    if round_up && !(saturate && e == 0xFE) {
+        e += 1;
+    }
+    u64::from(e)
+}
+
+/// onnxruntime's E8M0 kernel as observed (research/onnx_cast.md §10): negative inputs (and -Inf)
+/// give 0x00 when saturating and NaN otherwise; anything above 2^127 is MAX or NaN before
+/// rounding; the rest is the `spec` rule. Its input is always a float32 (via_float32).
+fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
+    let saturated_or_nan = |code| if opts.saturate { code } else { 0xFF };
+    match value {
+        Value::Nan { .. } => 0xFF,
+        Value::Infinite { negative: true } => saturated_or_nan(0x00),
+        Value::Infinite { negative: false } => saturated_or_nan(0xFE),
+        Value::Finite(x) if x.negative && !x.is_zero() => saturated_or_nan(0x00),
+        Value::Finite(_) if to_f64(value) > 2f64.powi(127) => saturated_or_nan(0xFE),
+        Value::Finite(_) => round::encode(&format::E8M0, value, opts.rounding_under(policy, &format::E8M0)),
+    }
+}
+
+/// Converts one code from one numeric dtype to another: ONNX `Cast` on a single element, under
+/// the options' profile.
 pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
     if from == to {
         // An identity Cast is a copy: NaN payloads and all bits survive.
         fixed_width("Cast", from)?;
         return Ok(code & from.code_mask());
     }
+    let policy = opts.profile.policy().for_cast(from, to);
     let element = decode_element(from, code)?;
-    if let (Element::Float(Value::Nan { .. }), Kind::Integer { .. }, Some(f)) =
-        (element, to.kind(), from.float_format())
-    {
-        if f.width() <= 8 {
+    let narrow_source = from.float_format().filter(|f| f.width() <= 8);
+    match (element, to.kind()) {
+        (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if narrow_source.is_some() => {
             // research/onnx_cast.md §9 and §10: a NaN code of float8, E8M0, float6 or float4
             // becomes integer 0 in both the onnx reference and onnxruntime (E8M0 0xFF -> int32 0),
             // where a float32 NaN gives cvtt's 0x80000000.
             return Ok(0);
         }
+        (_, Kind::Bool)
+            if narrow_source.is_some_and(|f| f.width() == 8) && policy.float8_to_bool == Float8ToBool::ByBits =>
+        {
+            return Ok(u64::from(code & from.code_mask() != 0));
+        }
+        (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
+            if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
+                return Ok(nan_between_ieee(policy, source, target, negative, payload));
+            }
+        }
+        _ => {}
     }
-    encode_element(to, element, opts)
+    // SEMANTICS.md rows 6 and 7: the profile may round a wide source to float32 first.
+    let wide_source = matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
+    let element = if wide_source && policy.via_float32.applies_to(to) {
+        let f32_code = round::encode(&format::F32, as_value(element), RoundingOptions::IEEE);
+        Element::Float(format::F32.decode(f32_code))
+    } else {
+        element
+    };
+    encode_under(policy, to, element, opts)
+}
+
+/// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
+fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
+    let rules = &policy.nan_payloads;
+    let (f16, bf16, f32, f64) = (&format::F16, &format::BF16, &format::F32, &format::F64);
+    let rule = if from == f16 && to == f32 {
+        rules.float16_to_float32
+    } else if from == f16 && to == f64 {
+        rules.float16_to_float64
+    } else if from == bf16 && to == f32 {
+        rules.bfloat16_to_float32
+    } else if from == bf16 && to == f64 {
+        rules.bfloat16_to_float64
+    } else if to == f16 {
+        rules.to_float16
+    } else if to == bf16 {
+        rules.to_bfloat16
+    } else {
+        // float <-> double: hardware conversion in every implementation.
+        NanPayload::QuietTopBits
+    };
+    let canonical = to.nan_code(negative).expect("IEEE formats have NaN");
+    let exponent_and_sign = canonical & !to.fraction_field_mask();
+    let top_bits = payload >> (64 - to.mantissa_bits);
+    match rule {
+        NanPayload::QuietTopBits => round::encode(to, Value::Nan { negative, payload }, RoundingOptions::IEEE),
+        NanPayload::TopBitsNonzero => exponent_and_sign | top_bits.max(1),
+        NanPayload::Exact => exponent_and_sign | top_bits,
+        NanPayload::Canonical => canonical,
+    }
 }
 
 /// Two's complement truncation to `bits` bits (SEMANTICS.md row 11: "keep the low bits").

@@ -23,6 +23,30 @@ pub enum Error {
     #[error("{op} does not support dtype {dtype}: {why}")]
     UnsupportedDType { op: &'static str, dtype: &'static str, why: &'static str },
 
+    /// A string that does not read as a number of the target dtype (ONNX `Cast` from STRING).
+    #[error("cannot parse {text:?} as {dtype}: {why}")]
+    ParseString { text: String, dtype: &'static str, why: String },
+
+    /// A size that overflows or exceeds a limit, detected before allocating.
+    #[error("too large: {what}")]
+    TooLarge { what: String },
+
+    /// Raw bytes that are not a whole number of elements of the dtype.
+    #[error("{dtype}: {elements} elements take {expected} bytes, but the raw data has {actual} bytes")]
+    RawLength { dtype: &'static str, elements: usize, expected: usize, actual: usize },
+
+    /// A raw byte count that is not a whole number of elements (when the count is not given).
+    #[error("{dtype}: {bytes} bytes is not a whole number of {bits}-bit elements; give the element count")]
+    RawNotWhole { dtype: &'static str, bytes: usize, bits: u32 },
+
+    /// A shape or element count that does not fit the data.
+    #[error("shape {shape:?} has {elements} elements, but {actual} were given")]
+    ShapeMismatch { shape: Vec<usize>, elements: usize, actual: usize },
+
+    /// An ONNX attribute or op version problem.
+    #[error("{op}: {message}")]
+    InvalidOp { op: String, message: String },
+
     /// A file could not be read or written.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

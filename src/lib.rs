@@ -27,14 +27,20 @@
 //! Every conversion decodes its input exactly ([`value::Value`]) and rounds **once** to the
 //! target ([`round::encode`]). A float64 source is never rounded through float32.
 
+pub mod cast;
+pub mod cli_cast;
 pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod format;
+pub mod packing;
 pub mod profile;
 pub mod round;
 pub mod scalar;
+pub mod slice;
+pub mod strings;
 pub mod tables;
+pub mod tensor;
 pub mod value;
 
 pub use convert::{CastOptions, RoundMode};

@@ -1,6 +1,7 @@
 //! The `lowbit` command line tool.
 
 use clap::{Parser, Subcommand};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,6 +24,32 @@ enum Command {
         #[arg(long)]
         check: Option<PathBuf>,
     },
+    /// ONNX Cast. Without VALUES: raw little-endian elements on standard input (packed types as ONNX
+    /// raw_data; STRING as a JSON array of strings) to the raw result on standard output. With
+    /// VALUES: a table of each value, its output code in hex and binary, its value and class.
+    Cast {
+        /// Source dtype (ONNX name or alias).
+        #[arg(long)]
+        from: String,
+        /// Target dtype.
+        #[arg(long)]
+        to: String,
+        /// ONNX saturate attribute (float8 targets only).
+        #[arg(long, default_value = "1", value_parser = ["0", "1"])]
+        saturate: String,
+        /// ONNX round_mode attribute (float8e8m0 targets only).
+        #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
+        round_mode: String,
+        /// Which implementation to be bit-exact with.
+        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        profile: String,
+        /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4 count).
+        #[arg(long)]
+        count: Option<usize>,
+        /// Values to cast, read as the source type (exact decimal, rounded once).
+        #[arg(allow_hyphen_values = true)]
+        values: Vec<String>,
+    },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
     Info {
@@ -43,6 +70,27 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
+        Command::Cast { from, to, saturate, round_mode, profile, count, values } => {
+            let (from, to) = (lowbit::DType::parse(&from)?, lowbit::DType::parse(&to)?);
+            let opts = lowbit::CastOptions {
+                saturate: saturate == "1",
+                round_mode: lowbit::RoundMode::parse(&round_mode)?,
+                profile: lowbit::profile::Profile::parse(&profile)?,
+            };
+            if values.is_empty() {
+                let mut input = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut input)
+                    .map_err(|e| lowbit::Error::Io { path: "standard input".into(), message: e.to_string() })?;
+                let out = lowbit::cli_cast::cast_stream(&input, from, to, count, &opts)?;
+                std::io::stdout()
+                    .write_all(&out)
+                    .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+                Ok(String::new())
+            } else {
+                lowbit::cli_cast::cast_values_table(&values, from, to, &opts)
+            }
+        }
     }
 }
 
@@ -80,7 +128,9 @@ fn info(dtype: lowbit::DType) -> String {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(msg) => {
-            println!("{msg}");
+            if !msg.is_empty() {
+                println!("{msg}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

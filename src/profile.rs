@@ -2,16 +2,157 @@
 //! the ONNX text, the onnx reference and onnxruntime disagree. Conversion code reads these fields;
 //! it never asks which profile it is running.
 //!
-//! This release implements the `spec` profile (the ONNX operator text plus the technical notes);
-//! the other profiles of SEMANTICS.md are added as further rows of this table.
+//! | profile | bit-exact with |
+//! |---|---|
+//! | `spec` (default) | the ONNX operator text of the newest version and the technical notes, computed exactly and rounded once |
+//! | `onnx-reference` | onnx 1.23.2 `ReferenceEvaluator` (ml_dtypes 0.6.0) |
+//! | `onnxruntime` | onnxruntime 1.31.1, CPU execution provider |
+//! | `openvino` | OpenVINO 2026.4 (its Cast is `spec`; only Range differs) |
+//!
+//! Where an implementation has no behaviour (it raises, or has no kernel), its profile does what
+//! `spec` does: [`Policy::cast_falls_back`] and [`Policy::strings_fall_back`] list those dtypes.
 
+use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::round::{NanFallback, RoundingMode};
+use crate::strings::{NumberStyle, StringGrammar};
 
-/// One profile's answers to the disputed questions.
+/// A named profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    #[default]
+    Spec,
+    OnnxReference,
+    OnnxRuntime,
+    OpenVino,
+}
+
+impl Profile {
+    /// Every profile, in the order of SEMANTICS.md.
+    pub const ALL: [Profile; 4] = [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino];
+
+    /// The profile's policy table.
+    #[must_use]
+    pub const fn policy(self) -> &'static Policy {
+        match self {
+            Profile::Spec => &SPEC,
+            Profile::OnnxReference => &ONNX_REFERENCE,
+            Profile::OnnxRuntime => &ONNXRUNTIME,
+            Profile::OpenVino => &OPENVINO,
+        }
+    }
+
+    /// The name on the command line (`spec`, `onnx-reference`, `onnxruntime`, `openvino`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        self.policy().name
+    }
+
+    /// Parses a profile name.
+    pub fn parse(name: &str) -> Result<Profile> {
+        Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| Error::InvalidOp {
+            op: "profile".into(),
+            message: format!("unknown profile {name:?}; valid profiles: spec, onnx-reference, onnxruntime, openvino"),
+        })
+    }
+}
+
+/// Which targets a source wider than float32 (float64, int32, int64, uint32, uint64) reaches by
+/// rounding to float32 first: the double rounding of SEMANTICS.md rows 6 and 7.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViaFloat32 {
+    pub float16: bool,
+    pub bfloat16: bool,
+    /// The four float8 variants and E8M0.
+    pub float8: bool,
+    pub float6: bool,
+    pub float4: bool,
+}
+
+impl ViaFloat32 {
+    const NEVER: ViaFloat32 =
+        ViaFloat32 { float16: false, bfloat16: false, float8: false, float6: false, float4: false };
+
+    /// Whether a wide source goes through float32 on its way to `to`.
+    #[must_use]
+    pub fn applies_to(&self, to: DType) -> bool {
+        match to {
+            DType::Float16 => self.float16,
+            DType::Bfloat16 => self.bfloat16,
+            DType::Float8E4M3FN
+            | DType::Float8E4M3FNUZ
+            | DType::Float8E5M2
+            | DType::Float8E5M2FNUZ
+            | DType::Float8E8M0 => self.float8,
+            DType::Float6E2M3 | DType::Float6E3M2 => self.float6,
+            DType::Float4E2M1 => self.float4,
+            _ => false,
+        }
+    }
+}
+
+/// What happens to a NaN's payload between the IEEE formats (SEMANTICS.md row 17).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanPayload {
+    /// Keep the top payload bits and set the quiet bit: what x86 does between f32 and f64.
+    QuietTopBits,
+    /// Keep the top payload bits without quieting; if none survive, set the lowest fraction bit
+    /// so the result stays a NaN (numpy's float -> half).
+    TopBitsNonzero,
+    /// Keep the payload bits exactly (a widening that does not quiet: numpy's half -> float).
+    Exact,
+    /// The canonical quiet NaN with the input's sign.
+    Canonical,
+}
+
+/// Row 17, per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NanPayloads {
+    pub float16_to_float32: NanPayload,
+    pub float16_to_float64: NanPayload,
+    pub bfloat16_to_float32: NanPayload,
+    pub bfloat16_to_float64: NanPayload,
+    /// Into float16 from float32, float64 or bfloat16.
+    pub to_float16: NanPayload,
+    /// Into bfloat16 from float32, float64 or float16.
+    pub to_bfloat16: NanPayload,
+}
+
+/// How float8 codes become bool (SEMANTICS.md row 15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Float8ToBool {
+    /// `x != 0` on the value: -0 is false, E8M0's 2^-127 is true.
+    ByValue,
+    /// `bits != 0`: E4M3FN/E5M2 -0 (0x80) is true, E8M0 0x00 is false (onnxruntime).
+    ByBits,
+}
+
+/// How values become FLOAT8E8M0 (SEMANTICS.md row 22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum E8M0Rule {
+    /// The Cast-24 table: round once with `round_mode`, overflow judged after rounding; |x| below
+    /// 2^-127 (zero included) gives 2^-127 when saturating, NaN otherwise; the sign is ignored.
+    Spec,
+    /// onnx's `to_float8e8m0`: on the float32 bit pattern, sign ignored, Inf -> NaN
+    /// (research/onnx_cast.md §10).
+    Reference,
+    /// onnxruntime's observed kernel: `Spec`, except that negative inputs give 0x00 (saturate) or
+    /// NaN, and anything above 2^127 is judged before rounding.
+    OnnxRuntime,
+}
+
+/// One profile's answers to the disputed questions. Field docs name the SEMANTICS.md row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
     /// The profile's name as the command line spells it.
     pub name: &'static str,
+    /// Rows 1, 6, 7.
+    pub via_float32: ViaFloat32,
+    /// Row 3: onnxruntime's non-saturating overflow quirks (E4M3FN 480 <= |x| < 496 -> 0x7E|s,
+    /// E5M2 61440 <= |x| < 65536 -> 0x7F|s).
+    pub float8_overflow_quirks: bool,
+    /// Row 4: the E5M2 code for NaN, before the sign bit.
+    pub e5m2_nan: u64,
     /// Row 8: NaN into float4e2m1.
     pub nan_to_float4: NanFallback,
     /// NaN into float6 (research §11). The Cast-28 text is silent, so `spec` does what the onnx
@@ -20,13 +161,143 @@ pub struct Policy {
     /// Row 10: how a float is rounded to an integer before its low bits go into int4/uint4/int2/
     /// uint2 (technical/int4.md: "nearest-integer with ties to even").
     pub float_to_subbyte_int: RoundingMode,
+    /// Row 15.
+    pub float8_to_bool: Float8ToBool,
+    /// Row 17.
+    pub nan_payloads: NanPayloads,
+    /// Row 22.
+    pub e8m0: E8M0Rule,
+    /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
+    pub saturate_zero_needs_float8: bool,
+    /// Rows 18, 19, 20: how strings are read.
+    pub string_grammar: StringGrammar,
+    /// Row 21: how numbers are written.
+    pub number_style: NumberStyle,
+    /// Dtypes the implementation has no Cast for, in either direction; such casts use `spec`.
+    pub cast_falls_back: &'static [DType],
+    /// Dtypes the implementation cannot convert to or from STRING; such casts use `spec`.
+    pub strings_fall_back: &'static [DType],
 }
 
-/// The default profile: the ONNX operator text of the newest version and the technical notes,
-/// computed exactly and rounded once.
+const ALL_QUIET: NanPayloads = NanPayloads {
+    float16_to_float32: NanPayload::QuietTopBits,
+    float16_to_float64: NanPayload::QuietTopBits,
+    bfloat16_to_float32: NanPayload::QuietTopBits,
+    bfloat16_to_float64: NanPayload::QuietTopBits,
+    to_float16: NanPayload::QuietTopBits,
+    to_bfloat16: NanPayload::QuietTopBits,
+};
+
+/// The default profile.
 pub const SPEC: Policy = Policy {
     name: "spec",
+    via_float32: ViaFloat32::NEVER,
+    float8_overflow_quirks: false,
+    e5m2_nan: 0x7E,
     nan_to_float4: NanFallback::PositiveMax,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
     float_to_subbyte_int: RoundingMode::NearestEven,
+    float8_to_bool: Float8ToBool::ByValue,
+    nan_payloads: ALL_QUIET,
+    e8m0: E8M0Rule::Spec,
+    saturate_zero_needs_float8: false,
+    string_grammar: StringGrammar::Spec,
+    number_style: NumberStyle::Spec,
+    cast_falls_back: &[],
+    strings_fall_back: &[],
 };
+
+/// The types the onnx reference (ml_dtypes) cannot cast to or from strings (TypeError, research
+/// §8), and int4 <-> uint4, which it cannot cast at all (§7).
+const ML_DTYPES_ONLY: &[DType] = &[
+    DType::Bfloat16,
+    DType::Float8E4M3FN,
+    DType::Float8E4M3FNUZ,
+    DType::Float8E5M2,
+    DType::Float8E5M2FNUZ,
+    DType::Float8E8M0,
+    DType::Float6E2M3,
+    DType::Float6E3M2,
+    DType::Float4E2M1,
+    DType::Int4,
+    DType::Uint4,
+    DType::Int2,
+    DType::Uint2,
+];
+
+/// onnx 1.23.2's reference evaluator.
+pub const ONNX_REFERENCE: Policy = Policy {
+    name: "onnx-reference",
+    // ml_dtypes casts double to its own types through float; numpy rounds double -> half directly.
+    via_float32: ViaFloat32 { float16: false, bfloat16: true, float8: true, float6: true, float4: true },
+    float8_overflow_quirks: false,
+    e5m2_nan: 0x7E,
+    nan_to_float4: NanFallback::SignFlippedNegativeZero,
+    nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float_to_subbyte_int: RoundingMode::TowardZero,
+    float8_to_bool: Float8ToBool::ByValue,
+    nan_payloads: NanPayloads {
+        float16_to_float32: NanPayload::Exact,
+        float16_to_float64: NanPayload::Exact,
+        bfloat16_to_float32: NanPayload::Exact,
+        // ml_dtypes widens bfloat16 through float, and float -> double quiets.
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        to_float16: NanPayload::TopBitsNonzero,
+        to_bfloat16: NanPayload::Canonical,
+    },
+    e8m0: E8M0Rule::Reference,
+    saturate_zero_needs_float8: false,
+    string_grammar: StringGrammar::Python,
+    number_style: NumberStyle::Numpy,
+    cast_falls_back: &[],
+    strings_fall_back: ML_DTYPES_ONLY,
+};
+
+/// onnxruntime 1.31.1 on CPU.
+pub const ONNXRUNTIME: Policy = Policy {
+    name: "onnxruntime",
+    // Every narrowing from double goes through float (Eigen/MLAS and the float8 constructors).
+    via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: true, float6: true, float4: true },
+    float8_overflow_quirks: true,
+    e5m2_nan: 0x7F,
+    nan_to_float4: NanFallback::PositiveMax,
+    nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float_to_subbyte_int: RoundingMode::NearestTiesAway,
+    float8_to_bool: Float8ToBool::ByBits,
+    nan_payloads: NanPayloads {
+        float16_to_float32: NanPayload::Exact,
+        // half -> float keeps the bits, float -> double quiets.
+        float16_to_float64: NanPayload::QuietTopBits,
+        bfloat16_to_float32: NanPayload::Exact,
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        to_float16: NanPayload::Canonical,
+        to_bfloat16: NanPayload::Canonical,
+    },
+    e8m0: E8M0Rule::OnnxRuntime,
+    saturate_zero_needs_float8: true,
+    string_grammar: StringGrammar::Strtod,
+    number_style: NumberStyle::PrintfG8,
+    // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
+    cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
+    strings_fall_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
+};
+
+/// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`.
+pub const OPENVINO: Policy = Policy { name: "openvino", ..SPEC };
+
+impl Policy {
+    /// The policy that actually decides a cast from `from` to `to`: this one, or `spec` where the
+    /// implementation has no behaviour for the pair.
+    #[must_use]
+    pub fn for_cast(&'static self, from: DType, to: DType) -> &'static Policy {
+        let strings = from == DType::String || to == DType::String;
+        let lacks = |d: DType| self.cast_falls_back.contains(&d) || (strings && self.strings_fall_back.contains(&d));
+        // (The reference also raises on int4 <-> uint4; every profile reinterprets the nibble, so
+        // that pair needs no entry.)
+        if lacks(from) || lacks(to) {
+            &SPEC
+        } else {
+            self
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! ONNX `raw_data` layout: the one place that knows how elements sit in bytes (onnx.proto:
+//! little-endian; 4-bit types two per byte with element 2k in the low nibble; 2-bit types four per
+//! byte with element k in bits 2k..2k+1; float6 four elements in three bytes as an LSB-first bit
+//! stream; odd tails padded with zero bits).
+
+use crate::dtype::{DType, Packing};
+use crate::error::{Error, Result};
+
+/// Bytes that `n` elements of `dtype` take in `raw_data`, or an error if the count overflows or
+/// the dtype has no raw layout (STRING, UNDEFINED).
+pub fn raw_len(dtype: DType, n: usize) -> Result<usize> {
+    let overflow = || Error::TooLarge { what: format!("{n} elements of {dtype}") };
+    match dtype.packing() {
+        Packing::Bytes(k) => n.checked_mul(k as usize).ok_or_else(overflow),
+        Packing::Nibbles => Ok(n.div_ceil(2)),
+        Packing::Crumbs => Ok(n.div_ceil(4)),
+        // ceil(6n / 8) without overflowing 6n.
+        Packing::Sextets => Ok(n / 4 * 3 + (n % 4 * 6).div_ceil(8)),
+        Packing::Strings | Packing::None => {
+            Err(Error::UnsupportedDType { op: "raw_data", dtype: dtype.onnx_name(), why: "it has no raw byte layout" })
+        }
+    }
+}
+
+/// The code of element `i` (the low `bits` bits of the result). `raw` must hold at least
+/// `raw_len(dtype, i + 1)` bytes and the dtype must be at most 8 bytes wide; callers check both.
+#[must_use]
+pub fn get(dtype: DType, raw: &[u8], i: usize) -> u64 {
+    match dtype.packing() {
+        Packing::Bytes(k) => {
+            let k = k as usize;
+            let mut buf = [0u8; 8];
+            buf[..k].copy_from_slice(&raw[i * k..i * k + k]);
+            u64::from_le_bytes(buf)
+        }
+        Packing::Nibbles => u64::from(raw[i / 2] >> (4 * (i % 2)) & 0xF),
+        Packing::Crumbs => u64::from(raw[i / 4] >> (2 * (i % 4)) & 0x3),
+        Packing::Sextets => {
+            let bit = i * 6;
+            let lo = u16::from(raw[bit / 8]);
+            let hi = raw.get(bit / 8 + 1).map_or(0, |&b| u16::from(b));
+            u64::from(((hi << 8 | lo) >> (bit % 8)) & 0x3F)
+        }
+        Packing::Strings | Packing::None => unreachable!("no raw layout for {dtype}"),
+    }
+}
+
+/// Stores `code` (masked to the element width) as element `i`, leaving the other bits alone.
+pub fn set(dtype: DType, raw: &mut [u8], i: usize, code: u64) {
+    match dtype.packing() {
+        Packing::Bytes(k) => {
+            let k = k as usize;
+            raw[i * k..i * k + k].copy_from_slice(&code.to_le_bytes()[..k]);
+        }
+        Packing::Nibbles => {
+            let shift = 4 * (i % 2);
+            raw[i / 2] = raw[i / 2] & !(0xF << shift) | ((code as u8 & 0xF) << shift);
+        }
+        Packing::Crumbs => {
+            let shift = 2 * (i % 4);
+            raw[i / 4] = raw[i / 4] & !(0x3 << shift) | ((code as u8 & 0x3) << shift);
+        }
+        Packing::Sextets => {
+            let bit = i * 6;
+            let shift = bit % 8;
+            let field = (code as u16 & 0x3F) << shift;
+            let mask = 0x3Fu16 << shift;
+            raw[bit / 8] = raw[bit / 8] & !(mask as u8) | field as u8;
+            if mask >> 8 != 0 {
+                raw[bit / 8 + 1] = raw[bit / 8 + 1] & !((mask >> 8) as u8) | (field >> 8) as u8;
+            }
+        }
+        Packing::Strings | Packing::None => unreachable!("no raw layout for {dtype}"),
+    }
+}
+
+/// Packs element codes into fresh `raw_data`.
+pub fn pack(dtype: DType, codes: &[u64]) -> Result<Vec<u8>> {
+    let mut raw = vec![0u8; raw_len(dtype, codes.len())?];
+    for (i, &code) in codes.iter().enumerate() {
+        set(dtype, &mut raw, i, code);
+    }
+    Ok(raw)
+}
+
+/// Every element code of `n` elements stored in `raw` (which must be `raw_len(dtype, n)` bytes).
+pub fn unpack(dtype: DType, raw: &[u8], n: usize) -> Result<Vec<u64>> {
+    let need = raw_len(dtype, n)?;
+    if raw.len() != need {
+        return Err(Error::RawLength { dtype: dtype.onnx_name(), elements: n, expected: need, actual: raw.len() });
+    }
+    if dtype.bits().is_some_and(|b| b > 64) {
+        return Err(Error::UnsupportedDType {
+            op: "unpack",
+            dtype: dtype.onnx_name(),
+            why: "an element is wider than 64 bits",
+        });
+    }
+    Ok((0..n).map(|i| get(dtype, raw, i)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn onnx_examples() {
+        // research/onnx_cast.md §3: int4 [1,-2,3] -> e1 03; float6e2m3 codes [08,10,14,28,04] -> 08 44 a1 04.
+        assert_eq!(pack(DType::Int4, &[1, 0xE, 3]).unwrap(), [0xE1, 0x03]);
+        assert_eq!(pack(DType::Float4E2M1, &[0x1, 0x2, 0xF]).unwrap(), [0x21, 0x0F]);
+        assert_eq!(pack(DType::Float6E2M3, &[0x08, 0x10, 0x14, 0x28, 0x04]).unwrap(), [0x08, 0x44, 0xA1, 0x04]);
+        assert_eq!(pack(DType::Int2, &[1, 2, 3, 0, 1, 2, 3]).unwrap(), [0x39, 0x39]);
+        assert_eq!(unpack(DType::Float6E2M3, &[0x08, 0x44, 0xA1, 0x04], 5).unwrap(), [0x08, 0x10, 0x14, 0x28, 0x04]);
+    }
+
+    #[test]
+    fn lengths() {
+        for (n, want) in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 3), (5, 4), (8, 6)] {
+            assert_eq!(raw_len(DType::Float6E3M2, n).unwrap(), want, "{n}");
+        }
+        assert_eq!(raw_len(DType::Uint2, 5).unwrap(), 2);
+        assert!(raw_len(DType::Double, usize::MAX / 2).is_err());
+        assert!(raw_len(DType::String, 1).is_err());
+        assert!(unpack(DType::Int4, &[0; 3], 7).unwrap_err().to_string().contains("3 bytes"));
+    }
+
+    #[test]
+    fn set_leaves_neighbours_alone() {
+        for dtype in [DType::Int4, DType::Uint2, DType::Float6E3M2, DType::Int16] {
+            let n = 9;
+            let mask = dtype.code_mask();
+            let codes: Vec<u64> = (0..n as u64).map(|i| (i * 0x2B + 5) & mask).collect();
+            let mut raw = pack(dtype, &codes).unwrap();
+            set(dtype, &mut raw, 4, !codes[4] & mask);
+            for (i, &c) in codes.iter().enumerate() {
+                let want = if i == 4 { !c & mask } else { c };
+                assert_eq!(get(dtype, &raw, i), want, "{dtype} element {i}");
+            }
+        }
+    }
+}

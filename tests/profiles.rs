@@ -1,0 +1,227 @@
+//! SEMANTICS.md's Cast decision table, row by row: what every profile returns. Each array is
+//! `[spec, onnx-reference, onnxruntime, openvino]`; the bytes come from research/onnx_cast.md.
+
+use lowbit::cast::{cast, cast_op, CastAttributes, CastTo};
+use lowbit::convert::{convert_code, CastOptions, RoundMode};
+use lowbit::profile::Profile;
+use lowbit::tensor::Tensor;
+use lowbit::DType;
+
+fn each(from: DType, to: DType, code: u64, saturate: bool) -> [u64; 4] {
+    each_with(from, to, code, saturate, RoundMode::Up)
+}
+
+fn each_with(from: DType, to: DType, code: u64, saturate: bool, round_mode: RoundMode) -> [u64; 4] {
+    Profile::ALL.map(|profile| convert_code(from, to, code, &CastOptions { saturate, round_mode, profile }).unwrap())
+}
+
+fn f32c(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+
+fn f64c(x: f64) -> u64 {
+    x.to_bits()
+}
+
+#[test]
+fn row_01_float_to_float8_rounds_once_in_spec() {
+    let x = f64c(1.0625 + 2f64.powi(-30));
+    assert_eq!(each(DType::Double, DType::Float8E4M3FN, x, true), [0x39, 0x38, 0x38, 0x39]);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FN, f32c(1.0625), true), [0x38; 4]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, f32c(1.375), true), [0x3E; 4]);
+}
+
+#[test]
+fn row_02_infinity_saturates_to_max_in_every_variant() {
+    for (to, max) in [
+        (DType::Float8E4M3FN, 0x7E),
+        (DType::Float8E4M3FNUZ, 0x7F),
+        (DType::Float8E5M2, 0x7B),
+        (DType::Float8E5M2FNUZ, 0x7F),
+    ] {
+        assert_eq!(each(DType::Float, to, f32c(f32::INFINITY), true), [max; 4], "{to}");
+        assert_eq!(each(DType::Float, to, f32c(f32::NEG_INFINITY), true), [max | 0x80; 4], "{to}");
+    }
+}
+
+#[test]
+fn row_03_non_saturating_overflow() {
+    assert_eq!(each(DType::Float, DType::Float8E4M3FN, f32c(480.0), false), [0x7F, 0x7F, 0x7E, 0x7F]);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FN, f32c(-488.0), false), [0xFF, 0xFF, 0xFE, 0xFF]);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FN, f32c(496.0), false), [0x7F; 4]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, f32c(61440.0), false), [0x7C, 0x7C, 0x7F, 0x7C]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, f32c(-61440.004), false), [0xFC, 0xFC, 0xFF, 0xFC]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, f32c(65536.0), false), [0x7C; 4]);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FNUZ, f32c(248.0), false), [0x80; 4]);
+    // float16 source, research §5: 65504 -> E5M2 sat=0 is Inf, or NaN 0x7F in onnxruntime.
+    let f16_65504 = u64::from(half::f16::from_f32(65504.0).to_bits());
+    assert_eq!(each(DType::Float16, DType::Float8E5M2, f16_65504, false), [0x7C, 0x7C, 0x7F, 0x7C]);
+}
+
+#[test]
+fn row_04_nan_codes() {
+    let nan = f32c(f32::NAN);
+    let neg_nan = f32c(-f32::NAN);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FN, neg_nan, true), [0xFF; 4]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, nan, true), [0x7E, 0x7E, 0x7F, 0x7E]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2, neg_nan, false), [0xFE, 0xFE, 0xFF, 0xFE]);
+    assert_eq!(each(DType::Float, DType::Float8E4M3FNUZ, neg_nan, true), [0x80; 4]);
+    assert_eq!(each(DType::Float, DType::Float8E5M2FNUZ, nan, false), [0x80; 4]);
+    // FNUZ NaN is -NaN: into E5M2 it keeps the sign (research §5).
+    assert_eq!(each(DType::Float8E5M2FNUZ, DType::Float8E5M2, 0x80, true), [0xFE, 0xFE, 0xFF, 0xFE]);
+}
+
+#[test]
+fn row_05_fnuz_zero_is_unsigned() {
+    for x in [-0.0f32, -1e-10, -f32::from_bits(1)] {
+        assert_eq!(each(DType::Float, DType::Float8E4M3FNUZ, f32c(x), true), [0x00; 4]);
+        assert_eq!(each(DType::Float, DType::Float8E5M2FNUZ, f32c(x), false), [0x00; 4]);
+        assert_eq!(each(DType::Float, DType::Float8E4M3FN, f32c(x), true), [0x80; 4]);
+    }
+}
+
+#[test]
+fn row_06_float64_to_float16() {
+    let x = f64c(1.0 + 2f64.powi(-11) + 2f64.powi(-30));
+    assert_eq!(each(DType::Double, DType::Float16, x, true), [0x3C01, 0x3C01, 0x3C00, 0x3C01]);
+}
+
+#[test]
+fn row_07_wide_sources_into_narrow_floats() {
+    let x = f64c(1.0 + 2f64.powi(-8) + 2f64.powi(-30));
+    assert_eq!(each(DType::Double, DType::Bfloat16, x, true), [0x3F81, 0x3F80, 0x3F80, 0x3F81]);
+    assert_eq!(each(DType::Int64, DType::Bfloat16, 16842753, true), [0x4B81, 0x4B80, 0x4B80, 0x4B81]);
+    assert_eq!(each(DType::Int32, DType::Bfloat16, 16842753, true), [0x4B81, 0x4B80, 0x4B80, 0x4B81]);
+    // float4: onnxruntime has no kernel, so its profile does what spec does.
+    let q = f64c(0.25 + 2f64.powi(-40));
+    assert_eq!(each(DType::Double, DType::Float4E2M1, q, true), [0x1, 0x0, 0x1, 0x1]);
+    // 464.00000001 into E4M3FN without saturation: NaN when rounded once, 448 through float32.
+    assert_eq!(each(DType::Double, DType::Float8E4M3FN, f64c(464.00000001), false), [0x7F, 0x7E, 0x7E, 0x7F]);
+    // E8M0 from 1e300 (research §10): MAX in spec; through float32 it is Inf, which the
+    // reference turns into NaN and onnxruntime saturates.
+    assert_eq!(each(DType::Double, DType::Float8E8M0, f64c(1e300), true), [0xFE, 0xFF, 0xFE, 0xFE]);
+}
+
+#[test]
+fn row_08_nan_to_float4() {
+    assert_eq!(each(DType::Float, DType::Float4E2M1, f32c(f32::NAN), true), [0x7, 0x8, 0x7, 0x7]);
+    assert_eq!(each(DType::Float, DType::Float4E2M1, f32c(-f32::NAN), true), [0x7, 0x0, 0x7, 0x7]);
+}
+
+#[test]
+fn row_09_float4_clamps_whatever_saturate_says() {
+    for saturate in [true, false] {
+        assert_eq!(each(DType::Float, DType::Float4E2M1, f32c(f32::INFINITY), saturate), [0x7; 4]);
+        assert_eq!(each(DType::Float, DType::Float4E2M1, f32c(-100.0), saturate), [0xF; 4]);
+    }
+}
+
+#[test]
+fn row_10_float_to_int4_rounding() {
+    // spec: half to even; reference: truncate; onnxruntime: half away from zero.
+    assert_eq!(each(DType::Float, DType::Int4, f32c(2.5), true), [2, 2, 3, 2]);
+    assert_eq!(each(DType::Float, DType::Int4, f32c(1.5), true), [2, 1, 2, 2]);
+    assert_eq!(each(DType::Float, DType::Int4, f32c(-2.5), true), [0xE, 0xE, 0xD, 0xE]);
+    assert_eq!(each(DType::Float, DType::Int4, f32c(7.5), true), [0x8, 0x7, 0x8, 0x8]);
+    assert_eq!(each(DType::Float, DType::Uint4, f32c(-0.5), true), [0, 0, 15, 0]);
+    assert_eq!(each(DType::Float, DType::Int2, f32c(2.5), true), [2, 2, 3, 2]);
+    for x in [f32::NAN, f32::INFINITY, 1e10] {
+        assert_eq!(each(DType::Float, DType::Int4, f32c(x), true), [0; 4], "{x}");
+    }
+}
+
+#[test]
+fn row_11_integers_keep_the_low_bits() {
+    assert_eq!(each(DType::Int32, DType::Int4, 200, true), [0x8; 4]);
+    assert_eq!(each(DType::Int16, DType::Int8, 200, true), [0xC8; 4]);
+    assert_eq!(each(DType::Int16, DType::Uint16, (-200i16) as u16 as u64, true), [65336; 4]);
+    assert_eq!(each(DType::Uint64, DType::Int32, (1 << 32) + 5, true), [5; 4]);
+}
+
+#[test]
+fn row_12_int4_uint4_reinterpret() {
+    assert_eq!(each(DType::Int4, DType::Uint4, 0xF, true), [15; 4]);
+    assert_eq!(each(DType::Uint4, DType::Int4, 0x9, true), [0x9; 4]);
+}
+
+#[test]
+fn row_13_float_to_integer_truncates() {
+    assert_eq!(each(DType::Float, DType::Int32, f32c(2.9), true), [2; 4]);
+    assert_eq!(each(DType::Float, DType::Int32, f32c(-2.9), true), [(-2i32) as u32 as u64; 4]);
+    assert_eq!(each(DType::Float, DType::Uint8, f32c(255.9), true), [255; 4]);
+}
+
+#[test]
+fn row_14_float_to_integer_out_of_range_follows_cvtt() {
+    assert_eq!(each(DType::Float, DType::Int32, f32c(f32::NAN), true), [0x8000_0000; 4]);
+    assert_eq!(each(DType::Float, DType::Int64, f32c(1e20), true), [1 << 63; 4]);
+    assert_eq!(each(DType::Float, DType::Uint8, f32c(256.0), true), [0; 4]);
+    assert_eq!(each(DType::Float, DType::Int8, f32c(200.0), true), [0xC8; 4]);
+}
+
+#[test]
+fn row_15_to_bool() {
+    assert_eq!(each(DType::Float8E4M3FN, DType::Bool, 0x80, true), [0, 0, 1, 0]);
+    assert_eq!(each(DType::Float8E5M2, DType::Bool, 0x80, true), [0, 0, 1, 0]);
+    assert_eq!(each(DType::Float8E8M0, DType::Bool, 0x00, true), [1, 1, 0, 1]);
+    assert_eq!(each(DType::Float, DType::Bool, f32c(f32::NAN), true), [1; 4]);
+    assert_eq!(each(DType::Float, DType::Bool, f32c(-0.0), true), [0; 4]);
+    assert_eq!(each(DType::Float8E4M3FNUZ, DType::Bool, 0x80, true), [1; 4]);
+}
+
+#[test]
+fn row_16_narrow_to_wider_is_exact() {
+    assert_eq!(each(DType::Float8E4M3FNUZ, DType::Float, 0x80, true), [0xFFC0_0000; 4]);
+    assert_eq!(each(DType::Float8E4M3FN, DType::Float, 0x7F, true), [0x7FC0_0000; 4]);
+    assert_eq!(each(DType::Float8E5M2, DType::Float16, 0xFD, true), [0xFE00; 4]);
+    assert_eq!(each(DType::Float4E2M1, DType::Float, 0xF, true), [0xC0C0_0000; 4]);
+    assert_eq!(each(DType::Int4, DType::Float, 0x8, true), [0xC100_0000; 4]);
+}
+
+#[test]
+fn row_17_nan_payloads() {
+    assert_eq!(each(DType::Float, DType::Float16, 0x7F80_0001, true), [0x7E00, 0x7C01, 0x7E00, 0x7E00]);
+    assert_eq!(each(DType::Float, DType::Float16, 0xFFBF_FFFF, true), [0xFFFF, 0xFDFF, 0xFE00, 0xFFFF]);
+    assert_eq!(each(DType::Float, DType::Bfloat16, 0x7F80_0001, true), [0x7FC0; 4]);
+    assert_eq!(each(DType::Double, DType::Float16, 0x7FF0_0000_0000_0001, true), [0x7E00, 0x7C01, 0x7E00, 0x7E00]);
+    assert_eq!(
+        each(DType::Float16, DType::Double, 0x7C01, true),
+        [0x7FF8_0400_0000_0000, 0x7FF0_0400_0000_0000, 0x7FF8_0400_0000_0000, 0x7FF8_0400_0000_0000]
+    );
+    assert_eq!(each(DType::Float16, DType::Float, 0x7C01, true), [0x7FC0_2000, 0x7F80_2000, 0x7F80_2000, 0x7FC0_2000]);
+    assert_eq!(each(DType::Bfloat16, DType::Float, 0x7F81, true), [0x7FC1_0000, 0x7F81_0000, 0x7F81_0000, 0x7FC1_0000]);
+    // float <-> double is the hardware conversion everywhere.
+    assert_eq!(each(DType::Float, DType::Double, 0x7F80_0001, true), [0x7FF8_0000_2000_0000; 4]);
+}
+
+#[test]
+fn row_22_e8m0() {
+    let up = |x: f32, saturate| each_with(DType::Float, DType::Float8E8M0, f32c(x), saturate, RoundMode::Up);
+    assert_eq!(up(f32::INFINITY, true), [0xFE, 0xFF, 0xFE, 0xFE]);
+    assert_eq!(up(f32::NEG_INFINITY, true), [0xFE, 0xFF, 0x00, 0xFE]);
+    assert_eq!(up(0.0, false), [0xFF, 0x00, 0xFF, 0xFF]);
+    assert_eq!(up(-1.5, true), [0x80, 0x80, 0x00, 0x80]);
+    assert_eq!(up(-1.5, false), [0x80, 0x80, 0xFF, 0x80]);
+    assert_eq!(up(f32::from_bits(0x0040_0000), true), [0x00, 0x01, 0x00, 0x00]);
+    assert_eq!(up(f32::from_bits(0x0000_0001), false), [0xFF, 0x01, 0xFF, 0xFF]);
+    let down = each_with(DType::Float, DType::Float8E8M0, 0x7F40_0000, false, RoundMode::Down);
+    assert_eq!(down, [0xFE, 0xFE, 0xFF, 0xFE]);
+    let nearest = each_with(DType::Float, DType::Float8E8M0, f32c(1.5), true, RoundMode::Nearest);
+    assert_eq!(nearest, [0x80; 4]);
+    // float16 [1.5, 3, inf, 0] (research §10).
+    let f16 = |x: f32| u64::from(half::f16::from_f32(x).to_bits());
+    let got: Vec<[u64; 4]> =
+        [1.5, 3.0, f32::INFINITY, 0.0].iter().map(|&x| each(DType::Float16, DType::Float8E8M0, f16(x), true)).collect();
+    assert_eq!(got, [[0x80; 4], [0x81; 4], [0xFE, 0xFF, 0xFE, 0xFE], [0x00; 4]]);
+}
+
+#[test]
+fn row_23_saturate_zero_on_other_targets() {
+    let x = Tensor::from_f32(&[1.5]);
+    let attrs = CastAttributes { to: Some(CastTo::Number(10)), saturate: Some(0), round_mode: None };
+    let results = Profile::ALL.map(|p| cast_op(&x, &attrs, 21, p).is_ok());
+    assert_eq!(results, [true, true, false, true]);
+    // Where it is accepted it changes nothing.
+    let plain = cast(&x, DType::Float16, &CastOptions::default()).unwrap();
+    assert_eq!(cast_op(&x, &attrs, 21, Profile::Spec).unwrap(), plain);
+}
