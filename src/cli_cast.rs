@@ -42,11 +42,8 @@ pub fn cast_stream(input: &[u8], from: DType, to: DType, count: Option<usize>, o
         })?;
         let strings: Vec<String> = serde_json::from_str(text).map_err(|e| Error::InvalidOp {
             op: "cast".into(),
-            message: format!(
-                "standard input is not a JSON array of strings: {e} (line {}, column {})",
-                e.line(),
-                e.column()
-            ),
+            // serde_json's message names the line and column.
+            message: format!("standard input is not a JSON array of strings: {e}"),
         })?;
         Tensor::from_strings(vec![strings.len()], strings)?
     } else {

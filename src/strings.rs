@@ -479,7 +479,7 @@ impl Decimal {
         if self.digits.is_zero() {
             return Some(0);
         }
-        if self.exp10 + self.ndigits - 1 >= 30 {
+        if self.exp10 + self.ndigits > 30 {
             return None;
         }
         if self.exp10 + self.ndigits <= 0 {
