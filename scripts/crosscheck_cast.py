@@ -40,13 +40,15 @@ NP = {
     T.FLOAT8E5M2: ml_dtypes.float8_e5m2, T.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
     T.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu, T.INT4: ml_dtypes.int4, T.UINT4: ml_dtypes.uint4,
     T.FLOAT4E2M1: ml_dtypes.float4_e2m1fn, T.INT2: ml_dtypes.int2, T.UINT2: ml_dtypes.uint2,
+    T.FLOAT6E2M3: ml_dtypes.float6_e2m3fn, T.FLOAT6E3M2: ml_dtypes.float6_e3m2fn,
 }
 BITS = {T.FLOAT: 32, T.DOUBLE: 64, T.FLOAT16: 16, T.BFLOAT16: 16, T.INT8: 8, T.UINT8: 8, T.INT16: 16,
         T.UINT16: 16, T.INT32: 32, T.UINT32: 32, T.INT64: 64, T.UINT64: 64, T.BOOL: 8,
         T.FLOAT8E4M3FN: 8, T.FLOAT8E4M3FNUZ: 8, T.FLOAT8E5M2: 8, T.FLOAT8E5M2FNUZ: 8, T.FLOAT8E8M0: 8,
-        T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
+        T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2, T.FLOAT6E2M3: 6, T.FLOAT6E3M2: 6}
 FIRST_VERSION = {T.BFLOAT16: 13, T.FLOAT8E4M3FN: 19, T.FLOAT8E4M3FNUZ: 19, T.FLOAT8E5M2: 19, T.FLOAT8E5M2FNUZ: 19,
-                 T.INT4: 21, T.UINT4: 21, T.FLOAT4E2M1: 23, T.FLOAT8E8M0: 24, T.INT2: 25, T.UINT2: 25}
+                 T.INT4: 21, T.UINT4: 21, T.FLOAT4E2M1: 23, T.FLOAT8E8M0: 24, T.INT2: 25, T.UINT2: 25,
+                 T.FLOAT6E2M3: 28, T.FLOAT6E3M2: 28}
 
 
 def name(t):
@@ -96,7 +98,7 @@ def model(src_proto, to, opset, saturate):
     nodes = [helper.make_node("Constant", [], ["x"], value=src_proto), helper.make_node("Cast", ["x"], ["y"], **attrs)]
     graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("y", to, None)])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 10 if opset <= 21 else (11 if opset == 23 else 13)
+    m.ir_version = 10 if opset <= 21 else (11 if opset == 23 else (13 if opset <= 26 else 14))
     return m
 
 
@@ -128,6 +130,9 @@ def elements(t, raw, n):
     if bits >= 8:
         width = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
         return np.frombuffer(raw, dtype=width)[:n].astype(np.uint64)
+    if bits == 6:
+        stream = int.from_bytes(raw, "little")
+        return np.array([(stream >> (6 * i)) & 0x3F for i in range(n)], dtype=np.uint64)
     per = 8 // bits
     b = np.frombuffer(raw, dtype=np.uint8).astype(np.uint64)
     out = np.zeros(len(b) * per, dtype=np.uint64)
@@ -140,10 +145,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--random", type=int, default=20000)
     ap.add_argument("--only", default="")
+    ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     rng = np.random.default_rng(20261122)
     types = list(BITS)
     summary = collections.Counter()
+    raised = collections.Counter()
     mismatched = []
     for src in types:
         patterns = inputs_for(src, args.random, rng)
@@ -164,6 +171,9 @@ def main():
                         theirs = runner(m, to, n)
                     except Exception as e:  # the implementation has no behaviour here
                         summary["raises"] += 1
+                        raised[f"{profile}: {type(e).__name__}"] += 1
+                        if args.verbose:
+                            print("RAISES", key, str(e).splitlines()[0][:160])
                         continue
                     ours = run_lowbit(src, to, bytes(proto.raw_data), n, profile, saturate)
                     if ours == theirs:
@@ -177,6 +187,8 @@ def main():
                                       f"lowbit {int(a[i]):#x}, theirs {int(b[i]):#x}")
     for line in mismatched:
         print("DIFF", line)
+    for what, count in sorted(raised.items()):
+        print(f"raised: {what} x{count}")
     print(f"{summary['equal']} equal, {summary['differ']} differ, {summary['raises']} raised (skipped)")
     return 1 if mismatched else 0
 

@@ -2,7 +2,7 @@
 //! [`CastOptions`]; [`cast_op`] and [`cast_like_op`] take them as an ONNX node does (with the
 //! opset version, which decides the allowed types and attributes).
 
-use crate::convert::{convert_code, CastOptions, RoundMode};
+use crate::convert::{convert_code, convert_code_in_block, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
@@ -48,10 +48,23 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
         }
         Data::Raw(raw) => {
             let n = input.len();
+            // Elements the profile's implementation converts in whole vector blocks (NaN payloads
+            // differ there, SEMANTICS.md row 17): the longest prefix made of whole blocks.
+            let block = policy.vector_blocks.and_then(|b| match (from, to) {
+                (DType::Float, DType::Float16) => Some(b.float32_to_float16),
+                (DType::Float16, DType::Float) => Some(b.float16_to_float32),
+                _ => None,
+            });
+            let vectorised = block.map_or(0, |b| n - n % b);
             let mut out = vec![0u8; packing::raw_len(to, n)?];
             for i in 0..n {
-                let code = convert_code(from, to, packing::get(from, raw, i), opts)?;
-                packing::set(to, &mut out, i, code);
+                let code = packing::get(from, raw, i);
+                let converted = if i < vectorised {
+                    convert_code_in_block(from, to, code, opts)?
+                } else {
+                    convert_code(from, to, code, opts)?
+                };
+                packing::set(to, &mut out, i, converted);
             }
             Tensor::from_raw(to, shape, out)
         }

@@ -6,7 +6,7 @@
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
-use crate::profile::{E8M0Rule, Float8ToBool, NanPayload, Policy, Profile};
+use crate::profile::{E8M0Rule, Float8SpecialsToInteger, Float8ToBool, NanPayload, Policy, Profile};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::{Exact, Value};
 
@@ -240,22 +240,37 @@ fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
 }
 
 /// Converts one code from one numeric dtype to another: ONNX `Cast` on a single element, under
-/// the options' profile.
+/// the options' profile. (Where a profile's result depends on the element's position in a tensor,
+/// this is the element-by-element result; [`crate::cast::cast`] handles positions.)
 pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    convert_code_in(from, to, code, opts, false)
+}
+
+/// Like [`convert_code`] for an element that the profile's implementation converts in a vectorised
+/// block ([`crate::profile::VectorBlocks`]): NaN payloads follow the hardware rule.
+pub fn convert_code_in_block(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    convert_code_in(from, to, code, opts, true)
+}
+
+fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vector_block: bool) -> Result<u64> {
     if from == to {
         // An identity Cast is a copy: NaN payloads and all bits survive.
         fixed_width("Cast", from)?;
         return Ok(code & from.code_mask());
     }
     let policy = opts.profile.policy().for_cast(from, to);
-    let element = decode_element(from, code)?;
+    let mut element = decode_element(from, code)?;
     let narrow_source = from.float_format().filter(|f| f.width() <= 8);
     match (element, to.kind()) {
-        (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if narrow_source.is_some() => {
-            // research/onnx_cast.md §9 and §10: a NaN code of float8, E8M0, float6 or float4
-            // becomes integer 0 in both the onnx reference and onnxruntime (E8M0 0xFF -> int32 0),
-            // where a float32 NaN gives cvtt's 0x80000000.
+        (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if from == DType::Float8E8M0 => {
+            // research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
             return Ok(0);
+        }
+        (Element::Float(special @ (Value::Nan { .. } | Value::Infinite { .. })), Kind::Integer { bits, signed })
+            if narrow_source.is_some()
+                && policy.float8_specials_to_integer == Float8SpecialsToInteger::ZeroAndSaturate =>
+        {
+            return Ok(float8_special_to_integer(special, bits, signed));
         }
         (_, Kind::Bool)
             if narrow_source.is_some_and(|f| f.width() == 8) && policy.float8_to_bool == Float8ToBool::ByBits =>
@@ -264,8 +279,16 @@ pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Re
         }
         (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
             if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
-                return Ok(nan_between_ieee(policy, source, target, negative, payload));
+                return Ok(nan_between_ieee(policy, source, target, negative, payload, in_vector_block));
             }
+        }
+        (Element::Float(Value::Nan { payload, .. }), Kind::Float(target))
+            if from == DType::Bfloat16
+                && target.width() == 8
+                && !opts.saturate
+                && policy.bfloat16_nan_unsigned_without_saturate =>
+        {
+            element = Element::Float(Value::Nan { negative: false, payload });
         }
         _ => {}
     }
@@ -281,10 +304,20 @@ pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Re
 }
 
 /// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
-fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
+fn nan_between_ieee(
+    policy: &Policy,
+    from: &FloatFormat,
+    to: &FloatFormat,
+    negative: bool,
+    payload: u64,
+    in_vector_block: bool,
+) -> u64 {
     let rules = &policy.nan_payloads;
     let (f16, bf16, f32, f64) = (&format::F16, &format::BF16, &format::F32, &format::F64);
-    let rule = if from == f16 && to == f32 {
+    let rule = if in_vector_block {
+        // F16C's vcvtps2ph / vcvtph2ps: the x86 rule.
+        NanPayload::QuietTopBits
+    } else if from == f16 && to == f32 {
         rules.float16_to_float32
     } else if from == f16 && to == f64 {
         rules.float16_to_float64
@@ -292,6 +325,8 @@ fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negat
         rules.bfloat16_to_float32
     } else if from == bf16 && to == f64 {
         rules.bfloat16_to_float64
+    } else if from == bf16 && to == f16 {
+        rules.bfloat16_to_float16
     } else if to == f16 {
         rules.to_float16
     } else if to == bf16 {
@@ -373,6 +408,23 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
             _ => low_bits(-TWO_31, bits),
         },
     }
+}
+
+/// ml_dtypes' float8 -> integer for NaN and ±Inf: NaN is 0, infinities saturate to the target's
+/// range; int4 and narrower receive the low bits of the saturated int32.
+fn float8_special_to_integer(special: Value, bits: u32, signed: bool) -> u64 {
+    let negative = match special {
+        Value::Infinite { negative } => negative,
+        _ => return 0,
+    };
+    let (range_bits, range_signed) = if bits < 8 { (32, true) } else { (bits, signed) };
+    let limit: i128 = match (negative, range_signed) {
+        (false, true) => (1i128 << (range_bits - 1)) - 1,
+        (false, false) => (1i128 << range_bits) - 1,
+        (true, true) => -(1i128 << (range_bits - 1)),
+        (true, false) => 0,
+    };
+    low_bits(limit, bits)
 }
 
 fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>) -> u64 {

@@ -112,10 +112,35 @@ pub struct NanPayloads {
     pub float16_to_float64: NanPayload,
     pub bfloat16_to_float32: NanPayload,
     pub bfloat16_to_float64: NanPayload,
-    /// Into float16 from float32, float64 or bfloat16.
+    /// Into float16 from float32 or float64.
     pub to_float16: NanPayload,
+    /// From bfloat16 into float16.
+    pub bfloat16_to_float16: NanPayload,
     /// Into bfloat16 from float32, float64 or float16.
     pub to_bfloat16: NanPayload,
+}
+
+/// How the special values of the four float8 formats become integers (SEMANTICS.md row 14 leaves
+/// them undefined; these are what the implementations return, observed with
+/// scripts/crosscheck_cast.py).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Float8SpecialsToInteger {
+    /// NaN -> 0; ±Inf -> the target's MAX/MIN (int4 and narrower: the low bits of int32's): what
+    /// ml_dtypes' float8 -> integer casts do.
+    ZeroAndSaturate,
+    /// Through float32 and x86's `cvtt`, like any float (onnxruntime).
+    LikeFloat32,
+}
+
+/// onnxruntime converts float32 <-> float16 with F16C in whole blocks and element by element in the
+/// tail; a NaN's payload depends on which (observed with scripts/crosscheck_cast.py: blocks keep
+/// the top payload bits and set the quiet bit, the tail follows [`NanPayloads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorBlocks {
+    /// Block length of the float32 -> float16 loop.
+    pub float32_to_float16: usize,
+    /// Block length of the float16 -> float32 loop.
+    pub float16_to_float32: usize,
 }
 
 /// How float8 codes become bool (SEMANTICS.md row 15).
@@ -165,6 +190,13 @@ pub struct Policy {
     pub float8_to_bool: Float8ToBool,
     /// Row 17.
     pub nan_payloads: NanPayloads,
+    /// Row 17, for elements a vectorised loop converts (by position in the tensor).
+    pub vector_blocks: Option<VectorBlocks>,
+    /// Row 14 for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
+    pub float8_specials_to_integer: Float8SpecialsToInteger,
+    /// onnxruntime: a bfloat16 NaN cast to float8 with `saturate=0` loses its sign (observed:
+    /// 0xFF81 -> E4M3FN 0x7F, E5M2 0x7F).
+    pub bfloat16_nan_unsigned_without_saturate: bool,
     /// Row 22.
     pub e8m0: E8M0Rule,
     /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
@@ -185,6 +217,7 @@ const ALL_QUIET: NanPayloads = NanPayloads {
     bfloat16_to_float32: NanPayload::QuietTopBits,
     bfloat16_to_float64: NanPayload::QuietTopBits,
     to_float16: NanPayload::QuietTopBits,
+    bfloat16_to_float16: NanPayload::QuietTopBits,
     to_bfloat16: NanPayload::QuietTopBits,
 };
 
@@ -199,6 +232,10 @@ pub const SPEC: Policy = Policy {
     float_to_subbyte_int: RoundingMode::NearestEven,
     float8_to_bool: Float8ToBool::ByValue,
     nan_payloads: ALL_QUIET,
+    vector_blocks: None,
+    // The ONNX text leaves these undefined, so `spec` follows the reference.
+    float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
+    bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Spec,
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Spec,
@@ -243,8 +280,13 @@ pub const ONNX_REFERENCE: Policy = Policy {
         // ml_dtypes widens bfloat16 through float, and float -> double quiets.
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::TopBitsNonzero,
+        // ml_dtypes goes through float and Eigen's half, which canonicalises (observed: 7F81 -> 7E00).
+        bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
     },
+    vector_blocks: None,
+    float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
+    bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Reference,
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Python,
@@ -271,8 +313,12 @@ pub const ONNXRUNTIME: Policy = Policy {
         bfloat16_to_float32: NanPayload::Exact,
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::Canonical,
+        bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
     },
+    vector_blocks: Some(VectorBlocks { float32_to_float16: 8, float16_to_float32: 16 }),
+    float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
+    bfloat16_nan_unsigned_without_saturate: true,
     e8m0: E8M0Rule::OnnxRuntime,
     saturate_zero_needs_float8: true,
     string_grammar: StringGrammar::Strtod,

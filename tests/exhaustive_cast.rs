@@ -94,6 +94,11 @@ fn oracle_cast(from: DType, to: DType, code: u64, opts: &CastOptions, mode: OMod
         return Some(u64::from(value.is_nan() || !value.is_zero()));
     }
     let target = oformat(to)?;
+    if let (Some(8), OFormat::Int { bits, signed }) = (from.float_format().map(|f| f.width()), target) {
+        if let Some(code) = oracle::encode_int_from_float8_special(&value, bits, signed) {
+            return Some(code);
+        }
+    }
     // `saturate` is only for float8 targets (SEMANTICS.md row 23).
     let saturate = opts.saturate && to.bits() == Some(8) && matches!(to.kind(), Kind::Float(_));
     if value.is_nan() && matches!(target, OFormat::F16 | OFormat::BF16 | OFormat::F32 | OFormat::F64) {

@@ -62,6 +62,11 @@ fn option_sets(to: DType) -> Vec<(CastOptions, OMode)> {
 /// 8-bit-or-narrower integer targets tested here its own rule gives 0 as well.
 fn oracle_cast(from: DType, to: DType, code: u64, saturate: bool, mode: OMode) -> u64 {
     let v = oracle::decode(oformat(from), code);
+    if let (Some(8), OFormat::Int { bits, signed }) = (from.float_format().map(|f| f.width()), oformat(to)) {
+        if let Some(code) = oracle::encode_int_from_float8_special(&v, bits, signed) {
+            return code;
+        }
+    }
     if is_int(from) {
         oracle::encode_from_int_source(oformat(to), &v, saturate, mode)
     } else {

@@ -225,3 +225,56 @@ fn row_23_saturate_zero_on_other_targets() {
     let plain = cast(&x, DType::Float16, &CastOptions::default()).unwrap();
     assert_eq!(cast_op(&x, &attrs, 21, Profile::Spec).unwrap(), plain);
 }
+
+/// Row 14 for float8 sources (observed with scripts/crosscheck_cast.py): the reference returns 0
+/// for NaN and saturates ±Inf (spec follows it, the text leaving these undefined); onnxruntime
+/// goes through float32 and x86's cvtt.
+#[test]
+fn row_14_float8_nan_and_infinity_to_integers() {
+    assert_eq!(each(DType::Float8E5M2, DType::Int8, 0x7C, true), [0x7F, 0x7F, 0x00, 0x7F]);
+    assert_eq!(each(DType::Float8E5M2, DType::Int8, 0xFC, true), [0x80, 0x80, 0x00, 0x80]);
+    assert_eq!(each(DType::Float8E5M2, DType::Uint16, 0x7C, true), [0xFFFF, 0xFFFF, 0x0000, 0xFFFF]);
+    assert_eq!(each(DType::Float8E5M2, DType::Int32, 0x7C, true), [0x7FFF_FFFF, 0x7FFF_FFFF, 0x8000_0000, 0x7FFF_FFFF]);
+    assert_eq!(each(DType::Float8E5M2, DType::Uint64, 0x7C, true), [u64::MAX, u64::MAX, 0, u64::MAX]);
+    assert_eq!(each(DType::Float8E5M2, DType::Int4, 0x7C, true), [0xF, 0xF, 0x0, 0xF]);
+    assert_eq!(each(DType::Float8E4M3FN, DType::Int32, 0x7F, true), [0, 0, 0x8000_0000, 0]);
+    assert_eq!(each(DType::Float8E4M3FNUZ, DType::Int64, 0x80, true), [0, 0, 1 << 63, 0]);
+    assert_eq!(each(DType::Float8E8M0, DType::Int32, 0xFF, true), [0; 4]);
+    // Finite values out of range wrap like any float in every profile.
+    assert_eq!(each(DType::Float8E5M2, DType::Int8, 0x7B, true), [0x00; 4]);
+}
+
+#[test]
+fn row_17_bfloat16_to_float16_nan() {
+    assert_eq!(each(DType::Bfloat16, DType::Float16, 0x7F81, true), [0x7E08, 0x7E00, 0x7E00, 0x7E08]);
+}
+
+/// onnxruntime converts float32 <-> float16 with F16C in whole blocks (8 elements one way, 16 the
+/// other) and one by one in the tail; NaN payloads differ between the two (observed).
+#[test]
+fn row_17_onnxruntime_vector_blocks() {
+    let ort = CastOptions::with_profile(Profile::OnnxRuntime);
+    let mut bits = vec![0u32; 9];
+    bits[0] = 0xFFBF_FFFF;
+    bits[8] = 0xFFBF_FFFF;
+    let x = Tensor::from_codes(DType::Float, vec![9], &bits.iter().map(|&b| u64::from(b)).collect::<Vec<_>>()).unwrap();
+    let y = cast(&x, DType::Float16, &ort).unwrap();
+    assert_eq!((y.code(0), y.code(8)), (Some(0xFFFF), Some(0xFE00)));
+    let mut halves = vec![0u64; 17];
+    halves[0] = 0x7C01;
+    halves[16] = 0x7C01;
+    let h = Tensor::from_codes(DType::Float16, vec![17], &halves).unwrap();
+    let y = cast(&h, DType::Float, &ort).unwrap();
+    assert_eq!((y.code(0), y.code(16)), (Some(0x7FC0_2000), Some(0x7F80_2000)));
+    // spec has no positions.
+    let y = cast(&h, DType::Float, &CastOptions::default()).unwrap();
+    assert_eq!((y.code(0), y.code(16)), (Some(0x7FC0_2000), Some(0x7FC0_2000)));
+}
+
+/// onnxruntime: a bfloat16 NaN cast to float8 without saturation loses its sign (observed).
+#[test]
+fn bfloat16_negative_nan_into_float8() {
+    assert_eq!(each(DType::Bfloat16, DType::Float8E4M3FN, 0xFF81, false), [0xFF, 0xFF, 0x7F, 0xFF]);
+    assert_eq!(each(DType::Bfloat16, DType::Float8E4M3FN, 0xFF81, true), [0xFF; 4]);
+    assert_eq!(each(DType::Bfloat16, DType::Float8E5M2, 0xFFC0, false), [0xFE, 0xFE, 0x7F, 0xFE]);
+}

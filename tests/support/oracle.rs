@@ -990,3 +990,24 @@ fn partition_half(f: OFormat, negative: bool, saturate: bool, mode: OMode) -> Ve
     }
     out
 }
+
+/// SEMANTICS.md row 14 for the float8 formats' special values, as the project decided from the
+/// observed onnx reference (the ONNX text leaves them undefined): NaN gives 0; +Inf / -Inf give
+/// the integer target's largest / smallest value, except that a target narrower than 8 bits gets
+/// the low bits of int32's largest / smallest value. `None` for finite values.
+pub fn encode_int_from_float8_special(v: &OValue, bits: u32, signed: bool) -> Option<u64> {
+    let negative = match v {
+        OValue::NaN { .. } => return Some(0),
+        OValue::Inf { negative } => *negative,
+        OValue::Finite { .. } => return None,
+    };
+    let (range_bits, range_signed) = if bits < 8 { (32u32, true) } else { (bits, signed) };
+    let extreme: i128 = match (negative, range_signed) {
+        (false, true) => (1i128 << (range_bits - 1)) - 1,
+        (false, false) => (1i128 << range_bits) - 1,
+        (true, true) => -(1i128 << (range_bits - 1)),
+        (true, false) => 0,
+    };
+    let mask: u128 = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
+    Some(((extreme as u128) & mask) as u64)
+}
