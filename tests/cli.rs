@@ -32,3 +32,84 @@ fn tables_check_passes_on_the_committed_tables_and_fails_on_a_missing_folder() {
     assert!(!ok);
     assert!(err.contains("/nonexistent/lowbit-tables"), "{err}");
 }
+
+fn lowbit_stdin(args: &[&str], input: &[u8]) -> (bool, Vec<u8>, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.success(), out.stdout, String::from_utf8(out.stderr).unwrap())
+}
+
+fn one_line_error(ok: bool, err: &str, needles: &[&str]) {
+    assert!(!ok, "expected a failure");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{err:?} lacks {n:?}");
+    }
+}
+
+#[test]
+fn cast_raw_stdin_to_stdout() {
+    let input: Vec<u8> = [448.0f32, 480.0, -1e-9, f32::NAN].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "f32", "--to", "e4m3fn", "--saturate", "0"], &input);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0x7E, 0x7F, 0x80, 0x7F]);
+    // An odd int4 count needs --count; the output is packed with a zero high nibble.
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "f32", "--to", "int4"], &input[..12]);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0x00, 0x00]);
+    let (ok, out, _) = lowbit_stdin(&["cast", "--from", "int4", "--to", "int8", "--count", "3"], &[0xE1, 0x03]);
+    assert!(ok);
+    assert_eq!(out, [0x01, 0xFE, 0x03]);
+}
+
+#[test]
+fn cast_strings_as_json() {
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "string", "--to", "f16"], br#"["3.5", " 1e-5 ", "inf"]"#);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0x00, 0x43, 0xA8, 0x00, 0x00, 0x7C]);
+    let (ok, out, _) =
+        lowbit_stdin(&["cast", "--from", "f32", "--to", "string"], &[0, 0, 0xC0, 0x7F, 0, 0, 0x80, 0x3F]);
+    assert!(ok);
+    assert_eq!(String::from_utf8(out).unwrap().trim(), r#"["NaN","1.0"]"#);
+    let (ok, out, _) =
+        lowbit_stdin(&["cast", "--from", "f32", "--to", "string", "--profile", "onnxruntime"], &[0, 0, 0x80, 0x3F]);
+    assert!(ok);
+    assert_eq!(String::from_utf8(out).unwrap().trim(), r#"["1"]"#);
+}
+
+#[test]
+fn cast_values_table() {
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "448", "464", "480", "nan", "-1e-9"]);
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 6, "{out}");
+    assert!(rows[3].contains("0x7e") && rows[3].contains("01111110") && rows[3].contains("448"), "{out}");
+    assert!(rows[4].contains("0x7f") && rows[4].contains("nan"), "{out}");
+    assert!(rows[5].contains("0x80") && rows[5].contains("zero"), "{out}");
+}
+
+#[test]
+fn cast_bad_input_is_one_line_and_nonzero() {
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "f32", "--to", "e4m3fn"], &[0; 7]);
+    one_line_error(ok, &err, &["7 bytes", "32-bit"]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "float7", "--to", "e4m3fn"], &[]);
+    one_line_error(ok, &err, &["float7", "FLOAT8E4M3FN"]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "string", "--to", "f32"], b"[\"1\", \"\xFF\"]");
+    one_line_error(ok, &err, &["UTF-8", "position 7"]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "string", "--to", "f32"], b"[\"1\",\n 2]");
+    one_line_error(ok, &err, &["JSON", "line 2"]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "string", "--to", "f32"], br#"["1.5", "abc"]"#);
+    one_line_error(ok, &err, &["element 1", "\"abc\""]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "c64", "--to", "f32"], &[0; 8]);
+    one_line_error(ok, &err, &["COMPLEX64"]);
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "int4", "--to", "int8", "--count", "5"], &[0xE1, 0x03]);
+    one_line_error(ok, &err, &["5 elements", "3 bytes", "2 bytes"]);
+}

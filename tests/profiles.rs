@@ -278,3 +278,73 @@ fn bfloat16_negative_nan_into_float8() {
     assert_eq!(each(DType::Bfloat16, DType::Float8E4M3FN, 0xFF81, true), [0xFF; 4]);
     assert_eq!(each(DType::Bfloat16, DType::Float8E5M2, 0xFFC0, false), [0xFE, 0xFE, 0x7F, 0xFE]);
 }
+
+/// Casts one string under every profile: `Some(code)` or `None` for an error.
+fn parse_each(text: &str, to: DType) -> [Option<u64>; 4] {
+    Profile::ALL.map(|profile| {
+        let x = Tensor::from_strings(vec![1], vec![text.to_string()]).unwrap();
+        cast(&x, to, &CastOptions::with_profile(profile)).ok().map(|y| y.code(0).unwrap())
+    })
+}
+
+/// Formats one code under every profile.
+fn format_each(from: DType, code: u64) -> [String; 4] {
+    Profile::ALL.map(|profile| {
+        let x = Tensor::from_codes(from, vec![1], &[code]).unwrap();
+        cast(&x, DType::String, &CastOptions::with_profile(profile)).unwrap().strings().unwrap()[0].clone()
+    })
+}
+
+#[test]
+fn row_18_string_to_float() {
+    // Exact decimal just below a float32 midpoint: one rounding vs parse-to-double-then-narrow.
+    let near_tie = "1.00000017881393432530451326201159645279";
+    assert_eq!(
+        parse_each(near_tie, DType::Float),
+        [Some(0x3F80_0001), Some(0x3F80_0002), Some(0x3F80_0002), Some(0x3F80_0001)]
+    );
+    assert_eq!(parse_each("1_000", DType::Float), [None, Some(0x447A_0000), Some(0x3F80_0000), None]);
+    assert_eq!(parse_each("3.5abc", DType::Float), [None, None, Some(0x4060_0000), None]);
+    assert_eq!(parse_each("0x1p3", DType::Float), [None, None, Some(0x4100_0000), None]);
+    assert_eq!(parse_each("1e400", DType::Float), [Some(0x7F80_0000), Some(0x7F80_0000), None, Some(0x7F80_0000)]);
+    assert_eq!(parse_each(" -Infinity ", DType::Float), [Some(0xFF80_0000); 4]);
+    assert_eq!(parse_each("-nan", DType::Float).map(|c| c.map(|c| c >> 31)), [Some(1); 4]);
+    // bfloat16: the reference cannot (TypeError) and falls back to spec; onnxruntime's NaN is 7FC1.
+    assert_eq!(parse_each("nan", DType::Bfloat16), [Some(0x7FC0), Some(0x7FC0), Some(0x7FC1), Some(0x7FC0)]);
+    // float8 honours saturate in every profile that has it.
+    assert_eq!(parse_each("1e3", DType::Float8E4M3FN), [Some(0x7E); 4]);
+}
+
+#[test]
+fn row_19_string_to_integer() {
+    assert_eq!(parse_each("100.5", DType::Int32), [Some(100), None, Some(100), Some(100)]);
+    assert_eq!(parse_each("300", DType::Int8), [None, None, Some(44), None]);
+    assert_eq!(parse_each("-1", DType::Uint8), [None, None, Some(255), None]);
+    assert_eq!(parse_each("1e3", DType::Int32), [Some(1000), None, Some(1), Some(1000)]);
+    assert_eq!(parse_each(" -42 ", DType::Int64), [Some((-42i64) as u64); 4]);
+}
+
+#[test]
+fn row_20_string_to_bool() {
+    assert_eq!(parse_each("false", DType::Bool), [Some(0), Some(1), None, Some(0)]);
+    assert_eq!(parse_each("TRUE", DType::Bool), [Some(1), Some(1), None, Some(1)]);
+    assert_eq!(parse_each("0", DType::Bool), [Some(0), Some(1), Some(0), Some(0)]);
+    assert_eq!(parse_each("2", DType::Bool), [Some(1); 4]);
+    assert_eq!(parse_each("", DType::Bool), [None, Some(0), None, None]);
+}
+
+#[test]
+fn row_21_number_to_string() {
+    let f = |x: f32| u64::from(x.to_bits());
+    assert_eq!(format_each(DType::Float, f(3.0)), ["3.0", "3.0", "3", "3.0"]);
+    assert_eq!(format_each(DType::Float, f(f32::NAN)), ["NaN", "nan", "NaN", "NaN"]);
+    assert_eq!(format_each(DType::Float, f(f32::NEG_INFINITY)), ["-INF", "-inf", "-INF", "-INF"]);
+    assert_eq!(format_each(DType::Float, f(0.3)), ["0.3", "0.3", "0.30000001", "0.3"]);
+    assert_eq!(format_each(DType::Float, f(-0.0)), ["-0.0", "-0.0", "-0", "-0.0"]);
+    assert_eq!(format_each(DType::Float, f(1e-4)), ["1e-04", "1e-04", "9.9999997e-05", "1e-04"]);
+    assert_eq!(format_each(DType::Bool, 1), ["True", "True", "1", "True"]);
+    // bfloat16 and float8: the reference raises, so its profile writes what spec writes.
+    assert_eq!(format_each(DType::Bfloat16, 0x3DCD), ["0.1", "0.1", "0.10009766", "0.1"]);
+    assert_eq!(format_each(DType::Float8E4M3FN, 0x1D), ["0.1", "0.1", "0.1015625", "0.1"]);
+    assert_eq!(format_each(DType::Int8, 0x80), ["-128"; 4]);
+}
