@@ -24,13 +24,14 @@ enum Command {
         #[arg(long)]
         check: Option<PathBuf>,
     },
-    /// ONNX Cast. Without VALUES: raw little-endian elements on standard input (packed types as ONNX
-    /// raw_data; STRING as a JSON array of strings) to the raw result on standard output. With
-    /// VALUES: a table of each value, its output code in hex and binary, its value and class.
+    /// ONNX Cast. With --from and no VALUES: raw little-endian elements on standard input (packed
+    /// types as ONNX raw_data; STRING as a JSON array of strings) to the raw result on standard
+    /// output. With --from and VALUES: a table of each value, its output code in hex and binary, its
+    /// value and class. Without --from: `lowbit cast --to DTYPE IN.pb OUT.pb` casts a TensorProto file.
     Cast {
-        /// Source dtype (ONNX name or alias).
+        /// Source dtype (ONNX name or alias); omit it to cast a TensorProto file.
         #[arg(long)]
-        from: String,
+        from: Option<String>,
         /// Target dtype.
         #[arg(long)]
         to: String,
@@ -46,9 +47,35 @@ enum Command {
         /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4 count).
         #[arg(long)]
         count: Option<usize>,
-        /// Values to cast, read as the source type (exact decimal, rounded once).
+        /// Values to cast, read as the source type (exact decimal, rounded once); or IN.pb OUT.pb.
         #[arg(allow_hyphen_values = true)]
         values: Vec<String>,
+    },
+    /// Run an ONNX model made of Cast, CastLike, Range, Slice, Gather, Constant, Identity (and what
+    /// Range's function body uses) and write each graph output to DIR/<output name>.pb.
+    Run {
+        /// The model file.
+        model: PathBuf,
+        /// An input as NAME=FILE.pb (a serialized TensorProto); repeat for each input.
+        #[arg(long = "input", value_name = "NAME=FILE.pb")]
+        inputs: Vec<String>,
+        /// Where the outputs go.
+        #[arg(long)]
+        output_dir: PathBuf,
+        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        profile: String,
+    },
+    /// Run ONNX backend node-test folders (model.onnx, test_data_set_N/input_K.pb, output_K.pb):
+    /// one line per test, then `N passed, M failed`; exit code 0 only when all pass.
+    Conformance {
+        /// Test folders, or folders of test folders.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        profile: String,
+        /// exact: bits (NaN payloads included); onnx: the ONNX backend runner's rtol 1e-3, atol 1e-7.
+        #[arg(long, default_value = "exact", value_parser = ["exact", "onnx"])]
+        tolerance: String,
     },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
@@ -70,13 +97,48 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
+        Command::Run { model, inputs, output_dir, profile } => {
+            let model = lowbit::onnx::runner::Model::load(&model)?;
+            let mut named = std::collections::HashMap::new();
+            for spec in inputs {
+                let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
+                    op: "run".into(),
+                    message: format!("--input {spec:?} is not NAME=FILE.pb"),
+                })?;
+                named.insert(name.to_string(), lowbit::onnx::tensor_proto::read_tensor_file(file.as_ref())?);
+            }
+            let outputs = model.run(&named, lowbit::profile::Profile::parse(&profile)?)?;
+            std::fs::create_dir_all(&output_dir)
+                .map_err(|e| lowbit::Error::Io { path: output_dir.display().to_string(), message: e.to_string() })?;
+            let mut lines = Vec::new();
+            for (name, tensor) in &outputs {
+                let path = output_dir.join(format!("{name}.pb"));
+                lowbit::onnx::tensor_proto::write_tensor_file(&path, tensor, Some(name))?;
+                lines.push(format!("{} {} {:?}", path.display(), tensor.dtype(), tensor.shape()));
+            }
+            Ok(lines.join("\n"))
+        }
+        Command::Conformance { .. } => unreachable!("handled in main"),
         Command::Cast { from, to, saturate, round_mode, profile, count, values } => {
-            let (from, to) = (lowbit::DType::parse(&from)?, lowbit::DType::parse(&to)?);
+            let to = lowbit::DType::parse(&to)?;
             let opts = lowbit::CastOptions {
                 saturate: saturate == "1",
                 round_mode: lowbit::RoundMode::parse(&round_mode)?,
                 profile: lowbit::profile::Profile::parse(&profile)?,
             };
+            let Some(from) = from else {
+                let [input, output] = values.as_slice() else {
+                    return Err(lowbit::Error::InvalidOp {
+                        op: "cast".into(),
+                        message: "without --from, give exactly IN.pb OUT.pb".into(),
+                    });
+                };
+                let tensor = lowbit::onnx::tensor_proto::read_tensor_file(input.as_ref())?;
+                let out = lowbit::cast::cast(&tensor, to, &opts)?;
+                lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, None)?;
+                return Ok(format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
+            };
+            let from = lowbit::DType::parse(&from)?;
             if values.is_empty() {
                 let mut input = Vec::new();
                 std::io::stdin()
@@ -125,8 +187,25 @@ fn info(dtype: lowbit::DType) -> String {
     lines.join("\n")
 }
 
+fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> lowbit::Result<ExitCode> {
+    use lowbit::onnx::conformance;
+    let profile = lowbit::profile::Profile::parse(profile)?;
+    let tolerance = conformance::Tolerance::parse(tolerance)?;
+    let outcomes: Vec<_> =
+        conformance::test_dirs(dirs)?.iter().map(|d| conformance::run_test(d, profile, tolerance)).collect();
+    println!("{}", conformance::report(&outcomes));
+    Ok(if outcomes.iter().all(|o| o.failure.is_none()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Command::Conformance { dirs, profile, tolerance } = &cli.command {
+        return conformance(dirs, profile, tolerance).unwrap_or_else(|e| {
+            eprintln!("lowbit: {e}");
+            ExitCode::FAILURE
+        });
+    }
+    match run(cli) {
         Ok(msg) => {
             if !msg.is_empty() {
                 println!("{msg}");

@@ -1,0 +1,201 @@
+//! `TensorProto` <-> [`Tensor`], for every dtype, through `raw_data` and through the typed fields
+//! (onnx.proto: `float_data`, `int32_data` with 4-bit and 2-bit elements packed into each entry and
+//! 16/8-bit floats as bit patterns, `int64_data`, `uint64_data`, `double_data`, `string_data`).
+//!
+//! Sizes are checked against the data actually present before anything is allocated, so a file
+//! that claims dims of 2^40 elements costs nothing.
+
+use super::proto::TensorProto;
+use crate::dtype::{DType, Packing};
+use crate::error::{Error, Result};
+use crate::packing;
+use crate::tensor::{element_count, Tensor};
+use prost::Message;
+use std::path::Path;
+
+fn bad(message: impl Into<String>) -> Error {
+    Error::InvalidOp { op: "TensorProto".into(), message: message.into() }
+}
+
+/// The shape of a `TensorProto`: every dim must be non-negative and the product must fit.
+fn shape_of(p: &TensorProto) -> Result<Vec<usize>> {
+    let shape = p
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| usize::try_from(d).map_err(|_| bad(format!("dims[{i}] is negative ({d})"))))
+        .collect::<Result<Vec<_>>>()?;
+    element_count(&shape)?;
+    Ok(shape)
+}
+
+fn count_matches(field: &str, have: usize, want: usize, dtype: DType) -> Result<()> {
+    if have == want {
+        Ok(())
+    } else {
+        Err(bad(format!("{dtype} tensor of {want} entries expected in {field}, found {have}")))
+    }
+}
+
+/// Reads a tensor out of a `TensorProto`.
+pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
+    let dtype = DType::from_onnx_number(i64::from(p.data_type.unwrap_or(0)))?;
+    if dtype == DType::Undefined {
+        return Err(bad("data_type is UNDEFINED"));
+    }
+    if p.data_location == Some(1) || !p.external_data.is_empty() {
+        return Err(bad("external data is not supported: the tensor's bytes live in another file"));
+    }
+    if p.segment.is_some() {
+        return Err(bad("segmented tensors are not supported"));
+    }
+    let shape = shape_of(p)?;
+    let n = element_count(&shape)?;
+    if dtype == DType::String {
+        count_matches("string_data", p.string_data.len(), n, dtype)?;
+        let strings = p
+            .string_data
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                String::from_utf8(s.clone()).map_err(|e| {
+                    bad(format!("string_data[{i}] is not UTF-8 (invalid byte at {})", e.utf8_error().valid_up_to()))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return Tensor::from_strings(shape, strings);
+    }
+    if let Some(raw) = &p.raw_data {
+        return Tensor::from_raw(dtype, shape, raw.clone());
+    }
+    let raw = typed_to_raw(p, dtype, n)?;
+    Tensor::from_raw(dtype, shape, raw)
+}
+
+/// The raw bytes of a tensor stored in its typed field.
+fn typed_to_raw(p: &TensorProto, dtype: DType, n: usize) -> Result<Vec<u8>> {
+    let le = |v: &mut Vec<u8>, bytes: &[u8]| v.extend_from_slice(bytes);
+    let mut raw = Vec::new();
+    match dtype {
+        DType::Float | DType::Complex64 => {
+            let per = if dtype == DType::Complex64 { 2 } else { 1 };
+            count_matches("float_data", p.float_data.len(), n.saturating_mul(per), dtype)?;
+            p.float_data.iter().for_each(|x| le(&mut raw, &x.to_le_bytes()));
+        }
+        DType::Double | DType::Complex128 => {
+            let per = if dtype == DType::Complex128 { 2 } else { 1 };
+            count_matches("double_data", p.double_data.len(), n.saturating_mul(per), dtype)?;
+            p.double_data.iter().for_each(|x| le(&mut raw, &x.to_le_bytes()));
+        }
+        DType::Int64 => {
+            count_matches("int64_data", p.int64_data.len(), n, dtype)?;
+            p.int64_data.iter().for_each(|x| le(&mut raw, &x.to_le_bytes()));
+        }
+        DType::Uint32 | DType::Uint64 => {
+            count_matches("uint64_data", p.uint64_data.len(), n, dtype)?;
+            let width = if dtype == DType::Uint32 { 4 } else { 8 };
+            p.uint64_data.iter().for_each(|x| le(&mut raw, &x.to_le_bytes()[..width]));
+        }
+        _ => match dtype.packing() {
+            // One element per entry: the integer, or a float's bit pattern.
+            Packing::Bytes(k) => {
+                count_matches("int32_data", p.int32_data.len(), n, dtype)?;
+                p.int32_data.iter().for_each(|x| le(&mut raw, &x.to_le_bytes()[..k as usize]));
+            }
+            // Each entry holds one packed byte (two 4-bit or four 2-bit elements).
+            Packing::Nibbles | Packing::Crumbs => {
+                let bytes = packing::raw_len(dtype, n)?;
+                count_matches("int32_data", p.int32_data.len(), bytes, dtype)?;
+                raw.extend(p.int32_data.iter().map(|&x| x as u8));
+            }
+            // One 6-bit code per entry, repacked into the sextet stream.
+            Packing::Sextets => {
+                count_matches("int32_data", p.int32_data.len(), n, dtype)?;
+                let codes: Vec<u64> = p.int32_data.iter().map(|&x| u64::from(x as u32 & 0x3F)).collect();
+                raw = packing::pack(dtype, &codes)?;
+            }
+            Packing::Strings | Packing::None => unreachable!("handled above"),
+        },
+    }
+    Ok(raw)
+}
+
+/// A `TensorProto` holding the tensor, in `raw_data` (strings in `string_data`).
+#[must_use]
+pub fn tensor_to_proto(t: &Tensor, name: Option<&str>) -> TensorProto {
+    let mut p = TensorProto {
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: Some(t.dtype().onnx_number()),
+        name: name.map(str::to_string),
+        ..TensorProto::default()
+    };
+    match t.strings() {
+        Some(s) => p.string_data = s.iter().map(|x| x.as_bytes().to_vec()).collect(),
+        None => p.raw_data = Some(t.raw().expect("numeric tensors are raw").to_vec()),
+    }
+    p
+}
+
+/// Reads a serialized `TensorProto` file.
+pub fn read_tensor_file(path: &Path) -> Result<Tensor> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let proto = TensorProto::decode(bytes.as_slice()).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: format!("not a valid TensorProto: {e}"),
+    })?;
+    tensor_from_proto(&proto).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
+}
+
+/// Writes a tensor as a serialized `TensorProto` file.
+pub fn write_tensor_file(path: &Path, t: &Tensor, name: Option<&str>) -> Result<()> {
+    std::fs::write(path, tensor_to_proto(t, name).encode_to_vec()).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proto(dtype: DType, dims: &[i64]) -> TensorProto {
+        TensorProto { dims: dims.to_vec(), data_type: Some(dtype.onnx_number()), ..TensorProto::default() }
+    }
+
+    #[test]
+    fn typed_fields() {
+        // research §7: onnx 1.18 wrote FLOAT -> INT4 as int32_data [136, 169, ...] (one packed byte each).
+        let p = TensorProto { int32_data: vec![0xE1, 0x03], ..proto(DType::Int4, &[3]) };
+        assert_eq!(tensor_from_proto(&p).unwrap().codes().unwrap(), [1, 0xE, 3]);
+        let p = TensorProto { int32_data: vec![0x3C00, 0xC000], ..proto(DType::Float16, &[2]) };
+        assert_eq!(tensor_from_proto(&p).unwrap().raw().unwrap(), [0x00, 0x3C, 0x00, 0xC0]);
+        let p = TensorProto { int32_data: vec![0x08, 0x10, 0x14, 0x28, 0x04], ..proto(DType::Float6E2M3, &[5]) };
+        assert_eq!(tensor_from_proto(&p).unwrap().raw().unwrap(), [0x08, 0x44, 0xA1, 0x04]);
+        let p = TensorProto { uint64_data: vec![u64::from(u32::MAX)], ..proto(DType::Uint32, &[1]) };
+        assert_eq!(tensor_from_proto(&p).unwrap().raw().unwrap(), [0xFF; 4]);
+        let p = TensorProto { float_data: vec![1.0, 2.0], ..proto(DType::Complex64, &[1]) };
+        assert_eq!(tensor_from_proto(&p).unwrap().raw().unwrap().len(), 8);
+    }
+
+    #[test]
+    fn bad_tensors() {
+        let err = |p: TensorProto| tensor_from_proto(&p).unwrap_err().to_string();
+        assert!(err(TensorProto { raw_data: Some(vec![0; 7]), ..proto(DType::Float, &[2]) }).contains("7 bytes"));
+        assert!(err(proto(DType::Float, &[2, -1])).contains("negative"));
+        assert!(err(TensorProto { raw_data: Some(vec![]), ..proto(DType::Float, &[1 << 40, 1 << 40]) })
+            .contains("too large"));
+        assert!(err(TensorProto { float_data: vec![1.0], ..proto(DType::Float, &[3]) }).contains("found 1"));
+        let external = TensorProto { data_location: Some(1), ..proto(DType::Float, &[1]) };
+        assert!(err(external).contains("external"));
+        assert!(err(proto(DType::Undefined, &[1])).contains("UNDEFINED"));
+        assert!(err(TensorProto { string_data: vec![vec![0xFF]], ..proto(DType::String, &[1]) }).contains("UTF-8"));
+    }
+
+    #[test]
+    fn round_trip_through_bytes() {
+        let t = Tensor::from_codes(DType::Int2, vec![2, 3], &[0, 1, 2, 3, 1, 2]).unwrap();
+        let bytes = tensor_to_proto(&t, Some("x")).encode_to_vec();
+        let back = tensor_from_proto(&TensorProto::decode(bytes.as_slice()).unwrap()).unwrap();
+        assert_eq!(back, t);
+        let s = Tensor::from_strings(vec![2], vec!["a".into(), "é".into()]).unwrap();
+        let bytes = tensor_to_proto(&s, None).encode_to_vec();
+        assert_eq!(tensor_from_proto(&TensorProto::decode(bytes.as_slice()).unwrap()).unwrap(), s);
+    }
+}
