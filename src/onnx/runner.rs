@@ -483,8 +483,8 @@ mod tests {
 
     #[test]
     fn float32_arithmetic_is_ieee() {
-        let a = Tensor::from_f32(&[0.1, 1e38, 1.0]);
-        let b = Tensor::from_f32(&[0.2, 1e38, 3.0]);
+        let a = Tensor::from_f32(&[0.1, 3e38, 1.0]);
+        let b = Tensor::from_f32(&[0.2, 3e38, 3.0]);
         let sum = binary("Add", &a, &b).unwrap().to_f32_vec().unwrap();
         assert_eq!(sum[0], 0.1f32 + 0.2f32);
         assert_eq!(sum[1], f32::INFINITY);
