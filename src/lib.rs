@@ -13,7 +13,12 @@
 //! | the profile table (policy choices where ONNX implementations disagree) | [`profile`] |
 //! | ONNX dtypes: numbers, names, aliases, packing | [`dtype`] |
 //! | element-level `Cast` between numeric dtypes | [`convert`] |
+//! | `Cast` / `CastLike` on tensors, op versions and attributes | [`cast`] |
+//! | tensors and the ONNX byte layout (4-bit, 2-bit, float6 packing) | [`tensor`], [`packing`] |
+//! | strings <-> numbers under each profile | [`strings`] |
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
+//! | slice conversions in `half`'s style | [`slice`] |
+//! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
 //!
 //! ## Features

@@ -254,7 +254,7 @@ fn row_17_bfloat16_to_float16_nan() {
 #[test]
 fn row_17_onnxruntime_vector_blocks() {
     let ort = CastOptions::with_profile(Profile::OnnxRuntime);
-    let mut bits = vec![0u32; 9];
+    let mut bits = [0u32; 9];
     bits[0] = 0xFFBF_FFFF;
     bits[8] = 0xFFBF_FFFF;
     let x = Tensor::from_codes(DType::Float, vec![9], &bits.iter().map(|&b| u64::from(b)).collect::<Vec<_>>()).unwrap();
