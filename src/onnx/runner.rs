@@ -155,7 +155,7 @@ impl Runner {
                 let missing: Vec<&String> = node
                     .input
                     .iter()
-                    .filter(|i| !i.is_empty() && !values.contains_key(*i) && !outer.is_some_and(|o| o.get(i).is_some()))
+                    .filter(|i| !i.is_empty() && !values.contains_key(*i) && outer.is_none_or(|o| o.get(i).is_none()))
                     .collect();
                 return Err(err(
                     op_name(node),
