@@ -73,6 +73,23 @@ fn bad_files_are_errors() {
     let garbage = tmp.path().join("garbage.pb");
     std::fs::write(&garbage, [0xFF; 16]).unwrap();
     assert!(read_tensor_file(&garbage).is_err());
+    // A packed field and raw_data that claim 2^60 and 2^40 bytes: rejected before allocating.
+    for (tag, claimed) in [(4u8, 1u64 << 60), (9, 1 << 40)] {
+        let mut bytes = vec![0x08, 0x02, 0x10, 0x01, (tag << 3) | 2];
+        let mut n = claimed;
+        loop {
+            let b = (n & 0x7F) as u8;
+            n >>= 7;
+            bytes.push(b | if n > 0 { 0x80 } else { 0 });
+            if n == 0 {
+                break;
+            }
+        }
+        bytes.extend([0; 8]);
+        let path = tmp.path().join(format!("claims-{tag}.pb"));
+        std::fs::write(&path, bytes).unwrap();
+        assert!(read_tensor_file(&path).unwrap_err().to_string().contains("underflow"));
+    }
     // Dims whose product overflows, with almost no data: no allocation, an error.
     let huge = TensorProto {
         dims: vec![1 << 40, 1 << 40],
