@@ -2,12 +2,15 @@
 //! 16 bits or fewer, saturate on and off (and every E8M0 round_mode), against the independent
 //! oracle under `spec`.
 
+#[path = "support/harness.rs"]
+mod harness;
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::dtype::{DType, Kind};
-use oracle::{OFormat, OMode, OValue};
+use harness::{all_codes, option_sets, oracle_cast};
+use lowbit::convert::{convert_code, CastOptions};
+use lowbit::dtype::DType;
+use oracle::OMode;
 use rayon::prelude::*;
 
 const SMALL: [DType; 21] = [
@@ -33,87 +36,6 @@ const SMALL: [DType; 21] = [
     DType::Float,
     DType::Double,
 ];
-
-fn oformat(d: DType) -> Option<OFormat> {
-    Some(match d {
-        DType::Float8E4M3FN => OFormat::E4M3FN,
-        DType::Float8E4M3FNUZ => OFormat::E4M3FNUZ,
-        DType::Float8E5M2 => OFormat::E5M2,
-        DType::Float8E5M2FNUZ => OFormat::E5M2FNUZ,
-        DType::Float8E8M0 => OFormat::E8M0,
-        DType::Float6E2M3 => OFormat::E2M3,
-        DType::Float6E3M2 => OFormat::E3M2,
-        DType::Float4E2M1 => OFormat::E2M1,
-        DType::Float16 => OFormat::F16,
-        DType::Bfloat16 => OFormat::BF16,
-        DType::Float => OFormat::F32,
-        DType::Double => OFormat::F64,
-        other => match other.kind() {
-            Kind::Integer { bits, signed } => OFormat::Int { bits, signed },
-            _ => return None,
-        },
-    })
-}
-
-fn option_sets(to: DType) -> Vec<(CastOptions, OMode)> {
-    let modes: Vec<(RoundMode, OMode)> = if to == DType::Float8E8M0 {
-        vec![
-            (RoundMode::Up, OMode::Up),
-            (RoundMode::Down, OMode::TowardZero),
-            (RoundMode::Nearest, OMode::NearestTiesUp),
-        ]
-    } else {
-        vec![(RoundMode::Up, OMode::NearestEven)]
-    };
-    modes
-        .into_iter()
-        .flat_map(|(round_mode, omode)| {
-            [true, false].map(|saturate| (CastOptions { saturate, round_mode, ..CastOptions::default() }, omode))
-        })
-        .collect()
-}
-
-/// The oracle's answer for one element under `spec`.
-/// Every code of a dtype (BOOL's are 0 and 1; its other byte values are not codes).
-fn all_codes(d: DType) -> std::ops::RangeInclusive<u64> {
-    if d == DType::Bool {
-        0..=1
-    } else {
-        0..=d.code_mask()
-    }
-}
-
-fn oracle_cast(from: DType, to: DType, code: u64, opts: &CastOptions, mode: OMode) -> Option<u64> {
-    let integer_source = matches!(from.kind(), Kind::Integer { .. } | Kind::Bool);
-    let value = match oformat(from) {
-        Some(f) => oracle::decode(f, code),
-        None => OValue::from_i128(i128::from(code)), // bool: 0 or 1
-    };
-    if to == DType::Bool {
-        // SEMANTICS.md row 15 (`spec`): x != 0; NaN is true.
-        return Some(u64::from(value.is_nan() || !value.is_zero()));
-    }
-    let target = oformat(to)?;
-    if let (Some(8), OFormat::Int { bits, signed }) = (from.float_format().map(|f| f.width()), target) {
-        if let Some(code) = oracle::encode_int_from_float8_special(&value, bits, signed) {
-            return Some(code);
-        }
-    }
-    // `saturate` is only for float8 targets (SEMANTICS.md row 23).
-    let saturate = opts.saturate && to.bits() == Some(8) && matches!(to.kind(), Kind::Float(_));
-    if value.is_nan() && matches!(target, OFormat::F16 | OFormat::BF16 | OFormat::F32 | OFormat::F64) {
-        // NaN payloads between IEEE formats are SEMANTICS.md row 17, checked in tests/profiles.rs;
-        // the oracle's NaN carries no payload. Narrow sources have none: compare those.
-        if matches!(from, DType::Float16 | DType::Bfloat16) {
-            return None;
-        }
-    }
-    Some(if integer_source {
-        oracle::encode_from_int_source(target, &value, saturate, mode)
-    } else {
-        oracle::encode(target, &value, saturate, mode)
-    })
-}
 
 #[test]
 fn every_small_source_into_every_small_target() {
