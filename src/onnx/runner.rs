@@ -18,9 +18,13 @@ use prost::Message;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The most iterations a Loop may run, and the most elements a broadcast may produce: checked
-/// before allocating.
+/// The most elements a broadcast may produce: checked before allocating.
 pub const MAX_ELEMENTS: usize = 1 << 31;
+
+/// The most iterations a Loop may run. Each iteration runs a subgraph, so a model whose
+/// condition never turns false would otherwise hang the runner; 2^24 is far beyond what the
+/// Range function body needs for any output that fits in memory at this speed.
+pub const MAX_LOOP_ITERATIONS: i64 = 1 << 24;
 
 fn err(op: &str, message: impl Into<String>) -> Error {
     Error::InvalidOp { op: op.into(), message: message.into() }
@@ -245,8 +249,8 @@ impl Runner {
         let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); scan_count];
         let mut i: i64 = 0;
         while condition && trip_count.is_none_or(|m| i < m) {
-            if i as usize >= MAX_ELEMENTS {
-                return Err(err("Loop", format!("more than {MAX_ELEMENTS} iterations")));
+            if i >= MAX_LOOP_ITERATIONS {
+                return Err(err("Loop", format!("more than {MAX_LOOP_ITERATIONS} iterations")));
             }
             let mut local = HashMap::new();
             local.insert(body_inputs[0].clone(), Tensor::from_codes(DType::Int64, vec![], &[i as u64])?);
