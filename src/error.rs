@@ -47,6 +47,11 @@ pub enum Error {
     #[error("{op}: {message}")]
     InvalidOp { op: String, message: String },
 
+    /// An index, an axis or a similar integer outside the range an op accepts (the message names
+    /// the input and the position).
+    #[error("{op}: {what} is {value}, outside the accepted range [{low}, {high}]")]
+    OutOfRange { op: String, what: String, value: i128, low: i128, high: i128 },
+
     /// A file could not be read or written.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

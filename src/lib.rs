@@ -34,11 +34,13 @@
 
 pub mod cast;
 pub mod cli_cast;
+pub mod cli_range4;
 pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod format;
 pub mod onnx;
+pub mod ops;
 pub mod packing;
 pub mod profile;
 pub mod round;

@@ -77,6 +77,25 @@ enum Command {
         #[arg(long, default_value = "exact", value_parser = ["exact", "onnx"])]
         tolerance: String,
     },
+    /// OpenVINO Range-4 (not an ONNX op): START, STOP and STEP as VALUE:DTYPE (e.g. 2.5:f32, -1:i64),
+    /// each of its own type. Prints each element's value and code, or with --raw writes the raw
+    /// little-endian output (packed types as ONNX raw_data) to standard output.
+    Range4 {
+        #[arg(allow_hyphen_values = true)]
+        start: String,
+        #[arg(allow_hyphen_values = true)]
+        stop: String,
+        #[arg(allow_hyphen_values = true)]
+        step: String,
+        /// Any numeric dtype, float8, float6, float4 and int4 included.
+        #[arg(long)]
+        output_type: String,
+        /// spec: the Range-4 text, exact and rounded once; openvino: OpenVINO's core reference.
+        #[arg(long, default_value = "spec", value_parser = ["spec", "openvino"])]
+        profile: String,
+        #[arg(long)]
+        raw: bool,
+    },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
     Info {
@@ -97,6 +116,16 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
+        Command::Range4 { start, stop, step, output_type, profile, raw } => {
+            let out = lowbit::cli_range4::run(&start, &stop, &step, &output_type, &profile)?;
+            if !raw {
+                return lowbit::cli_range4::describe(&out);
+            }
+            std::io::stdout()
+                .write_all(&lowbit::cli_range4::raw(&out))
+                .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+            Ok(String::new())
+        }
         Command::Run { model, inputs, output_dir, profile } => {
             let model = lowbit::onnx::runner::Model::load(&model)?;
             let mut named = std::collections::HashMap::new();

@@ -14,6 +14,8 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::range::{OpenVinoRange, RangeCount, RangeValues};
+use crate::ops::slice::RepeatedAxes;
 use crate::round::{NanFallback, RoundingMode};
 use crate::strings::{NumberStyle, StringGrammar};
 
@@ -209,6 +211,27 @@ pub struct Policy {
     pub cast_falls_back: &'static [DType],
     /// Dtypes the implementation cannot convert to or from STRING; such casts use `spec`.
     pub strings_fall_back: &'static [DType],
+    /// "ONNX Range count".
+    pub range_count: RangeCount,
+    /// "ONNX Range values".
+    pub range_values: RangeValues,
+    /// The newest ONNX Range version the implementation runs; a newer one is `spec`'s.
+    pub range_newest_version: i64,
+    /// "OpenVINO Range-4" (and Range-1).
+    pub openvino_range: OpenVinoRange,
+    /// "Slice clamping": with a negative step, a start below `-dim` clamps to -1 (Python's
+    /// `slice.indices`), so the axis is empty, instead of to 0.
+    pub slice_start_below_lowest_reverses_nothing: bool,
+    /// "Slice clamping": with a negative step, an end of INT32_MAX or INT64_MAX reverses the whole
+    /// axis instead of clamping to `dim - 1`.
+    pub slice_max_end_reverses_whole_axis: bool,
+    /// "Slice repeated axes".
+    pub slice_repeated_axes: RepeatedAxes,
+    /// Rank-0 data is an error even with no starts ("Cannot slice scalars"); otherwise such a
+    /// Slice returns the data.
+    pub slice_scalar_without_starts_is_error: bool,
+    /// Starts, ends, axes and steps must share one integer dtype (Slice's `Tind` constraint).
+    pub slice_index_types_must_match: bool,
 }
 
 const ALL_QUIET: NanPayloads = NanPayloads {
@@ -242,6 +265,16 @@ pub const SPEC: Policy = Policy {
     number_style: NumberStyle::Spec,
     cast_falls_back: &[],
     strings_fall_back: &[],
+    range_count: RangeCount::Exact,
+    range_values: RangeValues::Exact,
+    range_newest_version: 27,
+    openvino_range: OpenVinoRange::Text,
+    slice_start_below_lowest_reverses_nothing: false,
+    slice_max_end_reverses_whole_axis: false,
+    slice_repeated_axes: RepeatedAxes::Error,
+    // The Slice-13 text is silent on rank-0 data; the reference returns it unchanged.
+    slice_scalar_without_starts_is_error: false,
+    slice_index_types_must_match: true,
 };
 
 /// The types the onnx reference (ml_dtypes) cannot cast to or from strings (TypeError, research
@@ -293,6 +326,16 @@ pub const ONNX_REFERENCE: Policy = Policy {
     number_style: NumberStyle::Numpy,
     cast_falls_back: &[],
     strings_fall_back: ML_DTYPES_ONLY,
+    range_count: RangeCount::Numpy,
+    range_values: RangeValues::Numpy,
+    range_newest_version: 27,
+    openvino_range: OpenVinoRange::Text,
+    slice_start_below_lowest_reverses_nothing: true,
+    slice_max_end_reverses_whole_axis: false,
+    slice_repeated_axes: RepeatedAxes::LastWins,
+    slice_scalar_without_starts_is_error: false,
+    // numpy indexes with whatever integers it is given.
+    slice_index_types_must_match: false,
 };
 
 /// onnxruntime 1.31.1 on CPU.
@@ -326,10 +369,21 @@ pub const ONNXRUNTIME: Policy = Policy {
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
     strings_fall_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
+    range_count: RangeCount::DoubleOperands,
+    range_values: RangeValues::RepeatedAddition,
+    // 1.31.1 loads opsets up to 26 and refuses Range-27's opset.
+    range_newest_version: 11,
+    openvino_range: OpenVinoRange::Text,
+    slice_start_below_lowest_reverses_nothing: false,
+    slice_max_end_reverses_whole_axis: true,
+    slice_repeated_axes: RepeatedAxes::Error,
+    slice_scalar_without_starts_is_error: true,
+    slice_index_types_must_match: true,
 };
 
-/// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`.
-pub const OPENVINO: Policy = Policy { name: "openvino", ..SPEC };
+/// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only
+/// Range-1 and Range-4 differ from `spec` (its core reference, research/range_slice_gather.md §2.2).
+pub const OPENVINO: Policy = Policy { name: "openvino", openvino_range: OpenVinoRange::CoreReference, ..SPEC };
 
 impl Policy {
     /// The policy that actually decides a cast from `from` to `to`: this one, or `spec` where the

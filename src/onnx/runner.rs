@@ -10,6 +10,7 @@ use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format;
+use crate::ops::{self, range::RangeOptions, slice::SliceArgs};
 use crate::profile::Profile;
 use crate::round::{self, RoundingOptions};
 use crate::tensor::{element_count, Tensor};
@@ -278,9 +279,44 @@ impl Runner {
         Ok(outputs)
     }
 
-    /// Range, Slice and Gather: the ops module.
-    fn run_data_op(&self, op: &str, _node: &NodeProto, _inputs: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
-        Err(err(op, format!("unsupported op {op}")))
+    /// Range, Slice and Gather: shape logic in [`crate::ops`].
+    fn run_data_op(&self, op: &str, node: &NodeProto, inputs: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
+        let input = |k: usize| -> Result<&Tensor> {
+            inputs.get(k).and_then(Option::as_ref).ok_or_else(|| err(op, format!("input {k} is missing")))
+        };
+        let optional = |k: usize| inputs.get(k).and_then(Option::as_ref);
+        let out = match op {
+            "Range" => {
+                let opts = RangeOptions {
+                    profile: self.profile,
+                    stash_type: attr_int(node, "stash_type"),
+                    ..RangeOptions::default()
+                };
+                ops::range::range_with(input(0)?, input(1)?, input(2)?, self.opset, &opts)?
+            }
+            "Gather" => ops::gather::gather(
+                input(0)?,
+                input(1)?,
+                attr_int(node, "axis").unwrap_or(0),
+                self.opset,
+                self.profile,
+            )?,
+            "Slice" if self.opset < 10 => {
+                let ints = |name: &str| attr(node, name).map(|a| a.ints.clone());
+                let starts = ints("starts").ok_or_else(|| err(op, "Slice-1 needs the starts attribute"))?;
+                let ends = ints("ends").ok_or_else(|| err(op, "Slice-1 needs the ends attribute"))?;
+                let axes = ints("axes");
+                let args = SliceArgs::Attributes { starts: &starts, ends: &ends, axes: axes.as_deref() };
+                ops::slice::slice(input(0)?, &args, self.opset, self.profile)?
+            }
+            "Slice" => {
+                let args =
+                    SliceArgs::Inputs { starts: input(1)?, ends: input(2)?, axes: optional(3), steps: optional(4) };
+                ops::slice::slice(input(0)?, &args, self.opset, self.profile)?
+            }
+            other => return Err(err(other, format!("unsupported op {other}"))),
+        };
+        Ok(vec![out])
     }
 }
 

@@ -1,0 +1,201 @@
+//! ONNX `Range`, `Slice` and `Gather`, and OpenVINO's `Range` (versions 1 and 4), over every dtype
+//! and under every profile of SEMANTICS.md.
+//!
+//! These ops are shape logic over the element store of [`Tensor`]: none of them rounds or packs
+//! anything itself. Range computes its values in the accumulate type the profile names and hands
+//! each one to the Cast core ([`crate::convert::encode_element`]) exactly once; Slice and Gather
+//! move elements as they are stored.
+//!
+//! | what | where |
+//! |---|---|
+//! | ONNX Range-11 and Range-27 (`stash_type`) | [`range::range`], [`range::range_with`] |
+//! | OpenVINO Range-1 and Range-4 | [`range::range1`], [`range::range4`], [`range::openvino_range`] |
+//! | ONNX Slice-1 (attributes), Slice-10/11/13 (inputs) | [`slice::slice`], [`slice::slice_lists`] |
+//! | ONNX Gather-1/11/13 | [`gather::gather`] |
+//!
+//! ## Element types
+//!
+//! Slice and Gather take every dtype lowbit knows: the numeric types, bool, strings, complex64 and
+//! complex128 (moved as raw bytes), the float8 family, and the packed sub-byte types int4, uint4,
+//! float4e2m1, int2, uint2 and float6. **The sub-byte types (and float8) are an extension**: no
+//! version of ONNX Slice or Gather lists them, and onnxruntime refuses such models at load; lowbit
+//! moves their logical elements and repacks the output in the ONNX layout (element 2k in the low
+//! nibble, zero padding), which is what the onnx reference evaluator does element by element.
+//!
+//! ## Copying
+//!
+//! A Slice or Gather output is a sequence of contiguous runs of the input. For byte-aligned dtypes
+//! each run is one `copy_from_slice`. For the packed dtypes a run whose source and destination bit
+//! offsets can reach a byte boundary together is copied as whole bytes in its middle and element by
+//! element (through [`crate::packing`]) at its ends; a run whose offsets never line up (an odd
+//! nibble into an even one) goes element by element, since every byte would need shifting anyway.
+
+pub mod gather;
+pub mod range;
+pub mod slice;
+
+pub use gather::{gather, GATHER_VERSIONS};
+pub use range::{
+    openvino_range, range, range1, range4, range_with, OpenVinoRange, RangeCount, RangeOptions, RangeValues,
+    DEFAULT_MAX_ELEMENTS, RANGE_VERSIONS,
+};
+pub use slice::{slice, slice_lists, RepeatedAxes, SliceArgs, SLICE_VERSIONS};
+
+use crate::convert::{decode_element, Element};
+use crate::dtype::{DType, Kind, Packing};
+use crate::error::{Error, Result};
+use crate::packing;
+use crate::tensor::{Data, Tensor};
+
+/// The newest opset lowbit knows.
+const NEWEST_OPSET: i64 = 28;
+
+/// The schema of `op` in force at `opset`: the newest version not above it.
+pub(crate) fn schema_version(op: &str, versions: &[i64], opset: i64) -> Result<i64> {
+    if opset > NEWEST_OPSET {
+        return Err(Error::InvalidOp {
+            op: op.into(),
+            message: format!("opset {opset} is newer than lowbit knows ({NEWEST_OPSET})"),
+        });
+    }
+    versions.iter().rev().copied().find(|&v| v <= opset).ok_or_else(|| Error::InvalidOp {
+        op: op.into(),
+        message: format!("{op} does not exist at opset {opset} (its first version is {})", versions[0]),
+    })
+}
+
+/// The values of an integer tensor (indices, starts, ends, axes, steps), widened to `i128` so that
+/// uint64 and the index arithmetic after it cannot overflow.
+pub(crate) fn integer_values(op: &str, what: &str, t: &Tensor) -> Result<Vec<i128>> {
+    if !matches!(t.dtype().kind(), Kind::Integer { .. }) {
+        return Err(Error::InvalidOp {
+            op: op.into(),
+            message: format!("{what} must be an integer tensor (int32 or int64), not {}", t.dtype()),
+        });
+    }
+    t.codes()?
+        .into_iter()
+        .map(|code| match decode_element(t.dtype(), code)? {
+            Element::Int(v) => Ok(v),
+            // An integer dtype decodes to integers; anything else is a bug upstream, reported
+            // rather than trusted.
+            other => Err(Error::InvalidOp { op: op.into(), message: format!("{what}: {other:?} is not an integer") }),
+        })
+        .collect()
+}
+
+/// A zeroed buffer of `len` bytes, or an `Err` instead of an abort when the allocator refuses.
+pub(crate) fn zeroed(op: &str, len: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::TooLarge { what: format!("{op}: cannot allocate {len} bytes for the output") })?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// Builds an output tensor from runs of an input's elements, in output order.
+pub(crate) struct Runs<'a> {
+    op: &'a str,
+    dtype: DType,
+    src: &'a Data,
+    out: Data,
+    written: usize,
+}
+
+impl<'a> Runs<'a> {
+    /// An empty output for `len` elements of `src`'s dtype; the size was checked by the caller,
+    /// the allocation is checked here.
+    pub(crate) fn new(op: &'a str, src: &'a Tensor, len: usize) -> Result<Runs<'a>> {
+        let out = match src.data() {
+            Data::Raw(_) => Data::Raw(zeroed(op, packing::raw_len(src.dtype(), len)?)?),
+            Data::Strings(_) => {
+                let mut v = Vec::new();
+                v.try_reserve_exact(len).map_err(|_| Error::TooLarge {
+                    what: format!("{op}: cannot allocate {len} strings for the output"),
+                })?;
+                Data::Strings(v)
+            }
+        };
+        Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0 })
+    }
+
+    /// Appends input elements `from..from + len`.
+    pub(crate) fn copy(&mut self, from: usize, len: usize) {
+        match (self.src, &mut self.out) {
+            (Data::Raw(src), Data::Raw(out)) => copy_raw(self.dtype, src, from, out, self.written, len),
+            (Data::Strings(src), Data::Strings(out)) => out.extend_from_slice(&src[from..from + len]),
+            // `new` made the output the same kind as the input.
+            _ => unreachable!("output store matches the input store"),
+        }
+        self.written += len;
+    }
+
+    pub(crate) fn finish(self, shape: Vec<usize>) -> Result<Tensor> {
+        let op = self.op;
+        let result = match self.out {
+            Data::Raw(raw) => Tensor::from_raw(self.dtype, shape, raw),
+            Data::Strings(s) => Tensor::from_strings(shape, s),
+        };
+        result.map_err(|e| Error::InvalidOp { op: op.into(), message: format!("output does not fit its shape: {e}") })
+    }
+}
+
+/// Copies `len` elements from element `from` of `src` to element `to` of `out`.
+fn copy_raw(dtype: DType, src: &[u8], from: usize, out: &mut [u8], to: usize, len: usize) {
+    if let Packing::Bytes(k) = dtype.packing() {
+        let k = k as usize;
+        out[to * k..(to + len) * k].copy_from_slice(&src[from * k..(from + len) * k]);
+        return;
+    }
+    // Packed dtypes: the bit offsets of source and destination move in step, so they reach a byte
+    // boundary together exactly when they differ by whole bytes.
+    let bits = dtype.bits().unwrap_or(8) as usize;
+    let mut i = 0;
+    if from.abs_diff(to) * bits % 8 == 0 {
+        while i < len && (from + i) * bits % 8 != 0 {
+            packing::set(dtype, out, to + i, packing::get(dtype, src, from + i));
+            i += 1;
+        }
+        let bytes = (len - i) * bits / 8;
+        let (s, d) = ((from + i) * bits / 8, (to + i) * bits / 8);
+        out[d..d + bytes].copy_from_slice(&src[s..s + bytes]);
+        // The last byte may hold only part of an element: that element is written whole below.
+        i += bytes * 8 / bits;
+    }
+    for j in i..len {
+        packing::set(dtype, out, to + j, packing::get(dtype, src, from + j));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_runs_match_element_copies() {
+        for dtype in [DType::Int4, DType::Uint2, DType::Float6E3M2, DType::Int16] {
+            let n = 37;
+            let codes: Vec<u64> = (0..n as u64).map(|i| (i * 0x9E37 + 3) & dtype.code_mask()).collect();
+            let src = packing::pack(dtype, &codes).unwrap();
+            for from in 0..9 {
+                for to in 0..9 {
+                    for len in [0, 1, 2, 5, 13, 20] {
+                        let mut out = packing::pack(dtype, &vec![0; to + len]).unwrap();
+                        copy_raw(dtype, &src, from, &mut out, to, len);
+                        let got = packing::unpack(dtype, &out, to + len).unwrap();
+                        assert_eq!(&got[to..], &codes[from..from + len], "{dtype} {from}->{to} x{len}");
+                        assert!(got[..to].iter().all(|&c| c == 0));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn versions_resolve() {
+        assert_eq!(schema_version("Slice", &[1, 10, 11, 13], 12).unwrap(), 11);
+        assert_eq!(schema_version("Slice", &[1, 10, 11, 13], 28).unwrap(), 13);
+        assert!(schema_version("Range", &[11, 27], 10).is_err());
+        assert!(schema_version("Range", &[11, 27], 29).is_err());
+    }
+}
