@@ -18,6 +18,9 @@
 //! | strings <-> numbers under each profile | [`strings`] |
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
 //! | slice conversions in `half`'s style | [`slice`] |
+//! | fast kernels (checked against the core and the oracle) | [`kernels`] |
+//! | `lowbit bench` | [`bench`] |
+//! | Range, Slice, Gather | [`ops`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
 //!
@@ -32,6 +35,7 @@
 //! Every conversion decodes its input exactly ([`value::Value`]) and rounds **once** to the
 //! target ([`round::encode`]). A float64 source is never rounded through float32.
 
+pub mod bench;
 pub mod cast;
 pub mod cli_cast;
 pub mod cli_range4;
@@ -39,6 +43,7 @@ pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod format;
+pub mod kernels;
 pub mod onnx;
 pub mod ops;
 pub mod packing;

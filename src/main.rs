@@ -96,6 +96,18 @@ enum Command {
         #[arg(long)]
         raw: bool,
     },
+    /// Throughput of FLOAT -> DTYPE against a plain copy and the reference path, in one process.
+    Bench {
+        /// Target dtype.
+        #[arg(long, default_value = "float8e4m3fn")]
+        to: String,
+        /// Elements per run.
+        #[arg(long, default_value_t = 1 << 24)]
+        elements: usize,
+        /// Runs per path (the best is kept).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+    },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
     Info {
@@ -116,6 +128,10 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
+        Command::Bench { to, elements, reps } => {
+            let to = lowbit::DType::parse(&to)?;
+            Ok(lowbit::bench::report(&lowbit::bench::run(to, elements.max(10), reps.max(1))?))
+        }
         Command::Range4 { start, stop, step, output_type, profile, raw } => {
             let out = lowbit::cli_range4::run(&start, &stop, &step, &output_type, &profile)?;
             if !raw {

@@ -9,6 +9,7 @@ use crate::cast;
 use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernels::DecodeTable;
 use crate::packing;
 use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
 use crate::tensor::Tensor;
@@ -54,7 +55,15 @@ macro_rules! narrow_slice {
 
             fn convert_from_f32_slice_with(&mut self, src: &[f32], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
-                cast_into(self, &Tensor::from_f32(src), opts)
+                match cast::float8_encoder(<$t>::DTYPE, opts) {
+                    Some(encoder) => {
+                        for (d, &s) in self.iter_mut().zip(src) {
+                            *d = <$t>::from_bits(encoder.encode(s));
+                        }
+                        Ok(())
+                    }
+                    None => cast_into(self, &Tensor::from_f32(src), opts),
+                }
             }
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
@@ -72,14 +81,16 @@ macro_rules! narrow_slice {
 
             fn convert_to_f32_slice(&self, dst: &mut [f32]) -> Result<()> {
                 same_length("convert_to_f32_slice", dst.len(), self.len())?;
+                let table = DecodeTable::of(<$t>::FORMAT).expect("narrow formats have a decode table");
                 for (d, s) in dst.iter_mut().zip(self) {
-                    *d = s.to_f32();
+                    *d = table.decode(s.to_bits());
                 }
                 Ok(())
             }
 
             fn to_f32_vec(&self) -> Vec<f32> {
-                self.iter().map(|x| x.to_f32()).collect()
+                let table = DecodeTable::of(<$t>::FORMAT).expect("narrow formats have a decode table");
+                self.iter().map(|x| table.decode(x.to_bits())).collect()
             }
         }
 

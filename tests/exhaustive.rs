@@ -86,6 +86,49 @@ fn all_float32_inputs_into_every_float8() {
     eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
 }
 
+/// The fast float8 kernel on all 2^32 float32 inputs, against the same oracle partitions.
+#[test]
+#[ignore = "2^32 inputs x 4 formats x 2 saturation modes; run with --release -- --ignored"]
+fn fast_kernel_on_all_float32_inputs() {
+    use lowbit::kernels::Float8Encoder;
+    for (to, f) in [
+        (DType::Float8E4M3FN, OFormat::E4M3FN),
+        (DType::Float8E4M3FNUZ, OFormat::E4M3FNUZ),
+        (DType::Float8E5M2, OFormat::E5M2),
+        (DType::Float8E5M2FNUZ, OFormat::E5M2FNUZ),
+    ] {
+        for saturate in [true, false] {
+            let t = std::time::Instant::now();
+            let format = to.float_format().unwrap();
+            let kernel = Float8Encoder::new(format, saturate, format.nan_code(false).unwrap() as u8).unwrap();
+            let positive = oracle::f32_partition(f, saturate, OMode::NearestEven);
+            let negative = oracle::f32_partition_negative(f, saturate, OMode::NearestEven);
+            let bad: u64 = (0..1u64 << 12)
+                .into_par_iter()
+                .map(|chunk| {
+                    let mut bad = 0;
+                    for bits in (chunk << 20)..((chunk + 1) << 20) {
+                        let bits = bits as u32;
+                        let want = if bits & 0x7FFF_FFFF > 0x7F7F_FFFF {
+                            oracle::encode(f, &oracle::value_from_f32_bits(bits), saturate, OMode::NearestEven)
+                        } else if bits >> 31 == 0 {
+                            lookup(&positive, bits)
+                        } else {
+                            lookup(&negative, bits)
+                        };
+                        if u64::from(kernel.encode(f32::from_bits(bits))) != want {
+                            bad += 1;
+                        }
+                    }
+                    bad
+                })
+                .sum();
+            assert_eq!(bad, 0, "{to} saturate={saturate}");
+            eprintln!("kernel {to} saturate={saturate}: 2^32 inputs agree ({:.1} s)", t.elapsed().as_secs_f64());
+        }
+    }
+}
+
 /// The same harness on 65,536 spread inputs, so `cargo test` exercises it without --ignored.
 #[test]
 fn sampled_float32_inputs_into_e4m3fn() {
