@@ -84,13 +84,20 @@ fn ratios() {
     let mut copy = vec![0f32; N];
     let mut peer = vec![float8::F8E4M3::ZERO; N];
     let mut ours = vec![F8E4M3FN::ZERO; N];
-    let t_copy = best_of(|| copy.copy_from_slice(black_box(&src)));
+    let t_copy = best_of(|| {
+        copy.copy_from_slice(black_box(&src));
+        black_box(&mut copy);
+    });
     let t_peer = best_of(|| {
         for (d, &s) in peer.iter_mut().zip(black_box(&src)) {
             *d = float8::F8E4M3::from_f32(s);
         }
+        black_box(&mut peer);
     });
-    let t_ours = best_of(|| ours.convert_from_f32_slice(black_box(&src)).unwrap());
+    let t_ours = best_of(|| {
+        ours.convert_from_f32_slice(black_box(&src)).unwrap();
+        black_box(&mut ours);
+    });
     let rate = |t: f64| N as f64 / t / 1e6;
     println!("\nf32 -> e4m3fn, {N} elements, best of 7, this process:");
     println!("  copy          {:>8.1} M elements/s", rate(t_copy));
