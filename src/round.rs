@@ -114,13 +114,15 @@ pub fn round_to_integer(x: Exact, mode: RoundingMode) -> Option<(bool, u64)> {
         return Some((x.negative, 0));
     }
     if x.exponent >= 0 {
-        // An integer already; a sticky fraction here would need more than 64 significant bits,
-        // which no producer in the crate hands over (see `Exact`).
-        debug_assert!(!x.sticky);
         let shift = x.exponent as u32;
+        // Too large for 64 bits, whatever bits a sticky flag stands for (an exact integer wider
+        // than 64 bits, such as a Range term beyond i128, arrives with one).
         if shift >= 64 || x.significand.leading_zeros() < shift {
             return None;
         }
+        // An integer that fits; a sticky fraction here would need more than 64 significant bits,
+        // which no producer in the crate hands over (see `Exact`).
+        debug_assert!(!x.sticky);
         return Some((x.negative, x.significand << shift));
     }
     let shift = x.exponent.unsigned_abs();

@@ -70,10 +70,16 @@ macro_rules! minifloat {
                 self.0
             }
 
-            /// ONNX `Cast` from an exact value with the given attributes.
+            /// ONNX `Cast` of an exact value with the given attributes and the profile's rules for
+            /// this target (its NaN codes, E8M0 rule and overflow quirks). Rules that depend on the
+            /// source type or on an element's position in a tensor (a float64 source rounded through
+            /// float32, vector blocks) belong to [`crate::cast::cast`]; use it, or the slice API, to
+            /// reproduce a profile from a typed source.
             #[must_use]
             pub fn from_value(value: Value, opts: &CastOptions) -> Self {
-                Self(round::encode(Self::FORMAT, value, opts.rounding_for(Self::FORMAT)) as u8)
+                let code = convert::encode_element(Self::DTYPE, Element::Float(value), opts)
+                    .expect("every float value converts to every float dtype");
+                Self(code as u8)
             }
 
             /// Rounds an `f32` to nearest-even (E8M0: `round_mode` up), saturating: ±Inf and
@@ -515,6 +521,18 @@ mod tests {
         assert!(F4E2M1::try_from_bits(0x10).unwrap_err().to_string().contains("FLOAT4E2M1"));
         assert_eq!(I4::from_bits(0xF8).to_i8(), -8);
         assert!(U2::try_from_bits(4).is_err());
+    }
+
+    #[test]
+    fn from_value_applies_the_profile_rules_for_the_target() {
+        use crate::profile::Profile;
+        let ort = CastOptions::with_profile(Profile::OnnxRuntime);
+        // SEMANTICS.md row 22: onnxruntime sends negative inputs to 0x00 when saturating.
+        assert_eq!(F8E8M0::from_value(Value::from_f32(-1.5), &ort).to_bits(), 0x00);
+        assert_eq!(F8E8M0::from_value(Value::from_f32(-1.5), &CastOptions::default()).to_bits(), 0x80);
+        // Row 4: onnxruntime's E5M2 NaN is 0x7F.
+        assert_eq!(F8E5M2::from_value(Value::from_f32(f32::NAN), &ort).to_bits(), 0x7F);
+        assert_eq!(F8E5M2::from_f32(f32::NAN).to_bits(), 0x7E);
     }
 
     #[test]

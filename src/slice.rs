@@ -13,7 +13,6 @@ use crate::kernels::DecodeTable;
 use crate::packing;
 use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
 use crate::tensor::Tensor;
-use crate::value::Value;
 
 mod private {
     pub trait Sealed {}
@@ -68,10 +67,10 @@ macro_rules! narrow_slice {
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
-                for (d, s) in self.iter_mut().zip(src) {
-                    *d = <$t>::from_value(Value::from_f32(s.to_f32()), opts);
-                }
-                Ok(())
+                // Through Cast from FLOAT16, so that the profile's rules apply (E8M0, the E5M2 NaN,
+                // onnxruntime's overflow quirks), not only the core's rounding.
+                let raw = src.iter().flat_map(|s| s.to_bits().to_le_bytes()).collect();
+                cast_into(self, &Tensor::from_raw(DType::Float16, vec![src.len()], raw)?, opts)
             }
 
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
@@ -166,6 +165,7 @@ pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::Profile;
 
     #[test]
     fn float8_slices() {
@@ -184,6 +184,25 @@ mod tests {
         let mut from_f64 = [F8E4M3FN::ZERO; 1];
         from_f64.convert_from_f64_slice(&[1.0625 + 2f64.powi(-30)], &CastOptions::default()).unwrap();
         assert_eq!(from_f64[0].to_bits(), 0x39);
+    }
+
+    #[test]
+    fn f16_slices_follow_the_profile() {
+        // Found by fuzz/float8_kernel: the float16 path rounded with the core alone, so the
+        // profile's rules were lost. onnxruntime: a negative value into E8M0 is 0x00 when
+        // saturating (SEMANTICS.md row 22), and 480 into E4M3FN without saturation is 0x7E (row 3).
+        let ort = CastOptions::with_profile(Profile::OnnxRuntime);
+        let mut e8m0 = [F8E8M0::from_bits(0x7F)];
+        e8m0.convert_from_f16_slice(&[half::f16::from_bits(0xAC49)], &ort).unwrap();
+        assert_eq!(e8m0[0].to_bits(), 0x00);
+        e8m0.convert_from_f16_slice(&[half::f16::from_bits(0xAC49)], &CastOptions::default()).unwrap();
+        assert_eq!(e8m0[0].to_bits(), 0x7C);
+        let mut e4m3 = [F8E4M3FN::ZERO];
+        e4m3.convert_from_f16_slice(&[half::f16::from_f32(480.0)], &CastOptions { saturate: false, ..ort }).unwrap();
+        assert_eq!(e4m3[0].to_bits(), 0x7E);
+        e4m3.convert_from_f16_slice(&[half::f16::from_f32(480.0)], &CastOptions::saturating(false)).unwrap();
+        assert_eq!(e4m3[0].to_bits(), 0x7F);
+        assert!(e4m3.convert_from_f16_slice(&[], &ort).is_err());
     }
 
     #[test]

@@ -449,6 +449,23 @@ fn range4_errors_2_3() {
 }
 
 #[test]
+fn range4_terms_beyond_i128_into_integers() {
+    // Found by fuzz/ops: an integral output_type with terms too large for i128 handed the Cast core
+    // an exact integer whose low bits only survive as a sticky bit, and the core's debug assertion
+    // that integers never carry one panicked. Such a term is far outside every integer type.
+    let (start, stop, step) =
+        (f64t(f64::from(9.9086256e17f32)), f64t(3.298194606497775e137), f64t(8.245112292481659e136));
+    for p in [SPEC, REF, ORT, OV] {
+        for out in [DType::Int16, DType::Int64, DType::Uint64, DType::Int4] {
+            let y = range4(&start, &stop, &step, out, &RangeOptions::with_profile(p)).unwrap();
+            assert_eq!(y.len(), 5, "{p:?} {out}");
+            let first = 9.9086256e17f32 as i64 as u64 & out.code_mask();
+            assert_eq!(y.code(0), Some(first), "{p:?} {out}");
+        }
+    }
+}
+
+#[test]
 fn range4_narrow_outputs() {
     // Any numeric output type: float8, float4 and int4 included; packed outputs are packed.
     for p in [SPEC, OV] {

@@ -1,0 +1,162 @@
+//! The fast float8 paths against the rounding core.
+//!
+//! Input: any bytes. Every 4 bytes are one float32 bit pattern (little-endian); every byte is also
+//! used as a code for the decode tables.
+//!
+//! Asserts, for the four float8 formats, saturate on and off and every profile:
+//! * `cast::float8_encoder` exists unless the profile has onnxruntime's non-saturating overflow
+//!   quirks, and then `Float8Encoder::encode` and `encode_slice` give `convert_code(FLOAT, to)`;
+//! * the slice API (`convert_from_f32_slice_with`, `convert_from_f16_slice`,
+//!   `convert_from_f64_slice`) gives `convert_code` from FLOAT, FLOAT16 and DOUBLE;
+//! * `DecodeTable` (and the slice API's `to_f32_vec`) gives `convert_code(format, FLOAT)` for every
+//!   narrow float format (exact in every profile, SEMANTICS.md row 16).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lowbit::cast::float8_encoder;
+use lowbit::convert::{convert_code, CastOptions, RoundMode};
+use lowbit::kernels::DecodeTable;
+use lowbit::profile::Profile;
+use lowbit::slice::NarrowFloatSliceExt;
+use lowbit::{DType, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
+
+const FLOAT8: [DType; 4] = [DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ];
+
+const ROUND_MODES: [RoundMode; 3] = [RoundMode::Up, RoundMode::Down, RoundMode::Nearest];
+
+fn core(from: DType, to: DType, code: u64, opts: &CastOptions) -> u64 {
+    convert_code(from, to, code, opts).unwrap_or_else(|e| panic!("{from} {code:#x} -> {to} {opts:?}: {e}"))
+}
+
+fn check_encoder(values: &[f32]) {
+    for to in FLOAT8 {
+        for profile in Profile::ALL {
+            for saturate in [true, false] {
+                let opts = CastOptions { saturate, round_mode: RoundMode::Up, profile };
+                let quirks = profile.policy().for_cast(DType::Float, to).float8_overflow_quirks;
+                let Some(encoder) = float8_encoder(to, &opts) else {
+                    assert!(quirks && !saturate, "no float8 kernel for {to} under {opts:?}");
+                    continue;
+                };
+                let mut bulk = vec![0u8; values.len()];
+                encoder.encode_slice(values, &mut bulk);
+                for (&x, &from_slice) in values.iter().zip(&bulk) {
+                    let bits = x.to_bits();
+                    let want = core(DType::Float, to, u64::from(bits), &opts);
+                    let got = encoder.encode(x);
+                    assert_eq!(
+                        u64::from(got),
+                        want,
+                        "kernel {bits:08x} -> {to} {opts:?}: {got:#04x}, core {want:#04x}"
+                    );
+                    assert_eq!(from_slice, got, "encode_slice differs from encode at {bits:08x} -> {to} {opts:?}");
+                }
+            }
+        }
+    }
+}
+
+fn check_decode_tables(codes: &[u8]) {
+    for d in DType::NARROW {
+        let Some(format) = d.float_format() else { continue };
+        let table = DecodeTable::of(format).expect("every narrow float format has a table");
+        let fresh = DecodeTable::new(format).expect("every narrow float format has a table");
+        for &byte in codes {
+            let code = byte & d.code_mask() as u8;
+            let got = table.decode(code).to_bits();
+            assert_eq!(got, fresh.decode(code).to_bits(), "cached and fresh tables differ at {d} {code:#x}");
+            for profile in Profile::ALL {
+                let want = core(d, DType::Float, u64::from(code), &CastOptions::with_profile(profile));
+                assert_eq!(u64::from(got), want, "table {d} {code:#x} under {profile:?}: {got:08x}, core {want:08x}");
+            }
+        }
+    }
+}
+
+/// The slice API of one narrow float scalar type against `convert_code`.
+macro_rules! check_slice_api {
+    ($t:ty, $f32s:expr, $f16s:expr, $f64s:expr, $codes:expr) => {{
+        let dtype = <$t>::DTYPE;
+        let (f32s, f16s, f64s): (&[f32], &[half::f16], &[f64]) = ($f32s, $f16s, $f64s);
+        for profile in Profile::ALL {
+            for saturate in [true, false] {
+                for round_mode in ROUND_MODES {
+                    // round_mode only matters for E8M0.
+                    if dtype != DType::Float8E8M0 && round_mode != RoundMode::Up {
+                        continue;
+                    }
+                    let opts = CastOptions { saturate, round_mode, profile };
+                    let mut dst = vec![<$t>::from_bits(0); f32s.len()];
+                    dst.convert_from_f32_slice_with(f32s, &opts).expect("lengths match");
+                    for (x, y) in f32s.iter().zip(&dst) {
+                        let want = core(DType::Float, dtype, u64::from(x.to_bits()), &opts);
+                        assert_eq!(
+                            u64::from(y.to_bits()),
+                            want,
+                            "convert_from_f32_slice_with {:08x} -> {dtype} {opts:?}",
+                            x.to_bits()
+                        );
+                    }
+                    let mut dst = vec![<$t>::from_bits(0); f16s.len()];
+                    dst.convert_from_f16_slice(f16s, &opts).expect("lengths match");
+                    for (x, y) in f16s.iter().zip(&dst) {
+                        let want = core(DType::Float16, dtype, u64::from(x.to_bits()), &opts);
+                        assert_eq!(
+                            u64::from(y.to_bits()),
+                            want,
+                            "convert_from_f16_slice {:04x} -> {dtype} {opts:?}",
+                            x.to_bits()
+                        );
+                    }
+                    let mut dst = vec![<$t>::from_bits(0); f64s.len()];
+                    dst.convert_from_f64_slice(f64s, &opts).expect("lengths match");
+                    for (x, y) in f64s.iter().zip(&dst) {
+                        let want = core(DType::Double, dtype, x.to_bits(), &opts);
+                        assert_eq!(
+                            u64::from(y.to_bits()),
+                            want,
+                            "convert_from_f64_slice {:016x} -> {dtype} {opts:?}",
+                            x.to_bits()
+                        );
+                    }
+                }
+            }
+        }
+        // A length mismatch is an Err, never a panic.
+        if !f32s.is_empty() {
+            let mut short = vec![<$t>::from_bits(0); f32s.len() - 1];
+            assert!(short.convert_from_f32_slice(f32s).is_err());
+        }
+        let codes: Vec<$t> = $codes.iter().map(|&b| <$t>::from_bits(b)).collect();
+        let values = codes.to_f32_vec();
+        let mut into = vec![0f32; codes.len()];
+        codes.convert_to_f32_slice(&mut into).expect("lengths match");
+        for ((c, v), w) in codes.iter().zip(&values).zip(&into) {
+            let want = core(dtype, DType::Float, u64::from(c.to_bits()), &CastOptions::default());
+            assert_eq!(u64::from(v.to_bits()), want, "to_f32_vec {dtype} {:#x}", c.to_bits());
+            assert_eq!(v.to_bits(), w.to_bits(), "convert_to_f32_slice {dtype} {:#x}", c.to_bits());
+        }
+    }};
+}
+
+fuzz_target!(|data: &[u8]| {
+    let words: Vec<u32> = data.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let f32s: Vec<f32> = words.iter().map(|&w| f32::from_bits(w)).collect();
+    check_encoder(&f32s);
+    check_decode_tables(data);
+    // The slice API is slower (every profile, several paths): a few elements are enough.
+    let few = &words[..words.len().min(8)];
+    let f32s = &f32s[..few.len()];
+    let f16s: Vec<half::f16> = few.iter().map(|&w| half::f16::from_bits(w as u16)).collect();
+    let f64s: Vec<f64> = few.chunks_exact(2).map(|p| f64::from_bits(u64::from(p[1]) << 32 | u64::from(p[0]))).collect();
+    let codes = &data[..data.len().min(16)];
+    check_slice_api!(F8E4M3FN, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F8E4M3FNUZ, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F8E5M2, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F8E5M2FNUZ, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F8E8M0, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F6E2M3, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F6E3M2, f32s, &f16s, &f64s, codes);
+    check_slice_api!(F4E2M1, f32s, &f16s, &f64s, codes);
+});
