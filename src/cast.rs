@@ -79,7 +79,16 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
 /// the four float8 targets, and not onnxruntime's non-saturating overflow quirks.
 #[must_use]
 pub fn float8_encoder(to: DType, opts: &CastOptions) -> Option<Float8Encoder> {
-    let policy = opts.profile.policy().for_cast(DType::Float, to);
+    float8_encoder_from(DType::Float, to, opts)
+}
+
+/// The float8 kernel for a source that widens exactly to float32 (float32, float16, bfloat16), where
+/// the profile's answer for that source equals the kernel's.
+fn float8_encoder_from(from: DType, to: DType, opts: &CastOptions) -> Option<Float8Encoder> {
+    let policy = opts.profile.policy().for_cast(from, to);
+    if from == DType::Bfloat16 && policy.bfloat16_nan_unsigned_without_saturate && !opts.saturate {
+        return None;
+    }
     let f = to.float_format()?;
     if policy.float8_overflow_quirks && !opts.saturate {
         return None;
@@ -104,6 +113,20 @@ fn fast_path(raw: &[u8], from: DType, to: DType, opts: &CastOptions) -> Option<V
                     *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
                 encoder.encode_slice(values, codes);
+            }
+            return Some(out);
+        }
+    }
+    // float16 and bfloat16 widen exactly to float32, so the float32 kernel rounds them once too.
+    if matches!(from, DType::Float16 | DType::Bfloat16) {
+        if let Some(encoder) = float8_encoder_from(from, to, opts) {
+            let widen = |h: u16| match from {
+                DType::Float16 => half::f16::from_bits(h).to_f32(),
+                _ => half::bf16::from_bits(h).to_f32(),
+            };
+            let mut out = vec![0u8; raw.len() / 2];
+            for (o, c) in out.iter_mut().zip(raw.chunks_exact(2)) {
+                *o = encoder.encode(widen(u16::from_le_bytes([c[0], c[1]])));
             }
             return Some(out);
         }
