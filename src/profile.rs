@@ -278,7 +278,8 @@ pub const SPEC: Policy = Policy {
 };
 
 /// The types the onnx reference (ml_dtypes) cannot cast to or from strings (TypeError, research
-/// §8), and int4 <-> uint4, which it cannot cast at all (§7).
+/// §8). (It cannot cast int4 <-> uint4 at all either, §7, but every profile reinterprets the
+/// nibble there, so that pair needs no fallback.)
 const ML_DTYPES_ONLY: &[DType] = &[
     DType::Bfloat16,
     DType::Float8E4M3FN,
