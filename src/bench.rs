@@ -1,105 +1,245 @@
-//! `lowbit bench`: throughput of the conversion paths, each against baselines run in the same
-//! process (a plain copy of the same bytes, and the element-by-element reference path), reported
-//! as elements per second and as ratios, never as absolute times alone.
+//! `lowbit bench`: throughput of one conversion, against baselines run in the same process (a copy
+//! of the same bytes, and the element-by-element reference path through the rounding core),
+//! reported as elements per second and as ratios, never as absolute times alone.
 
 use crate::cast::cast;
-use crate::convert::CastOptions;
-use crate::dtype::DType;
-use crate::error::Result;
-use crate::tensor::Tensor;
+use crate::convert::{convert_code, CastOptions};
+use crate::dtype::{DType, Kind};
+use crate::error::{Error, Result};
+use crate::packing;
+use crate::plan::Plan;
+use crate::strings::{self, NumberStyle};
+use crate::tensor::{Data, Tensor};
 use std::time::Instant;
 
-/// One measured path.
-#[derive(Clone, Debug)]
-pub struct Measurement {
-    pub name: String,
-    pub elements_per_second: f64,
+/// The largest element count `lowbit bench` accepts (2^28: 2 GiB of float64 input and as much
+/// output, within the memory of a small machine).
+pub const MAX_ELEMENTS: usize = 1 << 28;
+
+/// What to measure.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub from: DType,
+    pub to: DType,
+    pub elements: usize,
+    /// Threads for lowbit's run (the baselines are single-threaded).
+    pub threads: usize,
+    /// Timed runs per path; the best is kept.
+    pub reps: usize,
+    pub opts: CastOptions,
 }
 
-fn best_of<F: FnMut()>(reps: usize, mut f: F) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+/// Throughputs in million elements per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub config_from: DType,
+    pub config_to: DType,
+    pub elements: usize,
+    pub threads: usize,
+    /// lowbit's plan (or, with a STRING side, `cast`) into a buffer allocated once.
+    pub lowbit: f64,
+    /// A copy of the numeric side's bytes (the source of an encode, the output of a decode).
+    pub copy: f64,
+    /// The element-by-element reference path, measured on up to 2^20 elements.
+    pub reference: f64,
 }
 
-/// Deterministic float32 inputs: a spread of magnitudes around the float8 ranges, some specials.
-fn inputs(n: usize) -> Vec<f32> {
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    (0..n)
-        .map(|i| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            match i % 97 {
-                0 => f32::NAN,
-                1 => f32::INFINITY,
-                _ => {
-                    let unit = (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-                    unit * 2f32.powi((state % 40) as i32 - 20)
-                }
-            }
-        })
-        .collect()
-}
-
-/// Measures float32 -> `to` for `n` elements: a copy of the input bytes, the fast path of
-/// [`cast`] and the reference element-by-element path (measured on a tenth of the elements).
-pub fn run(to: DType, n: usize, reps: usize) -> Result<Vec<Measurement>> {
-    let data = inputs(n);
-    let tensor = Tensor::from_f32(&data);
-    let bytes = tensor.raw().expect("float tensors are raw").to_vec();
-    let mut copy = vec![0u8; bytes.len()];
-    let copy_time = best_of(reps, || copy.copy_from_slice(&bytes));
-    let opts = CastOptions::default();
-    let mut fast = None;
-    let fast_time = best_of(reps, || fast = Some(cast(&tensor, to, &opts)));
-    fast.expect("ran at least once")?;
-    // The kernel alone on slices (what the slice API runs), where the target has one.
-    let kernel = crate::cast::float8_encoder(to, &opts).map(|encoder| {
-        let mut out = vec![0u8; n];
-        let t = best_of(reps, || encoder.encode_slice(&data, &mut out));
-        std::hint::black_box(&out);
-        t
-    });
-    // The reference path: the same conversion, one element at a time through the rounding core.
-    let small: Vec<u64> = data[..n / 10].iter().map(|x| u64::from(x.to_bits())).collect();
-    let reference_time = best_of(reps, || {
-        for &c in &small {
-            std::hint::black_box(crate::convert::convert_code(DType::Float, to, c, &opts).ok());
-        }
-    }) * 10.0;
-    let mut all = vec![
-        Measurement { name: "copy (baseline)".into(), elements_per_second: n as f64 / copy_time },
-        Measurement { name: format!("lowbit cast FLOAT -> {to} (tensor)"), elements_per_second: n as f64 / fast_time },
-    ];
-    if let Some(t) = kernel {
-        all.push(Measurement { name: "float8 kernel on slices".into(), elements_per_second: n as f64 / t });
+fn best_of<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
+    f()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
     }
-    all.push(Measurement {
-        name: "reference path (rounding core per element)".into(),
-        elements_per_second: n as f64 / reference_time,
-    });
-    Ok(all)
+    Ok(best)
 }
 
-/// The report `lowbit bench` prints: elements/s and the ratio to the copy baseline.
-#[must_use]
-pub fn report(measurements: &[Measurement]) -> String {
-    let base = measurements.first().map_or(1.0, |m| m.elements_per_second);
-    measurements
-        .iter()
-        .map(|m| {
-            format!(
-                "{:<44} {:>8.1} M elements/s  {:>6.3} x copy",
-                m.name,
-                m.elements_per_second / 1e6,
-                m.elements_per_second / base
-            )
+/// A reproducible generator (xorshift64*), so every run and every peer script sees the same data.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Approximately normal (a sum of four uniforms), scaled by 100 as in research/perf_baselines.md.
+    fn normal_times_100(&mut self) -> f64 {
+        let sum: f64 = (0..4).map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64).sum();
+        (sum - 2.0) * 173.2
+    }
+}
+
+/// The benchmark's input for a source dtype: float32 and float64 are normal-ish values times 100
+/// with +Inf, -Inf and NaN at every 997th element; every other numeric dtype takes uniformly random
+/// codes (every pattern equally likely); STRING takes the shortest round-trip text of float32 values.
+pub fn input(from: DType, n: usize) -> Result<Tensor> {
+    let mut rng = Random(0x9E37_79B9_7F4A_7C15);
+    let special = |i: usize| match i % 997 {
+        0 => Some(f64::NAN),
+        1 => Some(f64::INFINITY),
+        2 => Some(f64::NEG_INFINITY),
+        _ => None,
+    };
+    match from {
+        DType::Float | DType::Double | DType::String => {
+            let values = (0..n).map(|i| special(i).unwrap_or_else(|| rng.normal_times_100()));
+            Ok(match from {
+                DType::Double => Tensor::from_f64(&values.collect::<Vec<_>>()),
+                DType::Float => Tensor::from_f32(&values.map(|v| v as f32).collect::<Vec<_>>()),
+                _ => {
+                    let texts = values
+                        .map(|v| strings::format_code(DType::Float, u64::from((v as f32).to_bits()), NumberStyle::Spec))
+                        .collect::<Result<Vec<_>>>()?;
+                    Tensor::from_strings(vec![n], texts)?
+                }
+            })
+        }
+        _ => {
+            let mask = from.code_mask();
+            let codes: Vec<u64> = (0..n).map(|_| rng.next() & mask).collect();
+            Tensor::from_codes(from, vec![n], &codes)
+        }
+    }
+}
+
+fn numeric_bytes(dtype: DType, n: usize) -> Result<usize> {
+    match dtype.kind() {
+        Kind::String => Ok(4 * n),
+        _ => packing::raw_len(dtype, n),
+    }
+}
+
+/// Runs the measurement; returns the report and the input it used.
+pub fn run(config: &Config) -> Result<(Report, Tensor)> {
+    let Config { from, to, elements: n, threads, reps, opts } = *config;
+    if n == 0 || n > MAX_ELEMENTS {
+        return Err(Error::TooLarge {
+            what: format!("--elements {n}: lowbit bench takes 1 to {MAX_ELEMENTS} elements"),
+        });
+    }
+    let data = input(from, n)?;
+    let copy_bytes = numeric_bytes(from, n)?.max(numeric_bytes(to, n)?);
+    let copy_src = vec![0x5Au8; copy_bytes];
+    let mut copy_dst = vec![0u8; copy_bytes];
+    let copy = best_of(reps, || {
+        copy_dst.copy_from_slice(std::hint::black_box(&copy_src));
+        std::hint::black_box(&copy_dst);
+        Ok(())
+    })?;
+    // A sample for the reference path, which runs at tens of millions of elements per second.
+    let sample = n.min(1 << 20);
+    let (lowbit, reference) = match data.data() {
+        Data::Raw(raw) if to != DType::String => {
+            let plan = Plan::new(from, to, &opts)?;
+            let mut out = vec![0u8; packing::raw_len(to, n)?];
+            let lowbit = best_of(reps, || plan.run_parallel(raw, &mut out, n, threads))?;
+            let codes: Vec<u64> = (0..sample).map(|i| packing::get(from, raw, i)).collect();
+            let reference = best_of(reps.min(3), || {
+                for &c in &codes {
+                    std::hint::black_box(convert_code(from, to, c, &opts)?);
+                }
+                Ok(())
+            })?;
+            (lowbit, reference * n as f64 / sample as f64)
+        }
+        _ => {
+            // STRING on either side: the tensor Cast (strings are converted element by element).
+            let lowbit = best_of(reps, || cast(&data, to, &opts).map(drop))?;
+            (lowbit, lowbit)
+        }
+    };
+    let per_s = |t: f64| n as f64 / t / 1e6;
+    let report = Report {
+        config_from: from,
+        config_to: to,
+        elements: n,
+        threads,
+        lowbit: per_s(lowbit),
+        copy: per_s(copy),
+        reference: per_s(reference),
+    };
+    Ok((report, data))
+}
+
+impl Report {
+    /// The JSON object of `lowbit bench --json`.
+    #[must_use]
+    pub fn json(&self) -> String {
+        serde_json::json!({
+            "from": self.config_from.onnx_name(),
+            "to": self.config_to.onnx_name(),
+            "elements": self.elements,
+            "threads": self.threads,
+            "m_elements_per_s": { "lowbit": round1(self.lowbit), "copy": round1(self.copy), "reference": round1(self.reference) },
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .to_string()
+    }
+
+    /// The human-readable report: elements/s and ratios to the copy and the reference path.
+    #[must_use]
+    pub fn table(&self) -> String {
+        let rows = [
+            (format!("lowbit {} -> {} ({} thread(s))", self.config_from, self.config_to, self.threads), self.lowbit),
+            ("copy of the same bytes (baseline)".to_string(), self.copy),
+            ("reference path (rounding core per element)".to_string(), self.reference),
+        ];
+        rows.iter()
+            .map(|(name, v)| {
+                format!(
+                    "{name:<52} {v:>9.1} M elements/s  {:>7.3} x copy  {:>8.1} x reference",
+                    v / self.copy,
+                    v / self.reference
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// The input as `--write-input` writes it: ONNX raw data, or a JSON array for STRING.
+pub fn input_bytes(input: &Tensor) -> Vec<u8> {
+    match input.data() {
+        Data::Raw(raw) => raw.clone(),
+        Data::Strings(texts) => serde_json::to_vec(texts).expect("strings serialise"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_reproducible_and_shaped() {
+        let a = input(DType::Float, 2000).unwrap();
+        assert_eq!(a, input(DType::Float, 2000).unwrap());
+        let values = a.to_f32_vec().unwrap();
+        assert!(values[0].is_nan() && values[1] == f32::INFINITY && values[2] == f32::NEG_INFINITY);
+        assert!(values[3..997].iter().all(|v| v.is_finite()));
+        assert_eq!(input(DType::Int4, 5).unwrap().raw().unwrap().len(), 3);
+        assert_eq!(input(DType::String, 4).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn bad_counts_are_errors() {
+        let config = Config {
+            from: DType::Float,
+            to: DType::Float16,
+            elements: usize::MAX,
+            threads: 1,
+            reps: 1,
+            opts: CastOptions::default(),
+        };
+        assert!(run(&config).unwrap_err().to_string().contains("--elements"));
+        assert!(run(&Config { elements: 0, ..config }).is_err());
+        let ok = run(&Config { elements: 5000, ..config }).unwrap().0;
+        assert!(ok.lowbit > 0.0 && ok.json().contains("\"m_elements_per_s\""));
+    }
 }

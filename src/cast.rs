@@ -2,11 +2,11 @@
 //! [`CastOptions`]; [`cast_op`] and [`cast_like_op`] take them as an ONNX node does (with the
 //! opset version, which decides the allowed types and attributes).
 
-use crate::convert::{convert_code, convert_code_in_block, CastOptions, RoundMode};
+use crate::convert::{CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::{DecodeTable, Float8Encoder};
 use crate::packing;
+use crate::plan::Plan;
 use crate::profile::Profile;
 use crate::strings;
 use crate::tensor::{Data, Tensor};
@@ -48,100 +48,12 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
             Tensor::from_strings(shape, texts)
         }
         Data::Raw(raw) => {
-            if let Some(out) = fast_path(raw, from, to, opts) {
-                return Tensor::from_raw(to, shape, out);
-            }
             let n = input.len();
-            // Elements the profile's implementation converts in whole vector blocks (NaN payloads
-            // differ there, SEMANTICS.md row 17): the longest prefix made of whole blocks.
-            let block = policy.vector_blocks.and_then(|b| match (from, to) {
-                (DType::Float, DType::Float16) => Some(b.float32_to_float16),
-                (DType::Float16, DType::Float) => Some(b.float16_to_float32),
-                _ => None,
-            });
-            let vectorised = block.map_or(0, |b| n - n % b);
             let mut out = vec![0u8; packing::raw_len(to, n)?];
-            for i in 0..n {
-                let code = packing::get(from, raw, i);
-                let converted = if i < vectorised {
-                    convert_code_in_block(from, to, code, opts)?
-                } else {
-                    convert_code(from, to, code, opts)?
-                };
-                packing::set(to, &mut out, i, converted);
-            }
+            Plan::new(from, to, opts)?.run(raw, &mut out, n)?;
             Tensor::from_raw(to, shape, out)
         }
     }
-}
-
-/// The fast float32 -> float8 kernel for these attributes, where its result equals the profile's:
-/// the four float8 targets, and not onnxruntime's non-saturating overflow quirks.
-#[must_use]
-pub fn float8_encoder(to: DType, opts: &CastOptions) -> Option<Float8Encoder> {
-    float8_encoder_from(DType::Float, to, opts)
-}
-
-/// The float8 kernel for a source that widens exactly to float32 (float32, float16, bfloat16), where
-/// the profile's answer for that source equals the kernel's.
-fn float8_encoder_from(from: DType, to: DType, opts: &CastOptions) -> Option<Float8Encoder> {
-    let policy = opts.profile.policy().for_cast(from, to);
-    if from == DType::Bfloat16 && policy.bfloat16_nan_unsigned_without_saturate && !opts.saturate {
-        return None;
-    }
-    let f = to.float_format()?;
-    if policy.float8_overflow_quirks && !opts.saturate {
-        return None;
-    }
-    let nan = if to == DType::Float8E5M2 { policy.e5m2_nan } else { f.nan_code(false)? };
-    Float8Encoder::new(f, opts.saturate, nan as u8)
-}
-
-/// Bulk kernels for the hot pairs (float32 -> float8, narrow float -> float32); `None` where the
-/// element-by-element path applies. The kernels are tested against that path (tests/kernels.rs).
-fn fast_path(raw: &[u8], from: DType, to: DType, opts: &CastOptions) -> Option<Vec<u8>> {
-    if from == DType::Float {
-        if let Some(encoder) = float8_encoder(to, opts) {
-            // Whole blocks through a float32 buffer keep the kernel's loop over plain slices (which
-            // vectorises) and the buffer small.
-            const BLOCK: usize = 4096;
-            let mut out = vec![0u8; raw.len() / 4];
-            let mut values = [0f32; BLOCK];
-            for (bytes, codes) in raw.chunks(4 * BLOCK).zip(out.chunks_mut(BLOCK)) {
-                let values = &mut values[..codes.len()];
-                for (v, c) in values.iter_mut().zip(bytes.chunks_exact(4)) {
-                    *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-                encoder.encode_slice(values, codes);
-            }
-            return Some(out);
-        }
-    }
-    // float16 and bfloat16 widen exactly to float32, so the float32 kernel rounds them once too.
-    if matches!(from, DType::Float16 | DType::Bfloat16) {
-        if let Some(encoder) = float8_encoder_from(from, to, opts) {
-            let widen = |h: u16| match from {
-                DType::Float16 => half::f16::from_bits(h).to_f32(),
-                _ => half::bf16::from_bits(h).to_f32(),
-            };
-            let mut out = vec![0u8; raw.len() / 2];
-            for (o, c) in out.iter_mut().zip(raw.chunks_exact(2)) {
-                *o = encoder.encode(widen(u16::from_le_bytes([c[0], c[1]])));
-            }
-            return Some(out);
-        }
-    }
-    // One byte per element: the 8-bit floats (exact to float32 in every profile, SEMANTICS row 16).
-    if to == DType::Float && from.bits() == Some(8) {
-        if let Some(table) = from.float_format().and_then(DecodeTable::of) {
-            let mut out = vec![0u8; raw.len() * 4];
-            for (o, &c) in out.chunks_exact_mut(4).zip(raw) {
-                o.copy_from_slice(&table.decode(c).to_le_bytes());
-            }
-            return Some(out);
-        }
-    }
-    None
 }
 
 /// ONNX `CastLike`: `Cast` to the element type of `like`.

@@ -379,10 +379,10 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
     if bits <= 4 {
         // |x| >= 2^31 -> 0 is judged on x itself; rounding cannot cross 2^31 without landing on
         // it, and 2^31's low bits are 0, so judging after rounding gives the same codes.
-        let i = signed_value(policy.float_to_subbyte_int);
+        let i = signed_value(integer_rounding(policy, bits));
         return if i.abs() < TWO_31 { low_bits(i, bits) } else { 0 };
     }
-    let truncated = signed_value(RoundingMode::TowardZero);
+    let truncated = signed_value(integer_rounding(policy, bits));
     match (bits, signed) {
         (64, true) => match truncated {
             i if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 64),
@@ -407,6 +407,17 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
             i if (-TWO_31..TWO_31).contains(&i) => low_bits(i, bits),
             _ => low_bits(-TWO_31, bits),
         },
+    }
+}
+
+/// How a float is rounded to an integer of `bits` bits before the low bits are kept (rows 10 and
+/// 13): the profile's rounding for the packed types, truncation (C's cast) for the others.
+#[must_use]
+pub(crate) fn integer_rounding(policy: &Policy, bits: u32) -> RoundingMode {
+    if bits <= 4 {
+        policy.float_to_subbyte_int
+    } else {
+        RoundingMode::TowardZero
     }
 }
 

@@ -18,7 +18,7 @@
 //! | strings <-> numbers under each profile | [`strings`] |
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
 //! | slice conversions in `half`'s style | [`slice`] |
-//! | fast kernels (checked against the core and the oracle) | [`kernels`] |
+//! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
 //! | `lowbit bench` | [`bench`] |
 //! | Range, Slice, Gather | [`ops`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
@@ -35,6 +35,8 @@
 //! Every conversion decodes its input exactly ([`value::Value`]) and rounds **once** to the
 //! target ([`round::encode`]). A float64 source is never rounded through float32.
 
+#![deny(unsafe_code)]
+
 pub mod bench;
 pub mod cast;
 pub mod cli_cast;
@@ -47,6 +49,7 @@ pub mod kernels;
 pub mod onnx;
 pub mod ops;
 pub mod packing;
+pub mod plan;
 pub mod profile;
 pub mod round;
 pub mod scalar;

@@ -98,15 +98,36 @@ enum Command {
     },
     /// Throughput of FLOAT -> DTYPE against a plain copy and the reference path, in one process.
     Bench {
+        /// Source dtype (ONNX name or alias; STRING allowed).
+        #[arg(long, default_value = "float")]
+        from: String,
         /// Target dtype.
         #[arg(long, default_value = "float8e4m3fn")]
         to: String,
-        /// Elements per run.
+        /// Elements per run (1 to 2^28).
         #[arg(long, default_value_t = 1 << 24)]
         elements: usize,
-        /// Runs per path (the best is kept).
+        /// Threads for lowbit's run (the baselines run on one).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Timed runs per path (the best is kept).
         #[arg(long, default_value_t = 5)]
         reps: usize,
+        /// ONNX saturate attribute.
+        #[arg(long, default_value = "1", value_parser = ["0", "1"])]
+        saturate: String,
+        /// ONNX round_mode attribute (float8e8m0 targets only).
+        #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
+        round_mode: String,
+        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        profile: String,
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Also write the measured input here (ONNX raw data; a JSON array of strings for STRING),
+        /// so other implementations can be timed on the same bytes.
+        #[arg(long, value_name = "PATH")]
+        write_input: Option<PathBuf>,
     },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
@@ -128,9 +149,25 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
-        Command::Bench { to, elements, reps } => {
-            let to = lowbit::DType::parse(&to)?;
-            Ok(lowbit::bench::report(&lowbit::bench::run(to, elements.max(10), reps.max(1))?))
+        Command::Bench { from, to, elements, threads, reps, saturate, round_mode, profile, json, write_input } => {
+            let config = lowbit::bench::Config {
+                from: lowbit::DType::parse(&from)?,
+                to: lowbit::DType::parse(&to)?,
+                elements,
+                threads: threads.max(1),
+                reps: reps.max(1),
+                opts: lowbit::CastOptions {
+                    saturate: saturate == "1",
+                    round_mode: lowbit::RoundMode::parse(&round_mode)?,
+                    profile: lowbit::profile::Profile::parse(&profile)?,
+                },
+            };
+            let (report, input) = lowbit::bench::run(&config)?;
+            if let Some(path) = write_input {
+                std::fs::write(&path, lowbit::bench::input_bytes(&input))
+                    .map_err(|e| lowbit::Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+            }
+            Ok(if json { report.json() } else { report.table() })
         }
         Command::Range4 { start, stop, step, output_type, profile, raw } => {
             let out = lowbit::cli_range4::run(&start, &stop, &step, &output_type, &profile)?;

@@ -99,6 +99,124 @@ pub fn unpack(dtype: DType, raw: &[u8], n: usize) -> Result<Vec<u64>> {
     Ok((0..n).map(|i| get(dtype, raw, i)).collect())
 }
 
+/// Elements per packing group: the fewest elements that fill whole bytes (1 for byte-wide dtypes, 2
+/// for nibbles, 4 for crumbs and sextets). A run of elements that starts at a multiple of this
+/// starts on a byte boundary, so bulk code can split work there.
+#[must_use]
+pub const fn group(dtype: DType) -> usize {
+    match dtype.packing() {
+        Packing::Nibbles => 2,
+        Packing::Crumbs | Packing::Sextets => 4,
+        _ => 1,
+    }
+}
+
+/// Reads the codes of `out.len()` consecutive elements from `raw`, which starts at a group
+/// boundary and holds at least `raw_len(dtype, out.len())` bytes. Whole bytes at a time: the bulk
+/// counterpart of [`get`] for dtypes of 16 bits or fewer.
+pub fn unpack_u16(dtype: DType, raw: &[u8], out: &mut [u16]) {
+    match dtype.packing() {
+        Packing::Bytes(1) => {
+            for (o, &b) in out.iter_mut().zip(raw) {
+                *o = u16::from(b);
+            }
+        }
+        Packing::Bytes(2) => {
+            for (o, b) in out.iter_mut().zip(raw.chunks_exact(2)) {
+                *o = u16::from_le_bytes([b[0], b[1]]);
+            }
+        }
+        Packing::Nibbles => {
+            let (pairs, tail) = out.split_at_mut(out.len() / 2 * 2);
+            for (o, &b) in pairs.chunks_exact_mut(2).zip(raw) {
+                o[0] = u16::from(b & 0xF);
+                o[1] = u16::from(b >> 4);
+            }
+            if let Some(last) = tail.first_mut() {
+                *last = u16::from(raw[pairs.len() / 2] & 0xF);
+            }
+        }
+        Packing::Crumbs => {
+            for (k, o) in out.chunks_mut(4).enumerate() {
+                let b = raw[k];
+                for (j, o) in o.iter_mut().enumerate() {
+                    *o = u16::from(b >> (2 * j) & 0x3);
+                }
+            }
+        }
+        Packing::Sextets => {
+            for (o, b) in out.chunks_mut(4).zip(raw.chunks(3)) {
+                // Four 6-bit fields in (up to) three bytes, LSB first; a short tail reads zeros.
+                let word = u32::from(b[0])
+                    | b.get(1).map_or(0, |&x| u32::from(x) << 8)
+                    | b.get(2).map_or(0, |&x| u32::from(x) << 16);
+                for (j, o) in o.iter_mut().enumerate() {
+                    *o = (word >> (6 * j) & 0x3F) as u16;
+                }
+            }
+        }
+        Packing::Bytes(_) | Packing::Strings | Packing::None => {
+            unreachable!("{dtype} is not a dtype of 16 bits or fewer")
+        }
+    }
+}
+
+/// Writes `codes` (already masked to the element width) as consecutive elements of `dtype`, a dtype
+/// of 16 bits or fewer, into `raw`, which starts at a group boundary and is exactly `raw_len(dtype,
+/// codes.len())` bytes long; the padding bits of a final partial group are zero. Whole bytes at a
+/// time: the bulk counterpart of [`set`].
+pub fn pack_u16(dtype: DType, codes: &[u16], raw: &mut [u8]) {
+    match dtype.packing() {
+        Packing::Bytes(1) => {
+            for (r, &c) in raw.iter_mut().zip(codes) {
+                *r = c as u8;
+            }
+        }
+        Packing::Bytes(2) => {
+            for (r, &c) in raw.chunks_exact_mut(2).zip(codes) {
+                r.copy_from_slice(&c.to_le_bytes());
+            }
+        }
+        Packing::Nibbles => {
+            for (r, c) in raw.iter_mut().zip(codes.chunks(2)) {
+                *r = (c[0] | c.get(1).map_or(0, |&h| h << 4)) as u8;
+            }
+        }
+        Packing::Crumbs => {
+            for (r, c) in raw.iter_mut().zip(codes.chunks(4)) {
+                *r = c.iter().enumerate().fold(0, |acc, (j, &x)| acc | x << (2 * j)) as u8;
+            }
+        }
+        Packing::Sextets => {
+            for (r, c) in raw.chunks_mut(3).zip(codes.chunks(4)) {
+                let word = c.iter().enumerate().fold(0u32, |acc, (j, &x)| acc | u32::from(x) << (6 * j));
+                let bytes = word.to_le_bytes();
+                r.copy_from_slice(&bytes[..r.len()]);
+            }
+        }
+        Packing::Bytes(_) | Packing::Strings | Packing::None => {
+            unreachable!("{dtype} is not a dtype of 16 bits or fewer")
+        }
+    }
+}
+
+/// Writes `codes` as consecutive elements of a byte-wide `dtype` (1, 2, 4 or 8 bytes each) into `raw`
+/// (exactly `raw_len(dtype, codes.len())` bytes).
+pub fn pack_u64(dtype: DType, codes: &[u64], raw: &mut [u8]) {
+    match dtype.packing() {
+        // One loop per width, so each store has a fixed size (no memcpy call per element).
+        Packing::Bytes(1) => raw.iter_mut().zip(codes).for_each(|(r, &c)| *r = c as u8),
+        Packing::Bytes(2) => {
+            raw.chunks_exact_mut(2).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&(c as u16).to_le_bytes()));
+        }
+        Packing::Bytes(4) => {
+            raw.chunks_exact_mut(4).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&(c as u32).to_le_bytes()));
+        }
+        Packing::Bytes(8) => raw.chunks_exact_mut(8).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&c.to_le_bytes())),
+        _ => unreachable!("{dtype} is not 1, 2, 4 or 8 bytes wide"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +253,24 @@ mod tests {
             for (i, &c) in codes.iter().enumerate() {
                 let want = if i == 4 { !c & mask } else { c };
                 assert_eq!(get(dtype, &raw, i), want, "{dtype} element {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn bulk_agrees_with_get_and_set() {
+        // Every packed layout and every length up to three groups, against the element functions.
+        for dtype in [DType::Int4, DType::Uint2, DType::Float6E3M2, DType::Float4E2M1, DType::Uint8, DType::Float16] {
+            for n in 0..13 {
+                let mask = dtype.code_mask();
+                let codes: Vec<u64> = (0..n as u64).map(|i| (i * 0x9E37 + 0x1D) & mask).collect();
+                let raw = pack(dtype, &codes).unwrap();
+                let mut read = vec![0u16; n];
+                unpack_u16(dtype, &raw, &mut read);
+                assert_eq!(read.iter().map(|&c| u64::from(c)).collect::<Vec<_>>(), codes, "{dtype} n={n}");
+                let mut packed = vec![0xAAu8; raw.len()];
+                pack_u16(dtype, &read, &mut packed);
+                assert_eq!(packed, raw, "{dtype} n={n}");
             }
         }
     }

@@ -2,17 +2,15 @@
 //! trait on `[F8E4M3FN]`, `[F8E5M2]`, ... and packing helpers for the sub-byte types. Unlike `half`,
 //! a length mismatch is an `Err`, not a panic.
 //!
-//! Every element goes through the same conversion as [`crate::cast::cast`], so the results are the
-//! reference results; fast kernels are checked against these.
+//! Every conversion runs the same [`Plan`] as [`crate::cast::cast`], so the results are `Cast`'s.
 
-use crate::cast;
 use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::kernels::DecodeTable;
 use crate::packing;
+use crate::plan::encode::DecodeTable;
+use crate::plan::{F32Kernel, Plan};
 use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
-use crate::tensor::Tensor;
 
 mod private {
     pub trait Sealed {}
@@ -54,28 +52,25 @@ macro_rules! narrow_slice {
 
             fn convert_from_f32_slice_with(&mut self, src: &[f32], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
-                match cast::float8_encoder(<$t>::DTYPE, opts) {
-                    Some(encoder) => {
-                        for (d, &s) in self.iter_mut().zip(src) {
-                            *d = <$t>::from_bits(encoder.encode(s));
-                        }
-                        Ok(())
-                    }
-                    None => cast_into(self, &Tensor::from_f32(src), opts),
+                // A float target of 8 bits or fewer from float32: one kernel handles every value.
+                let kernel = F32Kernel::new(<$t>::DTYPE, opts)?;
+                for (d, &s) in self.iter_mut().zip(src) {
+                    *d = <$t>::from_bits(kernel.encode(s));
                 }
+                Ok(())
             }
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
-                // Through Cast from FLOAT16, so that the profile's rules apply (E8M0, the E5M2 NaN,
-                // onnxruntime's overflow quirks), not only the core's rounding.
-                let raw = src.iter().flat_map(|s| s.to_bits().to_le_bytes()).collect();
-                cast_into(self, &Tensor::from_raw(DType::Float16, vec![src.len()], raw)?, opts)
+                // Through the FLOAT16 plan, so that the profile's rules for that source apply.
+                let plan = Plan::new(DType::Float16, <$t>::DTYPE, opts)?;
+                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_bits().to_le_bytes()))
             }
 
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f64_slice", self.len(), src.len())?;
-                cast_into(self, &Tensor::from_f64(src), opts)
+                let plan = Plan::new(DType::Double, <$t>::DTYPE, opts)?;
+                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
             }
 
             fn convert_to_f32_slice(&self, dst: &mut [f32]) -> Result<()> {
@@ -108,13 +103,27 @@ trait CodeSlot {
     fn set_code(&mut self, code: u64);
 }
 
-/// Casts a tensor (of `dst.len()` elements) with the profile's rules and writes the codes.
-fn cast_into<T: CodeSlot>(dst: &mut [T], src: &Tensor, opts: &CastOptions) -> Result<()> {
-    let out = cast::cast(src, T::DTYPE, opts)?;
-    for (i, d) in dst.iter_mut().enumerate() {
-        d.set_code(out.code(i).expect("cast keeps the element count"));
-    }
-    Ok(())
+/// Runs `plan` from a typed source slice (each element written as its raw bytes by `put`) into a
+/// typed destination slice of the plan's target (unpacked: one code per element), piece by piece.
+fn convert_typed<S: Copy, T: CodeSlot>(plan: &Plan, src: &[S], dst: &mut [T], put: fn(S, &mut [u8])) -> Result<()> {
+    let width = plan.from().bits().expect("typed sources have a width") as usize / 8;
+    let mut codes = vec![0u16; crate::plan::CHUNK];
+    plan.run_pieces(
+        src.len(),
+        |start, len, bytes| {
+            for (b, &x) in bytes.chunks_exact_mut(width).zip(&src[start..start + len]) {
+                put(x, b);
+            }
+            Ok(())
+        },
+        |start, len, bytes| {
+            packing::unpack_u16(T::DTYPE, bytes, &mut codes[..len]);
+            for (d, &c) in dst[start..start + len].iter_mut().zip(&codes[..len]) {
+                d.set_code(c.into());
+            }
+            Ok(())
+        },
+    )
 }
 
 narrow_slice!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
@@ -147,19 +156,51 @@ pub fn pack_f32_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptio
             actual: dst.len(),
         });
     }
-    let out = cast::cast(&Tensor::from_f32(src), dtype, opts)?;
-    dst.copy_from_slice(out.raw().expect("numeric tensors are raw"));
-    Ok(())
+    let plan = Plan::new(DType::Float, dtype, opts)?;
+    plan.run_pieces(
+        src.len(),
+        |start, len, bytes| {
+            for (b, x) in bytes.chunks_exact_mut(4).zip(&src[start..start + len]) {
+                b.copy_from_slice(&x.to_le_bytes());
+            }
+            Ok(())
+        },
+        |start, _, bytes| {
+            let at = packing::raw_len(dtype, start)?;
+            dst[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        },
+    )
 }
 
 /// Unpacks `dst.len()` elements of a packed sub-byte type from `src` (ONNX `raw_data`, exactly
 /// `ceil(len * bits / 8)` bytes) into their exact `f32` values.
 pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
     packed_target(dtype)?;
-    let input = Tensor::from_raw(dtype, vec![dst.len()], src.to_vec())?;
-    let out = cast::cast(&input, DType::Float, &CastOptions::default())?;
-    dst.copy_from_slice(&out.to_f32_vec()?);
-    Ok(())
+    let need = packing::raw_len(dtype, dst.len())?;
+    if src.len() != need {
+        return Err(Error::RawLength {
+            dtype: dtype.onnx_name(),
+            elements: dst.len(),
+            expected: need,
+            actual: src.len(),
+        });
+    }
+    let plan = Plan::new(dtype, DType::Float, &CastOptions::default())?;
+    plan.run_pieces(
+        dst.len(),
+        |start, _, bytes| {
+            let at = packing::raw_len(dtype, start)?;
+            bytes.copy_from_slice(&src[at..at + bytes.len()]);
+            Ok(())
+        },
+        |start, len, bytes| {
+            for (d, b) in dst[start..start + len].iter_mut().zip(bytes.chunks_exact(4)) {
+                *d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

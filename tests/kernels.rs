@@ -1,55 +1,59 @@
-//! The fast kernels against the rounding core (and so, through tests/oracle_agreement.rs, against
+//! The scalar kernels and decode tables against the rounding core (and so, through tests/oracle_agreement.rs, against
 //! the oracle). The full 2^32 sweep of the kernel against the oracle is in tests/exhaustive.rs.
 
 use lowbit::convert::{convert_code, CastOptions};
-use lowbit::kernels::{DecodeTable, Float8Encoder};
+use lowbit::plan::encode::DecodeTable;
+use lowbit::plan::F32Kernel;
+use lowbit::profile::Profile;
 use lowbit::DType;
 use rayon::prelude::*;
 
 const FLOAT8: [DType; 4] = [DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ];
 
-fn encoder(to: DType, saturate: bool) -> Float8Encoder {
-    let f = to.float_format().unwrap();
-    let nan = f.nan_code(false).unwrap() as u8;
-    Float8Encoder::new(f, saturate, nan).unwrap()
-}
-
+/// The scalar kernel (the slice API's and the scalar types' float32 path) against the core, for
+/// every float target of 8 bits or fewer, both saturations, every E8M0 round_mode and profile.
 fn check(patterns: &[u32]) -> usize {
-    FLOAT8
-        .par_iter()
-        .map(|&to| {
-            let mut n = 0;
-            for saturate in [true, false] {
-                let kernel = encoder(to, saturate);
-                for &bits in patterns {
-                    let core =
-                        convert_code(DType::Float, to, u64::from(bits), &CastOptions::saturating(saturate)).unwrap();
-                    assert_eq!(
-                        u64::from(kernel.encode(f32::from_bits(bits))),
-                        core,
-                        "{bits:08x} -> {to} saturate={saturate}"
-                    );
-                    n += 1;
-                }
+    let targets: Vec<DType> = DType::NARROW.into_iter().filter(|d| d.float_format().is_some()).collect();
+    let jobs: Vec<(DType, CastOptions)> = targets
+        .iter()
+        .flat_map(|&to| {
+            let modes = if to == DType::Float8E8M0 {
+                vec![lowbit::RoundMode::Up, lowbit::RoundMode::Down, lowbit::RoundMode::Nearest]
+            } else {
+                vec![lowbit::RoundMode::Up]
+            };
+            modes.into_iter().flat_map(move |round_mode| {
+                Profile::ALL.into_iter().flat_map(move |profile| {
+                    [true, false].map(|saturate| (to, CastOptions { saturate, round_mode, profile }))
+                })
+            })
+        })
+        .collect();
+    jobs.par_iter()
+        .map(|&(to, opts)| {
+            let kernel = F32Kernel::new(to, &opts).unwrap();
+            for &bits in patterns {
+                let core = convert_code(DType::Float, to, u64::from(bits), &opts).unwrap();
+                assert_eq!(u64::from(kernel.encode(f32::from_bits(bits))), core, "{bits:08x} -> {to} {opts:?}");
             }
-            n
+            patterns.len()
         })
         .sum()
 }
 
 #[test]
-fn float8_encoder_agrees_with_the_core_on_every_float16_and_every_midpoint() {
+fn scalar_kernels_agree_with_the_core_on_every_float16_and_every_midpoint() {
     let f16: Vec<u32> = (0..=u16::MAX).map(|h| half::f16::from_bits(h).to_f32().to_bits()).collect();
-    assert_eq!(check(&f16), 65536 * 8);
+    assert_eq!(check(&f16), 65536 * 80);
     let midpoints: Vec<u32> =
         (0..=0xFFFFu32).flat_map(|high| [0x0000, 0x7FFF, 0x8000, 0x8001].map(|low| high << 16 | low)).collect();
-    assert_eq!(check(&midpoints), 4 * 65536 * 8);
+    assert_eq!(check(&midpoints), 4 * 65536 * 80);
 }
 
 #[test]
-fn float8_encoder_agrees_with_the_core_on_random_patterns() {
+fn scalar_kernels_agree_with_the_core_on_random_patterns() {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let random: Vec<u32> = (0..1_000_000)
+    let random: Vec<u32> = (0..200_000)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -57,7 +61,7 @@ fn float8_encoder_agrees_with_the_core_on_random_patterns() {
             (state >> 32) as u32
         })
         .collect();
-    assert_eq!(check(&random), 8_000_000);
+    assert_eq!(check(&random), 200_000 * 80);
 }
 
 #[test]

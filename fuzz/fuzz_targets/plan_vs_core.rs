@@ -1,11 +1,12 @@
-//! The fast float8 paths against the rounding core.
+//! Plans (the fast paths) against the rounding core.
 //!
-//! Input: any bytes. Every 4 bytes are one float32 bit pattern (little-endian); every byte is also
-//! used as a code for the decode tables.
+//! Input: any bytes. Every 4 bytes are one float32 bit pattern and every 8 one float64 pattern
+//! (little-endian); every byte is also a code for the decode tables.
 //!
-//! Asserts, for the four float8 formats, saturate on and off and every profile:
-//! * `cast::float8_encoder` exists unless the profile has onnxruntime's non-saturating overflow
-//!   quirks, and then `Float8Encoder::encode` and `encode_slice` give `convert_code(FLOAT, to)`;
+//! Asserts, under every profile and attribute set:
+//! * `Plan` from FLOAT and from DOUBLE into every fixed-width dtype gives `convert_code` for every
+//!   element (`convert_code_in_block` inside a profile's vector blocks), and `run_parallel` the same
+//!   bytes as `run`;
 //! * the slice API (`convert_from_f32_slice_with`, `convert_from_f16_slice`,
 //!   `convert_from_f64_slice`) gives `convert_code` from FLOAT, FLOAT16 and DOUBLE;
 //! * `DecodeTable` (and the slice API's `to_f32_vec`) gives `convert_code(format, FLOAT)` for every
@@ -14,14 +15,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lowbit::cast::float8_encoder;
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::kernels::DecodeTable;
+use lowbit::convert::{convert_code, convert_code_in_block, CastOptions, RoundMode};
+use lowbit::dtype::Kind;
+use lowbit::packing;
+use lowbit::plan::encode::DecodeTable;
+use lowbit::plan::Plan;
 use lowbit::profile::Profile;
 use lowbit::slice::NarrowFloatSliceExt;
 use lowbit::{DType, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
-
-const FLOAT8: [DType; 4] = [DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ];
 
 const ROUND_MODES: [RoundMode; 3] = [RoundMode::Up, RoundMode::Down, RoundMode::Nearest];
 
@@ -29,28 +30,37 @@ fn core(from: DType, to: DType, code: u64, opts: &CastOptions) -> u64 {
     convert_code(from, to, code, opts).unwrap_or_else(|e| panic!("{from} {code:#x} -> {to} {opts:?}: {e}"))
 }
 
-fn check_encoder(values: &[f32]) {
-    for to in FLOAT8 {
+fn check_plans(from: DType, codes: &[u64]) {
+    let n = codes.len();
+    let raw = packing::pack(from, codes).expect("codes fit");
+    for to in DType::ALL.into_iter().filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool)) {
         for profile in Profile::ALL {
             for saturate in [true, false] {
-                let opts = CastOptions { saturate, round_mode: RoundMode::Up, profile };
-                let quirks = profile.policy().for_cast(DType::Float, to).float8_overflow_quirks;
-                let Some(encoder) = float8_encoder(to, &opts) else {
-                    assert!(quirks && !saturate, "no float8 kernel for {to} under {opts:?}");
-                    continue;
-                };
-                let mut bulk = vec![0u8; values.len()];
-                encoder.encode_slice(values, &mut bulk);
-                for (&x, &from_slice) in values.iter().zip(&bulk) {
-                    let bits = x.to_bits();
-                    let want = core(DType::Float, to, u64::from(bits), &opts);
-                    let got = encoder.encode(x);
-                    assert_eq!(
-                        u64::from(got),
-                        want,
-                        "kernel {bits:08x} -> {to} {opts:?}: {got:#04x}, core {want:#04x}"
-                    );
-                    assert_eq!(from_slice, got, "encode_slice differs from encode at {bits:08x} -> {to} {opts:?}");
+                for round_mode in ROUND_MODES {
+                    if to != DType::Float8E8M0 && round_mode != RoundMode::Up {
+                        continue;
+                    }
+                    let opts = CastOptions { saturate, round_mode, profile };
+                    let plan = Plan::new(from, to, &opts).expect("fixed-width dtypes");
+                    let mut out = vec![0u8; packing::raw_len(to, n).expect("small")];
+                    plan.run(&raw, &mut out, n).expect("lengths match");
+                    let mut parallel = vec![0u8; out.len()];
+                    plan.run_parallel(&raw, &mut parallel, n, 3).expect("lengths match");
+                    assert_eq!(parallel, out, "{from} -> {to} {opts:?}: run_parallel differs from run");
+                    let policy = profile.policy().for_cast(from, to);
+                    let blocked = match (policy.vector_blocks, from, to) {
+                        (Some(b), DType::Float, DType::Float16) => n - n % b.float32_to_float16,
+                        _ => 0,
+                    };
+                    for (i, &code) in codes.iter().enumerate() {
+                        let got = packing::get(to, &out, i);
+                        let want = if i < blocked {
+                            convert_code_in_block(from, to, code, &opts).expect("fixed-width dtypes")
+                        } else {
+                            core(from, to, code, &opts)
+                        };
+                        assert_eq!(got, want, "plan {from} {code:#x} -> {to} {opts:?} (element {i}): {got:#x}, core {want:#x}");
+                    }
                 }
             }
         }
@@ -143,7 +153,9 @@ macro_rules! check_slice_api {
 fuzz_target!(|data: &[u8]| {
     let words: Vec<u32> = data.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     let f32s: Vec<f32> = words.iter().map(|&w| f32::from_bits(w)).collect();
-    check_encoder(&f32s);
+    check_plans(DType::Float, &words.iter().map(|&w| u64::from(w)).collect::<Vec<_>>());
+    let doubles: Vec<u64> = data.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    check_plans(DType::Double, &doubles);
     check_decode_tables(data);
     // The slice API is slower (every profile, several paths): a few elements are enough.
     let few = &words[..words.len().min(8)];

@@ -1,0 +1,381 @@
+//! Kernels on lanes of float32 or float64 values. None of them is the definition of anything: each
+//! is derived from a [`FloatFormat`] descriptor (or from the core, for tables), handles the common
+//! lanes branch-free, and names the lanes it does not handle (`accepts`) so the plan hands those to
+//! the rounding core. `tests/plan.rs` compares every kernel with the core.
+//!
+//! * [`MinifloatEncoder`]: float32 -> any signed format of at most 16 bits with subnormals (the
+//!   four float8, float6, float4, float16, bfloat16), nearest-even, saturating or not. Normal
+//!   results round with integer arithmetic on the float32 bits (the carry runs into the exponent);
+//!   subnormal results round with one float32 addition of a power of two whose ulp equals the
+//!   target's subnormal step, which the hardware rounds to nearest-even.
+//! * [`SplitTable`]: float32 -> any target of 8 bits or fewer under any rule, through a table of
+//!   the core's answers indexed by the top 16 bits of the float32 and whether the low 16 are zero.
+//! * [`IntegerKernel`]: float -> integer (every width, every rounding a profile uses) for |x| < 2^31.
+//! * [`DecodeTable`]: any format of 8 bits or fewer -> float32 through 256 entries from the core.
+//! * round-to-odd narrowings (float64 -> float32, 64-bit integers -> float64), which let a kernel
+//!   of the narrower format round a wider source once: rounding to odd with at least two extra bits
+//!   and then to the target gives the target's rounding of the exact value, in every mode.
+
+use crate::format::{self, FloatFormat};
+use crate::round::{self, RoundingMode, RoundingOptions};
+use crate::value::Value;
+use std::sync::OnceLock;
+
+/// float32 -> a signed binary format of at most 16 bits with subnormals, nearest-even.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MinifloatEncoder {
+    /// float32 bits of the smallest normal target value (2^(1-bias)).
+    min_normal_bits: u32,
+    /// Below `min_normal_bits`, |x| + `subnormal_magic` rounds |x| to the subnormal step.
+    subnormal_magic: f32,
+    /// From this float32 magnitude (bits) on, the result overflows.
+    overflow_threshold: u32,
+    /// Right shift from a float32 fraction to the target's.
+    shift: u32,
+    /// Subtracted from the shifted bits to move float32's exponent bias to the target's.
+    rebias: u32,
+    /// The target's sign bit.
+    sign_bit: u32,
+    /// Codes for +overflow (and +Inf), -overflow, +NaN, -NaN and -0.
+    overflow_positive: u32,
+    overflow_negative: u32,
+    nan_positive: u32,
+    nan_negative: u32,
+    negative_zero: u32,
+}
+
+impl MinifloatEncoder {
+    /// The encoder for `f`, given the codes the plan wants for ±overflow (±Inf included), ±NaN and
+    /// -0 (the plan takes them from the core, so profile rules on those codes cost nothing here).
+    /// `None` for a format it cannot encode: unsigned, without subnormals, wider than 16 bits, or
+    /// with a range beyond float32's normal range.
+    #[must_use]
+    pub fn new(f: &FloatFormat, overflow: [u16; 2], nan: [u16; 2], negative_zero: u16) -> Option<MinifloatEncoder> {
+        let m = f.mantissa_bits;
+        if f.width() > 16 || !f.signed || !f.subnormals || m == 0 || m > 22 || f.bias > 127 {
+            return None;
+        }
+        // The largest finite value and its successor in an unbounded exponent range; the midpoint
+        // of the two has at most m + 2 significant bits, so it is exact in float32.
+        let max = f.to_f64(f.max_code());
+        let ulp_at_max = 2f64.powi(max.log2().floor() as i32 - m as i32);
+        let midpoint = max + ulp_at_max / 2.0;
+        if midpoint >= f64::from(f32::MAX) || 1 - f.bias < -126 {
+            return None;
+        }
+        // A tie at the midpoint goes to the even neighbour: above MAX when MAX's last bit is 1.
+        let midpoint_overflows = f.max_code() & 1 == 1;
+        let overflow_threshold = (midpoint as f32).to_bits() + u32::from(!midpoint_overflows);
+        Some(MinifloatEncoder {
+            min_normal_bits: 2f32.powi(1 - f.bias).to_bits(),
+            subnormal_magic: 2f32.powi(1 - f.bias - m as i32 + 23),
+            overflow_threshold,
+            shift: 23 - m,
+            rebias: ((127 - f.bias) as u32) << m,
+            sign_bit: f.sign_mask() as u32,
+            overflow_positive: u32::from(overflow[0]),
+            overflow_negative: u32::from(overflow[1]),
+            nan_positive: u32::from(nan[0]),
+            nan_negative: u32::from(nan[1]),
+            negative_zero: u32::from(negative_zero),
+        })
+    }
+
+    /// Encodes one value. Written without branches (every candidate is computed, then selected)
+    /// so that loops over slices vectorise.
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u16 {
+        let bits = x.to_bits();
+        let negative = bits >> 31 == 1;
+        let abs = bits & 0x7FFF_FFFF;
+        // Normal results: round the fraction to nearest-even in the integer domain; the carry
+        // runs into the exponent. Wrapping: below the normal range this candidate is discarded.
+        let half_minus_one = (1u32 << (self.shift - 1)) - 1;
+        let odd = (abs >> self.shift) & 1;
+        let normal = ((abs + half_minus_one + odd) >> self.shift).wrapping_sub(self.rebias);
+        // Subnormal results: one float32 addition rounds to the target's subnormal step.
+        let subnormal =
+            (f32::from_bits(abs) + self.subnormal_magic).to_bits().wrapping_sub(self.subnormal_magic.to_bits());
+        let magnitude = if abs < self.min_normal_bits { subnormal } else { normal };
+        let (sign, overflow, nan) = if negative {
+            (self.sign_bit, self.overflow_negative, self.nan_negative)
+        } else {
+            (0, self.overflow_positive, self.nan_positive)
+        };
+        let finite = if magnitude == 0 && negative { self.negative_zero } else { magnitude | sign };
+        let code = if abs >= self.overflow_threshold { overflow } else { finite };
+        (if abs > 0x7F80_0000 { nan } else { code }) as u16
+    }
+}
+
+/// float32 -> a target of 8 bits or fewer, as a table of the core's answers. Exact because every
+/// decision point of such a target (its values, the midpoints between them, its overflow and
+/// underflow thresholds, a profile's windows) has at most 8 significant bits, so it is a float32
+/// whose low 16 bits are zero: all float32 values strictly between two such patterns get one
+/// answer, the one for any of them. `tests/plan.rs` checks this against the core.
+#[derive(Clone, Debug)]
+pub struct SplitTable {
+    /// Entry `2 * (bits >> 16) + (low 16 bits != 0)`.
+    codes: Box<[u8]>,
+}
+
+impl SplitTable {
+    /// Builds the table by asking `core` for the two representatives of every top-16-bit pattern.
+    pub fn build(mut core: impl FnMut(u32) -> u8) -> SplitTable {
+        let codes = (0..1u32 << 17).map(|i| core((i >> 1) << 16 | (i & 1) << 15)).collect();
+        SplitTable { codes }
+    }
+
+    /// The code for one float32.
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u8 {
+        let bits = x.to_bits();
+        self.codes[(bits >> 16 << 1 | u32::from(bits & 0xFFFF != 0)) as usize]
+    }
+
+    /// Whether `encoder` gives this table's answer for every representative (then it gives the
+    /// core's answer for every float32 the table covers, and is the faster of the two).
+    #[must_use]
+    pub fn agrees_with(&self, encoder: &MinifloatEncoder) -> bool {
+        self.codes.iter().enumerate().all(|(i, &code)| {
+            let i = i as u32;
+            encoder.encode(f32::from_bits((i >> 1) << 16 | (i & 1) << 15)) == u16::from(code)
+        })
+    }
+}
+
+/// How a float becomes an integer code on the lanes a plan gives it: `|x| < 2^31` (the other
+/// lanes go to the core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntegerKernel {
+    /// The rounding applied before the low bits are kept.
+    pub mode: RoundingMode,
+    /// Mask of the target's bits.
+    pub mask: u64,
+}
+
+/// The float lane types the integer kernel runs on.
+pub trait FloatLane: Copy {
+    /// |x| < 2^31 (false for NaN).
+    fn fits_i32(self) -> bool;
+    /// |x| (0 for lanes that do not fit) split into its integer part and the fraction left over,
+    /// both exact.
+    fn split(self) -> (i32, Self);
+    fn is_negative(self) -> bool;
+    fn above_half(self) -> bool;
+    fn is_half(self) -> bool;
+    fn is_nonzero(self) -> bool;
+}
+
+macro_rules! float_lane {
+    ($t:ty) => {
+        impl FloatLane for $t {
+            #[inline]
+            fn fits_i32(self) -> bool {
+                self.abs() < 2147483648.0
+            }
+            #[inline]
+            fn split(self) -> (i32, Self) {
+                let magnitude = if self.fits_i32() { self.abs() } else { 0.0 };
+                let whole = magnitude as i32;
+                (whole, magnitude - whole as $t)
+            }
+            #[inline]
+            fn is_negative(self) -> bool {
+                self.is_sign_negative()
+            }
+            #[inline]
+            fn above_half(self) -> bool {
+                self > 0.5
+            }
+            #[inline]
+            fn is_half(self) -> bool {
+                self == 0.5
+            }
+            #[inline]
+            fn is_nonzero(self) -> bool {
+                self != 0.0
+            }
+        }
+    };
+}
+float_lane!(f32);
+float_lane!(f64);
+
+impl IntegerKernel {
+    /// Rounds every lane that fits (`FloatLane::fits_i32`) to an integer with the kernel's mode;
+    /// lanes that do not fit give 0 and go to the core. The results wrap at 2^32, which keeps the
+    /// low bits every target needs (only the packed targets round, and they keep 4 bits or fewer).
+    pub fn round<L: FloatLane>(&self, lanes: &[L], out: &mut [i32]) {
+        // One loop per mode, so each loop is branch-free and vectorises.
+        fn each<L: FloatLane>(lanes: &[L], out: &mut [i32], up: impl Fn(i32, L) -> bool) {
+            for (o, &x) in out.iter_mut().zip(lanes) {
+                let (whole, fraction) = x.split();
+                let rounded = whole.wrapping_add(i32::from(up(whole, fraction)));
+                *o = if x.is_negative() { rounded.wrapping_neg() } else { rounded };
+            }
+        }
+        match self.mode {
+            RoundingMode::NearestEven => {
+                each(lanes, out, |w, f| f.above_half() || (f.is_half() && w & 1 == 1));
+            }
+            RoundingMode::NearestTiesAway => each(lanes, out, |_, f| f.above_half() || f.is_half()),
+            RoundingMode::TowardZero => each(lanes, out, |_, _| false),
+            RoundingMode::AwayFromZero => each(lanes, out, |_, f| f.is_nonzero()),
+        }
+    }
+
+    /// The code of one lane (the slow way round, for tests and single values).
+    #[must_use]
+    pub fn encode<L: FloatLane>(&self, x: L) -> u64 {
+        let mut out = [0i32];
+        self.round(&[x], &mut out);
+        (i64::from(out[0]) as u64) & self.mask
+    }
+}
+
+/// `x` rounded to float32 by rounding to odd: the float32 toward zero, its last bit set when the
+/// conversion was inexact. Valid for |x| in float32's normal range (or zero); the plan sends every
+/// other lane to the core.
+#[inline]
+#[must_use]
+pub fn f64_to_f32_odd(x: f64) -> f32 {
+    let nearest = x as f32;
+    let back = f64::from(nearest);
+    let inexact = back != x;
+    // Sign-magnitude bits: one less is one step toward zero.
+    let toward_zero = nearest.to_bits() - u32::from(inexact && back.abs() > x.abs());
+    f32::from_bits(toward_zero | u32::from(inexact))
+}
+
+/// The lanes on which [`f64_to_f32_odd`] is valid: zero and float32's normal range.
+#[inline]
+#[must_use]
+pub fn f32_odd_accepts(x: f64) -> bool {
+    let a = x.abs();
+    a == 0.0 || (a >= f64::from(f32::MIN_POSITIVE) && a < 2f64.powi(128))
+}
+
+/// A 64-bit magnitude rounded to float64 by rounding to odd (exact below 2^53).
+#[inline]
+#[must_use]
+pub fn u64_to_f64_odd(m: u64) -> f64 {
+    // Bits below the 53 the float64 keeps, folded into its last bit.
+    let shift = 11u32.saturating_sub(m.leading_zeros());
+    let kept = m >> shift;
+    let sticky = u64::from(m & ((1u64 << shift) - 1) != 0);
+    (kept | sticky) as f64 * f64::from_bits(u64::from(1023 + shift) << 52)
+}
+
+/// Exact float32 values of every code of a format of 8 bits or fewer.
+#[derive(Clone, Debug)]
+pub struct DecodeTable {
+    values: Box<[f32; 256]>,
+}
+
+impl DecodeTable {
+    /// Builds the table from the core (NaN codes give the quiet NaN with the code's sign).
+    #[must_use]
+    pub fn new(f: &FloatFormat) -> Option<DecodeTable> {
+        if f.width() > 8 {
+            return None;
+        }
+        let mut values = Box::new([0f32; 256]);
+        for (code, v) in values.iter_mut().enumerate().take(1 << f.width()) {
+            let decoded: Value = f.decode(code as u64);
+            *v = f32::from_bits(round::encode(&format::F32, decoded, RoundingOptions::IEEE) as u32);
+        }
+        Some(DecodeTable { values })
+    }
+
+    /// The table of one of lowbit's narrow formats, built once.
+    #[must_use]
+    pub fn of(f: &FloatFormat) -> Option<&'static DecodeTable> {
+        static TABLES: [OnceLock<Option<DecodeTable>>; 12] = [const { OnceLock::new() }; 12];
+        let index = format::ALL_FORMATS.iter().position(|g| *g == f)?;
+        TABLES[index].get_or_init(|| DecodeTable::new(f)).as_ref()
+    }
+
+    /// The value of one code (bits above the format's width select table entries the format does
+    /// not use; callers mask codes first).
+    #[inline]
+    #[must_use]
+    pub fn decode(&self, code: u8) -> f32 {
+        self.values[usize::from(code)]
+    }
+
+    /// Decodes a slice of codes.
+    pub fn decode_slice(&self, src: &[u8], dst: &mut [f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = self.values[usize::from(s)];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core_encoder(f: &FloatFormat, saturate: bool) -> MinifloatEncoder {
+        let opts = RoundingOptions { saturate, ..RoundingOptions::IEEE };
+        let at = |v: Value| round::encode(f, v, opts) as u16;
+        let overflow = [at(Value::Infinite { negative: false }), at(Value::Infinite { negative: true })];
+        let nan = [at(Value::from_f32(f32::NAN)), at(Value::from_f32(-f32::NAN))];
+        MinifloatEncoder::new(f, overflow, nan, at(Value::from_f32(-0.0))).unwrap()
+    }
+
+    #[test]
+    fn derived_thresholds() {
+        // 464 is a tie that goes down to MAX (448, even); anything above overflows.
+        assert_eq!(core_encoder(&format::E4M3FN, false).overflow_threshold, 464f32.to_bits() + 1);
+        assert_eq!(f32::from_bits(core_encoder(&format::E5M2, false).overflow_threshold), 61440.0);
+        assert_eq!(f32::from_bits(core_encoder(&format::F16, false).overflow_threshold), 65520.0);
+        assert!(MinifloatEncoder::new(&format::E8M0, [0; 2], [0; 2], 0).is_none());
+        assert!(MinifloatEncoder::new(&format::F32, [0; 2], [0; 2], 0).is_none());
+    }
+
+    #[test]
+    fn a_few_codes() {
+        let e4 = core_encoder(&format::E4M3FN, false);
+        for (x, want) in [(464.0f32, 0x7E), (480.0, 0x7F), (-480.0, 0xFF), (3.0 * 2f32.powi(-10), 0x02), (-1e-10, 0x80)]
+        {
+            assert_eq!(e4.encode(x), want, "{x}");
+        }
+        let fnuz = core_encoder(&format::E4M3FNUZ, false);
+        assert_eq!(fnuz.encode(-1e-10), 0x00);
+        assert_eq!(fnuz.encode(f32::NEG_INFINITY), 0x80);
+        let f16 = core_encoder(&format::F16, false);
+        assert_eq!(f16.encode(65519.996), 0x7BFF);
+        assert_eq!(f16.encode(2f32.powi(-25)), 0x0000);
+        assert_eq!(f16.encode(3.0 * 2f32.powi(-25)), 0x0002);
+        assert_eq!(DecodeTable::of(&format::E8M0).unwrap().decode(0x00), 2f32.powi(-127));
+    }
+
+    #[test]
+    fn round_to_odd() {
+        // 1 + 2^-30 is between two float32s: toward zero is 1, odd makes it 1 + 2^-23.
+        assert_eq!(f64_to_f32_odd(1.0 + 2f64.powi(-30)), 1.0 + 2f32.powi(-23));
+        assert_eq!(f64_to_f32_odd(-(1.0 + 2f64.powi(-30))), -(1.0 + 2f32.powi(-23)));
+        // Just below 2: nearest would be 2, odd is the float32 below 2 (already odd).
+        assert_eq!(f64_to_f32_odd(2.0 - 2f64.powi(-40)), f32::from_bits(2f32.to_bits() - 1));
+        assert_eq!(f64_to_f32_odd(1.5), 1.5);
+        assert_eq!(u64_to_f64_odd(u64::MAX), 2f64.powi(64) - 2f64.powi(11));
+        assert_eq!(u64_to_f64_odd((1 << 53) + 2), ((1u64 << 53) + 2) as f64);
+        assert_eq!(u64_to_f64_odd((1 << 54) + 2), ((1u64 << 54) + 4) as f64);
+        assert_eq!(u64_to_f64_odd(12345), 12345.0);
+    }
+
+    #[test]
+    fn integer_rounding_of_lanes() {
+        let k = |mode| IntegerKernel { mode, mask: 0xF };
+        assert_eq!(k(RoundingMode::NearestEven).encode(2.5f32), 2);
+        assert_eq!(k(RoundingMode::NearestEven).encode(-2.5f32), 0xE);
+        assert_eq!(k(RoundingMode::NearestTiesAway).encode(2.5f64), 3);
+        assert_eq!(k(RoundingMode::TowardZero).encode(-7.9f32), 9);
+        assert_eq!(k(RoundingMode::AwayFromZero).encode(0.1f64), 1);
+        assert!(!f32::NAN.fits_i32());
+        assert!(!2147483648f32.fits_i32());
+    }
+}

@@ -1,0 +1,139 @@
+//! Tables for sources of 16 bits or fewer: the core's answer for every source code (256 or 65,536
+//! entries), so such a plan is exact by construction whatever the target and the profile, and runs
+//! as one lookup per element.
+
+use super::CHUNK;
+use crate::dtype::{DType, Packing};
+use crate::error::Result;
+use crate::packing;
+
+/// Target codes stored in the target's own width (a 65,536-entry float16 -> float32 table is
+/// 256 KiB, not 512).
+#[derive(Debug)]
+enum Codes {
+    U8(Box<[u8]>),
+    U16(Box<[u16]>),
+    U32(Box<[u32]>),
+    U64(Box<[u64]>),
+}
+
+/// The core's answer for every code of a source dtype of 16 bits or fewer.
+#[derive(Debug)]
+pub struct Table {
+    codes: Codes,
+}
+
+/// A code type that a table stores and writes little-endian.
+trait Code: Copy {
+    const BYTES: usize;
+    fn from_u64(code: u64) -> Self;
+    fn write_le(self, out: &mut [u8]);
+    fn widen(self) -> u16;
+}
+
+macro_rules! code {
+    ($t:ty) => {
+        impl Code for $t {
+            const BYTES: usize = core::mem::size_of::<$t>();
+            #[inline]
+            fn from_u64(code: u64) -> Self {
+                code as $t
+            }
+            #[inline]
+            fn write_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn widen(self) -> u16 {
+                self as u16
+            }
+        }
+    };
+}
+code!(u8);
+code!(u16);
+code!(u32);
+code!(u64);
+
+fn collect<T: Code>(entries: usize, core: &mut impl FnMut(u64) -> Result<u64>) -> Result<Box<[T]>> {
+    (0..entries as u64).map(|code| core(code).map(T::from_u64)).collect()
+}
+
+impl Table {
+    /// Asks `core` for the target code of every source code of `from` (whose width is at most 16
+    /// bits), storing them in the width of `to`.
+    pub fn build(from: DType, to: DType, mut core: impl FnMut(u64) -> Result<u64>) -> Result<Table> {
+        let entries = 1usize << from.bits().expect("a table source has a width");
+        let codes = match to.bits().expect("a table target has a width") {
+            0..=8 => Codes::U8(collect(entries, &mut core)?),
+            9..=16 => Codes::U16(collect(entries, &mut core)?),
+            17..=32 => Codes::U32(collect(entries, &mut core)?),
+            _ => Codes::U64(collect(entries, &mut core)?),
+        };
+        Ok(Table { codes })
+    }
+
+    /// Converts `n` elements: `src` and `dst` start at a group boundary and hold exactly the bytes
+    /// of those elements.
+    pub fn run(&self, from: DType, to: DType, src: &[u8], dst: &mut [u8], n: usize) {
+        match &self.codes {
+            Codes::U8(t) => run_typed(t, from, to, src, dst, n),
+            Codes::U16(t) => run_typed(t, from, to, src, dst, n),
+            Codes::U32(t) => run_typed(t, from, to, src, dst, n),
+            Codes::U64(t) => run_typed(t, from, to, src, dst, n),
+        }
+    }
+}
+
+fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut [u8], n: usize) {
+    let whole_target = to.packing() == Packing::Bytes(T::BYTES as u32);
+    match from.packing() {
+        // The hot shapes as single loops: one load, one lookup, one store per element.
+        Packing::Bytes(1) if whole_target => {
+            for (d, &s) in dst.chunks_exact_mut(T::BYTES).zip(src) {
+                table[usize::from(s)].write_le(d);
+            }
+        }
+        Packing::Bytes(2) if whole_target => {
+            for (d, s) in dst.chunks_exact_mut(T::BYTES).zip(src.chunks_exact(2)) {
+                table[usize::from(u16::from_le_bytes([s[0], s[1]]))].write_le(d);
+            }
+        }
+        Packing::Nibbles if whole_target => {
+            for (d, &s) in dst.chunks_mut(2 * T::BYTES).zip(src) {
+                table[usize::from(s & 0xF)].write_le(&mut d[..T::BYTES]);
+                if d.len() > T::BYTES {
+                    table[usize::from(s >> 4)].write_le(&mut d[T::BYTES..]);
+                }
+            }
+        }
+        // Everything else in chunks: unpack the indices, look up, pack the codes.
+        _ => {
+            let mut indices = [0u16; CHUNK];
+            let mut codes = [0u16; CHUNK];
+            let mut start = 0;
+            while start < n {
+                let len = CHUNK.min(n - start);
+                let src_bytes = &src[raw_len(from, start)..raw_len(from, start + len)];
+                packing::unpack_u16(from, src_bytes, &mut indices[..len]);
+                let dst_bytes = &mut dst[raw_len(to, start)..raw_len(to, start + len)];
+                if whole_target {
+                    for (d, &i) in dst_bytes.chunks_exact_mut(T::BYTES).zip(&indices[..len]) {
+                        table[usize::from(i)].write_le(d);
+                    }
+                } else {
+                    for (c, &i) in codes.iter_mut().zip(&indices[..len]) {
+                        *c = table[usize::from(i)].widen();
+                    }
+                    packing::pack_u16(to, &codes[..len], dst_bytes);
+                }
+                start += len;
+            }
+        }
+    }
+}
+
+/// Byte offset of element `i` (a group boundary, or the end).
+fn raw_len(dtype: DType, i: usize) -> usize {
+    packing::raw_len(dtype, i).expect("the plan checked the lengths")
+}

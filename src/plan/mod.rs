@@ -1,0 +1,679 @@
+//! **Plans: resolve a conversion once, then run it.** A [`Plan`] fixes, for one (source dtype,
+//! target dtype, attributes, profile), how elements are read, converted and written, so running it
+//! over a buffer does no per-element dispatch on dtypes, profiles or packing.
+//!
+//! The rounding core ([`crate::round`], reached through [`crate::convert::convert_code`]) stays the
+//! definition; a plan is made of kernels derived from it:
+//!
+//! * sources of 16 bits or fewer: a table of the core's answer for every source code ([`lut`]);
+//! * float32, float64 and 32/64-bit integer sources: branch-free kernels on lanes of float32 or
+//!   float64 values ([`encode`]), each naming the lanes it does not handle (NaN where a payload
+//!   rule applies, integers beyond 2^31, values outside float32's range on the round-to-odd route);
+//!   the plan hands those lanes, which are rare in real data, to the core;
+//! * positional rules (onnxruntime's vector blocks, where NaN payloads depend on an element's
+//!   position) are a second engine for the leading whole blocks, not a branch per element.
+//!
+//! Plans are cached: building one costs at most a few milliseconds (a 65,536-entry table from the
+//! core), once per process. `tests/plan.rs` compares every plan with the core on every source
+//! pattern of 16 bits or fewer, and the float32/float64 kernels on every top-16-bit pattern.
+
+pub mod encode;
+pub mod lut;
+pub mod simd;
+
+use crate::convert::{self, CastOptions};
+use crate::dtype::{DType, Kind};
+use crate::error::{Error, Result};
+use crate::packing;
+use encode::{FloatLane, IntegerKernel, MinifloatEncoder, SplitTable};
+use half::slice::HalfFloatSliceExt;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Elements per chunk of the lane engines: the chunk's buffers stay in L1.
+pub(crate) const CHUNK: usize = 1024;
+
+/// A resolved conversion between two fixed-width numeric dtypes (ONNX `Cast` on raw data).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    from: DType,
+    to: DType,
+    opts: CastOptions,
+    engine: Engine,
+    /// The engine for the elements a profile's implementation converts in whole vector blocks,
+    /// with the block length: it applies to the longest prefix made of whole blocks.
+    blocks: Option<(usize, Engine)>,
+}
+
+#[derive(Clone, Debug)]
+enum Engine {
+    /// The identity: the bytes are copied.
+    Copy,
+    Table(Arc<lut::Table>),
+    Lanes(Lanes),
+}
+
+/// A wide source (32 or 64 bits) read as lanes of float or integer values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wide {
+    F32,
+    F64,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Lanes {
+    source: Wide,
+    route: Route,
+    /// Whether the lanes handed to the core are inside a vector block (their NaN rule differs).
+    in_block: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Route {
+    /// To float32 lanes, then a kernel to a target of 16 bits or fewer.
+    Narrow { to_f32: ToF32, kernel: NarrowKernel, nan_to_core: bool },
+    /// Rounded to an integer, low bits kept (float lanes with |x| < 2^31; the rest to the core).
+    Integer(IntegerKernel),
+    /// x != 0 (NaN is true).
+    Bool,
+    /// float64 lanes rounded to float32 by the hardware (nearest-even); NaN to the core.
+    ToF32,
+    /// Exact widening to float64 lanes (from float32 or a 32-bit integer) or the nearest float64
+    /// (64-bit integers); NaN to the core.
+    ToF64,
+    /// Integer to integer: the low bits (two's complement), or `!= 0` for bool.
+    IntToInt { mask: u64, to_bool: bool },
+}
+
+/// How the lanes of a source become float32 lanes for a narrow kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ToF32 {
+    /// The source is float32.
+    Exact,
+    /// Nearest-even, as the profile's implementation does (SEMANTICS rows 6 and 7).
+    Nearest,
+    /// Round to odd, so the narrow kernel's rounding is the rounding of the exact value.
+    Odd,
+}
+
+#[derive(Clone, Debug)]
+enum NarrowKernel {
+    Minifloat(MinifloatEncoder),
+    Split(Arc<SplitTable>),
+    /// float32 -> float16 with the CPU's conversion instructions (through `half`, which detects
+    /// F16C at run time).
+    HardwareF16,
+}
+
+fn fixed_width(dtype: DType) -> Result<()> {
+    match dtype.kind() {
+        Kind::Float(_) | Kind::Integer { .. } | Kind::Bool => Ok(()),
+        _ => Err(Error::UnsupportedDType {
+            op: "Cast plan",
+            dtype: dtype.onnx_name(),
+            why: "not a fixed-width numeric type",
+        }),
+    }
+}
+
+fn hardware_f16() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        !simd::portable_forced() && std::arch::is_x86_feature_detected!("f16c")
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
+
+type TableKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile, bool);
+
+fn cached_table(key: TableKey, build: impl FnOnce() -> Result<lut::Table>) -> Result<Arc<lut::Table>> {
+    static TABLES: OnceLock<Mutex<HashMap<TableKey, Arc<lut::Table>>>> = OnceLock::new();
+    let tables = TABLES.get_or_init(Mutex::default);
+    if let Some(t) = tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        return Ok(Arc::clone(t));
+    }
+    // Built outside the lock: two threads may both build a table, and both get a correct one.
+    let table = Arc::new(build()?);
+    tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&table));
+    Ok(table)
+}
+
+fn cached_narrow(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
+    type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
+    static KERNELS: OnceLock<Mutex<HashMap<Key, NarrowKernel>>> = OnceLock::new();
+    let key = (to, opts.saturate, opts.round_mode, opts.profile);
+    let kernels = KERNELS.get_or_init(Mutex::default);
+    if let Some(k) = kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        return Ok(k.clone());
+    }
+    let kernel = narrow_kernel(to, opts)?;
+    kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, kernel.clone());
+    Ok(kernel)
+}
+
+/// The kernel from float32 lanes to a float target of 16 bits or fewer. Its special codes (±Inf and
+/// overflow, ±NaN, -0) are the core's; for targets of 8 bits or fewer the split table holds every
+/// answer of the core, and the branch-free encoder replaces it only where it agrees with every entry.
+fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
+    let core = |x: f32| convert::convert_code(DType::Float, to, u64::from(x.to_bits()), opts);
+    let f = to.float_format().expect("narrow kernels are for float targets");
+    let encoder = MinifloatEncoder::new(
+        f,
+        [core(f32::INFINITY)? as u16, core(f32::NEG_INFINITY)? as u16],
+        [core(f32::NAN)? as u16, core(-f32::NAN)? as u16],
+        core(-0.0)? as u16,
+    );
+    if f.width() > 8 {
+        if to == DType::Float16 && hardware_f16() {
+            return Ok(NarrowKernel::HardwareF16);
+        }
+        return Ok(NarrowKernel::Minifloat(encoder.expect("float16 and bfloat16 have an encoder")));
+    }
+    let mut failed = None;
+    let table = SplitTable::build(|bits| {
+        convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
+            failed = Some(e);
+            0
+        }) as u8
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(match encoder.filter(|e| table.agrees_with(e)) {
+        Some(encoder) => NarrowKernel::Minifloat(encoder),
+        None => NarrowKernel::Split(Arc::new(table)),
+    })
+}
+
+/// float32 -> a float target of 8 bits or fewer, one value at a time, with the answers of
+/// [`Plan`] (the scalar types' `from_f32`).
+#[derive(Clone, Debug)]
+pub struct F32Kernel(NarrowKernel);
+
+impl F32Kernel {
+    /// The kernel for ONNX `Cast` from FLOAT to `to` (a float dtype of 8 bits or fewer).
+    pub fn new(to: DType, opts: &CastOptions) -> Result<F32Kernel> {
+        match to.float_format() {
+            Some(f) if f.width() <= 8 => Ok(F32Kernel(cached_narrow(to, opts)?)),
+            _ => Err(Error::UnsupportedDType {
+                op: "F32Kernel",
+                dtype: to.onnx_name(),
+                why: "the scalar kernel is for float targets of 8 bits or fewer",
+            }),
+        }
+    }
+
+    /// The code of one value.
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u8 {
+        match &self.0 {
+            NarrowKernel::Minifloat(e) => e.encode(x) as u8,
+            NarrowKernel::Split(t) => t.encode(x),
+            NarrowKernel::HardwareF16 => unreachable!("only float16 takes the hardware kernel"),
+        }
+    }
+}
+
+impl Plan {
+    /// Resolves ONNX `Cast` from `from` to `to` with these attributes and profile. Errors for dtypes
+    /// without a fixed width (STRING, complex, UNDEFINED).
+    pub fn new(from: DType, to: DType, opts: &CastOptions) -> Result<Plan> {
+        fixed_width(from)?;
+        fixed_width(to)?;
+        let opts = *opts;
+        let policy = opts.profile.policy().for_cast(from, to);
+        let block = policy.vector_blocks.and_then(|b| match (from, to) {
+            (DType::Float, DType::Float16) => Some(b.float32_to_float16),
+            (DType::Float16, DType::Float) => Some(b.float16_to_float32),
+            _ => None,
+        });
+        let engine = Self::engine(from, to, &opts, false)?;
+        let blocks = match block {
+            Some(b) => Some((b, Self::engine(from, to, &opts, true)?)),
+            None => None,
+        };
+        Ok(Plan { from, to, opts, engine, blocks })
+    }
+
+    fn engine(from: DType, to: DType, opts: &CastOptions, in_block: bool) -> Result<Engine> {
+        if from == to {
+            return Ok(Engine::Copy);
+        }
+        let bits = from.bits().expect("fixed width");
+        if bits <= 16 {
+            let key = (from, to, opts.saturate, opts.round_mode, opts.profile, in_block);
+            let table = cached_table(key, || {
+                lut::Table::build(from, to, |code| {
+                    if in_block {
+                        convert::convert_code_in_block(from, to, code, opts)
+                    } else {
+                        convert::convert_code(from, to, code, opts)
+                    }
+                })
+            })?;
+            return Ok(Engine::Table(table));
+        }
+        let source = match from {
+            DType::Float => Wide::F32,
+            DType::Double => Wide::F64,
+            DType::Int32 => Wide::I32,
+            DType::Uint32 => Wide::U32,
+            DType::Int64 => Wide::I64,
+            DType::Uint64 => Wide::U64,
+            other => unreachable!("{other} is a fixed-width dtype wider than 16 bits"),
+        };
+        let float_source = matches!(source, Wide::F32 | Wide::F64);
+        let policy = opts.profile.policy().for_cast(from, to);
+        let route = match to.kind() {
+            Kind::Bool if float_source => Route::Bool,
+            Kind::Bool => Route::IntToInt { mask: 1, to_bool: true },
+            Kind::Integer { bits, .. } if float_source => {
+                Route::Integer(IntegerKernel { mode: convert::integer_rounding(policy, bits), mask: to.code_mask() })
+            }
+            Kind::Integer { .. } => Route::IntToInt { mask: to.code_mask(), to_bool: false },
+            Kind::Float(f) if f.width() == 32 => Route::ToF32,
+            Kind::Float(f) if f.width() == 64 => Route::ToF64,
+            Kind::Float(f) => {
+                let to_f32 = if source == Wide::F32 {
+                    ToF32::Exact
+                } else if policy.via_float32.applies_to(to) {
+                    ToF32::Nearest
+                } else {
+                    ToF32::Odd
+                };
+                Route::Narrow { to_f32, kernel: cached_narrow(to, opts)?, nan_to_core: f.nan_payload }
+            }
+            _ => unreachable!("fixed_width checked the target"),
+        };
+        Ok(Engine::Lanes(Lanes { source, route, in_block }))
+    }
+
+    /// The source dtype.
+    #[must_use]
+    pub fn from(&self) -> DType {
+        self.from
+    }
+
+    /// The target dtype.
+    #[must_use]
+    pub fn to(&self) -> DType {
+        self.to
+    }
+
+    /// Converts `n` elements from `src` (ONNX `raw_data` of the source dtype) into `dst` (the
+    /// target's `raw_data`). Both lengths must be exactly what `n` elements take.
+    pub fn run(&self, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
+        self.check_lengths(src, dst, n)?;
+        for (start, end, engine) in self.segments(n) {
+            self.run_span(engine, start, end, src, dst);
+        }
+        Ok(())
+    }
+
+    /// [`Plan::run`] on up to `threads` threads (rayon), each on a contiguous part of the
+    /// elements. The result is the same bytes as [`Plan::run`] gives.
+    pub fn run_parallel(&self, src: &[u8], dst: &mut [u8], n: usize, threads: usize) -> Result<()> {
+        self.check_lengths(src, dst, n)?;
+        let threads = threads.max(1);
+        if threads == 1 || n < 4 * CHUNK {
+            return self.run(src, dst, n);
+        }
+        // Pieces start on a multiple of 4 elements, a byte boundary for every packing.
+        let piece = n.div_ceil(threads).next_multiple_of(4 * CHUNK);
+        let mut spans = Vec::new();
+        for (start, end, engine) in self.segments(n) {
+            let mut s = start;
+            while s < end {
+                let e = end.min(s + piece - s % piece).min(end);
+                spans.push((s, e, engine));
+                s = e;
+            }
+        }
+        // Split the destination into the spans' disjoint byte ranges.
+        let mut parts = Vec::with_capacity(spans.len());
+        let mut rest = dst;
+        let mut offset = 0;
+        for &(s, e, engine) in &spans {
+            let (b0, b1) = (raw_len(self.to, s), raw_len(self.to, e));
+            let (_, tail) = rest.split_at_mut(b0 - offset);
+            let (part, tail) = tail.split_at_mut(b1 - b0);
+            parts.push((s, e, engine, part));
+            rest = tail;
+            offset = b1;
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
+        pool.install(|| {
+            use rayon::prelude::*;
+            parts.into_par_iter().for_each(|(s, e, engine, part)| {
+                let src_part = &src[raw_len(self.from, s)..raw_len(self.from, e)];
+                self.run_engine(engine, src_part, part, e - s, &mut None);
+            });
+        });
+        Ok(())
+    }
+
+    fn check_lengths(&self, src: &[u8], dst: &[u8], n: usize) -> Result<()> {
+        for (dtype, bytes) in [(self.from, src.len()), (self.to, dst.len())] {
+            let expected = packing::raw_len(dtype, n)?;
+            if bytes != expected {
+                return Err(Error::RawLength { dtype: dtype.onnx_name(), elements: n, expected, actual: bytes });
+            }
+        }
+        Ok(())
+    }
+
+    /// The element ranges and the engine for each: the vector-block prefix, then the rest.
+    fn segments(&self, n: usize) -> impl Iterator<Item = (usize, usize, &Engine)> {
+        let prefix = self.blocks.as_ref().map_or(0, |(b, _)| n - n % b);
+        let block = self.blocks.as_ref().map(|(_, engine)| (0, prefix, engine));
+        block.into_iter().chain([(prefix, n, &self.engine)]).filter(|&(s, e, _)| s < e)
+    }
+
+    /// Runs the plan over `n` elements that the caller hands over piece by piece: `read(start,
+    /// len, bytes)` fills `bytes` with the source's raw data of elements `start..start + len`, and
+    /// `write(start, len, bytes)` takes the target's raw data of the same elements. Pieces start on
+    /// a multiple of 4 elements (a byte boundary for every packing), so typed slices and streams
+    /// convert without holding the whole input; positional rules still see global positions.
+    pub fn run_pieces(
+        &self,
+        n: usize,
+        mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<()>,
+        mut write: impl FnMut(usize, usize, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut src = vec![0u8; raw_len(self.from, CHUNK)];
+        let mut dst = vec![0u8; raw_len(self.to, CHUNK)];
+        let mut scratch = None;
+        for (start, end, engine) in self.segments(n) {
+            let mut s = start;
+            while s < end {
+                // Pieces of whole chunks from a multiple of CHUNK, so each starts on a group boundary.
+                let e = end.min(s - s % CHUNK + CHUNK);
+                let (src_len, dst_len) =
+                    (raw_len(self.from, e) - raw_len(self.from, s), raw_len(self.to, e) - raw_len(self.to, s));
+                read(s, e - s, &mut src[..src_len])?;
+                self.run_engine(engine, &src[..src_len], &mut dst[..dst_len], e - s, &mut scratch);
+                write(s, e - s, &dst[..dst_len])?;
+                s = e;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_span(&self, engine: &Engine, start: usize, end: usize, src: &[u8], dst: &mut [u8]) {
+        let src_part = &src[raw_len(self.from, start)..raw_len(self.from, end)];
+        let dst_part = &mut dst[raw_len(self.to, start)..raw_len(self.to, end)];
+        self.run_engine(engine, src_part, dst_part, end - start, &mut None);
+    }
+
+    fn run_engine(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
+        match engine {
+            Engine::Copy => dst.copy_from_slice(src),
+            Engine::Table(table) => table.run(self.from, self.to, src, dst, n),
+            Engine::Lanes(lanes) => {
+                let scratch = scratch.get_or_insert_with(Scratch::new);
+                #[cfg(target_arch = "x86_64")]
+                simd::x86::run_lanes(self, lanes, src, dst, n, scratch);
+                #[cfg(not(target_arch = "x86_64"))]
+                self.run_lanes(lanes, src, dst, n, scratch);
+            }
+        }
+    }
+
+    /// The lane engine over `n` elements, chunk by chunk. Always inlined, so the SIMD module's copy
+    /// compiles it (and the kernels it inlines) with its instruction set.
+    #[inline(always)]
+    fn run_lanes(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Scratch) {
+        let width = self.from.bits().expect("fixed width") as usize / 8;
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let s = &src[start * width..(start + len) * width];
+            let d = &mut dst[raw_len(self.to, start)..raw_len(self.to, start + len)];
+            self.run_chunk(lanes, s, d, len, scratch);
+            start += len;
+        }
+    }
+
+    /// One chunk of a lane engine: read lanes, run the kernel, hand the lanes it declines to the
+    /// core, write the codes.
+    #[inline(always)]
+    fn run_chunk(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], len: usize, scratch: &mut Scratch) {
+        let Scratch { f32s, f64s, ints, codes16, codes64 } = scratch;
+        let (f32s, f64s, ints) = (&mut f32s[..len], &mut f64s[..len], &mut ints[..len]);
+        let (codes16, codes64) = (&mut codes16[..len], &mut codes64[..len]);
+        let narrow_target = self.to.bits().is_some_and(|b| b <= 16);
+        match &lanes.route {
+            Route::Narrow { to_f32, kernel, nan_to_core } => {
+                let mut declined = false;
+                match to_f32 {
+                    ToF32::Exact => read_f32(src, f32s),
+                    ToF32::Nearest => {
+                        read_f64(lanes.source, src, f64s, false);
+                        for (o, &x) in f32s.iter_mut().zip(f64s.iter()) {
+                            *o = x as f32;
+                        }
+                        declined |= f64s.iter().any(|x| x.is_nan());
+                    }
+                    ToF32::Odd => {
+                        read_f64(lanes.source, src, f64s, false);
+                        for (o, &x) in f32s.iter_mut().zip(f64s.iter()) {
+                            *o = encode::f64_to_f32_odd(x);
+                        }
+                        declined |= !f64s.iter().all(|&x| encode::f32_odd_accepts(x));
+                    }
+                }
+                match kernel {
+                    NarrowKernel::Minifloat(e) => {
+                        for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
+                            *c = e.encode(x);
+                        }
+                    }
+                    NarrowKernel::Split(t) => {
+                        for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
+                            *c = u16::from(t.encode(x));
+                        }
+                    }
+                    NarrowKernel::HardwareF16 => {
+                        let halves = half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::f16>(&mut codes16[..]);
+                        halves.convert_from_f32_slice(f32s);
+                    }
+                }
+                declined |= *nan_to_core && f32s.iter().any(|x| x.is_nan());
+                if declined {
+                    let (f32s, f64s) = (&*f32s, &*f64s);
+                    self.decline(
+                        lanes,
+                        src,
+                        |i, code| codes16[i] = code as u16,
+                        |i| {
+                            let lane_declined = match to_f32 {
+                                ToF32::Exact => false,
+                                ToF32::Nearest => f64s[i].is_nan(),
+                                ToF32::Odd => !encode::f32_odd_accepts(f64s[i]),
+                            };
+                            lane_declined || (*nan_to_core && f32s[i].is_nan())
+                        },
+                    );
+                }
+                packing::pack_u16(self.to, codes16, dst);
+                return;
+            }
+            Route::Integer(kernel) => {
+                let declined = if lanes.source == Wide::F32 {
+                    read_f32(src, f32s);
+                    kernel.round(f32s, ints);
+                    !f32s.iter().all(|x| x.fits_i32())
+                } else {
+                    read_f64(lanes.source, src, f64s, false);
+                    kernel.round(f64s, ints);
+                    !f64s.iter().all(|x| x.fits_i32())
+                };
+                if narrow_target {
+                    for (c, &i) in codes16.iter_mut().zip(ints.iter()) {
+                        *c = i as u16 & kernel.mask as u16;
+                    }
+                } else {
+                    for (c, &i) in codes64.iter_mut().zip(ints.iter()) {
+                        *c = i64::from(i) as u64 & kernel.mask;
+                    }
+                }
+                if declined {
+                    let (f32s, f64s) = (&*f32s, &*f64s);
+                    let from_f32 = lanes.source == Wide::F32;
+                    let fits = |i: usize| if from_f32 { f32s[i].fits_i32() } else { f64s[i].fits_i32() };
+                    if narrow_target {
+                        self.decline(lanes, src, |i, code| codes16[i] = code as u16, |i| !fits(i));
+                    } else {
+                        self.decline(lanes, src, |i, code| codes64[i] = code, |i| !fits(i));
+                    }
+                }
+            }
+            Route::Bool => {
+                read_f64(lanes.source, src, f64s, false);
+                for (c, &x) in codes16.iter_mut().zip(f64s.iter()) {
+                    *c = u16::from(x != 0.0);
+                }
+            }
+            Route::ToF32 => {
+                read_f64(lanes.source, src, f64s, false);
+                for (c, &x) in codes64.iter_mut().zip(f64s.iter()) {
+                    *c = u64::from((x as f32).to_bits());
+                }
+                if f64s.iter().any(|x| x.is_nan()) {
+                    let f64s = &*f64s;
+                    self.decline(lanes, src, |i, code| codes64[i] = code, |i| f64s[i].is_nan());
+                }
+            }
+            Route::ToF64 => {
+                read_f64(lanes.source, src, f64s, true);
+                for (c, &x) in codes64.iter_mut().zip(f64s.iter()) {
+                    *c = x.to_bits();
+                }
+                if f64s.iter().any(|x| x.is_nan()) {
+                    let f64s = &*f64s;
+                    self.decline(lanes, src, |i, code| codes64[i] = code, |i| f64s[i].is_nan());
+                }
+            }
+            Route::IntToInt { mask, to_bool } => {
+                let width = src.len() / len;
+                for (c, b) in codes64.iter_mut().zip(src.chunks_exact(width)) {
+                    let value = read_int(lanes.source, b);
+                    *c = if *to_bool { u64::from(value != 0) } else { value as u64 & mask };
+                }
+                if narrow_target {
+                    for (c16, &c) in codes16.iter_mut().zip(codes64.iter()) {
+                        *c16 = c as u16;
+                    }
+                }
+            }
+        }
+        if narrow_target {
+            packing::pack_u16(self.to, codes16, dst);
+        } else {
+            packing::pack_u64(self.to, codes64, dst);
+        }
+    }
+
+    /// Hands the lanes `declined(i)` names to the core (with the source element's own code, so
+    /// every rule of the profile applies) and stores the core's codes with `store`.
+    fn decline(&self, lanes: &Lanes, src: &[u8], mut store: impl FnMut(usize, u64), declined: impl Fn(usize) -> bool) {
+        let width = self.from.bits().expect("fixed width") as usize / 8;
+        for (i, bytes) in src.chunks_exact(width).enumerate() {
+            if declined(i) {
+                let mut buf = [0u8; 8];
+                buf[..width].copy_from_slice(bytes);
+                let code = u64::from_le_bytes(buf);
+                let converted = if lanes.in_block {
+                    convert::convert_code_in_block(self.from, self.to, code, &self.opts)
+                } else {
+                    convert::convert_code(self.from, self.to, code, &self.opts)
+                };
+                store(i, converted.expect("the plan checked both dtypes"));
+            }
+        }
+    }
+}
+
+/// The lane engines' buffers for one chunk, allocated once per run (not per chunk).
+pub(crate) struct Scratch {
+    f32s: [f32; CHUNK],
+    f64s: [f64; CHUNK],
+    ints: [i32; CHUNK],
+    codes16: [u16; CHUNK],
+    codes64: [u64; CHUNK],
+}
+
+impl Scratch {
+    fn new() -> Box<Scratch> {
+        Box::new(Scratch {
+            f32s: [0.0; CHUNK],
+            f64s: [0.0; CHUNK],
+            ints: [0; CHUNK],
+            codes16: [0; CHUNK],
+            codes64: [0; CHUNK],
+        })
+    }
+}
+
+fn raw_len(dtype: DType, n: usize) -> usize {
+    packing::raw_len(dtype, n).expect("the plan checked the lengths")
+}
+
+fn read_f32(src: &[u8], out: &mut [f32]) {
+    for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
+        *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+}
+
+/// Reads float lanes as float64: float32 and 32-bit integers exactly; 64-bit integers rounded to
+/// nearest (`nearest`, for a float64 target) or to odd (for a narrower target, which rounds again).
+fn read_f64(source: Wide, src: &[u8], out: &mut [f64], nearest: bool) {
+    match source {
+        Wide::F32 => {
+            for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
+                *o = f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            }
+        }
+        Wide::F64 => {
+            for (o, b) in out.iter_mut().zip(src.chunks_exact(8)) {
+                *o = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+            }
+        }
+        Wide::I32 | Wide::U32 => {
+            for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
+                *o = read_int(source, b) as f64;
+            }
+        }
+        Wide::I64 | Wide::U64 => {
+            for (o, b) in out.iter_mut().zip(src.chunks_exact(8)) {
+                let v = read_int(source, b);
+                let magnitude = v.unsigned_abs() as u64;
+                let rounded = if nearest { magnitude as f64 } else { encode::u64_to_f64_odd(magnitude) };
+                *o = if v < 0 { -rounded } else { rounded };
+            }
+        }
+    }
+}
+
+/// One integer element (sign- or zero-extended).
+#[inline]
+fn read_int(source: Wide, b: &[u8]) -> i128 {
+    match source {
+        Wide::I32 => i128::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Wide::U32 => i128::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Wide::I64 => i128::from(i64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        Wide::U64 => i128::from(u64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        Wide::F32 | Wide::F64 => unreachable!("not an integer source"),
+    }
+}

@@ -1,0 +1,50 @@
+//! **The only `unsafe` code in lowbit**: running the plan's kernels compiled for wider vector
+//! instructions than the build's baseline, chosen at run time.
+//!
+//! The kernels themselves are the portable ones in [`super::encode`] and [`super::lut`], written
+//! branch-free so the compiler vectorises them; this module compiles the same code a second time
+//! with AVX2 (and FMA, F16C, BMI2) enabled and calls that copy only after the CPU has been seen to
+//! have those features. The portable copy is always built and tested: `LOWBIT_PORTABLE=1` forces it
+//! (CI runs the test suite once that way).
+//!
+//! aarch64: NEON is part of the baseline there, so the portable copy is already vectorised with it
+//! and there is nothing to select at run time. AVX-512 copies are not built: this project's
+//! machines cannot run them, and untested kernels do not ship.
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86;
+
+use std::sync::OnceLock;
+
+/// The instruction sets a plan can run its kernels with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// The build's baseline (SSE2 on x86-64).
+    Portable,
+    /// x86-64 with AVX2, FMA, F16C and BMI2.
+    Avx2,
+}
+
+/// Whether the portable kernels are forced (`LOWBIT_PORTABLE` set to anything but `0` or empty),
+/// so tests cover the path a CPU without AVX2 or F16C takes.
+#[must_use]
+pub fn portable_forced() -> bool {
+    static FORCED: OnceLock<bool> = OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var_os("LOWBIT_PORTABLE").is_some_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// The instruction set this process runs its kernels with (detected once).
+#[must_use]
+pub fn isa() -> Isa {
+    static ISA: OnceLock<Isa> = OnceLock::new();
+    *ISA.get_or_init(|| {
+        if portable_forced() {
+            return Isa::Portable;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if x86::avx2_detected() {
+            return Isa::Avx2;
+        }
+        Isa::Portable
+    })
+}
