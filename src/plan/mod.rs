@@ -449,13 +449,13 @@ impl Plan {
     /// core, write the codes.
     #[inline(always)]
     fn run_chunk(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], len: usize, scratch: &mut Scratch) {
-        let Scratch { f32s, f64s, ints, codes16, codes64 } = scratch;
+        let Scratch { f32s, f64s, ints, codes16, codes64, declined } = scratch;
         let (f32s, f64s, ints) = (&mut f32s[..len], &mut f64s[..len], &mut ints[..len]);
         let (codes16, codes64) = (&mut codes16[..len], &mut codes64[..len]);
+        declined.fill(0);
         let narrow_target = self.to.bits().is_some_and(|b| b <= 16);
         match &lanes.route {
             Route::Narrow { to_f32, kernel, nan_to_core } => {
-                let mut declined = false;
                 match to_f32 {
                     ToF32::Exact => read_f32(src, f32s),
                     ToF32::Nearest => {
@@ -463,14 +463,14 @@ impl Plan {
                         for (o, &x) in f32s.iter_mut().zip(f64s.iter()) {
                             *o = x as f32;
                         }
-                        declined |= f64s.iter().any(|x| x.is_nan());
+                        mark(declined, f64s, |x| x.is_nan());
                     }
                     ToF32::Odd => {
                         read_f64(lanes.source, src, f64s, false);
                         for (o, &x) in f32s.iter_mut().zip(f64s.iter()) {
                             *o = encode::f64_to_f32_odd(x);
                         }
-                        declined |= !f64s.iter().all(|&x| encode::f32_odd_accepts(x));
+                        mark(declined, f64s, |x| !encode::f32_odd_accepts(x));
                     }
                 }
                 match kernel {
@@ -489,54 +489,33 @@ impl Plan {
                         halves.convert_from_f32_slice(f32s);
                     }
                 }
-                declined |= *nan_to_core && f32s.iter().any(|x| x.is_nan());
-                if declined {
-                    let (f32s, f64s) = (&*f32s, &*f64s);
-                    self.decline(
-                        lanes,
-                        src,
-                        |i, code| codes16[i] = code as u16,
-                        |i| {
-                            let lane_declined = match to_f32 {
-                                ToF32::Exact => false,
-                                ToF32::Nearest => f64s[i].is_nan(),
-                                ToF32::Odd => !encode::f32_odd_accepts(f64s[i]),
-                            };
-                            lane_declined || (*nan_to_core && f32s[i].is_nan())
-                        },
-                    );
+                if *nan_to_core {
+                    mark(declined, f32s, |x| x.is_nan());
                 }
+                self.decline(lanes, src, declined, |i, code| codes16[i] = code as u16);
                 packing::pack_u16(self.to, codes16, dst);
                 return;
             }
             Route::Integer(kernel) => {
-                let declined = if lanes.source == Wide::F32 {
+                if lanes.source == Wide::F32 {
                     read_f32(src, f32s);
                     kernel.round(f32s, ints);
-                    !f32s.iter().all(|x| x.fits_i32())
+                    mark(declined, f32s, |x| !x.fits_i32());
                 } else {
                     read_f64(lanes.source, src, f64s, false);
                     kernel.round(f64s, ints);
-                    !f64s.iter().all(|x| x.fits_i32())
-                };
+                    mark(declined, f64s, |x| !x.fits_i32());
+                }
                 if narrow_target {
                     for (c, &i) in codes16.iter_mut().zip(ints.iter()) {
                         *c = i as u16 & kernel.mask as u16;
                     }
+                    self.decline(lanes, src, declined, |i, code| codes16[i] = code as u16);
                 } else {
                     for (c, &i) in codes64.iter_mut().zip(ints.iter()) {
                         *c = i64::from(i) as u64 & kernel.mask;
                     }
-                }
-                if declined {
-                    let (f32s, f64s) = (&*f32s, &*f64s);
-                    let from_f32 = lanes.source == Wide::F32;
-                    let fits = |i: usize| if from_f32 { f32s[i].fits_i32() } else { f64s[i].fits_i32() };
-                    if narrow_target {
-                        self.decline(lanes, src, |i, code| codes16[i] = code as u16, |i| !fits(i));
-                    } else {
-                        self.decline(lanes, src, |i, code| codes64[i] = code, |i| !fits(i));
-                    }
+                    self.decline(lanes, src, declined, |i, code| codes64[i] = code);
                 }
             }
             Route::Bool => {
@@ -550,20 +529,16 @@ impl Plan {
                 for (c, &x) in codes64.iter_mut().zip(f64s.iter()) {
                     *c = u64::from((x as f32).to_bits());
                 }
-                if f64s.iter().any(|x| x.is_nan()) {
-                    let f64s = &*f64s;
-                    self.decline(lanes, src, |i, code| codes64[i] = code, |i| f64s[i].is_nan());
-                }
+                mark(declined, f64s, |x| x.is_nan());
+                self.decline(lanes, src, declined, |i, code| codes64[i] = code);
             }
             Route::ToF64 => {
                 read_f64(lanes.source, src, f64s, true);
                 for (c, &x) in codes64.iter_mut().zip(f64s.iter()) {
                     *c = x.to_bits();
                 }
-                if f64s.iter().any(|x| x.is_nan()) {
-                    let f64s = &*f64s;
-                    self.decline(lanes, src, |i, code| codes64[i] = code, |i| f64s[i].is_nan());
-                }
+                mark(declined, f64s, |x| x.is_nan());
+                self.decline(lanes, src, declined, |i, code| codes64[i] = code);
             }
             Route::IntToInt { mask, to_bool } => {
                 let width = src.len() / len;
@@ -585,14 +560,17 @@ impl Plan {
         }
     }
 
-    /// Hands the lanes `declined(i)` names to the core (with the source element's own code, so
+    /// Hands the lanes marked in `declined` to the core (with the source element's own code, so
     /// every rule of the profile applies) and stores the core's codes with `store`.
-    fn decline(&self, lanes: &Lanes, src: &[u8], mut store: impl FnMut(usize, u64), declined: impl Fn(usize) -> bool) {
+    fn decline(&self, lanes: &Lanes, src: &[u8], declined: &[u64; CHUNK / 64], mut store: impl FnMut(usize, u64)) {
         let width = self.from.bits().expect("fixed width") as usize / 8;
-        for (i, bytes) in src.chunks_exact(width).enumerate() {
-            if declined(i) {
+        for (w, &word) in declined.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let i = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
                 let mut buf = [0u8; 8];
-                buf[..width].copy_from_slice(bytes);
+                buf[..width].copy_from_slice(&src[i * width..(i + 1) * width]);
                 let code = u64::from_le_bytes(buf);
                 let converted = if lanes.in_block {
                     convert::convert_code_in_block(self.from, self.to, code, &self.opts)
@@ -605,6 +583,14 @@ impl Plan {
     }
 }
 
+/// Marks the lanes where `pred` holds in the bitset (64 lanes a word; the folds vectorise).
+#[inline(always)]
+fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T) -> bool) {
+    for (word, group) in declined.iter_mut().zip(lanes.chunks(64)) {
+        *word |= group.iter().enumerate().fold(0u64, |m, (j, &x)| m | u64::from(pred(x)) << j);
+    }
+}
+
 /// The lane engines' buffers for one chunk, allocated once per run (not per chunk).
 pub(crate) struct Scratch {
     f32s: [f32; CHUNK],
@@ -612,6 +598,8 @@ pub(crate) struct Scratch {
     ints: [i32; CHUNK],
     codes16: [u16; CHUNK],
     codes64: [u64; CHUNK],
+    /// One bit per lane: handed to the core.
+    declined: [u64; CHUNK / 64],
 }
 
 impl Scratch {
@@ -622,6 +610,7 @@ impl Scratch {
             ints: [0; CHUNK],
             codes16: [0; CHUNK],
             codes64: [0; CHUNK],
+            declined: [0; CHUNK / 64],
         })
     }
 }

@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Single-thread Cast throughput of lowbit against ml_dtypes (numpy) and onnxruntime, on the same bytes.
+
+Optional: not part of `cargo test`. Set up the peers' virtual environment first (idempotent; prints
+the interpreter to use) and build the release binary:
+    PY=$(bash scripts/peers-venv.sh)
+    cargo build --release
+    "$PY" scripts/bench_peers.py [--pairs FROM:TO,...] [--elements N] [--string-elements M]
+                                 [--rounds R] [--reps K] [--json PATH] [--lowbit PATH]
+
+For every pair, `lowbit bench --from FROM --to TO --elements N --threads 1 --json --write-input FILE`
+measures lowbit and writes the exact input it measured (ONNX raw_data layout, or a JSON array for
+STRING). The peers are then timed on those bytes:
+  * ml_dtypes: numpy `astype` into a new array, and `np.copyto` into a preallocated one (sub-byte
+    types are one element per byte there, so the nibbles are unpacked first);
+  * onnxruntime: a one-node Cast model, one thread, graph optimisations off, IO binding with
+    preallocated input and output OrtValues filled with the raw bytes, so packed types go in as is.
+lowbit is a separate process, so instead of one process timing all three the runs are interleaved:
+in each round every system runs once (the peers K times each), in an order that rotates from round
+to round, and the best of all rounds is kept, so machine drift hits every system alike. Every lowbit
+run rewrites its input and the script checks it is the same bytes as the first one.
+
+Prints a markdown table of M elements/s (stdout; progress goes to stderr) and, with --json, all the
+figures including every sample and lowbit's own copy and reference-path figures.
+"""
+import argparse
+import ctypes
+import json
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+T = TensorProto
+NP = {
+    T.FLOAT: np.float32, T.DOUBLE: np.float64, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16,
+    T.INT8: np.int8, T.UINT8: np.uint8, T.INT16: np.int16, T.UINT16: np.uint16, T.INT32: np.int32,
+    T.UINT32: np.uint32, T.INT64: np.int64, T.UINT64: np.uint64, T.BOOL: np.bool_,
+    T.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn, T.FLOAT8E4M3FNUZ: ml_dtypes.float8_e4m3fnuz,
+    T.FLOAT8E5M2: ml_dtypes.float8_e5m2, T.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
+    T.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu, T.INT4: ml_dtypes.int4, T.UINT4: ml_dtypes.uint4,
+    T.FLOAT4E2M1: ml_dtypes.float4_e2m1fn, T.INT2: ml_dtypes.int2, T.UINT2: ml_dtypes.uint2,
+    T.FLOAT6E2M3: ml_dtypes.float6_e2m3fn, T.FLOAT6E3M2: ml_dtypes.float6_e3m2fn,
+    T.STRING: np.str_,
+}
+BITS = {T.FLOAT: 32, T.DOUBLE: 64, T.FLOAT16: 16, T.BFLOAT16: 16, T.INT8: 8, T.UINT8: 8, T.INT16: 16,
+        T.UINT16: 16, T.INT32: 32, T.UINT32: 32, T.INT64: 64, T.UINT64: 64, T.BOOL: 8,
+        T.FLOAT8E4M3FN: 8, T.FLOAT8E4M3FNUZ: 8, T.FLOAT8E5M2: 8, T.FLOAT8E5M2FNUZ: 8, T.FLOAT8E8M0: 8,
+        T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2, T.FLOAT6E2M3: 6, T.FLOAT6E3M2: 6}
+# Cast accepts every dtype from opset 23 on except these, which came later.
+FIRST_OPSET = {T.FLOAT8E8M0: 24, T.INT2: 25, T.UINT2: 25, T.FLOAT6E2M3: 28, T.FLOAT6E3M2: 28}
+DEFAULT_PAIRS = ("FLOAT:FLOAT8E4M3FN,FLOAT:FLOAT8E5M2,FLOAT:FLOAT16,FLOAT:BFLOAT16,FLOAT:FLOAT4E2M1,"
+                 "FLOAT:INT4,FLOAT:FLOAT8E8M0,FLOAT8E4M3FN:FLOAT,FLOAT16:FLOAT,BFLOAT16:FLOAT,INT4:FLOAT,"
+                 "FLOAT4E2M1:FLOAT,FLOAT:STRING,STRING:FLOAT")
+PEERS = ("ml_dtypes_astype", "ml_dtypes_copyto", "onnxruntime")
+SYSTEMS = ("lowbit",) + PEERS + ("lowbit_copy", "lowbit_reference")  # the last two: lowbit's own baselines
+
+
+def name(t):
+    return T.DataType.Name(t)
+
+
+def parse_pairs(text):
+    pairs = []
+    for item in text.split(","):
+        try:
+            src, to = (T.DataType.Value(part.strip().upper()) for part in item.split(":"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r} is not FROM:TO with ONNX dtype names")
+        if src not in NP or to not in NP or src == to:
+            raise argparse.ArgumentTypeError(f"{item}: no Cast to measure between these dtypes")
+        pairs.append((src, to))
+    return pairs
+
+
+def unpack_codes(raw, bits, n):
+    """Sub-byte codes from ONNX raw_data, one per byte (the layout ml_dtypes uses for them)."""
+    b = np.frombuffer(raw, dtype=np.uint8)
+    if bits == 6:
+        # Four codes in three bytes as an LSB-first bit stream: read each group as a 24-bit word.
+        groups = np.zeros(-(-len(b) // 3) * 3, dtype=np.uint8)
+        groups[:len(b)] = b
+        g = groups.reshape(-1, 3).astype(np.uint32)
+        words = g[:, 0] | g[:, 1] << 8 | g[:, 2] << 16
+        codes = (words[:, None] >> np.arange(0, 24, 6, dtype=np.uint32)) & 0x3F
+    else:
+        codes = (b[:, None] >> np.arange(0, 8, bits, dtype=np.uint8)) & ((1 << bits) - 1)
+    return np.ascontiguousarray(codes.ravel()[:n], dtype=np.uint8)
+
+
+class Input:
+    """What lowbit measured, in the forms each peer takes."""
+
+    def __init__(self, src, data, n):
+        self.src, self.n = src, n
+        if src == T.STRING:
+            strings = json.loads(data)
+            if len(strings) != n:
+                raise RuntimeError(f"lowbit wrote {len(strings)} strings, expected {n}")
+            self.raw = None
+            self.array = np.array(strings, dtype=np.str_)
+            # onnxruntime's Python API takes strings only as a numpy object array fed to run().
+            self.objects = np.array(strings, dtype=object)
+            return
+        expected = (n * BITS[src] + 7) // 8
+        if len(data) != expected:
+            raise RuntimeError(f"lowbit wrote {len(data)} bytes of {name(src)}, expected {expected}")
+        self.raw = data
+        bits = BITS[src]
+        if bits < 8:
+            # ml_dtypes keeps a sub-byte value's code in the low bits of its byte, signed types too.
+            self.array = unpack_codes(data, bits, n).view(NP[src])
+        else:
+            self.array = np.frombuffer(data, dtype=f"<u{bits // 8}").view(NP[src])
+
+
+def ml_dtypes_peers(inp, to):
+    """Two callables: astype into a fresh array, and copyto into one allocated here, once."""
+    x = inp.array
+    out = np.empty(inp.n, dtype=x[:1].astype(NP[to]).dtype)  # `<U32` for a float -> str cast
+    return {"ml_dtypes_astype": lambda: x.astype(NP[to]),
+            "ml_dtypes_copyto": lambda: np.copyto(out, x, casting="unsafe")}
+
+
+def cast_model(src, to, opset):
+    x = helper.make_tensor_value_info("x", src, ["n"])
+    y = helper.make_tensor_value_info("y", to, ["n"])
+    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=to)], "cast", [x], [y])
+    opsets = [helper.make_opsetid("", opset)]
+    m = helper.make_model(graph, opset_imports=opsets)
+    # onnx stamps its newest IR version; the oldest that carries the opset is what onnxruntime expects.
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    return m
+
+
+def onnxruntime_peer(inp, to, opset):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(cast_model(inp.src, to, opset).SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    if inp.src == T.STRING:
+        # No string OrtValue can be made from Python ("only supported from non-string numpy
+        # arrays"), so each run also turns the Python strs into std::strings.
+        return lambda: sess.run(["y"], {"x": inp.objects})
+    x = ort.OrtValue.ortvalue_from_shape_and_type([inp.n], inp.src)
+    if x.tensor_size_in_bytes() != len(inp.raw):
+        raise RuntimeError(f"onnxruntime holds {name(inp.src)} x{inp.n} in {x.tensor_size_in_bytes()} "
+                           f"bytes, lowbit wrote {len(inp.raw)}")
+    # onnxruntime packs sub-byte tensors as ONNX raw_data does, so the bytes go in unchanged.
+    ctypes.memmove(x.data_ptr(), inp.raw, len(inp.raw))
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("x", x)
+    if to == T.STRING:
+        # Same restriction for the output: onnxruntime allocates the string tensor on every run.
+        binding.bind_output("y")
+    else:
+        binding.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_shape_and_type([inp.n], to))
+    return lambda: sess.run_with_iobinding(binding)
+
+
+def m_per_s(fn, n):
+    start = time.perf_counter()
+    result = fn()  # kept until the clock has stopped, so freeing a fresh array is not timed
+    elapsed = time.perf_counter() - start
+    del result
+    return n / elapsed / 1e6
+
+
+def error_line(e):
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+
+class Lowbit:
+    def __init__(self, path, workdir):
+        self.path, self.workdir = path, workdir
+        if not path.is_file():
+            sys.exit(f"no lowbit binary at {path}: run `cargo build --release` or pass --lowbit")
+        usage = subprocess.run([str(path), "bench", "--help"], capture_output=True, text=True).stdout
+        if "--write-input" not in usage:
+            sys.exit(f"{path} has no `bench --write-input`: it is older than this script")
+
+    def run(self, src, to, n, run_index):
+        """lowbit's JSON figures and the bytes it measured them on."""
+        written = self.workdir / f"input-{run_index}"
+        cmd = [str(self.path), "bench", "--from", name(src), "--to", name(to), "--elements", str(n),
+               "--threads", "1", "--json", "--write-input", str(written)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"`{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()}")
+        report = json.loads(p.stdout)
+        if (report["from"], report["to"], report["elements"]) != (name(src), name(to), n):
+            raise RuntimeError(f"lowbit measured {report['from']}->{report['to']} x{report['elements']}")
+        data = written.read_bytes()
+        written.unlink()
+        return report["m_elements_per_s"], data
+
+
+def bench_pair(lowbit, src, to, n, rounds, reps):
+    """Every sample of every system for one pair, plus why any system could not run."""
+    samples = {k: [] for k in SYSTEMS}
+    errors = {}
+    opset = max([23] + [FIRST_OPSET.get(t, 23) for t in (src, to)])
+
+    def run_lowbit(r):
+        figures, data = lowbit.run(src, to, n, r)
+        for key, sample_key in (("lowbit", "lowbit"), ("copy", "lowbit_copy"), ("reference", "lowbit_reference")):
+            if key in figures:
+                samples[sample_key].append(figures[key])
+        return data
+
+    first_input = run_lowbit(0)
+    inp = Input(src, first_input, n)
+    peers = {}
+    for key, make in (("ml_dtypes", lambda: ml_dtypes_peers(inp, to)),
+                      ("onnxruntime", lambda: {"onnxruntime": onnxruntime_peer(inp, to, opset)})):
+        try:
+            made = make()
+            for fn in made.values():
+                fn()  # warm-up: first-touch page faults, onnxruntime's first-run allocations
+            peers.update(made)
+        except Exception as e:  # this peer has no such cast (onnxruntime: NOT_IMPLEMENTED, ...)
+            errors[key] = error_line(e)
+
+    systems = [p for p in PEERS if p in peers] + ["lowbit"]
+    for r in range(rounds):
+        print(f"  {name(src)}->{name(to)}: round {r + 1}/{rounds}", file=sys.stderr)
+        for system in systems[r % len(systems):] + systems[:r % len(systems)]:
+            if system != "lowbit":
+                samples[system] += [m_per_s(peers[system], n) for _ in range(reps)]
+            elif r > 0:  # round 0's lowbit run is the one that wrote the input
+                if run_lowbit(r) != first_input:
+                    raise RuntimeError(f"lowbit's run {r} measured other input bytes than its run 0")
+    return {"opset": opset, "samples": samples, "errors": errors}
+
+
+def cpu_name():
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def table(results, args, versions):
+    lines = [f"Single thread, M elements/s, best of {args.rounds} interleaved rounds (each peer runs {args.reps}x "
+             f"a round, lowbit once: its figure is already its best of several); {args.elements} elements, "
+             f"{args.string_elements} for STRING pairs; {cpu_name()}.", "",
+             f"| pair | lowbit | ml_dtypes {versions['ml_dtypes']} (numpy {versions['numpy']}) "
+             f"| onnxruntime {versions['onnxruntime']} | lowbit / best peer |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        best = r["m_elements_per_s"]
+        astype, copyto = best["ml_dtypes_astype"], best["ml_dtypes_copyto"]
+        ml = None if astype is None and copyto is None else max(v for v in (astype, copyto) if v is not None)
+        ml_cell = "-" if ml is None else f"{fmt(ml)} ({'astype' if ml == astype else 'copyto'})"
+        ratio = r["lowbit_over_best_peer"]
+        lines.append(f"| {r['pair']} | {fmt(best['lowbit'])} | {ml_cell} | {fmt(best['onnxruntime'])} "
+                     f"| {'-' if ratio is None else f'{ratio:.2f}x'} |")
+
+    pairs = {(r["from"], r["to"]) for r in results}
+    later = ", ".join(f"{r['opset']} for {r['pair']}" for r in results if r["opset"] not in (None, 23))
+    notes = ["ml_dtypes: the faster of numpy `astype` into a new array and `np.copyto` into a preallocated "
+             "one. Pairs of numpy's own dtypes (FLOAT16, STRING, ...) are plain numpy casts; STRING means "
+             "`astype(str)` (shortest repr) and `astype(np.float32)` from a `<U` array.",
+             f"onnxruntime: one-node Cast, opset 23{f' ({later})' if later else ''}, one thread, graph "
+             "optimisations off, IO binding with preallocated input and output OrtValues."]
+    sub_byte = sorted({t for pair in pairs for t in pair if BITS.get(T.DataType.Value(t), 8) < 8})
+    if sub_byte:
+        notes.append(f"{', '.join(sub_byte)}: ml_dtypes holds one element per byte and so neither packs "
+                     "nor unpacks; lowbit and onnxruntime read and write ONNX's packed layout.")
+    if any(to == "STRING" for _, to in pairs):
+        notes.append("-> STRING, onnxruntime: the input is bound but the output cannot be (no string OrtValue "
+                     "can be made from Python), so onnxruntime allocates the string tensor in every run.")
+    if any(src == "STRING" for src, _ in pairs):
+        notes.append("STRING ->, onnxruntime: no IO binding (no string OrtValue can be made from Python): "
+                     "`sess.run` with a numpy object array of str, so each run also converts the Python "
+                     "strings to std::string and allocates the output.")
+    for r in results:
+        for system, message in r["errors"].items():
+            notes.append(f"{r['pair']}, {system}: {message}")
+    lines.append("")
+    lines += [f"{i}. {note}" for i, note in enumerate(notes, 1)]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=parse_pairs, default=parse_pairs(DEFAULT_PAIRS),
+                    help="comma-separated FROM:TO with ONNX dtype names")
+    ap.add_argument("--elements", type=int, default=1 << 24)
+    ap.add_argument("--string-elements", type=int, help="elements for pairs with STRING (default: N/16)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of every system (best kept)")
+    ap.add_argument("--reps", type=int, default=3, help="runs of each peer per round")
+    ap.add_argument("--json", type=pathlib.Path, help="also write every figure here")
+    ap.add_argument("--lowbit", type=pathlib.Path, default=ROOT / "target" / "release" / "lowbit")
+    args = ap.parse_args()
+    if args.string_elements is None:
+        args.string_elements = max(1, args.elements // 16)
+    if min(args.elements, args.string_elements, args.rounds, args.reps) < 1:
+        ap.error("--elements, --string-elements, --rounds and --reps must be positive")
+
+    versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
+                "onnxruntime": ort.__version__, "onnx": onnx.__version__, "python": platform.python_version()}
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_peers-") as tmp:
+        lowbit = Lowbit(args.lowbit, pathlib.Path(tmp))
+        for src, to in args.pairs:
+            n = args.string_elements if T.STRING in (src, to) else args.elements
+            pair = f"{name(src)}->{name(to)}"
+            print(pair, file=sys.stderr)
+            try:
+                r = bench_pair(lowbit, src, to, n, args.rounds, args.reps)
+            except Exception as e:  # lowbit itself failed: no input, so no row worth measuring
+                r = {"opset": None, "samples": {k: [] for k in SYSTEMS}, "errors": {"lowbit": error_line(e)}}
+                print(f"  {r['errors']['lowbit']}", file=sys.stderr)
+            best = {k: max(v) if v else None for k, v in r["samples"].items()}
+            peer_best = max((best[p] for p in PEERS if best[p] is not None), default=None)
+            results.append({"pair": pair, "from": name(src), "to": name(to), "elements": n, **r,
+                            "m_elements_per_s": best,
+                            "lowbit_over_best_peer": best["lowbit"] / peer_best
+                            if best["lowbit"] is not None and peer_best else None})
+
+    print(table(results, args, versions))
+    if args.json:
+        args.json.write_text(json.dumps({
+            "versions": versions, "cpu": cpu_name(), "lowbit": str(args.lowbit), "elements": args.elements,
+            "string_elements": args.string_elements, "rounds": args.rounds, "reps": args.reps,
+            "unit": "M elements/s", "pairs": results}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
