@@ -10,11 +10,14 @@ use crate::convert::{self, CastOptions, Element, RoundMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
+use crate::plan::encode::DecodeTable;
+use crate::plan::F32Kernel;
 use crate::round::{self, RoundingMode};
 use crate::value::Value;
 use core::cmp::Ordering;
 use core::fmt;
 use core::num::FpCategory;
+use std::sync::OnceLock;
 
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {
@@ -86,14 +89,22 @@ macro_rules! minifloat {
             /// overflow become ±MAX. This is ONNX `Cast` with its default `saturate=1`.
             #[must_use]
             pub fn from_f32(x: f32) -> Self {
-                Self::from_value(Value::from_f32(x), &CastOptions::saturating(true))
+                static KERNEL: OnceLock<F32Kernel> = OnceLock::new();
+                Self(KERNEL.get_or_init(|| Self::kernel(true)).encode(x))
+            }
+
+            /// The plan's float32 kernel for this type under `spec` (built once per process).
+            fn kernel(saturate: bool) -> F32Kernel {
+                F32Kernel::new(Self::DTYPE, &CastOptions::saturating(saturate))
+                    .expect("every narrow float type has a float32 kernel")
             }
 
             /// Like [`Self::from_f32`] with `saturate=0`: overflow becomes infinity or NaN where the
             /// format has one (float4 and float6 have neither and still clamp).
             #[must_use]
             pub fn from_f32_nonsaturating(x: f32) -> Self {
-                Self::from_value(Value::from_f32(x), &CastOptions::saturating(false))
+                static KERNEL: OnceLock<F32Kernel> = OnceLock::new();
+                Self(KERNEL.get_or_init(|| Self::kernel(false)).encode(x))
             }
 
             /// Rounds an `f64` once (never through `f32`), saturating.
@@ -111,7 +122,8 @@ macro_rules! minifloat {
             /// Exact conversion to `f32` (every value of the format is an `f32`; NaN keeps its sign).
             #[must_use]
             pub fn to_f32(self) -> f32 {
-                Self::FORMAT.to_f32(self.0.into())
+                static TABLE: OnceLock<DecodeTable> = OnceLock::new();
+                TABLE.get_or_init(|| DecodeTable::new(Self::FORMAT).expect("narrow formats have a decode table")).decode(self.0)
             }
 
             /// Exact conversion to `f64`.

@@ -118,3 +118,30 @@ fn tensor_fast_paths_equal_the_element_path_under_every_profile() {
         }
     }
 }
+
+/// The scalar types' `from_f32`, `from_f32_nonsaturating` and `to_f32` (the plan's kernels and
+/// decode tables, built once per type) against the core: every top-16-bit float32 pattern with the
+/// deciding low halves, and every code.
+#[test]
+fn scalar_types_agree_with_the_core() {
+    use lowbit::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
+    let patterns: Vec<u32> =
+        (0..=0xFFFFu32).flat_map(|high| [0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001].map(|low| high << 16 | low)).collect();
+    macro_rules! check_type {
+        ($($t:ty),*) => {$(
+            let to = <$t>::DTYPE;
+            for &bits in &patterns {
+                let x = f32::from_bits(bits);
+                for (saturate, got) in [(true, <$t>::from_f32(x)), (false, <$t>::from_f32_nonsaturating(x))] {
+                    let want = convert_code(DType::Float, to, u64::from(bits), &CastOptions::saturating(saturate)).unwrap();
+                    assert_eq!(u64::from(got.to_bits()), want, "{bits:08x} -> {to} saturate={saturate}");
+                }
+            }
+            for code in 0..=to.code_mask() {
+                let want = convert_code(to, DType::Float, code, &CastOptions::default()).unwrap();
+                assert_eq!(u64::from(<$t>::from_bits(code as u8).to_f32().to_bits()), want, "{to} {code:#x}");
+            }
+        )*};
+    }
+    check_type!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
+}
