@@ -12,6 +12,30 @@ struct Cli {
     command: Command,
 }
 
+/// The attributes of a Cast and the profile, shared by every command that converts.
+#[derive(clap::Args)]
+struct Attributes {
+    /// ONNX saturate attribute (float8 targets only).
+    #[arg(long, default_value = "1", value_parser = ["0", "1"])]
+    saturate: String,
+    /// ONNX round_mode attribute (float8e8m0 targets only).
+    #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
+    round_mode: String,
+    /// Which implementation to be bit-exact with.
+    #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+    profile: String,
+}
+
+impl Attributes {
+    fn options(&self) -> lowbit::Result<lowbit::CastOptions> {
+        Ok(lowbit::CastOptions {
+            saturate: self.saturate == "1",
+            round_mode: lowbit::RoundMode::parse(&self.round_mode)?,
+            profile: lowbit::profile::Profile::parse(&self.profile)?,
+        })
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the exhaustive tables (every code of every format of 8 bits or fewer, every cast between
@@ -35,15 +59,8 @@ enum Command {
         /// Target dtype.
         #[arg(long)]
         to: String,
-        /// ONNX saturate attribute (float8 targets only).
-        #[arg(long, default_value = "1", value_parser = ["0", "1"])]
-        saturate: String,
-        /// ONNX round_mode attribute (float8e8m0 targets only).
-        #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
-        round_mode: String,
-        /// Which implementation to be bit-exact with.
-        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
-        profile: String,
+        #[command(flatten)]
+        attributes: Attributes,
         /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4 count).
         #[arg(long)]
         count: Option<usize>,
@@ -113,14 +130,8 @@ enum Command {
         /// Timed runs per path (the best is kept).
         #[arg(long, default_value_t = 5)]
         reps: usize,
-        /// ONNX saturate attribute.
-        #[arg(long, default_value = "1", value_parser = ["0", "1"])]
-        saturate: String,
-        /// ONNX round_mode attribute (float8e8m0 targets only).
-        #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
-        round_mode: String,
-        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
-        profile: String,
+        #[command(flatten)]
+        attributes: Attributes,
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
@@ -149,18 +160,14 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
-        Command::Bench { from, to, elements, threads, reps, saturate, round_mode, profile, json, write_input } => {
+        Command::Bench { from, to, elements, threads, reps, attributes, json, write_input } => {
             let config = lowbit::bench::Config {
                 from: lowbit::DType::parse(&from)?,
                 to: lowbit::DType::parse(&to)?,
                 elements,
                 threads: threads.max(1),
                 reps: reps.max(1),
-                opts: lowbit::CastOptions {
-                    saturate: saturate == "1",
-                    round_mode: lowbit::RoundMode::parse(&round_mode)?,
-                    profile: lowbit::profile::Profile::parse(&profile)?,
-                },
+                opts: attributes.options()?,
             };
             let (report, input) = lowbit::bench::run(&config)?;
             if let Some(path) = write_input {
@@ -201,13 +208,9 @@ fn run(cli: Cli) -> lowbit::Result<String> {
             Ok(lines.join("\n"))
         }
         Command::Conformance { .. } => unreachable!("handled in main"),
-        Command::Cast { from, to, saturate, round_mode, profile, count, values } => {
+        Command::Cast { from, to, attributes, count, values } => {
             let to = lowbit::DType::parse(&to)?;
-            let opts = lowbit::CastOptions {
-                saturate: saturate == "1",
-                round_mode: lowbit::RoundMode::parse(&round_mode)?,
-                profile: lowbit::profile::Profile::parse(&profile)?,
-            };
+            let opts = attributes.options()?;
             let Some(from) = from else {
                 let [input, output] = values.as_slice() else {
                     return Err(lowbit::Error::InvalidOp {
