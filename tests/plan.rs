@@ -180,6 +180,34 @@ fn positional_rules_follow_the_element_position() {
 
 /// `run_parallel` and `run_pieces` give exactly the bytes `run` gives, odd lengths and packed
 /// types included.
+/// The engines of small sources (arithmetic widening with its exceptions, whole-byte tables, the
+/// sextet loop) on runs of every length up to 9 and on every code in a scrambled order, so each
+/// exception and each partial group appears at every position.
+#[test]
+fn small_sources_in_short_and_scrambled_runs() {
+    let small: Vec<DType> = fixed_width().into_iter().filter(|d| d.bits().unwrap() <= 16).collect();
+    let targets = [DType::Float, DType::Double, DType::Int8, DType::Float16, DType::Bool, DType::Int4, DType::Uint2];
+    for &from in &small {
+        let mut codes: Vec<u64> = all_codes(from).collect();
+        // A fixed permutation: multiply the index by an odd constant modulo the (power of two) count.
+        let count = codes.len() as u64;
+        codes = (0..count).map(|i| codes[(i.wrapping_mul(0x9E37_79B1) % count) as usize]).collect();
+        for to in targets {
+            for profile in Profile::ALL {
+                let opts = CastOptions::with_profile(profile);
+                check(from, to, &opts, &codes);
+                for len in 0..=9 {
+                    for offset in [0, 1, 3] {
+                        let start = (offset * 37) % codes.len().max(1);
+                        let run: Vec<u64> = codes.iter().cycle().skip(start).take(len).copied().collect();
+                        check(from, to, &opts, &run);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn threads_and_pieces_change_nothing() {
     let n = 3 * 4096 + 5;

@@ -73,6 +73,17 @@ impl Table {
         Ok(Table { codes })
     }
 
+    /// The target code for one source code.
+    #[must_use]
+    pub fn code(&self, source: usize) -> u64 {
+        match &self.codes {
+            Codes::U8(t) => u64::from(t[source]),
+            Codes::U16(t) => u64::from(t[source]),
+            Codes::U32(t) => u64::from(t[source]),
+            Codes::U64(t) => t[source],
+        }
+    }
+
     /// Converts `n` elements: `src` and `dst` start at a group boundary and hold exactly the bytes
     /// of those elements.
     pub fn run(&self, from: DType, to: DType, src: &[u8], dst: &mut [u8], n: usize) {
@@ -107,6 +118,20 @@ fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut
                 }
             }
         }
+        // Four 6-bit codes in three bytes (LSB first); a final partial group in the chunked loop.
+        Packing::Sextets if whole_target && n >= 4 => {
+            let whole = n / 4;
+            for (d, s) in dst.chunks_exact_mut(4 * T::BYTES).zip(src.chunks_exact(3)).take(whole) {
+                let word = u32::from(s[0]) | u32::from(s[1]) << 8 | u32::from(s[2]) << 16;
+                for (j, d) in d.chunks_exact_mut(T::BYTES).enumerate() {
+                    table[(word >> (6 * j) & 0x3F) as usize].write_le(d);
+                }
+            }
+            if n > whole * 4 {
+                let (s, d) = (&src[3 * whole..], &mut dst[4 * whole * T::BYTES..]);
+                run_typed(table, from, to, s, d, n - whole * 4);
+            }
+        }
         // Everything else in chunks: unpack the indices, look up, pack the codes.
         _ => {
             let mut indices = [0u16; CHUNK];
@@ -136,4 +161,69 @@ fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut
 /// Byte offset of element `i` (a group boundary, or the end).
 fn raw_len(dtype: DType, i: usize) -> usize {
     packing::raw_len(dtype, i).expect("the plan checked the lengths")
+}
+
+/// A packed source of 2 or 4 bits into a byte-wide target: for each of the 256 source bytes, the
+/// target bytes of the elements it holds (2 or 4 of them), so a whole source byte converts with one
+/// load and one fixed-size store. Built from the element table, so it is exact by construction.
+#[derive(Debug)]
+pub struct ByteTable {
+    /// 256 entries of `entry_bytes` each.
+    bytes: Box<[u8]>,
+    entry_bytes: usize,
+    per_byte: usize,
+    target_bytes: usize,
+}
+
+impl ByteTable {
+    /// `None` unless `from` is packed in nibbles or crumbs and `to` is byte-wide.
+    #[must_use]
+    pub fn new(from: DType, to: DType, table: &Table) -> Option<ByteTable> {
+        let (per_byte, bits) = match from.packing() {
+            Packing::Nibbles => (2, 4),
+            Packing::Crumbs => (4, 2),
+            _ => return None,
+        };
+        let target_bytes = match to.packing() {
+            Packing::Bytes(b) => b as usize,
+            _ => return None,
+        };
+        let entry_bytes = per_byte * target_bytes;
+        let mut bytes = vec![0u8; 256 * entry_bytes].into_boxed_slice();
+        for (byte, entry) in bytes.chunks_exact_mut(entry_bytes).enumerate() {
+            for (j, out) in entry.chunks_exact_mut(target_bytes).enumerate() {
+                let code = byte >> (bits * j) & ((1 << bits) - 1);
+                out.copy_from_slice(&table.code(code).to_le_bytes()[..target_bytes]);
+            }
+        }
+        Some(ByteTable { bytes, entry_bytes, per_byte, target_bytes })
+    }
+
+    /// Converts `n` elements (`src` and `dst` hold exactly their bytes; a final partial source byte
+    /// converts only its elements).
+    pub fn run(&self, src: &[u8], dst: &mut [u8], n: usize) {
+        let whole = n / self.per_byte;
+        let (head, tail) = dst.split_at_mut(whole * self.entry_bytes);
+        // One loop per entry size, so each store has a fixed size.
+        match self.entry_bytes {
+            2 => self.run_whole::<2>(&src[..whole], head),
+            4 => self.run_whole::<4>(&src[..whole], head),
+            8 => self.run_whole::<8>(&src[..whole], head),
+            16 => self.run_whole::<16>(&src[..whole], head),
+            32 => self.run_whole::<32>(&src[..whole], head),
+            _ => unreachable!("2 or 4 elements of 1, 2, 4 or 8 bytes"),
+        }
+        if let Some(&last) = src.get(whole) {
+            let entry = &self.bytes[usize::from(last) * self.entry_bytes..];
+            tail.copy_from_slice(&entry[..(n - whole * self.per_byte) * self.target_bytes]);
+        }
+    }
+
+    #[inline(always)]
+    fn run_whole<const N: usize>(&self, src: &[u8], dst: &mut [u8]) {
+        for (d, &s) in dst.chunks_exact_mut(N).zip(src) {
+            let at = usize::from(s) * N;
+            d.copy_from_slice(&self.bytes[at..at + N]);
+        }
+    }
 }

@@ -17,6 +17,7 @@
 //! core), once per process. `tests/plan.rs` compares every plan with the core on every source
 //! pattern of 16 bits or fewer, and the float32/float64 kernels on every top-16-bit pattern.
 
+mod decode;
 pub mod encode;
 pub mod lut;
 pub mod simd;
@@ -46,10 +47,14 @@ pub struct Plan {
 }
 
 #[derive(Clone, Debug)]
-enum Engine {
+pub(crate) enum Engine {
     /// The identity: the bytes are copied.
     Copy,
     Table(Arc<lut::Table>),
+    /// A source of 16 bits or fewer into FLOAT/DOUBLE by arithmetic, exceptions from the table.
+    Widen(decode::Widen),
+    /// A packed 2- or 4-bit source into a byte-wide target, a whole source byte at a time.
+    Bytes(Arc<lut::ByteTable>),
     Lanes(Lanes),
 }
 
@@ -131,18 +136,28 @@ fn hardware_f16() -> bool {
     }
 }
 
-type TableKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile, bool);
+type SmallKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile, bool);
 
-fn cached_table(key: TableKey, build: impl FnOnce() -> Result<lut::Table>) -> Result<Arc<lut::Table>> {
-    static TABLES: OnceLock<Mutex<HashMap<TableKey, Arc<lut::Table>>>> = OnceLock::new();
-    let tables = TABLES.get_or_init(Mutex::default);
-    if let Some(t) = tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
-        return Ok(Arc::clone(t));
+/// The engine of a source of 16 bits or fewer, built once per process: its table, and the faster
+/// engine derived from the table where there is one.
+fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Result<Engine> {
+    static ENGINES: OnceLock<Mutex<HashMap<SmallKey, Engine>>> = OnceLock::new();
+    let engines = ENGINES.get_or_init(Mutex::default);
+    if let Some(e) = engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        return Ok(e.clone());
     }
-    // Built outside the lock: two threads may both build a table, and both get a correct one.
+    // Built outside the lock: two threads may both build an engine, and both get a correct one.
+    let (from, to) = (key.0, key.1);
     let table = Arc::new(build()?);
-    tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&table));
-    Ok(table)
+    let engine = if let Some(widen) = decode::Widen::new(from, to, &table) {
+        Engine::Widen(widen)
+    } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
+        Engine::Bytes(Arc::new(bytes))
+    } else {
+        Engine::Table(table)
+    };
+    engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, engine.clone());
+    Ok(engine)
 }
 
 fn cached_narrow(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
@@ -250,7 +265,7 @@ impl Plan {
         let bits = from.bits().expect("fixed width");
         if bits <= 16 {
             let key = (from, to, opts.saturate, opts.round_mode, opts.profile, in_block);
-            let table = cached_table(key, || {
+            return cached_small(key, || {
                 lut::Table::build(from, to, |code| {
                     if in_block {
                         convert::convert_code_in_block(from, to, code, opts)
@@ -258,8 +273,7 @@ impl Plan {
                         convert::convert_code(from, to, code, opts)
                     }
                 })
-            })?;
-            return Ok(Engine::Table(table));
+            });
         }
         let source = match from {
             DType::Float => Wide::F32,
@@ -417,21 +431,33 @@ impl Plan {
     }
 
     fn run_engine(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
+        #[cfg(target_arch = "x86_64")]
+        simd::x86::run_engine(self, engine, src, dst, n, scratch);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.run_engine_inline(engine, src, dst, n, scratch);
+    }
+
+    /// Runs one engine. Always inlined, so the SIMD module's copy compiles it (and the kernels it
+    /// inlines) with its instruction set.
+    #[inline(always)]
+    fn run_engine_inline(
+        &self,
+        engine: &Engine,
+        src: &[u8],
+        dst: &mut [u8],
+        n: usize,
+        scratch: &mut Option<Box<Scratch>>,
+    ) {
         match engine {
             Engine::Copy => dst.copy_from_slice(src),
             Engine::Table(table) => table.run(self.from, self.to, src, dst, n),
-            Engine::Lanes(lanes) => {
-                let scratch = scratch.get_or_insert_with(Scratch::new);
-                #[cfg(target_arch = "x86_64")]
-                simd::x86::run_lanes(self, lanes, src, dst, n, scratch);
-                #[cfg(not(target_arch = "x86_64"))]
-                self.run_lanes(lanes, src, dst, n, scratch);
-            }
+            Engine::Widen(widen) => widen.run(src, dst, n),
+            Engine::Bytes(bytes) => bytes.run(src, dst, n),
+            Engine::Lanes(lanes) => self.run_lanes(lanes, src, dst, n, scratch.get_or_insert_with(Scratch::new)),
         }
     }
 
-    /// The lane engine over `n` elements, chunk by chunk. Always inlined, so the SIMD module's copy
-    /// compiles it (and the kernels it inlines) with its instruction set.
+    /// The lane engine over `n` elements, chunk by chunk.
     #[inline(always)]
     fn run_lanes(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Scratch) {
         let width = self.from.bits().expect("fixed width") as usize / 8;

@@ -1,8 +1,8 @@
-//! x86-64: the lane engine compiled with AVX2, FMA, F16C and BMI2.
+//! x86-64: the plan's engines compiled with AVX2, FMA, F16C and BMI2.
 
 #![allow(unsafe_code)]
 
-use super::super::{Lanes, Plan, Scratch};
+use super::super::{Engine, Plan, Scratch};
 
 /// Whether this CPU has every feature [`run_lanes_avx2`] is compiled with.
 pub(crate) fn avx2_detected() -> bool {
@@ -12,22 +12,37 @@ pub(crate) fn avx2_detected() -> bool {
         && std::arch::is_x86_feature_detected!("bmi2")
 }
 
-/// [`Plan::run_lanes`] compiled with AVX2, FMA, F16C and BMI2 (the kernels are inlined into it).
+/// [`Plan::run_engine_inline`] compiled with AVX2, FMA, F16C and BMI2 (the kernels are inlined
+/// into it).
 ///
 /// # Safety
 /// The CPU must have AVX2, FMA, F16C and BMI2 ([`avx2_detected`]).
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn run_lanes_avx2(plan: &Plan, lanes: &Lanes, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Scratch) {
-    plan.run_lanes(lanes, src, dst, n, scratch);
+unsafe fn run_engine_avx2(
+    plan: &Plan,
+    engine: &Engine,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    scratch: &mut Option<Box<Scratch>>,
+) {
+    plan.run_engine_inline(engine, src, dst, n, scratch);
 }
 
-/// Runs the lane engine with AVX2 where [`super::isa`] found it, else the portable copy.
-pub(crate) fn run_lanes(plan: &Plan, lanes: &Lanes, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Scratch) {
+/// Runs an engine with AVX2 where [`super::isa`] found it, else the portable copy.
+pub(crate) fn run_engine(
+    plan: &Plan,
+    engine: &Engine,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    scratch: &mut Option<Box<Scratch>>,
+) {
     if super::isa() == super::Isa::Avx2 {
         // SAFETY: `isa()` is `Avx2` only after `avx2_detected()` saw every feature the function is
         // compiled with on this CPU.
-        unsafe { run_lanes_avx2(plan, lanes, src, dst, n, scratch) }
+        unsafe { run_engine_avx2(plan, engine, src, dst, n, scratch) }
     } else {
-        plan.run_lanes(lanes, src, dst, n, scratch);
+        plan.run_engine_inline(engine, src, dst, n, scratch);
     }
 }

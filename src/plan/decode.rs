@@ -1,0 +1,363 @@
+//! Sources of 16 bits or fewer into float32 and float64 without a lookup per element: the exact
+//! value of a code by arithmetic derived from the format descriptor, with the few codes where the
+//! core answers something else (infinities, NaN under a profile's payload rule, E8M0's 2^-127)
+//! taken from the plan's table. Decoding is where a table is slowest relative to the work (one
+//! load from a 256 KiB table per element against a shift and a multiply), and where the output is
+//! four or eight times the input, so it runs at the speed of the stores.
+//!
+//! * Float sources: a normal code's exponent and fraction fields shifted into float32's, and the
+//!   exponent rebiased by an integer addition; a subnormal code's fraction converted and
+//!   multiplied by the format's subnormal step (both normal float32s, the product exact). IEEE
+//!   formats' infinities and NaNs go to float32's exponent all ones with their fraction.
+//! * Integer sources: sign- or zero-extended, converted (exact: at most 16 bits).
+//!
+//! Neither formula is trusted: [`Widen::new`] compares it with the core's table on every source
+//! code and builds a cheap test for the codes where they differ (those at or above a magnitude,
+//! and up to two single codes); lanes that pass it take the table's answer. Whatever the profile,
+//! the result is the table's.
+
+use super::lut::Table;
+use super::CHUNK;
+use crate::dtype::{DType, Kind, Packing};
+use crate::format::NonFinite;
+use std::sync::Arc;
+
+/// The exact value of a source code, as float32 bits.
+#[derive(Clone, Copy, Debug)]
+enum Formula {
+    Float {
+        /// From the code's magnitude to float32's field positions.
+        shift: u32,
+        magnitude_mask: u32,
+        sign_bit: u32,
+        /// Added to a normal code's fields: float32's bias minus the format's, in the exponent field.
+        rebias: u32,
+        /// Magnitudes below this (exponent field 0) are subnormal: fraction times `subnormal_step`.
+        min_normal: u32,
+        /// The format's subnormal step, 2^(1 - bias - mantissa bits).
+        subnormal_step: f32,
+        /// The magnitude from which an IEEE format's codes are infinities and NaNs (exponent field
+        /// all ones), whose fields go to float32's exponent all ones; `u32::MAX` for other formats.
+        special_from: u32,
+        /// Set in a NaN's float32 fraction (the quiet bit where the table quiets NaNs, else 0).
+        nan_quiet: u32,
+    },
+    Integer {
+        /// Left shift that puts the code's top bit at bit 31, so an arithmetic right shift by the
+        /// same amount sign-extends (0 for the 32-bit shifts of unsigned codes).
+        sign_shift: u32,
+        signed: bool,
+    },
+}
+
+impl Formula {
+    /// The formulas for a dtype: for float formats, one that keeps NaN payloads as they are and
+    /// one that also sets the quiet bit (which one a profile's table matches is for the table to
+    /// say).
+    fn candidates(dtype: DType) -> Vec<Formula> {
+        match dtype.kind() {
+            Kind::Float(f) if f.width() <= 16 && f.mantissa_bits <= 23 => {
+                let sign_bit = if f.signed { f.sign_mask() as u32 } else { 0 };
+                let special_from = match f.non_finite {
+                    NonFinite::Ieee => ((1u32 << f.exponent_bits) - 1) << f.mantissa_bits,
+                    _ => u32::MAX,
+                };
+                [0, 1 << 22]
+                    .map(|nan_quiet| Formula::Float {
+                        shift: 23 - f.mantissa_bits,
+                        magnitude_mask: (1u32 << (f.width() - u32::from(f.signed))) - 1,
+                        sign_bit,
+                        rebias: ((127 - f.bias) as u32) << 23,
+                        // With float32's bias, the fields already are float32's bits, subnormals
+                        // included (and the subnormal step would itself be subnormal).
+                        min_normal: if f.bias == 127 { 0 } else { 1 << f.mantissa_bits },
+                        subnormal_step: 2f32.powi(1 - f.bias - f.mantissa_bits as i32),
+                        special_from,
+                        nan_quiet,
+                    })
+                    .to_vec()
+            }
+            Kind::Integer { bits, signed } if bits <= 16 => vec![Formula::Integer { sign_shift: 32 - bits, signed }],
+            Kind::Bool => vec![Formula::Integer { sign_shift: 31, signed: false }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The value of a code (what the loops of [`Widen::run`] compute, one formula per loop).
+    #[inline(always)]
+    fn value(self, code: u32) -> f32 {
+        match self {
+            Formula::Float { .. } => float_value(self, code),
+            Formula::Integer { sign_shift, signed: true } => signed_value(sign_shift, code),
+            Formula::Integer { signed: false, .. } => unsigned_value(code),
+        }
+    }
+}
+
+#[inline(always)]
+fn float_value(formula: Formula, code: u32) -> f32 {
+    let Formula::Float { shift, magnitude_mask, sign_bit, rebias, min_normal, subnormal_step, special_from, nan_quiet } =
+        formula
+    else {
+        unreachable!("a float formula")
+    };
+    let magnitude = code & magnitude_mask;
+    let fields = magnitude << shift;
+    // Integer arithmetic for normals, an exact product of normal float32s for subnormals: no
+    // float32 subnormal is ever an operand (they take a slow path on many CPUs).
+    let normal = fields.wrapping_add(rebias);
+    let subnormal = ((magnitude as i32 as f32) * subnormal_step).to_bits();
+    let finite = if magnitude < min_normal { subnormal } else { normal };
+    let fraction = fields & 0x007F_FFFF;
+    let special = fields | 0x7F80_0000 | if fraction != 0 { nan_quiet } else { 0 };
+    let bits = if magnitude >= special_from { special } else { finite };
+    let negative = code & sign_bit != 0;
+    f32::from_bits(bits | u32::from(negative) << 31)
+}
+
+#[inline(always)]
+fn signed_value(sign_shift: u32, code: u32) -> f32 {
+    ((code << sign_shift) as i32 >> sign_shift) as f32
+}
+
+/// Codes of at most 16 bits: as i32 they are exact, and i32 converts in one instruction.
+#[inline(always)]
+fn unsigned_value(code: u32) -> f32 {
+    code as i32 as f32
+}
+
+/// No source code (sources have at most 16 bits).
+const NO_CODE: u32 = u32::MAX;
+
+/// The codes a [`Widen`] hands to the table: magnitude at or above `from_magnitude`, or one of
+/// `codes`.
+#[derive(Clone, Copy, Debug)]
+struct Exceptions {
+    magnitude_mask: u32,
+    from_magnitude: u32,
+    codes: [u32; 2],
+}
+
+impl Exceptions {
+    /// The cheapest exceptions that cover every code where `formula` differs from `table`, and how
+    /// many codes they send to the table.
+    fn covering(formula: Formula, width: u32, double: bool, table: &Table) -> (Exceptions, usize) {
+        let magnitude_mask = match formula {
+            Formula::Float { magnitude_mask, .. } => magnitude_mask,
+            Formula::Integer { .. } => (1u32 << width) - 1,
+        };
+        let target_code = |value: f32| if double { f64::from(value).to_bits() } else { u64::from(value.to_bits()) };
+        // Every code where the formula is not the core's answer, smallest magnitude first.
+        let mut differ: Vec<u32> =
+            (0..1u32 << width).filter(|&c| target_code(formula.value(c)) != table.code(c as usize)).collect();
+        differ.sort_by_key(|&c| (c & magnitude_mask, c));
+        // Up to two of the smallest become single codes; every magnitude from the next one up goes
+        // to the table. Keep the split that sends the fewest codes to the table.
+        (0..=differ.len().min(2))
+            .map(|singles| {
+                let from_magnitude = differ.get(singles).map_or(u32::MAX, |&c| c & magnitude_mask);
+                let mut codes = [NO_CODE; 2];
+                codes[..singles].copy_from_slice(&differ[..singles]);
+                let e = Exceptions { magnitude_mask, from_magnitude, codes };
+                let cost = (0..1u32 << width).filter(|&c| e.contains(c)).count();
+                (e, cost)
+            })
+            .min_by_key(|&(_, cost)| cost)
+            .expect("at least the split with no single codes")
+    }
+
+    /// Whether no code is an exception.
+    fn is_empty(self) -> bool {
+        self.from_magnitude == u32::MAX && self.codes == [NO_CODE; 2]
+    }
+
+    #[inline(always)]
+    fn contains(self, code: u32) -> bool {
+        code & self.magnitude_mask >= self.from_magnitude || code == self.codes[0] || code == self.codes[1]
+    }
+}
+
+/// The table's answers for a set of [`Exceptions`], selected lane by lane.
+#[derive(Clone, Copy, Debug)]
+struct Select {
+    exceptions: Exceptions,
+    sign_bit: u32,
+    /// For magnitudes from `exceptions.from_magnitude` on: positive, negative.
+    range: [u32; 2],
+    /// For `exceptions.codes`.
+    codes: [u32; 2],
+}
+
+impl Select {
+    fn new(exceptions: Exceptions, from: DType, table: &Table) -> Option<Select> {
+        let width = from.bits()?;
+        let sign_bit = match from.kind() {
+            Kind::Float(f) if f.signed => f.sign_mask() as u32,
+            _ => 0,
+        };
+        let answer = |code: u32| table.code(code as usize) as u32;
+        let mut range = [None::<u32>; 2];
+        for code in 0..1u32 << width {
+            if code & exceptions.magnitude_mask >= exceptions.from_magnitude {
+                let slot = &mut range[usize::from(code & sign_bit != 0)];
+                match *slot {
+                    None => *slot = Some(answer(code)),
+                    Some(a) if a != answer(code) => return None,
+                    Some(_) => {}
+                }
+            }
+        }
+        let codes = exceptions.codes.map(|c| if c == NO_CODE { 0 } else { answer(c) });
+        Some(Select { exceptions, sign_bit, range: range.map(|a| a.unwrap_or(0)), codes })
+    }
+
+    /// `bits` (the formula's value), or the table's answer where `code` is an exception.
+    #[inline(always)]
+    fn apply(self, code: u32, bits: u32) -> u32 {
+        let e = self.exceptions;
+        let range = if code & self.sign_bit != 0 { self.range[1] } else { self.range[0] };
+        let bits = if code & e.magnitude_mask >= e.from_magnitude { range } else { bits };
+        let bits = if code == e.codes[0] { self.codes[0] } else { bits };
+        if code == e.codes[1] {
+            self.codes[1]
+        } else {
+            bits
+        }
+    }
+}
+
+/// A source of 16 bits or fewer (one or two bytes per element) into FLOAT or DOUBLE.
+#[derive(Clone, Debug)]
+pub(crate) struct Widen {
+    formula: Formula,
+    exceptions: Exceptions,
+    /// The exceptions' answers selected in the loop itself, where each has one answer per sign
+    /// (float8's NaN codes, FNUZ's 0x80, an IEEE format's NaNs under a quieting rule): then no
+    /// lane is revisited. FLOAT targets only.
+    select: Option<Select>,
+    /// The core's answers, for the exceptions.
+    table: Arc<Table>,
+    source_bytes: usize,
+    /// Whether the target is DOUBLE (the float32 value widened, exactly).
+    double: bool,
+}
+
+impl Widen {
+    /// The kernel for `from -> to`, or `None` where the table is the better engine: the source is
+    /// packed or the target is not FLOAT/DOUBLE, or the formula differs from the table on too
+    /// many codes to be worth it.
+    pub(crate) fn new(from: DType, to: DType, table: &Arc<Table>) -> Option<Widen> {
+        let source_bytes = match from.packing() {
+            Packing::Bytes(b @ (1 | 2)) => b as usize,
+            _ => return None,
+        };
+        let double = match to {
+            DType::Float => false,
+            DType::Double => true,
+            _ => return None,
+        };
+        let width = from.bits()?;
+        let (formula, exceptions, cost) = Formula::candidates(from)
+            .into_iter()
+            .map(|formula| {
+                let (exceptions, cost) = Exceptions::covering(formula, width, double, table);
+                (formula, exceptions, cost)
+            })
+            .min_by_key(|&(_, _, cost)| cost)?;
+        // A formula wrong on more than 1/16 of the codes is a table with extra steps.
+        if cost > (1usize << width) / 16 {
+            return None;
+        }
+        let select = if double { None } else { Select::new(exceptions, from, table) };
+        Some(Widen { formula, exceptions, select, table: Arc::clone(table), source_bytes, double })
+    }
+
+    /// Converts `n` elements (`src` and `dst` hold exactly their bytes).
+    #[inline(always)]
+    pub(crate) fn run(&self, src: &[u8], dst: &mut [u8], n: usize) {
+        // One loop per formula, so each is branch-free.
+        match self.formula {
+            formula @ Formula::Float { .. } => self.run_with(src, dst, n, move |c| float_value(formula, c)),
+            Formula::Integer { sign_shift, signed: true } => {
+                self.run_with(src, dst, n, move |c| signed_value(sign_shift, c))
+            }
+            Formula::Integer { signed: false, .. } => self.run_with(src, dst, n, unsigned_value),
+        }
+    }
+
+    #[inline(always)]
+    fn run_with(&self, src: &[u8], dst: &mut [u8], n: usize, value: impl Fn(u32) -> f32 + Copy) {
+        let target_bytes = if self.double { 8 } else { 4 };
+        let mut codes = [0u32; CHUNK];
+        let mut flags = [0u8; CHUNK];
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let s = &src[start * self.source_bytes..(start + len) * self.source_bytes];
+            let d = &mut dst[start * target_bytes..(start + len) * target_bytes];
+            let codes = &mut codes[..len];
+            if self.source_bytes == 1 {
+                codes.iter_mut().zip(s).for_each(|(c, &b)| *c = u32::from(b));
+            } else {
+                codes
+                    .iter_mut()
+                    .zip(s.chunks_exact(2))
+                    .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes([b[0], b[1]])));
+            }
+            if let Some(select) = self.select {
+                for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                    o.copy_from_slice(&select.apply(c, value(c).to_bits()).to_le_bytes());
+                }
+                start += len;
+                continue;
+            }
+            if self.double {
+                for (o, &c) in d.chunks_exact_mut(8).zip(codes.iter()) {
+                    o.copy_from_slice(&f64::from(value(c)).to_le_bytes());
+                }
+            } else {
+                for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                    o.copy_from_slice(&value(c).to_le_bytes());
+                }
+            }
+            let exceptions = self.exceptions;
+            // Most chunks of real data have no exception: one vectorised test of the whole chunk.
+            if !exceptions.is_empty() && codes.iter().fold(false, |any, &c| any | exceptions.contains(c)) {
+                for (f, &c) in flags.iter_mut().zip(codes.iter()) {
+                    *f = u8::from(exceptions.contains(c));
+                }
+                for_each_flagged(&flags[..len], |i| {
+                    let code = self.table.code(codes[i] as usize);
+                    if self.double {
+                        d[i * 8..(i + 1) * 8].copy_from_slice(&code.to_le_bytes());
+                    } else {
+                        d[i * 4..(i + 1) * 4].copy_from_slice(&(code as u32).to_le_bytes());
+                    }
+                });
+            }
+            start += len;
+        }
+    }
+}
+
+/// Calls `visit` with the index of every nonzero byte of `flags`, eight bytes at a time (the
+/// flags are rare, so most words are zero).
+#[inline(always)]
+pub(crate) fn for_each_flagged(flags: &[u8], mut visit: impl FnMut(usize)) {
+    let words = flags.chunks_exact(8);
+    let tail = words.remainder();
+    for (w, word) in words.enumerate() {
+        let mut bits = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        while bits != 0 {
+            let byte = bits.trailing_zeros() as usize / 8;
+            visit(w * 8 + byte);
+            bits &= !(0xFFu64 << (8 * byte));
+        }
+    }
+    let base = flags.len() - tail.len();
+    for (j, &f) in tail.iter().enumerate() {
+        if f != 0 {
+            visit(base + j);
+        }
+    }
+}
