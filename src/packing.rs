@@ -165,6 +165,7 @@ pub fn unpack_u16(dtype: DType, raw: &[u8], out: &mut [u16]) {
 /// of 16 bits or fewer, into `raw`, which starts at a group boundary and is exactly `raw_len(dtype,
 /// codes.len())` bytes long; the padding bits of a final partial group are zero. Whole bytes at a
 /// time: the bulk counterpart of [`set`].
+#[inline]
 pub fn pack_u16(dtype: DType, codes: &[u16], raw: &mut [u8]) {
     match dtype.packing() {
         Packing::Bytes(1) => {
@@ -178,13 +179,23 @@ pub fn pack_u16(dtype: DType, codes: &[u16], raw: &mut [u8]) {
             }
         }
         Packing::Nibbles => {
-            for (r, c) in raw.iter_mut().zip(codes.chunks(2)) {
-                *r = (c[0] | c.get(1).map_or(0, |&h| h << 4)) as u8;
+            // Whole pairs in a loop of fixed shape (it vectorises), then a final lone element.
+            let pairs = codes.chunks_exact(2);
+            if let [last] = pairs.remainder() {
+                raw[codes.len() / 2] = *last as u8;
+            }
+            for (r, c) in raw.iter_mut().zip(pairs) {
+                *r = (c[0] | c[1] << 4) as u8;
             }
         }
         Packing::Crumbs => {
-            for (r, c) in raw.iter_mut().zip(codes.chunks(4)) {
-                *r = c.iter().enumerate().fold(0, |acc, (j, &x)| acc | x << (2 * j)) as u8;
+            let quads = codes.chunks_exact(4);
+            let tail = quads.remainder();
+            if !tail.is_empty() {
+                raw[codes.len() / 4] = tail.iter().enumerate().fold(0, |acc, (j, &x)| acc | x << (2 * j)) as u8;
+            }
+            for (r, c) in raw.iter_mut().zip(quads) {
+                *r = (c[0] | c[1] << 2 | c[2] << 4 | c[3] << 6) as u8;
             }
         }
         Packing::Sextets => {

@@ -208,6 +208,25 @@ fn small_sources_in_short_and_scrambled_runs() {
     }
 }
 
+/// The float32 kernels on runs shorter than a vector and with lanes left over (the F16C loop's
+/// scalar tail, lone nibbles and crumbs), NaN and out-of-range lanes at every position.
+#[test]
+fn float32_kernels_on_short_runs() {
+    let values = [1.5f32, f32::NAN, -2.5, 65520.0, -0.0, 1e-8, 3e9, f32::INFINITY, -7.25, 0.1, -f32::NAN, 448.0];
+    let codes: Vec<u64> = values.iter().map(|v| u64::from(v.to_bits())).collect();
+    for to in [DType::Float16, DType::Bfloat16, DType::Int4, DType::Uint2, DType::Float8E4M3FN, DType::Int32] {
+        for profile in Profile::ALL {
+            let opts = CastOptions::with_profile(profile);
+            for len in 0..=17 {
+                for start in 0..codes.len() {
+                    let run: Vec<u64> = codes.iter().cycle().skip(start).take(len).copied().collect();
+                    check(DType::Float, to, &opts, &run);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn threads_and_pieces_change_nothing() {
     let n = 3 * 4096 + 5;

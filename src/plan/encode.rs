@@ -227,6 +227,33 @@ impl IntegerKernel {
         }
     }
 
+    /// [`IntegerKernel::round`] for float32 lanes read straight from little-endian source bytes,
+    /// with the CPU's rounding instructions: below 2^31 a float32 rounds to an integer that
+    /// still fits an i32 (float32s from 2^23 up are integers already).
+    #[inline(always)]
+    pub fn round_f32(&self, src: &[u8], out: &mut [i32]) {
+        #[inline(always)]
+        fn each(src: &[u8], out: &mut [i32], rounded: impl Fn(f32) -> f32) {
+            for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
+                let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                *o = if x.fits_i32() { integral_f32_to_i32(rounded(x)) } else { 0 };
+            }
+        }
+        match self.mode {
+            RoundingMode::NearestEven => each(src, out, f32::round_ties_even),
+            RoundingMode::NearestTiesAway => each(src, out, f32::round),
+            RoundingMode::TowardZero => each(src, out, f32::trunc),
+            RoundingMode::AwayFromZero => each(src, out, |x| {
+                let t = x.trunc();
+                if t == x {
+                    t
+                } else {
+                    t + 1f32.copysign(x)
+                }
+            }),
+        }
+    }
+
     /// The code of one lane (the slow way round, for tests and single values).
     #[must_use]
     pub fn encode<L: FloatLane>(&self, x: L) -> u64 {
@@ -234,6 +261,20 @@ impl IntegerKernel {
         self.round(&[x], &mut out);
         (i64::from(out[0]) as u64) & self.mask
     }
+}
+
+/// An integer-valued float32 below 2^31 in magnitude as an i32, by shifting its significand:
+/// unlike `as i32`, which must saturate and so stays scalar, this vectorises.
+#[inline(always)]
+fn integral_f32_to_i32(x: f32) -> i32 {
+    let bits = x.to_bits();
+    let exponent = (bits >> 23 & 0xFF) as i32;
+    let significand = (bits & 0x007F_FFFF) | 0x0080_0000;
+    // Nonzero integers below 2^31 have exponents 127..=157, so both shifts stay below 32.
+    let right = (150 - exponent).clamp(0, 31) as u32;
+    let left = (exponent - 150).clamp(0, 31) as u32;
+    let magnitude = if exponent < 127 { 0 } else { (significand >> right) << left };
+    (if bits >> 31 == 1 { magnitude.wrapping_neg() } else { magnitude }) as i32
 }
 
 /// `x` rounded to float32 by rounding to odd: the float32 toward zero, its last bit set when the
@@ -376,6 +417,9 @@ mod tests {
         assert_eq!(k(RoundingMode::TowardZero).encode(-7.9f32), 9);
         assert_eq!(k(RoundingMode::AwayFromZero).encode(0.1f64), 1);
         assert!(!f32::NAN.fits_i32());
+        for x in [0.0f32, -0.0, 1.0, -1.0, 7.0, -8.0, 8388607.0, 8388608.0, -16777216.0, 2147483520.0, -2147483520.0] {
+            assert_eq!(integral_f32_to_i32(x), x as i32, "{x}");
+        }
         assert!(!2147483648f32.fits_i32());
     }
 }

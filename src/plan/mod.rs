@@ -27,7 +27,6 @@ use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
 use encode::{FloatLane, IntegerKernel, MinifloatEncoder, SplitTable};
-use half::slice::HalfFloatSliceExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -109,9 +108,9 @@ enum ToF32 {
 enum NarrowKernel {
     Minifloat(MinifloatEncoder),
     Split(Arc<SplitTable>),
-    /// float32 -> float16 with the CPU's conversion instructions (through `half`, which detects
-    /// F16C at run time).
-    HardwareF16,
+    /// float32 -> float16 with the CPU's conversion instruction (F16C) on float32 sources, and the
+    /// encoder on lanes rounded from a wider source (two roundings would not be one).
+    HardwareF16(MinifloatEncoder),
 }
 
 fn fixed_width(dtype: DType) -> Result<()> {
@@ -126,14 +125,7 @@ fn fixed_width(dtype: DType) -> Result<()> {
 }
 
 fn hardware_f16() -> bool {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    {
-        !simd::portable_forced() && std::arch::is_x86_feature_detected!("f16c")
-    }
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-    {
-        false
-    }
+    simd::isa() == simd::Isa::Avx2
 }
 
 type SmallKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile, bool);
@@ -187,7 +179,7 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     );
     if f.width() > 8 {
         if to == DType::Float16 && hardware_f16() {
-            return Ok(NarrowKernel::HardwareF16);
+            return Ok(NarrowKernel::HardwareF16(encoder.expect("float16 has an encoder")));
         }
         return Ok(NarrowKernel::Minifloat(encoder.expect("float16 and bfloat16 have an encoder")));
     }
@@ -232,7 +224,7 @@ impl F32Kernel {
         match &self.0 {
             NarrowKernel::Minifloat(e) => e.encode(x) as u8,
             NarrowKernel::Split(t) => t.encode(x),
-            NarrowKernel::HardwareF16 => unreachable!("only float16 takes the hardware kernel"),
+            NarrowKernel::HardwareF16(_) => unreachable!("only float16 takes the hardware kernel"),
         }
     }
 }
@@ -482,8 +474,33 @@ impl Plan {
         let narrow_target = self.to.bits().is_some_and(|b| b <= 16);
         match &lanes.route {
             Route::Narrow { to_f32, kernel, nan_to_core } => {
+                if *to_f32 == ToF32::Exact {
+                    // Straight from the source bytes: no staging copy.
+                    let value = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    // Plain `for` loops: they inline into the SIMD copy, where an iterator's
+                    // `for_each` (a `fold` of its own) may stay a call compiled without it.
+                    match kernel {
+                        NarrowKernel::Minifloat(e) => {
+                            for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {
+                                *c = e.encode(value(b));
+                            }
+                        }
+                        NarrowKernel::Split(t) => {
+                            for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {
+                                *c = u16::from(t.encode(value(b)));
+                            }
+                        }
+                        NarrowKernel::HardwareF16(e) => simd::f32_to_f16(src, codes16, e),
+                    }
+                    if *nan_to_core {
+                        mark_f32(declined, src, f32::is_nan);
+                    }
+                    self.decline(lanes, src, declined, |i, code| codes16[i] = code as u16);
+                    packing::pack_u16(self.to, codes16, dst);
+                    return;
+                }
                 match to_f32 {
-                    ToF32::Exact => read_f32(src, f32s),
+                    ToF32::Exact => unreachable!("handled above"),
                     ToF32::Nearest => {
                         read_f64(lanes.source, src, f64s, false);
                         for (o, &x) in f32s.iter_mut().zip(f64s.iter()) {
@@ -510,9 +527,10 @@ impl Plan {
                             *c = u16::from(t.encode(x));
                         }
                     }
-                    NarrowKernel::HardwareF16 => {
-                        let halves = half::slice::HalfBitsSliceExt::reinterpret_cast_mut::<half::f16>(&mut codes16[..]);
-                        halves.convert_from_f32_slice(f32s);
+                    NarrowKernel::HardwareF16(e) => {
+                        for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
+                            *c = e.encode(x);
+                        }
                     }
                 }
                 if *nan_to_core {
@@ -524,9 +542,8 @@ impl Plan {
             }
             Route::Integer(kernel) => {
                 if lanes.source == Wide::F32 {
-                    read_f32(src, f32s);
-                    kernel.round(f32s, ints);
-                    mark(declined, f32s, |x| !x.fits_i32());
+                    kernel.round_f32(src, ints);
+                    mark_f32(declined, src, |x| !x.fits_i32());
                 } else {
                     read_f64(lanes.source, src, f64s, false);
                     kernel.round(f64s, ints);
@@ -609,11 +626,26 @@ impl Plan {
     }
 }
 
-/// Marks the lanes where `pred` holds in the bitset (64 lanes a word; the folds vectorise).
+/// Marks the lanes where `pred` holds in the bitset, 64 lanes a word. Lanes to mark are rare, so
+/// each group of 64 is first tested as a whole (a vectorised fold) and only a group with a marked
+/// lane is visited lane by lane.
 #[inline(always)]
-fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T) -> bool) {
+fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T) -> bool + Copy) {
     for (word, group) in declined.iter_mut().zip(lanes.chunks(64)) {
-        *word |= group.iter().enumerate().fold(0u64, |m, (j, &x)| m | u64::from(pred(x)) << j);
+        if group.iter().fold(false, |any, &x| any | pred(x)) {
+            *word |= group.iter().enumerate().fold(0u64, |m, (j, &x)| m | u64::from(pred(x)) << j);
+        }
+    }
+}
+
+/// [`mark`] on float32 lanes read straight from little-endian source bytes.
+#[inline(always)]
+fn mark_f32(declined: &mut [u64; CHUNK / 64], src: &[u8], pred: impl Fn(f32) -> bool + Copy) {
+    let lane = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    for (word, group) in declined.iter_mut().zip(src.chunks(64 * 4)) {
+        if group.chunks_exact(4).fold(false, |any, b| any | pred(lane(b))) {
+            *word |= group.chunks_exact(4).enumerate().fold(0u64, |m, (j, b)| m | u64::from(pred(lane(b))) << j);
+        }
     }
 }
 
@@ -643,12 +675,6 @@ impl Scratch {
 
 fn raw_len(dtype: DType, n: usize) -> usize {
     packing::raw_len(dtype, n).expect("the plan checked the lengths")
-}
-
-fn read_f32(src: &[u8], out: &mut [f32]) {
-    for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
-        *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
 }
 
 /// Reads float lanes as float64: float32 and 32-bit integers exactly; 64-bit integers rounded to

@@ -48,3 +48,18 @@ pub fn isa() -> Isa {
         Isa::Portable
     })
 }
+
+/// float32 source bytes (little-endian) to float16 codes with the CPU's conversion instruction
+/// (nearest-even, as the core rounds; NaN lanes are the caller's to replace), or with `encoder`
+/// where the CPU has no F16C.
+#[inline]
+pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u16], encoder: &super::encode::MinifloatEncoder) {
+    #[cfg(target_arch = "x86_64")]
+    if isa() == Isa::Avx2 {
+        x86::f32_to_f16(src, out);
+        return;
+    }
+    for (c, b) in out.iter_mut().zip(src.chunks_exact(4)) {
+        *c = encoder.encode(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    }
+}
