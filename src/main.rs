@@ -64,6 +64,10 @@ enum Command {
         /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4 count).
         #[arg(long)]
         count: Option<usize>,
+        /// Threads for raw standard input (default: every core). The input is streamed in pieces
+        /// of 2^20 elements, so memory stays flat whatever its size.
+        #[arg(long)]
+        threads: Option<usize>,
         /// Values to cast, read as the source type (exact decimal, rounded once); or IN.pb OUT.pb.
         #[arg(allow_hyphen_values = true)]
         values: Vec<String>,
@@ -148,7 +152,45 @@ enum Command {
     },
 }
 
-fn run(cli: Cli) -> lowbit::Result<String> {
+/// Why a command did not succeed.
+enum Failure {
+    Lowbit(lowbit::Error),
+    /// Standard output is a pipe whose reader has gone: stop quietly, as Unix tools do.
+    ClosedPipe,
+    /// Writing standard output failed otherwise (a full disk, a device error).
+    Output(std::io::Error),
+}
+
+impl From<lowbit::Error> for Failure {
+    fn from(e: lowbit::Error) -> Failure {
+        Failure::Lowbit(e)
+    }
+}
+
+fn output_failure(e: std::io::Error) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure::ClosedPipe
+    } else {
+        Failure::Output(e)
+    }
+}
+
+/// Writes `bytes` to standard output and flushes it, every error reported (never `println!`,
+/// which panics when the write fails).
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(output_failure)
+}
+
+/// Writes a command's text result (if any) as one line.
+fn print_text(text: &str) -> Result<(), Failure> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    write_stdout(format!("{text}\n").as_bytes())
+}
+
+fn run(cli: Cli) -> Result<String, Failure> {
     match cli.command {
         Command::Tables { out: Some(dir), .. } => {
             let n = lowbit::tables::write(&dir)?;
@@ -179,11 +221,9 @@ fn run(cli: Cli) -> lowbit::Result<String> {
         Command::Range4 { start, stop, step, output_type, profile, raw } => {
             let out = lowbit::cli_range4::run(&start, &stop, &step, &output_type, &profile)?;
             if !raw {
-                return lowbit::cli_range4::describe(&out);
+                return Ok(lowbit::cli_range4::describe(&out)?);
             }
-            std::io::stdout()
-                .write_all(&lowbit::cli_range4::raw(&out))
-                .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+            write_stdout(&lowbit::cli_range4::raw(&out))?;
             Ok(String::new())
         }
         Command::Run { model, inputs, output_dir, profile } => {
@@ -208,7 +248,7 @@ fn run(cli: Cli) -> lowbit::Result<String> {
             Ok(lines.join("\n"))
         }
         Command::Conformance { .. } => unreachable!("handled in main"),
-        Command::Cast { from, to, attributes, count, values } => {
+        Command::Cast { from, to, attributes, count, threads, values } => {
             let to = lowbit::DType::parse(&to)?;
             let opts = attributes.options()?;
             let Some(from) = from else {
@@ -216,7 +256,8 @@ fn run(cli: Cli) -> lowbit::Result<String> {
                     return Err(lowbit::Error::InvalidOp {
                         op: "cast".into(),
                         message: "without --from, give exactly IN.pb OUT.pb".into(),
-                    });
+                    }
+                    .into());
                 };
                 let tensor = lowbit::onnx::tensor_proto::read_tensor_file(input.as_ref())?;
                 let out = lowbit::cast::cast(&tensor, to, &opts)?;
@@ -224,18 +265,30 @@ fn run(cli: Cli) -> lowbit::Result<String> {
                 return Ok(format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
             };
             let from = lowbit::DType::parse(&from)?;
+            if values.is_empty() && from != lowbit::DType::String && to != lowbit::DType::String {
+                let plan = lowbit::plan::Plan::new(from, to, &opts)?;
+                let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+                let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+                return match plan.run_stream(&mut input, &mut output, count, threads.max(1)) {
+                    Ok(_) => Ok(String::new()),
+                    Err(lowbit::plan::StreamError::Output(e)) => Err(output_failure(e)),
+                    Err(lowbit::plan::StreamError::Input(e)) => {
+                        Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
+                    }
+                    Err(lowbit::plan::StreamError::Data(e)) => Err(e.into()),
+                };
+            }
             if values.is_empty() {
+                // STRING on a side: JSON text, read whole (its elements have no fixed size).
                 let mut input = Vec::new();
                 std::io::stdin()
                     .read_to_end(&mut input)
                     .map_err(|e| lowbit::Error::Io { path: "standard input".into(), message: e.to_string() })?;
                 let out = lowbit::cli_cast::cast_stream(&input, from, to, count, &opts)?;
-                std::io::stdout()
-                    .write_all(&out)
-                    .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+                write_stdout(&out)?;
                 Ok(String::new())
             } else {
-                lowbit::cli_cast::cast_values_table(&values, from, to, &opts)
+                Ok(lowbit::cli_cast::cast_values_table(&values, from, to, &opts)?)
             }
         }
     }
@@ -272,34 +325,34 @@ fn info(dtype: lowbit::DType) -> String {
     lines.join("\n")
 }
 
-fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> lowbit::Result<ExitCode> {
+fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitCode, Failure> {
     use lowbit::onnx::conformance;
     let profile = lowbit::profile::Profile::parse(profile)?;
     let tolerance = conformance::Tolerance::parse(tolerance)?;
     let outcomes: Vec<_> =
         conformance::test_dirs(dirs)?.iter().map(|d| conformance::run_test(d, profile, tolerance)).collect();
-    println!("{}", conformance::report(&outcomes));
+    print_text(&conformance::report(&outcomes))?;
     Ok(if outcomes.iter().all(|o| o.failure.is_none()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// Exit status after a closed pipe: 128 + SIGPIPE, what a shell reports for a tool the signal
+/// stopped (lowbit ignores the signal and stops by itself, with no message).
+const CLOSED_PIPE_STATUS: u8 = 141;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Conformance { dirs, profile, tolerance } = &cli.command {
-        return conformance(dirs, profile, tolerance).unwrap_or_else(|e| {
-            eprintln!("lowbit: {e}");
-            ExitCode::FAILURE
-        });
-    }
-    match run(cli) {
-        Ok(msg) => {
-            if !msg.is_empty() {
-                println!("{msg}");
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("lowbit: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let outcome = if let Command::Conformance { dirs, profile, tolerance } = &cli.command {
+        conformance(dirs, profile, tolerance)
+    } else {
+        run(cli).and_then(|text| print_text(&text)).map(|()| ExitCode::SUCCESS)
+    };
+    let message = match outcome {
+        Ok(code) => return code,
+        Err(Failure::ClosedPipe) => return ExitCode::from(CLOSED_PIPE_STATUS),
+        Err(Failure::Output(e)) => format!("lowbit: standard output: {e}"),
+        Err(Failure::Lowbit(e)) => format!("lowbit: {e}"),
+    };
+    // Standard error may be gone too; there is nowhere left to report that.
+    let _ = writeln!(std::io::stderr(), "{message}");
+    ExitCode::FAILURE
 }

@@ -21,6 +21,9 @@ mod decode;
 pub mod encode;
 pub mod lut;
 pub mod simd;
+mod stream;
+
+pub use stream::{StreamError, STREAM_PIECE};
 
 use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
