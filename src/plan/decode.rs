@@ -302,7 +302,7 @@ impl Widen {
                 codes
                     .iter_mut()
                     .zip(s.chunks_exact(2))
-                    .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes([b[0], b[1]])));
+                    .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes(b.try_into().expect("2 bytes"))));
             }
             if let Some(select) = self.select {
                 for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {

@@ -109,6 +109,53 @@ impl MinifloatEncoder {
     }
 }
 
+/// float32 -> a format with float32's exponent field (bfloat16): nearest-even is one integer
+/// rounding of the bits, subnormals and overflow to infinity included, so the encoder is a third
+/// of [`MinifloatEncoder`]'s work.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TruncatedEncoder {
+    /// Right shift from float32's bits to the target's.
+    shift: u32,
+    nan_positive: u16,
+    nan_negative: u16,
+}
+
+impl TruncatedEncoder {
+    /// The encoder for `f` given the codes the plan wants for ±overflow, ±NaN and -0 (from the
+    /// core); `None` unless `f` has float32's exponent field and those codes are the ones the
+    /// integer rounding gives (infinity on overflow, the sign bit alone for -0).
+    #[must_use]
+    pub fn new(f: &FloatFormat, overflow: [u16; 2], nan: [u16; 2], negative_zero: u16) -> Option<TruncatedEncoder> {
+        if f.exponent_bits != 8 || f.bias != 127 || !f.signed || !f.subnormals || f.width() > 16 {
+            return None;
+        }
+        let shift = 23 - f.mantissa_bits;
+        let sign = f.sign_mask() as u16;
+        let infinity = (0x7F80_0000u32 >> shift) as u16;
+        if overflow != [infinity, infinity | sign] || negative_zero != sign {
+            return None;
+        }
+        Some(TruncatedEncoder { shift, nan_positive: nan[0], nan_negative: nan[1] })
+    }
+
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u16 {
+        let bits = x.to_bits();
+        let abs = bits & 0x7FFF_FFFF;
+        let half_minus_one = (1u32 << (self.shift - 1)) - 1;
+        let rounded = (abs + half_minus_one + ((abs >> self.shift) & 1)) >> self.shift;
+        let negative = bits >> 31 == 1;
+        let code = rounded | u32::from(negative) << (31 - self.shift);
+        let nan = if negative { self.nan_negative } else { self.nan_positive };
+        if abs > 0x7F80_0000 {
+            nan
+        } else {
+            code as u16
+        }
+    }
+}
+
 /// float32 -> a target of 8 bits or fewer, as a table of the core's answers. Exact because every
 /// decision point of such a target (its values, the midpoints between them, its overflow and
 /// underflow thresholds, a profile's windows) has at most 8 significant bits, so it is a float32
@@ -235,7 +282,7 @@ impl IntegerKernel {
         #[inline(always)]
         fn each(src: &[u8], out: &mut [i32], rounded: impl Fn(f32) -> f32) {
             for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
-                let x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let x = f32::from_le_bytes(b.try_into().expect("4 bytes"));
                 *o = if x.fits_i32() { integral_f32_to_i32(rounded(x)) } else { 0 };
             }
         }

@@ -29,7 +29,7 @@ use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
-use encode::{FloatLane, IntegerKernel, MinifloatEncoder, SplitTable};
+use encode::{FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -110,6 +110,7 @@ enum ToF32 {
 #[derive(Clone, Debug)]
 enum NarrowKernel {
     Minifloat(MinifloatEncoder),
+    Truncated(TruncatedEncoder),
     Split(Arc<SplitTable>),
     /// float32 -> float16 with the CPU's conversion instruction (F16C) on float32 sources, and the
     /// encoder on lanes rounded from a wider source (two roundings would not be one).
@@ -174,12 +175,15 @@ fn cached_narrow(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
 fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     let core = |x: f32| convert::convert_code(DType::Float, to, u64::from(x.to_bits()), opts);
     let f = to.float_format().expect("narrow kernels are for float targets");
-    let encoder = MinifloatEncoder::new(
-        f,
+    let (overflow, nan) = (
         [core(f32::INFINITY)? as u16, core(f32::NEG_INFINITY)? as u16],
         [core(f32::NAN)? as u16, core(-f32::NAN)? as u16],
-        core(-0.0)? as u16,
     );
+    let negative_zero = core(-0.0)? as u16;
+    let encoder = MinifloatEncoder::new(f, overflow, nan, negative_zero);
+    if let Some(truncated) = TruncatedEncoder::new(f, overflow, nan, negative_zero) {
+        return Ok(NarrowKernel::Truncated(truncated));
+    }
     if f.width() > 8 {
         if to == DType::Float16 && hardware_f16() {
             return Ok(NarrowKernel::HardwareF16(encoder.expect("float16 has an encoder")));
@@ -226,6 +230,7 @@ impl F32Kernel {
     pub fn encode(&self, x: f32) -> u8 {
         match &self.0 {
             NarrowKernel::Minifloat(e) => e.encode(x) as u8,
+            NarrowKernel::Truncated(e) => e.encode(x) as u8,
             NarrowKernel::Split(t) => t.encode(x),
             NarrowKernel::HardwareF16(_) => unreachable!("only float16 takes the hardware kernel"),
         }
@@ -479,11 +484,40 @@ impl Plan {
             Route::Narrow { to_f32, kernel, nan_to_core } => {
                 if *to_f32 == ToF32::Exact {
                     // Straight from the source bytes: no staging copy.
-                    let value = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                    // Plain `for` loops: they inline into the SIMD copy, where an iterator's
-                    // `for_each` (a `fold` of its own) may stay a call compiled without it.
+                    let value = |b: &[u8]| f32::from_le_bytes(b.try_into().expect("4 bytes"));
+                    if *nan_to_core {
+                        mark_f32(declined, src, f32::is_nan);
+                    }
+                    // 16-bit targets are written straight into the destination too.
+                    if self.to.packing() == crate::dtype::Packing::Bytes(2) {
+                        // Plain `for` loops: they inline into the SIMD copy, where an iterator's
+                        // `for_each` (a `fold` of its own) may stay a call compiled without it.
+                        match kernel {
+                            NarrowKernel::HardwareF16(e) => simd::f32_to_f16(src, dst, e),
+                            NarrowKernel::Minifloat(e) => {
+                                for (d, b) in dst.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
+                                    d.copy_from_slice(&e.encode(value(b)).to_le_bytes());
+                                }
+                            }
+                            NarrowKernel::Truncated(e) => {
+                                for (d, b) in dst.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
+                                    d.copy_from_slice(&e.encode(value(b)).to_le_bytes());
+                                }
+                            }
+                            NarrowKernel::Split(_) => unreachable!("split tables are for targets of 8 bits or fewer"),
+                        }
+                        self.decline(lanes, src, declined, |i, code| {
+                            dst[2 * i..2 * i + 2].copy_from_slice(&(code as u16).to_le_bytes());
+                        });
+                        return;
+                    }
                     match kernel {
                         NarrowKernel::Minifloat(e) => {
+                            for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {
+                                *c = e.encode(value(b));
+                            }
+                        }
+                        NarrowKernel::Truncated(e) => {
                             for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {
                                 *c = e.encode(value(b));
                             }
@@ -493,10 +527,7 @@ impl Plan {
                                 *c = u16::from(t.encode(value(b)));
                             }
                         }
-                        NarrowKernel::HardwareF16(e) => simd::f32_to_f16(src, codes16, e),
-                    }
-                    if *nan_to_core {
-                        mark_f32(declined, src, f32::is_nan);
+                        NarrowKernel::HardwareF16(_) => unreachable!("float16 is a 16-bit target"),
                     }
                     self.decline(lanes, src, declined, |i, code| codes16[i] = code as u16);
                     packing::pack_u16(self.to, codes16, dst);
@@ -521,6 +552,11 @@ impl Plan {
                 }
                 match kernel {
                     NarrowKernel::Minifloat(e) => {
+                        for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
+                            *c = e.encode(x);
+                        }
+                    }
+                    NarrowKernel::Truncated(e) => {
                         for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
                             *c = e.encode(x);
                         }
@@ -644,7 +680,7 @@ fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T)
 /// [`mark`] on float32 lanes read straight from little-endian source bytes.
 #[inline(always)]
 fn mark_f32(declined: &mut [u64; CHUNK / 64], src: &[u8], pred: impl Fn(f32) -> bool + Copy) {
-    let lane = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let lane = |b: &[u8]| f32::from_le_bytes(b.try_into().expect("4 bytes"));
     for (word, group) in declined.iter_mut().zip(src.chunks(64 * 4)) {
         if group.chunks_exact(4).fold(false, |any, b| any | pred(lane(b))) {
             *word |= group.chunks_exact(4).enumerate().fold(0u64, |m, (j, b)| m | u64::from(pred(lane(b))) << j);
@@ -686,7 +722,7 @@ fn read_f64(source: Wide, src: &[u8], out: &mut [f64], nearest: bool) {
     match source {
         Wide::F32 => {
             for (o, b) in out.iter_mut().zip(src.chunks_exact(4)) {
-                *o = f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                *o = f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes")));
             }
         }
         Wide::F64 => {

@@ -49,17 +49,17 @@ pub fn isa() -> Isa {
     })
 }
 
-/// float32 source bytes (little-endian) to float16 codes with the CPU's conversion instruction
-/// (nearest-even, as the core rounds; NaN lanes are the caller's to replace), or with `encoder`
-/// where the CPU has no F16C.
+/// float32 source bytes to float16 bytes (both little-endian) with the CPU's conversion
+/// instruction (nearest-even, as the core rounds; NaN lanes are the caller's to replace), or with
+/// `encoder` where the CPU has no F16C.
 #[inline]
-pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u16], encoder: &super::encode::MinifloatEncoder) {
+pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::MinifloatEncoder) {
     #[cfg(target_arch = "x86_64")]
     if isa() == Isa::Avx2 {
         x86::f32_to_f16(src, out);
         return;
     }
-    for (c, b) in out.iter_mut().zip(src.chunks_exact(4)) {
-        *c = encoder.encode(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    for (d, b) in out.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
+        d.copy_from_slice(&encoder.encode(f32::from_le_bytes(b.try_into().expect("4 bytes"))).to_le_bytes());
     }
 }

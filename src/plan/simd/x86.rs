@@ -47,8 +47,8 @@ pub(crate) fn run_engine(
     }
 }
 
-/// float32 source bytes to float16 codes, eight lanes at a time with F16C.
-pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u16]) {
+/// float32 source bytes to float16 bytes, eight lanes at a time with F16C.
+pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8]) {
     assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
     // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
     unsafe { f32_to_f16_f16c(src, out) }
@@ -57,12 +57,12 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u16]) {
 /// # Safety
 /// The CPU must have F16C and AVX.
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u16]) {
+unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8]) {
     use std::arch::x86_64::{__m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT};
-    let lanes = out.len().min(src.len() / 4);
+    let lanes = (out.len() / 2).min(src.len() / 4);
     let whole = lanes / 8 * 8;
-    for (s, o) in src[..whole * 4].chunks_exact(32).zip(out[..whole].chunks_exact_mut(8)) {
-        // SAFETY: `s` is 32 bytes (8 float32s) and `o` 8 u16s (16 bytes); both unaligned
+    for (s, o) in src[..whole * 4].chunks_exact(32).zip(out[..whole * 2].chunks_exact_mut(16)) {
+        // SAFETY: `s` is 32 bytes (8 float32s) and `o` 16 bytes (8 float16s); both unaligned
         // accesses are what loadu/storeu allow.
         unsafe {
             let x = _mm256_loadu_ps(s.as_ptr().cast::<f32>());
@@ -70,8 +70,8 @@ unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u16]) {
             _mm_storeu_si128(o.as_mut_ptr().cast::<__m128i>(), h);
         }
     }
-    for (s, o) in src[whole * 4..lanes * 4].chunks_exact(4).zip(&mut out[whole..lanes]) {
+    for (s, o) in src[whole * 4..lanes * 4].chunks_exact(4).zip(out[whole * 2..lanes * 2].chunks_exact_mut(2)) {
         let x = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        *o = half::f16::from_f32(x).to_bits();
+        o.copy_from_slice(&half::f16::from_f32(x).to_le_bytes());
     }
 }
