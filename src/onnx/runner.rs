@@ -15,6 +15,7 @@
 //! the work budget. Going over either is an [`Error::OverBudget`] naming the node.
 
 use super::budget::{string_headers, tensor_bytes, Budget, Reservation};
+use super::files::read_file_limited;
 use super::limits::{work_per_element, Limits, NODE_RUN_WORK};
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
 use super::quoted;
@@ -66,7 +67,9 @@ pub struct RunStats {
 }
 
 impl Model {
-    /// Parses a serialized `ModelProto`.
+    /// Parses a serialized `ModelProto`. Tensors stored as external data stay unread (there is no
+    /// directory to read them from): running a node that needs one is an error; use
+    /// [`Model::load`] for such models.
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         let proto = ModelProto::decode(bytes).map_err(|e| err("model", format!("not a valid ModelProto: {e}")))?;
         let graph = proto.graph.ok_or_else(|| err("model", "the model has no graph"))?;
@@ -84,11 +87,17 @@ impl Model {
         Model::load_with(path, &Limits::default())
     }
 
-    /// Reads a `.onnx` file.
+    /// Reads a `.onnx` file: a regular file of at most `limits.max_input_bytes` bytes, whose
+    /// external data ([`super::external`]) is read from the model's directory, within
+    /// `limits.max_memory` bytes in all.
     pub fn load_with(path: &Path, limits: &Limits) -> Result<Model> {
-        let _ = limits;
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Model::from_bytes(&bytes).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
+        let bytes = read_file_limited(path, limits.max_input_bytes)?;
+        let mut model = Model::from_bytes(&bytes)
+            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        drop(bytes);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        super::external::resolve(&mut model.graph, dir, limits)?;
+        Ok(model)
     }
 
     /// The names of the graph inputs that are not initializers, in order.
