@@ -59,6 +59,76 @@ pub enum Error {
     /// A generated table differs from the committed one.
     #[error("table {path} differs from what lowbit generates: {detail}")]
     TableMismatch { path: String, detail: String },
+
+    /// A graph run (or a model load) would go over one of its budgets
+    /// ([`crate::onnx::limits::Limits`]); `node` names the node (op type and name) or the tensor.
+    #[error(
+        "{node}: over the {budget} budget of {limit} {unit} ({flag}): it needs {needed} more with {used} {spent}",
+        unit = budget.unit(),
+        flag = budget.flag(),
+        spent = budget.spent()
+    )]
+    OverBudget { budget: BudgetKind, node: String, needed: u64, used: u64, limit: u64 },
+
+    /// A file larger than the input limit, found from its length before reading or while reading
+    /// (a file that grows).
+    #[error("{path}: larger than the input limit of {limit} bytes (--max-input-bytes){}",
+        size.map_or_else(String::new, |s| format!("; it has {s} bytes")))]
+    InputTooLarge { path: String, size: Option<u64>, limit: u64 },
+
+    /// A device, FIFO, directory or socket where lowbit expects a regular file.
+    #[error("{path}: is {kind}, not a regular file")]
+    NotARegularFile { path: String, kind: &'static str },
+
+    /// A graph output whose name cannot be used as a file name inside the output directory.
+    #[error("graph output {name}: {why}; output names become file names inside the output directory")]
+    UnsafeOutputName { name: String, why: &'static str },
+
+    /// A tensor whose `external_data` cannot be read (bad keys, a location outside the model's
+    /// directory, a range outside the file).
+    #[error("tensor {tensor}: external data: {message}")]
+    ExternalData { tensor: String, message: String },
+}
+
+/// The two budgets of a graph run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// Bytes held at once.
+    Memory,
+    /// Elements processed over the whole run.
+    Work,
+}
+
+impl BudgetKind {
+    fn unit(self) -> &'static str {
+        match self {
+            BudgetKind::Memory => "bytes",
+            BudgetKind::Work => "elements",
+        }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            BudgetKind::Memory => "--max-memory",
+            BudgetKind::Work => "--max-work",
+        }
+    }
+
+    fn spent(self) -> &'static str {
+        match self {
+            BudgetKind::Memory => "already in use",
+            BudgetKind::Work => "already done",
+        }
+    }
+}
+
+impl core::fmt::Display for BudgetKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            BudgetKind::Memory => "memory",
+            BudgetKind::Work => "work",
+        })
+    }
 }
 
 impl Error {

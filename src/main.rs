@@ -73,9 +73,11 @@ enum Command {
         values: Vec<String>,
     },
     /// Run an ONNX model made of Cast, CastLike, Range, Slice, Gather, Constant, Identity (and what
-    /// Range's function body uses) and write each graph output to DIR/<output name>.pb.
+    /// Range's function body uses) and write each graph output to DIR/<output name>.pb, all or
+    /// nothing. Output names that are not plain file names (a path separator, `..`, a leading dot,
+    /// empty) are an error.
     Run {
-        /// The model file.
+        /// The model file (external data is read from its directory, never outside it).
         model: PathBuf,
         /// An input as NAME=FILE.pb (a serialized TensorProto); repeat for each input.
         #[arg(long = "input", value_name = "NAME=FILE.pb")]
@@ -85,6 +87,18 @@ enum Command {
         output_dir: PathBuf,
         #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
         profile: String,
+        /// Bytes the run may hold at once (K, M, G, T suffixes are powers of 1024; `unlimited`).
+        /// Default: half of this machine's memory (physical, cgroup and address-space limits), or
+        /// 4G when it cannot be read.
+        #[arg(long, value_name = "BYTES")]
+        max_memory: Option<String>,
+        /// Elements the run may process over all nodes and Loop iterations (suffixes as above).
+        /// Default: 4G (2^32); arithmetic, Range and text casts count several per element.
+        #[arg(long, value_name = "ELEMENTS")]
+        max_work: Option<String>,
+        /// Largest model or TensorProto file read (suffixes as above). Default: 4G.
+        #[arg(long, value_name = "BYTES")]
+        max_input_bytes: Option<String>,
     },
     /// Run ONNX backend node-test folders (model.onnx, test_data_set_N/input_K.pb, output_K.pb):
     /// one line per test, then `N passed, M failed`; exit code 0 only when all pass.
@@ -226,25 +240,39 @@ fn run(cli: Cli) -> Result<String, Failure> {
             write_stdout(&lowbit::cli_range4::raw(&out))?;
             Ok(String::new())
         }
-        Command::Run { model, inputs, output_dir, profile } => {
-            let model = lowbit::onnx::runner::Model::load(&model)?;
+        Command::Run { model, inputs, output_dir, profile, max_memory, max_work, max_input_bytes } => {
+            use lowbit::onnx::{files, limits, runner::Model, tensor_proto};
+            let mut limits = limits::Limits::default();
+            for (flag, slot) in [
+                (max_memory, &mut limits.max_memory),
+                (max_work, &mut limits.max_work),
+                (max_input_bytes, &mut limits.max_input_bytes),
+            ] {
+                if let Some(text) = flag {
+                    *slot = limits::parse_count(&text)?;
+                }
+            }
+            let profile = lowbit::profile::Profile::parse(&profile)?;
+            let model = Model::load_with(&model, &limits)?;
+            // Refuse unusable output names before spending any time on the run.
+            for name in model.output_names() {
+                files::check_output_name(&name)?;
+            }
             let mut named = std::collections::HashMap::new();
             for spec in inputs {
                 let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
                     op: "run".into(),
                     message: format!("--input {spec:?} is not NAME=FILE.pb"),
                 })?;
-                named.insert(name.to_string(), lowbit::onnx::tensor_proto::read_tensor_file(file.as_ref())?);
+                named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
             }
-            let outputs = model.run(&named, lowbit::profile::Profile::parse(&profile)?)?;
-            std::fs::create_dir_all(&output_dir)
-                .map_err(|e| lowbit::Error::Io { path: output_dir.display().to_string(), message: e.to_string() })?;
-            let mut lines = Vec::new();
-            for (name, tensor) in &outputs {
-                let path = output_dir.join(format!("{name}.pb"));
-                lowbit::onnx::tensor_proto::write_tensor_file(&path, tensor, Some(name))?;
-                lines.push(format!("{} {} {:?}", path.display(), tensor.dtype(), tensor.shape()));
-            }
+            let outputs = model.run_with(&named, profile, &limits)?;
+            let paths = files::write_outputs(&output_dir, &outputs)?;
+            let lines: Vec<String> = paths
+                .iter()
+                .zip(&outputs)
+                .map(|(path, (_, tensor))| format!("{} {} {:?}", path.display(), tensor.dtype(), tensor.shape()))
+                .collect();
             Ok(lines.join("\n"))
         }
         Command::Conformance { .. } => unreachable!("handled in main"),

@@ -1,34 +1,53 @@
 //! A small graph runner for models made of Cast, CastLike, Range, Slice, Gather, Constant and
 //! Identity, plus what Range's function body uses (Sub, Div, Ceil, Relu, Add and Loop), so that the
-//! `_expanded` node tests run the body the spec gives. Nodes run in dependency order; each node sees
-//! the opset version of its domain and its own attributes. Anything else is an error naming the op.
+//! `_expanded` node tests run the body the spec gives. Each node sees the opset version of its
+//! domain and its own attributes. Anything else is an error naming the op.
+//!
+//! Scheduling: nodes run in dependency order, found in linear time (Kahn's algorithm over
+//! producer -> consumer edges, ready nodes taken in file order). A Loop depends on the values its
+//! body reads from the enclosing graphs as well as on its inputs.
+//!
+//! Memory and work are bounded by [`Limits`]: every allocation whose size comes from the model or
+//! its inputs (decoded initializers and constants, node outputs, broadcast results, string
+//! contents, Loop scan outputs, an op's scratch space) is charged to the memory budget before it
+//! is made, and each value is freed (and its charge released) right after its last consumer runs.
+//! Identity passes its input on without copying. Every node run and Loop iteration is charged to
+//! the work budget. Going over either is an [`Error::OverBudget`] naming the node.
 
-use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto};
+use super::budget::{string_headers, tensor_bytes, Budget, Reservation};
+use super::files::read_file_limited;
+use super::limits::{work_per_element, Limits, NODE_RUN_WORK};
+use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
+use super::quoted;
 use super::tensor_proto::tensor_from_proto;
 use crate::cast::{cast_like_op, cast_op, CastAttributes, CastTo};
 use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format;
-use crate::ops::{self, range::RangeOptions, slice::SliceArgs};
+use crate::ops::{self, range::RangeOptions, slice::SliceArgs, AllocationGuard};
+use crate::packing;
 use crate::profile::Profile;
 use crate::round::{self, RoundingOptions};
 use crate::tensor::{element_count, Tensor};
 use crate::value::Value;
 use prost::Message;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt::{self, Display};
 use std::path::Path;
-
-/// The most elements a broadcast may produce: checked before allocating.
-pub const MAX_ELEMENTS: usize = 1 << 31;
-
-/// The most iterations a Loop may run. Each iteration runs a subgraph, so a model whose
-/// condition never turns false would otherwise hang the runner; 2^24 is far beyond what the
-/// Range function body needs for any output that fits in memory at this speed.
-pub const MAX_LOOP_ITERATIONS: i64 = 1 << 24;
+use std::rc::Rc;
 
 fn err(op: &str, message: impl Into<String>) -> Error {
-    Error::InvalidOp { op: op.into(), message: message.into() }
+    Error::InvalidOp { op: shown_op(op), message: message.into() }
+}
+
+/// An op type as error messages show it: a hostile 100,000-character op type is cut short.
+fn shown_op(op: &str) -> String {
+    if op.chars().nth(100).is_none() {
+        op.to_string()
+    } else {
+        quoted(op)
+    }
 }
 
 /// A loaded model: its graph and the opset version of the default domain.
@@ -38,8 +57,19 @@ pub struct Model {
     pub opset: i64,
 }
 
+/// What a run used, from [`Model::run_measured`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunStats {
+    /// The most bytes held against the memory budget at once.
+    pub peak_memory: u64,
+    /// The elements charged to the work budget.
+    pub work: u64,
+}
+
 impl Model {
-    /// Parses a serialized `ModelProto`.
+    /// Parses a serialized `ModelProto`. Tensors stored as external data stay unread (there is no
+    /// directory to read them from): running a node that needs one is an error; use
+    /// [`Model::load`] for such models.
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         let proto = ModelProto::decode(bytes).map_err(|e| err("model", format!("not a valid ModelProto: {e}")))?;
         let graph = proto.graph.ok_or_else(|| err("model", "the model has no graph"))?;
@@ -52,17 +82,29 @@ impl Model {
         Ok(Model { graph, opset })
     }
 
-    /// Reads a `.onnx` file.
+    /// Reads a `.onnx` file with the default [`Limits`].
     pub fn load(path: &Path) -> Result<Model> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        Model::from_bytes(&bytes).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
+        Model::load_with(path, &Limits::default())
+    }
+
+    /// Reads a `.onnx` file: a regular file of at most `limits.max_input_bytes` bytes, whose
+    /// external data ([`super::external`]) is read from the model's directory, within
+    /// `limits.max_memory` bytes in all.
+    pub fn load_with(path: &Path, limits: &Limits) -> Result<Model> {
+        let bytes = read_file_limited(path, limits.max_input_bytes)?;
+        let mut model = Model::from_bytes(&bytes)
+            .map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        drop(bytes);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        super::external::resolve(&mut model.graph, dir, limits)?;
+        Ok(model)
     }
 
     /// The names of the graph inputs that are not initializers, in order.
     #[must_use]
     pub fn input_names(&self) -> Vec<String> {
-        let init: Vec<&str> = self.graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
-        self.graph.input.iter().filter_map(|i| i.name.clone()).filter(|n| !init.contains(&n.as_str())).collect()
+        let init: HashSet<&str> = self.graph.initializer.iter().filter_map(|t| t.name.as_deref()).collect();
+        self.graph.input.iter().filter_map(|i| i.name.clone()).filter(|n| !init.contains(n.as_str())).collect()
     }
 
     /// The names of the graph outputs, in order.
@@ -71,48 +113,426 @@ impl Model {
         self.graph.output.iter().filter_map(|o| o.name.clone()).collect()
     }
 
-    /// Runs the graph on named inputs and returns the outputs in graph order.
+    /// Runs the graph on named inputs under the default [`Limits`] and returns the outputs in
+    /// graph order.
     pub fn run(&self, inputs: &HashMap<String, Tensor>, profile: Profile) -> Result<Vec<(String, Tensor)>> {
+        self.run_with(inputs, profile, &Limits::default())
+    }
+
+    /// Runs the graph on named inputs within `limits` and returns the outputs in graph order.
+    pub fn run_with(
+        &self,
+        inputs: &HashMap<String, Tensor>,
+        profile: Profile,
+        limits: &Limits,
+    ) -> Result<Vec<(String, Tensor)>> {
+        self.run_measured(inputs, profile, limits).map(|(outputs, _)| outputs)
+    }
+
+    /// [`Model::run_with`], also reporting the peak memory and the work the run used.
+    pub fn run_measured(
+        &self,
+        inputs: &HashMap<String, Tensor>,
+        profile: Profile,
+        limits: &Limits,
+    ) -> Result<(Vec<(String, Tensor)>, RunStats)> {
         let expected = self.input_names();
         for name in inputs.keys() {
             if !expected.contains(name) {
-                return Err(err("run", format!("the model has no input named {name:?}; its inputs: {expected:?}")));
+                let listed: Vec<String> = expected.iter().take(10).map(|n| quoted(n)).collect();
+                return Err(err(
+                    "run",
+                    format!(
+                        "the model has no input named {}; its inputs: [{}]{}",
+                        quoted(name),
+                        listed.join(", "),
+                        if expected.len() > 10 { format!(" and {} more", expected.len() - 10) } else { String::new() }
+                    ),
+                ));
             }
         }
         for name in &expected {
             if !inputs.contains_key(name) {
-                return Err(err("run", format!("missing input {name:?}")));
+                return Err(err("run", format!("missing input {}", quoted(name))));
             }
         }
-        let runner = Runner { opset: self.opset, profile };
-        let mut scope: HashMap<String, Tensor> = inputs.clone();
-        runner.run_graph(&self.graph, &mut scope, None)?;
-        self.output_names()
-            .into_iter()
-            .map(|name| {
-                let t =
-                    scope.get(&name).cloned().ok_or_else(|| err("run", format!("output {name:?} was not produced")))?;
-                Ok((name, t))
+        let runner = Runner { opset: self.opset, profile, budget: Budget::new(limits) };
+        let graph = &self.graph;
+        let given: Vec<&str> = expected.iter().map(String::as_str).collect();
+        let plan = Plan::new(graph, &given, None, None)?;
+        let mut values: Vec<Option<Slot<'_>>> = vec![None; plan.names.len()];
+        for (name, tensor) in inputs {
+            if let Some(&k) = plan.index.get(name.as_str()) {
+                values[k] = Some(Slot::Input(tensor));
+            }
+        }
+        runner.run_graph(graph, &plan, &mut values, None, None)?;
+        let slots: Vec<(String, Slot<'_>)> = plan
+            .outputs
+            .iter()
+            .map(|(name, r)| {
+                let slot = match r {
+                    Ref::Local(k) => values[*k].clone(),
+                    _ => None,
+                };
+                slot.map(|s| (name.clone(), s))
+                    .ok_or_else(|| err("run", format!("output {} was not produced", quoted(name))))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        drop(values);
+        let site = OutputSite;
+        let mut outputs = Vec::with_capacity(slots.len());
+        let mut slots = slots;
+        // Outputs are moved out of the run where possible; an output that is a caller's input or
+        // that appears twice is copied, and the copy is charged.
+        while let Some((name, slot)) = slots.pop() {
+            let tensor = match slot {
+                Slot::Made(held) => match Rc::try_unwrap(held) {
+                    Ok(held) => held.tensor,
+                    Err(shared) => runner.charged_copy(&shared.tensor, &site)?,
+                },
+                Slot::Input(t) => runner.charged_copy(t, &site)?,
+            };
+            outputs.push((name, tensor));
+        }
+        outputs.reverse();
+        let stats = RunStats { peak_memory: runner.budget.peak_memory(), work: runner.budget.work_done() };
+        Ok((outputs, stats))
     }
 }
 
 struct Runner {
     opset: i64,
     profile: Profile,
+    budget: Budget,
 }
 
-/// Values visible to a graph: its own, then its enclosing graph's (a Loop body reads outer values).
-struct Scope<'a> {
-    local: &'a HashMap<String, Tensor>,
-    outer: Option<&'a Scope<'a>>,
+/// A tensor made by the run, with the memory charge it releases when it is freed.
+struct Held {
+    tensor: Tensor,
+    _reservation: Reservation,
 }
 
-impl Scope<'_> {
-    fn get(&self, name: &str) -> Option<&Tensor> {
-        self.local.get(name).or_else(|| self.outer.and_then(|o| o.get(name)))
+/// A value in a graph: a caller's input (borrowed) or a tensor made by the run (shared, so that
+/// Identity and loop-carried values pass it on without copying).
+#[derive(Clone)]
+enum Slot<'i> {
+    Input(&'i Tensor),
+    Made(Rc<Held>),
+}
+
+impl Slot<'_> {
+    fn tensor(&self) -> &Tensor {
+        match self {
+            Slot::Input(t) => t,
+            Slot::Made(held) => &held.tensor,
+        }
     }
+}
+
+/// Where a node's input comes from.
+#[derive(Clone, Debug)]
+enum Ref {
+    /// An optional input left out (an empty name).
+    Absent,
+    /// A value of this graph, by index into [`Plan::names`].
+    Local(usize),
+    /// A value of an enclosing graph (a Loop body reading its surroundings), by name.
+    Outer(String),
+}
+
+/// Where a node sits, for error messages: op type and name (or index), inside which Loop bodies.
+struct Site<'a> {
+    node: &'a NodeProto,
+    index: usize,
+    within: Option<&'a Site<'a>>,
+}
+
+impl Display for Site<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(outer) = self.within {
+            write!(f, "{outer} body: ")?;
+        }
+        write!(f, "{} node ", shown_op(op_name(self.node)))?;
+        match self.node.name.as_deref() {
+            Some(name) if !name.is_empty() => f.write_str(&quoted(name)),
+            _ => write!(f, "#{} (unnamed)", self.index),
+        }
+    }
+}
+
+/// An initializer being decoded, for error messages.
+struct InitializerSite<'a> {
+    name: &'a str,
+    within: Option<&'a Site<'a>>,
+}
+
+impl Display for InitializerSite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(outer) = self.within {
+            write!(f, "{outer} body: ")?;
+        }
+        write!(f, "initializer {}", quoted(self.name))
+    }
+}
+
+/// The copies of graph outputs made at the end of a run, for error messages.
+struct OutputSite;
+
+impl Display for OutputSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("copying the graph outputs")
+    }
+}
+
+/// A graph prepared for running: its values numbered, each node's inputs resolved, the order of
+/// the nodes and how many consumers each value has, so that a value can be freed when its last
+/// consumer has run.
+struct Plan<'g> {
+    /// Every value of this graph: given ones (inputs, initializers) and node outputs.
+    names: Vec<&'g str>,
+    index: HashMap<&'g str, usize>,
+    /// The initializers to decode, by value index (only those that are used).
+    initializers: Vec<(usize, &'g TensorProto)>,
+    /// Each node's inputs, in order.
+    inputs: Vec<Vec<Ref>>,
+    /// Each node's outputs (`None` for an empty name).
+    outputs_of: Vec<Vec<Option<usize>>>,
+    /// The local values each node reads (inputs and what its subgraphs read), once each.
+    reads: Vec<Vec<usize>>,
+    /// Consumers of each value; graph outputs count one more that never runs, so they stay.
+    uses: Vec<u32>,
+    /// Node indices in an order where every producer comes before its consumers.
+    order: Vec<usize>,
+    /// The graph outputs.
+    outputs: Vec<(String, Ref)>,
+}
+
+/// The names a graph reads from its enclosing graphs: those its nodes (and their subgraphs) use
+/// and it does not define itself.
+fn free_names(graph: &GraphProto) -> HashSet<String> {
+    let mut defined: HashSet<&str> = graph.input.iter().filter_map(|v| v.name.as_deref()).collect();
+    defined.extend(graph.initializer.iter().filter_map(|t| t.name.as_deref()));
+    defined.extend(graph.node.iter().flat_map(|n| n.output.iter().map(String::as_str)));
+    let mut free = HashSet::new();
+    for node in &graph.node {
+        for name in node.input.iter().filter(|i| !i.is_empty() && !defined.contains(i.as_str())) {
+            free.insert(name.clone());
+        }
+        for sub in subgraphs(node) {
+            free.extend(free_names(sub).into_iter().filter(|n| !defined.contains(n.as_str())));
+        }
+    }
+    for output in graph.output.iter().filter_map(|o| o.name.as_deref()) {
+        if !defined.contains(output) {
+            free.insert(output.to_string());
+        }
+    }
+    free
+}
+
+fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
+    node.attribute.iter().flat_map(|a| a.g.as_deref().into_iter().chain(&a.graphs))
+}
+
+impl<'g> Plan<'g> {
+    /// Plans `graph` given the values named in `given` (and its initializers); names it neither
+    /// defines nor is given must be visible in `outer`.
+    fn new(
+        graph: &'g GraphProto,
+        given: &[&'g str],
+        outer: Option<&Scope<'_, '_>>,
+        within: Option<&Site<'_>>,
+    ) -> Result<Plan<'g>> {
+        let mut plan = Plan {
+            names: Vec::new(),
+            index: HashMap::new(),
+            initializers: Vec::new(),
+            inputs: Vec::with_capacity(graph.node.len()),
+            outputs_of: Vec::with_capacity(graph.node.len()),
+            reads: Vec::with_capacity(graph.node.len()),
+            uses: Vec::new(),
+            order: Vec::with_capacity(graph.node.len()),
+            outputs: Vec::new(),
+        };
+        for &name in given {
+            plan.define(name);
+        }
+        let mut initializers = Vec::new();
+        for t in &graph.initializer {
+            if let Some(name) = t.name.as_deref().filter(|n| !n.is_empty()) {
+                initializers.push((plan.define(name), t));
+            }
+        }
+        let given_count = plan.names.len();
+        // Which node produces each value; a value has one producer.
+        let mut producer: Vec<Option<usize>> = vec![None; given_count];
+        for (i, node) in graph.node.iter().enumerate() {
+            let mut outs = Vec::with_capacity(node.output.len());
+            for name in &node.output {
+                if name.is_empty() {
+                    outs.push(None);
+                    continue;
+                }
+                let site = Site { node, index: i, within };
+                if let Some(&k) = plan.index.get(name.as_str()) {
+                    let by = match producer[k] {
+                        Some(j) => format!("node #{j}"),
+                        None => "a graph input or initializer".to_string(),
+                    };
+                    return Err(err(
+                        op_name(node),
+                        format!("{site}: output {} is already produced by {by}", quoted(name)),
+                    ));
+                }
+                let k = plan.define(name);
+                producer.push(Some(i));
+                outs.push(Some(k));
+            }
+            plan.outputs_of.push(outs);
+        }
+        let available_outside = |name: &str| outer.is_some_and(|o| o.get(name).is_some());
+        // Edges producer -> consumer, counted per consumer for Kahn's algorithm.
+        let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); graph.node.len()];
+        let mut waiting_on: Vec<usize> = vec![0; graph.node.len()];
+        for (i, node) in graph.node.iter().enumerate() {
+            let site = Site { node, index: i, within };
+            let resolve = |name: &str| -> Result<Ref> {
+                match plan.index.get(name) {
+                    Some(&k) => Ok(Ref::Local(k)),
+                    None if available_outside(name) => Ok(Ref::Outer(name.to_string())),
+                    None => Err(err(op_name(node), format!("{site}: input {} is never produced", quoted(name)))),
+                }
+            };
+            let mut inputs = Vec::with_capacity(node.input.len());
+            let mut reads: Vec<usize> = Vec::new();
+            for name in &node.input {
+                let r = if name.is_empty() { Ref::Absent } else { resolve(name)? };
+                if let Ref::Local(k) = r {
+                    reads.push(k);
+                }
+                inputs.push(r);
+            }
+            for sub in subgraphs(node) {
+                for name in free_names(sub) {
+                    if let Ref::Local(k) = resolve(&name)? {
+                        reads.push(k);
+                    }
+                }
+            }
+            reads.sort_unstable();
+            reads.dedup();
+            for &k in &reads {
+                plan.uses[k] += 1;
+                if let Some(j) = producer[k] {
+                    consumers[j].push(i);
+                    waiting_on[i] += 1;
+                }
+            }
+            plan.inputs.push(inputs);
+            plan.reads.push(reads);
+        }
+        for output in &graph.output {
+            let name = output.name.clone().unwrap_or_default();
+            let r = match plan.index.get(name.as_str()) {
+                Some(&k) => {
+                    plan.uses[k] = plan.uses[k].saturating_add(1);
+                    Ref::Local(k)
+                }
+                None if available_outside(&name) => Ref::Outer(name.clone()),
+                None => return Err(err("run", format!("output {} is never produced", quoted(&name)))),
+            };
+            plan.outputs.push((name, r));
+        }
+        // Kahn's algorithm: ready nodes in file order, each edge looked at once.
+        let mut ready: VecDeque<usize> = (0..graph.node.len()).filter(|&i| waiting_on[i] == 0).collect();
+        while let Some(i) = ready.pop_front() {
+            plan.order.push(i);
+            for &c in &consumers[i] {
+                waiting_on[c] -= 1;
+                if waiting_on[c] == 0 {
+                    ready.push_back(c);
+                }
+            }
+        }
+        if plan.order.len() < graph.node.len() {
+            let stuck = (0..graph.node.len()).find(|&i| waiting_on[i] > 0).unwrap_or(0);
+            let node = &graph.node[stuck];
+            let site = Site { node, index: stuck, within };
+            let waits: Vec<String> = plan.reads[stuck]
+                .iter()
+                .filter(|&&k| producer[k].is_some_and(|j| waiting_on[j] > 0))
+                .take(3)
+                .map(|&k| quoted(plan.names[k]))
+                .collect();
+            return Err(err(
+                op_name(node),
+                format!("{site}: inputs [{}] are never produced (the graph has a cycle)", waits.join(", ")),
+            ));
+        }
+        plan.initializers = initializers.into_iter().filter(|&(k, _)| plan.uses[k] > 0).collect();
+        Ok(plan)
+    }
+
+    fn define(&mut self, name: &'g str) -> usize {
+        if let Some(&k) = self.index.get(name) {
+            return k;
+        }
+        let k = self.names.len();
+        self.names.push(name);
+        self.index.insert(name, k);
+        self.uses.push(0);
+        k
+    }
+}
+
+/// The values visible to a graph while it runs: its own, then its enclosing graph's (a Loop body
+/// reads outer values).
+struct Scope<'s, 'i> {
+    plan: &'s Plan<'s>,
+    values: &'s [Option<Slot<'i>>],
+    outer: Option<&'s Scope<'s, 'i>>,
+}
+
+impl<'s, 'i> Scope<'s, 'i> {
+    fn get(&self, name: &str) -> Option<&'s Slot<'i>> {
+        match self.plan.index.get(name) {
+            Some(&k) => self.values[k].as_ref(),
+            None => self.outer.and_then(|o| o.get(name)),
+        }
+    }
+
+    fn resolve(&self, r: &Ref) -> Option<Slot<'i>> {
+        match r {
+            Ref::Absent => None,
+            Ref::Local(k) => self.values[*k].clone(),
+            Ref::Outer(name) => self.outer.and_then(|o| o.get(name)).cloned(),
+        }
+    }
+}
+
+/// The budget as an op sees it: each output allocation is charged as work (its elements) and as
+/// memory (held until the node finishes; the outputs are then charged at their real size).
+struct NodeGuard<'b> {
+    budget: &'b Budget,
+    scratch: Reservation,
+    site: &'b dyn Display,
+    /// Work per element written ([`work_per_element`]).
+    weight: u64,
+}
+
+impl AllocationGuard for NodeGuard<'_> {
+    fn before_allocating(&mut self, elements: usize, bytes: usize) -> Result<()> {
+        // Memory first: an allocation too large to make is the more useful thing to report.
+        self.scratch.grow(bytes as u64, self.site)?;
+        self.budget.charge_work((elements as u64).saturating_mul(self.weight), self.site)
+    }
+}
+
+/// What a node returns: a value passed on as it is, or a new tensor.
+enum Out<'i> {
+    Same(Slot<'i>),
+    New(Tensor),
 }
 
 fn attr<'a>(node: &'a NodeProto, name: &str) -> Option<&'a AttributeProto> {
@@ -136,187 +556,331 @@ fn op_name(node: &NodeProto) -> &str {
     node.op_type.as_deref().unwrap_or("<no op_type>")
 }
 
+/// The most bytes of text a number takes as a string (the longest is a float64 such as
+/// `-2.2250738585072014e-308`, 24 bytes): a Cast to STRING is charged this much per element
+/// before it runs, and its output at its real size after.
+const MAX_NUMBER_TEXT: u64 = 40;
+
+/// The elements and bytes of the tensor a `TensorProto` decodes to, or zeros when it does not
+/// decode (the decoder reports why).
+fn proto_size(p: &TensorProto) -> (usize, u64) {
+    let shape: Option<Vec<usize>> = p.dims.iter().map(|&d| usize::try_from(d).ok()).collect();
+    let Some(n) = shape.and_then(|s| element_count(&s).ok()) else { return (0, 0) };
+    let Ok(dtype) = DType::from_onnx_number(i64::from(p.data_type.unwrap_or(0))) else { return (0, 0) };
+    let bytes = if dtype == DType::String {
+        p.string_data.iter().map(|s| s.len() as u64).sum::<u64>() + string_headers(n)
+    } else {
+        packing::raw_len(dtype, n).map_or(0, |b| b as u64)
+    };
+    (n, bytes)
+}
+
+/// The elements and bytes of a Constant node's value.
+fn constant_size(node: &NodeProto) -> (usize, u64) {
+    let Some(a) = node.attribute.first() else { return (0, 0) };
+    match a.name.as_deref() {
+        Some("value") => a.t.as_ref().map_or((0, 0), proto_size),
+        Some("value_floats") => (a.floats.len(), 4 * a.floats.len() as u64),
+        Some("value_ints") => (a.ints.len(), 8 * a.ints.len() as u64),
+        Some("value_string") => (1, a.s.as_ref().map_or(0, |s| s.len() as u64) + string_headers(1)),
+        Some("value_strings") => {
+            (a.strings.len(), a.strings.iter().map(|s| s.len() as u64).sum::<u64>() + string_headers(a.strings.len()))
+        }
+        _ => (1, 8),
+    }
+}
+
+/// The bytes a Cast of `input` to `to` allocates, at most.
+fn cast_size(input: &Tensor, to: DType) -> u64 {
+    let n = input.len();
+    // A type the cast refuses allocates nothing; the cast reports it.
+    let raw = |dtype: DType| packing::raw_len(dtype, n).map_or(0, |b| b as u64);
+    match (input.dtype(), to) {
+        (from, to) if from == to => tensor_bytes(input),
+        (_, DType::String) => string_headers(n) + n as u64 * MAX_NUMBER_TEXT,
+        // The parsed codes, then the packed output.
+        (DType::String, to) => 8 * n as u64 + raw(to),
+        (_, to) => raw(to),
+    }
+}
+
+fn cast_attributes(node: &NodeProto) -> Result<CastAttributes> {
+    let to = match attr(node, "to") {
+        Some(a) if a.s.is_some() => Some(CastTo::Name(attr_string(node, "to")?.unwrap_or_default())),
+        Some(a) => a.i.map(CastTo::Number),
+        None => None,
+    };
+    Ok(CastAttributes { to, saturate: attr_int(node, "saturate"), round_mode: attr_string(node, "round_mode")? })
+}
+
 impl Runner {
-    fn run_graph(
+    /// Charges a new tensor at its size and makes it a value.
+    fn hold<'i>(&self, tensor: Tensor, site: &dyn Display) -> Result<Slot<'i>> {
+        let reservation = self.budget.reserve(tensor_bytes(&tensor), site)?;
+        Ok(Slot::Made(Rc::new(Held { tensor, _reservation: reservation })))
+    }
+
+    /// A copy of `t`, charged before it is made.
+    fn charged_copy(&self, t: &Tensor, site: &dyn Display) -> Result<Tensor> {
+        let _copy = self.budget.reserve(tensor_bytes(t), site)?;
+        Ok(t.clone())
+    }
+
+    /// Runs the nodes of `graph` in `plan`'s order. `values` holds the given values (graph or body
+    /// inputs); on return it holds the graph outputs (and nothing freed).
+    fn run_graph<'i>(
         &self,
         graph: &GraphProto,
-        values: &mut HashMap<String, Tensor>,
-        outer: Option<&Scope<'_>>,
+        plan: &Plan<'_>,
+        values: &mut [Option<Slot<'i>>],
+        outer: Option<&Scope<'_, 'i>>,
+        within: Option<&Site<'_>>,
     ) -> Result<()> {
-        for init in &graph.initializer {
-            let name = init.name.clone().unwrap_or_default();
-            values.insert(name, tensor_from_proto(init)?);
+        for &(k, proto) in &plan.initializers {
+            let site = InitializerSite { name: plan.names[k], within };
+            let (elements, bytes) = proto_size(proto);
+            self.budget.charge_work(elements as u64, &site)?;
+            let scratch = self.budget.reserve(bytes, &site)?;
+            let tensor = tensor_from_proto(proto)?;
+            drop(scratch);
+            values[k] = Some(self.hold(tensor, &site)?);
         }
-        // Dependency order: run any node whose inputs are all available, until none is left.
-        let mut pending: Vec<&NodeProto> = graph.node.iter().collect();
-        while !pending.is_empty() {
-            let ready = pending.iter().position(|node| {
-                node.input
-                    .iter()
-                    .all(|i| i.is_empty() || values.contains_key(i) || outer.is_some_and(|o| o.get(i).is_some()))
-            });
-            let Some(index) = ready else {
-                let node = pending[0];
-                let missing: Vec<&String> = node
-                    .input
-                    .iter()
-                    .filter(|i| !i.is_empty() && !values.contains_key(*i) && outer.is_none_or(|o| o.get(i).is_none()))
-                    .collect();
-                return Err(err(
-                    op_name(node),
-                    format!("inputs {missing:?} are never produced (a cycle or a missing value)"),
-                ));
+        // Given values nobody reads are freed at once.
+        for (k, slot) in values.iter_mut().enumerate() {
+            if plan.uses[k] == 0 {
+                *slot = None;
+            }
+        }
+        let mut remaining = plan.uses.clone();
+        for &i in &plan.order {
+            let node = &graph.node[i];
+            let site = Site { node, index: i, within };
+            let outputs = {
+                let scope = Scope { plan, values, outer };
+                let inputs: Vec<Option<Slot<'i>>> = plan.inputs[i].iter().map(|r| scope.resolve(r)).collect();
+                for (r, slot) in plan.inputs[i].iter().zip(&inputs) {
+                    if slot.is_none() && !matches!(r, Ref::Absent) {
+                        let name = match r {
+                            Ref::Local(k) => plan.names[*k],
+                            Ref::Outer(name) => name,
+                            Ref::Absent => "",
+                        };
+                        return Err(err(op_name(node), format!("{site}: input {} was not produced", quoted(name))));
+                    }
+                }
+                self.run_node(node, &site, &inputs, &scope)?
             };
-            let node = pending.remove(index);
-            let scope = Scope { local: values, outer };
-            let inputs: Vec<Option<Tensor>> =
-                node.input.iter().map(|i| if i.is_empty() { None } else { scope.get(i).cloned() }).collect();
-            let outputs = self.run_node(node, &inputs, &scope)?;
-            for (name, t) in node.output.iter().zip(outputs) {
-                if !name.is_empty() {
-                    values.insert(name.clone(), t);
+            for (slot, out) in outputs.into_iter().zip(&plan.outputs_of[i]) {
+                if let Some(k) = *out {
+                    if remaining[k] > 0 {
+                        values[k] = Some(slot);
+                    }
+                }
+            }
+            for &k in &plan.reads[i] {
+                remaining[k] -= 1;
+                if remaining[k] == 0 {
+                    values[k] = None;
                 }
             }
         }
         Ok(())
     }
 
-    fn run_node(&self, node: &NodeProto, inputs: &[Option<Tensor>], scope: &Scope<'_>) -> Result<Vec<Tensor>> {
+    fn run_node<'i>(
+        &self,
+        node: &NodeProto,
+        site: &Site<'_>,
+        inputs: &[Option<Slot<'i>>],
+        scope: &Scope<'_, 'i>,
+    ) -> Result<Vec<Slot<'i>>> {
+        self.budget.charge_work(NODE_RUN_WORK, site)?;
+        let mut guard = NodeGuard { budget: &self.budget, scratch: self.budget.empty_reservation(), site, weight: 1 };
+        let outputs = self.compute(node, site, inputs, scope, &mut guard)?;
+        // The scratch charges end here; the outputs are charged at their real size instead.
+        drop(guard);
+        outputs
+            .into_iter()
+            .map(|out| match out {
+                Out::Same(slot) => Ok(slot),
+                Out::New(tensor) => self.hold(tensor, site),
+            })
+            .collect()
+    }
+
+    fn compute<'i>(
+        &self,
+        node: &NodeProto,
+        site: &Site<'_>,
+        inputs: &[Option<Slot<'i>>],
+        scope: &Scope<'_, 'i>,
+        guard: &mut NodeGuard<'_>,
+    ) -> Result<Vec<Out<'i>>> {
         let op = op_name(node);
         if !matches!(node.domain.as_deref(), None | Some("") | Some("ai.onnx")) {
-            return Err(err(op, format!("unsupported op {}::{op}", node.domain.as_deref().unwrap_or(""))));
+            let domain = quoted(node.domain.as_deref().unwrap_or(""));
+            return Err(err(op, format!("unsupported op {}::{}", domain, shown_op(op))));
         }
-        let input = |k: usize| -> Result<&Tensor> {
+        let slot = |k: usize| -> Result<&Slot<'i>> {
             inputs.get(k).and_then(Option::as_ref).ok_or_else(|| err(op, format!("input {k} is missing")))
         };
-        let one = |t: Tensor| Ok(vec![t]);
-        match op {
-            "Identity" => one(input(0)?.clone()),
-            "Constant" => one(constant(node)?),
+        let input = |k: usize| slot(k).map(Slot::tensor);
+        let optional = |k: usize| inputs.get(k).and_then(Option::as_ref).map(Slot::tensor);
+        let new = match op {
+            "Identity" => return Ok(vec![Out::Same(slot(0)?.clone())]),
+            "Loop" => return self.run_loop(node, site, inputs, scope, guard),
+            "Constant" => {
+                let (elements, bytes) = constant_size(node);
+                guard.before_allocating(elements, bytes as usize)?;
+                constant(node)?
+            }
             "Cast" => {
-                let to = match attr(node, "to") {
-                    Some(a) if a.s.is_some() => Some(CastTo::Name(attr_string(node, "to")?.unwrap_or_default())),
-                    Some(a) => a.i.map(CastTo::Number),
+                let attrs = cast_attributes(node)?;
+                let x = input(0)?;
+                let to = match &attrs.to {
+                    Some(CastTo::Number(n)) => DType::from_onnx_number(*n).ok(),
+                    Some(CastTo::Name(name)) => DType::parse(name).ok(),
                     None => None,
                 };
-                let attrs = CastAttributes {
-                    to,
-                    saturate: attr_int(node, "saturate"),
-                    round_mode: attr_string(node, "round_mode")?,
-                };
-                one(cast_op(input(0)?, &attrs, self.opset, self.profile)?)
+                if let Some(to) = to {
+                    guard.weight = work_per_element(op, x.dtype() == DType::String || to == DType::String);
+                    guard.before_allocating(x.len(), usize::try_from(cast_size(x, to)).unwrap_or(usize::MAX))?;
+                }
+                cast_op(x, &attrs, self.opset, self.profile)?
             }
             "CastLike" => {
                 let round_mode = attr_string(node, "round_mode")?;
                 let saturate = attr_int(node, "saturate");
-                one(cast_like_op(input(0)?, input(1)?, saturate, round_mode.as_deref(), self.opset, self.profile)?)
+                let (x, like) = (input(0)?, input(1)?);
+                guard.weight = work_per_element(op, x.dtype() == DType::String || like.dtype() == DType::String);
+                guard.before_allocating(x.len(), usize::try_from(cast_size(x, like.dtype())).unwrap_or(usize::MAX))?;
+                cast_like_op(x, like, saturate, round_mode.as_deref(), self.opset, self.profile)?
             }
-            "Add" | "Sub" | "Div" => one(binary(op, input(0)?, input(1)?)?),
-            "Ceil" | "Relu" => one(unary(op, input(0)?)?),
-            "Loop" => self.run_loop(node, inputs, scope),
-            other => self.run_data_op(other, node, inputs),
-        }
-    }
-
-    /// ONNX Loop: inputs (M, cond, v_initial...), body (iteration_num, cond_in, v...) ->
-    /// (cond_out, v..., scan...), outputs (v_final..., scan outputs stacked along a new axis 0).
-    fn run_loop(&self, node: &NodeProto, inputs: &[Option<Tensor>], scope: &Scope<'_>) -> Result<Vec<Tensor>> {
-        let body = attr(node, "body")
-            .and_then(|a| a.g.as_deref())
-            .ok_or_else(|| err("Loop", "the body attribute is missing"))?;
-        let scalar_i64 = |t: &Tensor| -> Result<i64> {
-            match (t.dtype(), t.len(), t.code(0)) {
-                (DType::Int64, 1, Some(c)) => Ok(c as i64),
-                _ => Err(err("Loop", "M must be an int64 scalar")),
+            "Add" | "Sub" | "Div" => {
+                guard.weight = work_per_element(op, false);
+                binary(op, input(0)?, input(1)?, guard)?
             }
-        };
-        let trip_count = inputs.first().and_then(Option::as_ref).map(scalar_i64).transpose()?;
-        let mut condition = match inputs.get(1).and_then(Option::as_ref) {
-            Some(t) if t.dtype() == DType::Bool && t.len() == 1 => t.code(0) != Some(0),
-            Some(_) => return Err(err("Loop", "cond must be a bool scalar")),
-            None => true,
-        };
-        let mut carried: Vec<Tensor> = inputs
-            .iter()
-            .skip(2)
-            .map(|t| t.clone().ok_or_else(|| err("Loop", "a loop-carried input is missing")))
-            .collect::<Result<_>>()?;
-        let body_inputs: Vec<String> = body.input.iter().map(|i| i.name.clone().unwrap_or_default()).collect();
-        let body_outputs: Vec<String> = body.output.iter().map(|o| o.name.clone().unwrap_or_default()).collect();
-        if body_inputs.len() != carried.len() + 2 || body_outputs.len() < carried.len() + 1 {
-            return Err(err("Loop", "the body's inputs and outputs do not match the loop-carried values"));
-        }
-        let scan_count = body_outputs.len() - 1 - carried.len();
-        let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); scan_count];
-        let mut i: i64 = 0;
-        while condition && trip_count.is_none_or(|m| i < m) {
-            if i >= MAX_LOOP_ITERATIONS {
-                return Err(err("Loop", format!("more than {MAX_LOOP_ITERATIONS} iterations")));
+            "Ceil" | "Relu" => {
+                guard.weight = work_per_element(op, false);
+                unary(op, input(0)?, guard)?
             }
-            let mut local = HashMap::new();
-            local.insert(body_inputs[0].clone(), Tensor::from_codes(DType::Int64, vec![], &[i as u64])?);
-            local.insert(body_inputs[1].clone(), Tensor::from_codes(DType::Bool, vec![], &[u64::from(condition)])?);
-            for (name, value) in body_inputs[2..].iter().zip(&carried) {
-                local.insert(name.clone(), value.clone());
-            }
-            self.run_graph(body, &mut local, Some(scope))?;
-            let get = |name: &String| {
-                local.get(name).cloned().ok_or_else(|| err("Loop", format!("body output {name:?} not produced")))
-            };
-            let cond_out = get(&body_outputs[0])?;
-            condition = cond_out.code(0).is_some_and(|c| c != 0);
-            carried = body_outputs[1..=carried.len()].iter().map(get).collect::<Result<_>>()?;
-            for (k, name) in body_outputs[1 + carried.len()..].iter().enumerate() {
-                scans[k].push(get(name)?);
-            }
-            i += 1;
-        }
-        let carried_count = carried.len();
-        let mut outputs = carried;
-        for (k, parts) in scans.into_iter().enumerate() {
-            outputs.push(stack(&parts, body, 1 + carried_count + k)?);
-        }
-        Ok(outputs)
-    }
-
-    /// Range, Slice and Gather: shape logic in [`crate::ops`].
-    fn run_data_op(&self, op: &str, node: &NodeProto, inputs: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
-        let input = |k: usize| -> Result<&Tensor> {
-            inputs.get(k).and_then(Option::as_ref).ok_or_else(|| err(op, format!("input {k} is missing")))
-        };
-        let optional = |k: usize| inputs.get(k).and_then(Option::as_ref);
-        let out = match op {
             "Range" => {
+                guard.weight = work_per_element(op, false);
+                // The budgets bound Range, not RangeOptions' own cap.
                 let opts = RangeOptions {
                     profile: self.profile,
                     stash_type: attr_int(node, "stash_type"),
-                    ..RangeOptions::default()
+                    max_elements: usize::MAX,
                 };
-                ops::range::range_with(input(0)?, input(1)?, input(2)?, self.opset, &opts)?
+                ops::range::range_guarded(input(0)?, input(1)?, input(2)?, self.opset, &opts, guard)?
             }
-            "Gather" => ops::gather::gather(
-                input(0)?,
-                input(1)?,
-                attr_int(node, "axis").unwrap_or(0),
-                self.opset,
-                self.profile,
-            )?,
+            "Gather" => {
+                let indices = input(1)?;
+                // The indices are read whole, widened to 16 bytes each, and kept as 8-byte rows.
+                guard.before_allocating(indices.len(), indices.len().saturating_mul(24))?;
+                let axis = attr_int(node, "axis").unwrap_or(0);
+                ops::gather::gather_guarded(input(0)?, indices, axis, self.opset, guard)?
+            }
             "Slice" if self.opset < 10 => {
                 let ints = |name: &str| attr(node, name).map(|a| a.ints.clone());
                 let starts = ints("starts").ok_or_else(|| err(op, "Slice-1 needs the starts attribute"))?;
                 let ends = ints("ends").ok_or_else(|| err(op, "Slice-1 needs the ends attribute"))?;
                 let axes = ints("axes");
                 let args = SliceArgs::Attributes { starts: &starts, ends: &ends, axes: axes.as_deref() };
-                ops::slice::slice(input(0)?, &args, self.opset, self.profile)?
+                ops::slice::slice_guarded(input(0)?, &args, self.opset, self.profile, guard)?
             }
             "Slice" => {
                 let args =
                     SliceArgs::Inputs { starts: input(1)?, ends: input(2)?, axes: optional(3), steps: optional(4) };
-                ops::slice::slice(input(0)?, &args, self.opset, self.profile)?
+                // starts, ends, axes and steps are read whole, widened to 16 bytes each.
+                let listed: usize = (1..5).filter_map(optional).map(Tensor::len).sum();
+                guard.before_allocating(0, listed.saturating_mul(16))?;
+                ops::slice::slice_guarded(input(0)?, &args, self.opset, self.profile, guard)?
             }
-            other => return Err(err(other, format!("unsupported op {other}"))),
+            other => return Err(err(other, format!("unsupported op {}", shown_op(other)))),
         };
-        Ok(vec![out])
+        Ok(vec![Out::New(new)])
+    }
+
+    /// ONNX Loop: inputs (M, cond, v_initial...), body (iteration_num, cond_in, v...) ->
+    /// (cond_out, v..., scan...), outputs (v_final..., scan outputs stacked along a new axis 0).
+    /// Each iteration is charged to the work budget; each scan output is charged to the memory
+    /// budget as it accumulates (its stacked copy), so a runaway Loop stops at the budget.
+    fn run_loop<'i>(
+        &self,
+        node: &NodeProto,
+        site: &Site<'_>,
+        inputs: &[Option<Slot<'i>>],
+        scope: &Scope<'_, 'i>,
+        guard: &mut NodeGuard<'_>,
+    ) -> Result<Vec<Out<'i>>> {
+        let body = attr(node, "body")
+            .and_then(|a| a.g.as_deref())
+            .ok_or_else(|| err("Loop", "the body attribute is missing"))?;
+        let tensor = |k: usize| inputs.get(k).and_then(Option::as_ref).map(Slot::tensor);
+        let scalar_i64 = |t: &Tensor| -> Result<i64> {
+            match (t.dtype(), t.len(), t.code(0)) {
+                (DType::Int64, 1, Some(c)) => Ok(c as i64),
+                _ => Err(err("Loop", "M must be an int64 scalar")),
+            }
+        };
+        let trip_count = tensor(0).map(scalar_i64).transpose()?;
+        let mut condition = match tensor(1) {
+            Some(t) if t.dtype() == DType::Bool && t.len() == 1 => t.code(0) != Some(0),
+            Some(_) => return Err(err("Loop", "cond must be a bool scalar")),
+            None => true,
+        };
+        let mut carried: Vec<Slot<'i>> = inputs
+            .iter()
+            .skip(2)
+            .map(|t| t.clone().ok_or_else(|| err("Loop", "a loop-carried input is missing")))
+            .collect::<Result<_>>()?;
+        let body_inputs: Vec<&str> = body.input.iter().map(|i| i.name.as_deref().unwrap_or("")).collect();
+        if body_inputs.len() != carried.len() + 2 || body.output.len() < carried.len() + 1 {
+            return Err(err("Loop", "the body's inputs and outputs do not match the loop-carried values"));
+        }
+        // Planning the body costs about a node run per body node, iterations or not.
+        self.budget.charge_work(body.node.len() as u64, site)?;
+        let plan = Plan::new(body, &body_inputs, Some(scope), Some(site))?;
+        let input_slots: Vec<usize> = body_inputs.iter().map(|name| plan.index[name]).collect();
+        let scan_count = plan.outputs.len() - 1 - carried.len();
+        let mut scans: Vec<Vec<Slot<'i>>> = vec![Vec::new(); scan_count];
+        let mut i: i64 = 0;
+        while condition && trip_count.is_none_or(|m| i < m) {
+            self.budget.charge_work(NODE_RUN_WORK, site)?;
+            let mut values: Vec<Option<Slot<'i>>> = vec![None; plan.names.len()];
+            values[input_slots[0]] = Some(self.hold(Tensor::from_codes(DType::Int64, vec![], &[i as u64])?, site)?);
+            values[input_slots[1]] =
+                Some(self.hold(Tensor::from_codes(DType::Bool, vec![], &[u64::from(condition)])?, site)?);
+            for (&k, value) in input_slots[2..].iter().zip(&carried) {
+                values[k] = Some(value.clone());
+            }
+            self.run_graph(body, &plan, &mut values, Some(scope), Some(site))?;
+            let body_scope = Scope { plan: &plan, values: &values, outer: Some(scope) };
+            let get = |k: usize| {
+                let (name, r) = &plan.outputs[k];
+                body_scope
+                    .resolve(r)
+                    .ok_or_else(|| err("Loop", format!("{site}: body output {} was not produced", quoted(name))))
+            };
+            condition = get(0)?.tensor().code(0).is_some_and(|c| c != 0);
+            let next: Vec<Slot<'i>> = (1..=carried.len()).map(get).collect::<Result<_>>()?;
+            for (k, parts) in scans.iter_mut().enumerate() {
+                let part = get(1 + carried.len() + k)?;
+                let bytes = tensor_bytes(part.tensor()) + core::mem::size_of::<Slot<'_>>() as u64;
+                guard.before_allocating(part.tensor().len(), usize::try_from(bytes).unwrap_or(usize::MAX))?;
+                parts.push(part);
+            }
+            drop(values);
+            carried = next;
+            i = i.checked_add(1).ok_or_else(|| err("Loop", format!("{site}: more than 2^63 iterations")))?;
+        }
+        let carried_count = carried.len();
+        let mut outputs: Vec<Out<'i>> = carried.into_iter().map(Out::Same).collect();
+        for (k, parts) in scans.into_iter().enumerate() {
+            outputs.push(Out::New(stack(&parts, body, 1 + carried_count + k)?));
+        }
+        Ok(outputs)
     }
 }
 
@@ -349,9 +913,10 @@ fn constant(node: &NodeProto) -> Result<Tensor> {
     }
 }
 
-/// Stacks per-iteration scan outputs along a new first axis.
-fn stack(parts: &[Tensor], body: &GraphProto, output_index: usize) -> Result<Tensor> {
-    let Some(first) = parts.first() else {
+/// Stacks per-iteration scan outputs along a new first axis (the memory was charged as the parts
+/// accumulated).
+fn stack(parts: &[Slot<'_>], body: &GraphProto, output_index: usize) -> Result<Tensor> {
+    let Some(first) = parts.first().map(Slot::tensor) else {
         // No iteration: an empty tensor of the body output's declared type.
         let elem = body
             .output
@@ -364,20 +929,36 @@ fn stack(parts: &[Tensor], body: &GraphProto, output_index: usize) -> Result<Ten
         return if dtype == DType::String {
             Tensor::from_strings(vec![0], vec![])
         } else {
-            Tensor::from_codes(dtype, vec![0], &[])
+            Tensor::from_raw(dtype, vec![0], Vec::new())
         };
     };
     let mut shape = vec![parts.len()];
     shape.extend_from_slice(first.shape());
-    if parts.iter().any(|p| p.shape() != first.shape() || p.dtype() != first.dtype()) {
+    if parts.iter().any(|p| p.tensor().shape() != first.shape() || p.tensor().dtype() != first.dtype()) {
         return Err(err("Loop", "scan outputs change shape or type between iterations"));
     }
-    if first.dtype() == DType::String {
-        let all: Vec<String> = parts.iter().flat_map(|p| p.strings().unwrap_or(&[]).to_vec()).collect();
+    let dtype = first.dtype();
+    if dtype == DType::String {
+        let all: Vec<String> = parts.iter().flat_map(|p| p.tensor().strings().unwrap_or(&[]).iter().cloned()).collect();
         return Tensor::from_strings(shape, all);
     }
-    let codes: Vec<u64> = parts.iter().map(Tensor::codes).collect::<Result<Vec<_>>>()?.concat();
-    Tensor::from_codes(first.dtype(), shape, &codes)
+    let each = first.len();
+    let total = element_count(&shape)?;
+    let mut raw = ops::zeroed("Loop", packing::raw_len(dtype, total)?)?;
+    let part_bytes = packing::raw_len(dtype, each)?;
+    let whole_bytes = dtype.bits().is_some_and(|bits| part_bytes as u64 * 8 == each as u64 * u64::from(bits));
+    for (k, part) in parts.iter().enumerate() {
+        let src = part.tensor().raw().ok_or_else(|| err("Loop", "a scan output has no raw data"))?;
+        if whole_bytes {
+            raw[k * part_bytes..(k + 1) * part_bytes].copy_from_slice(src);
+        } else {
+            // Sub-byte elements whose parts do not end on a byte boundary are moved one by one.
+            for j in 0..each {
+                packing::set(dtype, &mut raw, k * each + j, packing::get(dtype, src, j));
+            }
+        }
+    }
+    Tensor::from_raw(dtype, shape, raw)
 }
 
 /// numpy broadcasting of two shapes.
@@ -450,7 +1031,14 @@ fn numeric(op: &str, dtype: DType) -> Result<()> {
     }
 }
 
-fn binary(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+/// The raw bytes of a numeric tensor.
+fn raw_of<'t>(op: &str, t: &'t Tensor) -> Result<&'t [u8]> {
+    t.raw().ok_or_else(|| err(op, format!("does not take {}", t.dtype())))
+}
+
+/// Add, Sub or Div with numpy broadcasting; the output is charged to `guard` before it is
+/// allocated, and written in place.
+fn binary(op: &str, a: &Tensor, b: &Tensor, guard: &mut dyn AllocationGuard) -> Result<Tensor> {
     if a.dtype() != b.dtype() {
         return Err(err(op, format!("operands have different types {} and {}", a.dtype(), b.dtype())));
     }
@@ -458,14 +1046,13 @@ fn binary(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     numeric(op, dtype)?;
     let shape = broadcast_shape(op, a.shape(), b.shape())?;
     let n = element_count(&shape)?;
-    if n > MAX_ELEMENTS {
-        return Err(err(op, format!("the result would have {n} elements")));
-    }
-    let (ca, cb) = (a.codes()?, b.codes()?);
-    let mut out = Vec::with_capacity(n);
+    let bytes = packing::raw_len(dtype, n)?;
+    guard.before_allocating(n, bytes)?;
+    let mut out = ops::zeroed(op, bytes)?;
+    let (ra, rb) = (raw_of(op, a)?, raw_of(op, b)?);
     for i in 0..n {
-        let x = number(dtype, ca[source_index(i, &shape, a.shape())])?;
-        let y = number(dtype, cb[source_index(i, &shape, b.shape())])?;
+        let x = number(dtype, packing::get(dtype, ra, source_index(i, &shape, a.shape())))?;
+        let y = number(dtype, packing::get(dtype, rb, source_index(i, &shape, b.shape())))?;
         let r = match (x, y) {
             (Number::Float(x), Number::Float(y)) => Number::Float(match op {
                 "Add" => x + y,
@@ -481,33 +1068,36 @@ fn binary(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }),
             _ => unreachable!("same dtype"),
         };
-        out.push(encode_number(dtype, r));
+        packing::set(dtype, &mut out, i, encode_number(dtype, r));
     }
-    Tensor::from_codes(dtype, shape, &out)
+    Tensor::from_raw(dtype, shape, out)
 }
 
-fn unary(op: &str, a: &Tensor) -> Result<Tensor> {
+/// Ceil or Relu, charged to `guard` before the output is allocated.
+fn unary(op: &str, a: &Tensor, guard: &mut dyn AllocationGuard) -> Result<Tensor> {
     let dtype = a.dtype();
     numeric(op, dtype)?;
-    let out = a
-        .codes()?
-        .into_iter()
-        .map(|c| {
-            let r = match (op, number(dtype, c)?) {
-                ("Ceil", Number::Float(x)) => Number::Float(x.ceil()),
-                ("Ceil", Number::Int(_)) => return Err(err(op, format!("does not take {dtype}"))),
-                (_, Number::Float(x)) => Number::Float(if x < 0.0 { 0.0 } else { x }),
-                (_, Number::Int(i)) => Number::Int(i.max(0)),
-            };
-            Ok(encode_number(dtype, r))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Tensor::from_codes(dtype, a.shape().to_vec(), &out)
+    let n = a.len();
+    let bytes = packing::raw_len(dtype, n)?;
+    guard.before_allocating(n, bytes)?;
+    let mut out = ops::zeroed(op, bytes)?;
+    let src = raw_of(op, a)?;
+    for i in 0..n {
+        let r = match (op, number(dtype, packing::get(dtype, src, i))?) {
+            ("Ceil", Number::Float(x)) => Number::Float(x.ceil()),
+            ("Ceil", Number::Int(_)) => return Err(err(op, format!("does not take {dtype}"))),
+            (_, Number::Float(x)) => Number::Float(if x < 0.0 { 0.0 } else { x }),
+            (_, Number::Int(i)) => Number::Int(i.max(0)),
+        };
+        packing::set(dtype, &mut out, i, encode_number(dtype, r));
+    }
+    Tensor::from_raw(dtype, a.shape().to_vec(), out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Unbudgeted;
 
     #[test]
     fn broadcasting() {
@@ -516,20 +1106,27 @@ mod tests {
         assert!(broadcast_shape("Add", &[2, 3], &[2]).is_err());
         let a = Tensor::from_f32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).reshape(vec![2, 3]).unwrap();
         let b = Tensor::from_f32(&[10.0, 20.0, 30.0]);
-        assert_eq!(binary("Add", &a, &b).unwrap().to_f32_vec().unwrap(), [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]);
+        let add = binary("Add", &a, &b, &mut Unbudgeted).unwrap();
+        assert_eq!(add.to_f32_vec().unwrap(), [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]);
         let c = Tensor::from_f32(&[2.0, 4.0]).reshape(vec![2, 1]).unwrap();
-        assert_eq!(binary("Div", &a, &c).unwrap().to_f32_vec().unwrap(), [0.5, 1.0, 1.5, 1.0, 1.25, 1.5]);
+        let div = binary("Div", &a, &c, &mut Unbudgeted).unwrap();
+        assert_eq!(div.to_f32_vec().unwrap(), [0.5, 1.0, 1.5, 1.0, 1.25, 1.5]);
+        let i4 = Tensor::from_codes(DType::Int4, vec![3], &[1, 0xF, 7]).unwrap();
+        let sum = binary("Add", &i4, &Tensor::from_codes(DType::Int4, vec![1], &[1]).unwrap(), &mut Unbudgeted);
+        assert_eq!(sum.unwrap().codes().unwrap(), [2, 0, 8]);
     }
 
     #[test]
     fn float32_arithmetic_is_ieee() {
         let a = Tensor::from_f32(&[0.1, 3e38, 1.0]);
         let b = Tensor::from_f32(&[0.2, 3e38, 3.0]);
-        let sum = binary("Add", &a, &b).unwrap().to_f32_vec().unwrap();
+        let sum = binary("Add", &a, &b, &mut Unbudgeted).unwrap().to_f32_vec().unwrap();
         assert_eq!(sum[0], 0.1f32 + 0.2f32);
         assert_eq!(sum[1], f32::INFINITY);
-        assert_eq!(binary("Div", &a, &b).unwrap().to_f32_vec().unwrap()[2], 1.0f32 / 3.0);
-        assert_eq!(unary("Ceil", &Tensor::from_f32(&[-0.5, 2.1])).unwrap().to_f32_vec().unwrap(), [-0.0, 3.0]);
-        assert_eq!(unary("Relu", &Tensor::from_f32(&[-3.0, 2.0])).unwrap().to_f32_vec().unwrap(), [0.0, 2.0]);
+        assert_eq!(binary("Div", &a, &b, &mut Unbudgeted).unwrap().to_f32_vec().unwrap()[2], 1.0f32 / 3.0);
+        let ceil = unary("Ceil", &Tensor::from_f32(&[-0.5, 2.1]), &mut Unbudgeted).unwrap();
+        assert_eq!(ceil.to_f32_vec().unwrap(), [-0.0, 3.0]);
+        let relu = unary("Relu", &Tensor::from_f32(&[-3.0, 2.0]), &mut Unbudgeted).unwrap();
+        assert_eq!(relu.to_f32_vec().unwrap(), [0.0, 2.0]);
     }
 }

@@ -5,12 +5,15 @@
 //! Sizes are checked against the data actually present before anything is allocated, so a file
 //! that claims dims of 2^40 elements costs nothing.
 
+use super::files::read_file_limited;
+use super::limits::Limits;
 use super::proto::TensorProto;
 use crate::dtype::{DType, Packing};
 use crate::error::{Error, Result};
 use crate::packing;
 use crate::tensor::{element_count, Tensor};
 use prost::Message;
+use std::io::Write;
 use std::path::Path;
 
 fn bad(message: impl Into<String>) -> Error {
@@ -43,8 +46,12 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
     if dtype == DType::Undefined {
         return Err(bad("data_type is UNDEFINED"));
     }
-    if p.data_location == Some(1) || !p.external_data.is_empty() {
-        return Err(bad("external data is not supported: the tensor's bytes live in another file"));
+    if super::external::is_external(p) {
+        return Err(bad(format!(
+            "tensor {}: its bytes live in another file (external data), which is read when a model or tensor is \
+             loaded from a file, not from bytes alone",
+            super::quoted(p.name.as_deref().unwrap_or(""))
+        )));
     }
     if p.segment.is_some() {
         return Err(bad("segmented tensors are not supported"));
@@ -136,13 +143,86 @@ pub fn tensor_to_proto(t: &Tensor, name: Option<&str>) -> TensorProto {
     p
 }
 
-/// Reads a serialized `TensorProto` file.
+/// Writes `t` as a serialized `TensorProto` to `out` field by field, straight from the tensor's own
+/// storage (no copy of its data, so writing a large output takes no memory of its own): the same
+/// bytes as `tensor_to_proto(t, name).encode_to_vec()`.
+pub fn write_tensor_proto(out: &mut impl Write, t: &Tensor, name: Option<&str>) -> std::io::Result<()> {
+    // onnx.proto field numbers, in the order prost writes them.
+    const DIMS: u32 = 1;
+    const DATA_TYPE: u32 = 2;
+    const STRING_DATA: u32 = 6;
+    const NAME: u32 = 8;
+    const RAW_DATA: u32 = 9;
+    let bytes_field = |out: &mut dyn Write, tag: u32, bytes: &[u8]| -> std::io::Result<()> {
+        write_key(out, tag, WIRE_LENGTH_DELIMITED)?;
+        write_varint(out, bytes.len() as u64)?;
+        out.write_all(bytes)
+    };
+    if !t.shape().is_empty() {
+        let packed: u64 = t.shape().iter().map(|&d| varint_len(d as u64)).sum();
+        write_key(out, DIMS, WIRE_LENGTH_DELIMITED)?;
+        write_varint(out, packed)?;
+        for &d in t.shape() {
+            write_varint(out, d as u64)?;
+        }
+    }
+    write_key(out, DATA_TYPE, WIRE_VARINT)?;
+    // An int32 is written as its sign-extended 64-bit value.
+    write_varint(out, i64::from(t.dtype().onnx_number()) as u64)?;
+    for s in t.strings().unwrap_or(&[]) {
+        bytes_field(out, STRING_DATA, s.as_bytes())?;
+    }
+    if let Some(name) = name {
+        bytes_field(out, NAME, name.as_bytes())?;
+    }
+    if let Some(raw) = t.raw() {
+        bytes_field(out, RAW_DATA, raw)?;
+    }
+    Ok(())
+}
+
+const WIRE_VARINT: u32 = 0;
+const WIRE_LENGTH_DELIMITED: u32 = 2;
+
+fn write_key(out: &mut dyn Write, tag: u32, wire_type: u32) -> std::io::Result<()> {
+    write_varint(out, u64::from(tag << 3 | wire_type))
+}
+
+fn write_varint(out: &mut dyn Write, mut v: u64) -> std::io::Result<()> {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[n] = v as u8;
+    out.write_all(&buf[..=n])
+}
+
+fn varint_len(v: u64) -> u64 {
+    u64::from((64 - (v | 1).leading_zeros()).div_ceil(7))
+}
+
+/// Reads a serialized `TensorProto` file with the default [`Limits`].
 pub fn read_tensor_file(path: &Path) -> Result<Tensor> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let proto = TensorProto::decode(bytes.as_slice()).map_err(|e| Error::Io {
+    read_tensor_file_with(path, &Limits::default())
+}
+
+/// Reads a serialized `TensorProto` file: a regular file of at most `limits.max_input_bytes`
+/// bytes (see [`super::files`]); external data is read from the file's directory
+/// ([`super::external`]).
+pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
+    let bytes = read_file_limited(path, limits.max_input_bytes)?;
+    let mut proto = TensorProto::decode(bytes.as_slice()).map_err(|e| Error::Io {
         path: path.display().to_string(),
         message: format!("not a valid TensorProto: {e}"),
     })?;
+    drop(bytes);
+    if super::external::is_external(&proto) {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        super::external::resolve_tensor(&mut proto, dir, limits)?;
+    }
     tensor_from_proto(&proto).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
 }
 
@@ -186,6 +266,31 @@ mod tests {
         assert!(err(external).contains("external"));
         assert!(err(proto(DType::Undefined, &[1])).contains("UNDEFINED"));
         assert!(err(TensorProto { string_data: vec![vec![0xFF]], ..proto(DType::String, &[1]) }).contains("UTF-8"));
+    }
+
+    #[test]
+    fn streamed_bytes_equal_prost_bytes() {
+        let tensors = [
+            Tensor::from_codes(DType::Int2, vec![2, 3], &[0, 1, 2, 3, 1, 2]).unwrap(),
+            Tensor::from_f32(&[1.0; 300]).reshape(vec![3, 100]).unwrap(),
+            Tensor::from_codes(DType::Float, vec![0], &[]).unwrap(),
+            Tensor::from_codes(DType::Int64, vec![], &[u64::MAX]).unwrap(),
+            Tensor::from_codes(DType::Uint8, vec![1 << 20, 0, 3], &[]).unwrap(),
+            Tensor::from_strings(vec![3], vec!["a".into(), String::new(), "é".repeat(200)]).unwrap(),
+            Tensor::from_strings(vec![0], vec![]).unwrap(),
+        ];
+        for t in &tensors {
+            for name in [None, Some(""), Some("output_0")] {
+                let mut streamed = Vec::new();
+                write_tensor_proto(&mut streamed, t, name).unwrap();
+                assert_eq!(streamed, tensor_to_proto(t, name).encode_to_vec(), "{t:?} {name:?}");
+            }
+        }
+        for v in [0, 1, 127, 128, 16383, 16384, u64::MAX] {
+            let mut out = Vec::new();
+            write_varint(&mut out, v).unwrap();
+            assert_eq!(out.len() as u64, varint_len(v), "{v}");
+        }
     }
 
     #[test]

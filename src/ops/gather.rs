@@ -16,7 +16,7 @@
 //! indices of any integer dtype (ONNX allows int32 and int64).
 
 use crate::error::{Error, Result};
-use crate::ops::{integer_values, schema_version, Runs};
+use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
 use crate::profile::Profile;
 use crate::tensor::{element_count, Tensor};
 
@@ -29,6 +29,17 @@ pub const GATHER_VERSIONS: [i64; 3] = [1, 11, 13];
 /// profiles differ.
 pub fn gather(data: &Tensor, indices: &Tensor, axis: i64, opset: i64, profile: Profile) -> Result<Tensor> {
     let _ = profile;
+    gather_guarded(data, indices, axis, opset, &mut Unbudgeted)
+}
+
+/// [`gather`], telling `guard` about the output before allocating it.
+pub(crate) fn gather_guarded(
+    data: &Tensor,
+    indices: &Tensor,
+    axis: i64,
+    opset: i64,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
     let version = schema_version("Gather", &GATHER_VERSIONS, opset)?;
     let op = format!("Gather-{version}");
     let shape = data.shape();
@@ -57,14 +68,14 @@ pub fn gather(data: &Tensor, indices: &Tensor, axis: i64, opset: i64, profile: P
     let out_shape: Vec<usize> =
         shape[..axis].iter().chain(indices.shape()).chain(&shape[axis + 1..]).copied().collect();
     let out_len = element_count(&out_shape)?;
-    let mut runs = Runs::new(&op, data, out_len)?;
+    let mut runs = Runs::new(&op, data, out_len, guard)?;
     if out_len > 0 {
         let inner: usize = shape[axis + 1..].iter().product();
         let outer: usize = shape[..axis].iter().product();
         let block = shape[axis] * inner;
         for o in 0..outer {
             for &row in &rows {
-                runs.copy(o * block + row * inner, inner);
+                runs.copy(o * block + row * inner, inner)?;
             }
         }
     }

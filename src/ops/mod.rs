@@ -93,22 +93,51 @@ pub(crate) fn zeroed(op: &str, len: usize) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Told about each allocation an op is about to make for its output, before it makes it, so that a
+/// caller with a budget (the graph runner) can refuse it; [`Unbudgeted`] accepts everything.
+pub(crate) trait AllocationGuard {
+    /// `elements` output elements about to be written into `bytes` newly allocated bytes; an `Err`
+    /// stops the op before the allocation.
+    fn before_allocating(&mut self, elements: usize, bytes: usize) -> Result<()>;
+}
+
+/// The guard of the public op functions: no budget.
+pub(crate) struct Unbudgeted;
+
+impl AllocationGuard for Unbudgeted {
+    fn before_allocating(&mut self, _elements: usize, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// Builds an output tensor from runs of an input's elements, in output order.
-pub(crate) struct Runs<'a> {
+pub(crate) struct Runs<'a, 'g> {
     op: &'a str,
     dtype: DType,
     src: &'a Data,
     out: Data,
     written: usize,
+    guard: &'g mut dyn AllocationGuard,
 }
 
-impl<'a> Runs<'a> {
+impl<'a, 'g> Runs<'a, 'g> {
     /// An empty output for `len` elements of `src`'s dtype; the size was checked by the caller,
-    /// the allocation is checked here.
-    pub(crate) fn new(op: &'a str, src: &'a Tensor, len: usize) -> Result<Runs<'a>> {
+    /// the guard is told and the allocation is checked here. String contents are told to the
+    /// guard run by run, before each is copied.
+    pub(crate) fn new(
+        op: &'a str,
+        src: &'a Tensor,
+        len: usize,
+        guard: &'g mut dyn AllocationGuard,
+    ) -> Result<Runs<'a, 'g>> {
         let out = match src.data() {
-            Data::Raw(_) => Data::Raw(zeroed(op, packing::raw_len(src.dtype(), len)?)?),
+            Data::Raw(_) => {
+                let bytes = packing::raw_len(src.dtype(), len)?;
+                guard.before_allocating(len, bytes)?;
+                Data::Raw(zeroed(op, bytes)?)
+            }
             Data::Strings(_) => {
+                guard.before_allocating(len, len.saturating_mul(core::mem::size_of::<String>()))?;
                 let mut v = Vec::new();
                 v.try_reserve_exact(len).map_err(|_| Error::TooLarge {
                     what: format!("{op}: cannot allocate {len} strings for the output"),
@@ -116,18 +145,24 @@ impl<'a> Runs<'a> {
                 Data::Strings(v)
             }
         };
-        Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0 })
+        Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0, guard })
     }
 
     /// Appends input elements `from..from + len`.
-    pub(crate) fn copy(&mut self, from: usize, len: usize) {
+    pub(crate) fn copy(&mut self, from: usize, len: usize) -> Result<()> {
         match (self.src, &mut self.out) {
             (Data::Raw(src), Data::Raw(out)) => copy_raw(self.dtype, src, from, out, self.written, len),
-            (Data::Strings(src), Data::Strings(out)) => out.extend_from_slice(&src[from..from + len]),
+            (Data::Strings(src), Data::Strings(out)) => {
+                let run = &src[from..from + len];
+                let bytes = run.iter().fold(0usize, |sum, s| sum.saturating_add(s.len()));
+                self.guard.before_allocating(0, bytes)?;
+                out.extend_from_slice(run);
+            }
             // `new` made the output the same kind as the input.
             _ => unreachable!("output store matches the input store"),
         }
         self.written += len;
+        Ok(())
     }
 
     pub(crate) fn finish(self, shape: Vec<usize>) -> Result<Tensor> {

@@ -59,7 +59,7 @@ use crate::convert::{decode_element, encode_element, CastOptions, Element, Round
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format;
-use crate::ops::{schema_version, zeroed};
+use crate::ops::{schema_version, zeroed, AllocationGuard, Unbudgeted};
 use crate::packing;
 use crate::profile::{Policy, Profile, SPEC};
 use crate::round::{self, NanFallback, RoundingMode, RoundingOptions};
@@ -141,6 +141,18 @@ pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor, opset: i64, profile
 
 /// ONNX `Range` with every option.
 pub fn range_with(start: &Tensor, limit: &Tensor, delta: &Tensor, opset: i64, opts: &RangeOptions) -> Result<Tensor> {
+    range_guarded(start, limit, delta, opset, opts, &mut Unbudgeted)
+}
+
+/// [`range_with`], telling `guard` about the output before allocating it.
+pub(crate) fn range_guarded(
+    start: &Tensor,
+    limit: &Tensor,
+    delta: &Tensor,
+    opset: i64,
+    opts: &RangeOptions,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
     let version = schema_version("Range", &RANGE_VERSIONS, opset)?;
     let op = format!("Range-{version}");
     let bad = |message: String| Error::InvalidOp { op: op.clone(), message };
@@ -204,6 +216,7 @@ pub fn range_with(start: &Tensor, limit: &Tensor, delta: &Tensor, opset: i64, op
         }
     };
     let n = capped(&op, count, opts.max_elements)?;
+    guard.before_allocating(n, packing::raw_len(t, n)?)?;
     let mut out = Codes::new(&op, t, n)?;
     let cast = CastOptions::with_profile(opts.profile);
     if integer {

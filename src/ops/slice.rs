@@ -20,7 +20,7 @@
 //! Slice-1 (whose text does not mention them; onnxruntime and the reference accept them).
 
 use crate::error::{Error, Result};
-use crate::ops::{integer_values, schema_version, Runs};
+use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
 use crate::profile::{Policy, Profile};
 use crate::tensor::{element_count, Tensor};
 
@@ -49,6 +49,17 @@ pub enum SliceArgs<'a> {
 /// An ONNX `Slice` node at opset `opset` (version 1 takes [`SliceArgs::Attributes`], later
 /// versions [`SliceArgs::Inputs`]) under `profile`.
 pub fn slice(data: &Tensor, args: &SliceArgs, opset: i64, profile: Profile) -> Result<Tensor> {
+    slice_guarded(data, args, opset, profile, &mut Unbudgeted)
+}
+
+/// [`slice`], telling `guard` about the output before allocating it.
+pub(crate) fn slice_guarded(
+    data: &Tensor,
+    args: &SliceArgs,
+    opset: i64,
+    profile: Profile,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
     let version = schema_version("Slice", &SLICE_VERSIONS, opset)?;
     let op = format!("Slice-{version}");
     let policy = profile.policy();
@@ -57,7 +68,8 @@ pub fn slice(data: &Tensor, args: &SliceArgs, opset: i64, profile: Profile) -> R
             let widen = |v: &[i64]| v.iter().map(|&x| i128::from(x)).collect::<Vec<_>>();
             let (starts, ends, axes) = (widen(starts), widen(ends), axes.map(widen));
             same_lengths(&op, &starts, &ends, axes.as_deref(), None)?;
-            run(&op, data, &starts, &ends, axes.as_deref(), None, policy)
+            let lists = Lists { starts: &starts, ends: &ends, axes: axes.as_deref(), steps: None };
+            run(&op, data, &lists, policy, guard)
         }
         (SliceArgs::Inputs { starts, ends, axes, steps }, v) if v >= 10 => {
             let named = [("starts", Some(starts)), ("ends", Some(ends)), ("axes", axes), ("steps", steps)];
@@ -94,7 +106,8 @@ pub fn slice(data: &Tensor, args: &SliceArgs, opset: i64, profile: Profile) -> R
             }
             let (starts, ends, axes, steps) = (starts_values, ends_values, axes_values, steps_values);
             same_lengths(&op, &starts, &ends, axes.as_deref(), steps.as_deref())?;
-            run(&op, data, &starts, &ends, axes.as_deref(), steps.as_deref(), policy)
+            let lists = Lists { starts: &starts, ends: &ends, axes: axes.as_deref(), steps: steps.as_deref() };
+            run(&op, data, &lists, policy, guard)
         }
         (SliceArgs::Attributes { .. }, _) => Err(Error::InvalidOp {
             op,
@@ -120,7 +133,8 @@ pub fn slice_lists(
     let (starts, ends, axes, steps) = (widen(starts), widen(ends), axes.map(widen), steps.map(widen));
     let op = "Slice-13";
     same_lengths(op, &starts, &ends, axes.as_deref(), steps.as_deref())?;
-    run(op, data, &starts, &ends, axes.as_deref(), steps.as_deref(), profile.policy())
+    let lists = Lists { starts: &starts, ends: &ends, axes: axes.as_deref(), steps: steps.as_deref() };
+    run(op, data, &lists, profile.policy(), &mut Unbudgeted)
 }
 
 fn same_lengths(op: &str, starts: &[i128], ends: &[i128], axes: Option<&[i128]>, steps: Option<&[i128]>) -> Result<()> {
@@ -144,15 +158,16 @@ struct AxisPlan {
     count: usize,
 }
 
-fn run(
-    op: &str,
-    data: &Tensor,
-    starts: &[i128],
-    ends: &[i128],
-    axes: Option<&[i128]>,
-    steps: Option<&[i128]>,
-    policy: &Policy,
-) -> Result<Tensor> {
+/// starts, ends, axes and steps, widened (`steps = None` is version 1's).
+struct Lists<'a> {
+    starts: &'a [i128],
+    ends: &'a [i128],
+    axes: Option<&'a [i128]>,
+    steps: Option<&'a [i128]>,
+}
+
+fn run(op: &str, data: &Tensor, lists: &Lists, policy: &Policy, guard: &mut dyn AllocationGuard) -> Result<Tensor> {
+    let Lists { starts, ends, axes, steps } = *lists;
     let shape = data.shape();
     let rank = shape.len();
     if rank == 0 && policy.slice_scalar_without_starts_is_error {
@@ -190,9 +205,9 @@ fn run(
     }
     let out_shape: Vec<usize> = plans.iter().map(|p| p.count).collect();
     let out_len = element_count(&out_shape)?;
-    let mut runs = Runs::new(op, data, out_len)?;
+    let mut runs = Runs::new(op, data, out_len, guard)?;
     if out_len > 0 {
-        copy_plan(&mut runs, shape, &plans);
+        copy_plan(&mut runs, shape, &plans)?;
     }
     runs.finish(out_shape)
 }
@@ -238,7 +253,7 @@ fn ceil_div(a: i128, b: i128) -> i128 {
 /// Emits the output as runs: the trailing axes that are taken whole fold into one run together
 /// with the axis before them when it has step 1; the axes outside the run are walked with an
 /// odometer, one run per position.
-fn copy_plan(runs: &mut Runs, shape: &[usize], plans: &[AxisPlan]) {
+fn copy_plan(runs: &mut Runs, shape: &[usize], plans: &[AxisPlan]) -> Result<()> {
     let rank = shape.len();
     let mut strides = vec![1i128; rank];
     for a in (0..rank.saturating_sub(1)).rev() {
@@ -258,11 +273,11 @@ fn copy_plan(runs: &mut Runs, shape: &[usize], plans: &[AxisPlan]) {
     let mut position = vec![0usize; outer];
     loop {
         // Offsets stay inside the input: every plan reads indices within its axis.
-        runs.copy(offset as usize, run);
+        runs.copy(offset as usize, run)?;
         let mut a = outer;
         loop {
             if a == 0 {
-                return;
+                return Ok(());
             }
             a -= 1;
             let stride = plans[a].step * strides[a];
