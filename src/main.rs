@@ -241,7 +241,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(String::new())
         }
         Command::Run { model, inputs, output_dir, profile, max_memory, max_work, max_input_bytes } => {
-            use lowbit::onnx::{files, limits, runner::Model, tensor_proto};
+            use lowbit::onnx::{files, limits, outputs, runner::Model, tensor_proto};
             let mut limits = limits::Limits::default();
             for (flag, slot) in [
                 (max_memory, &mut limits.max_memory),
@@ -267,7 +267,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
             }
             let outputs = model.run_with(&named, profile, &limits)?;
-            let paths = files::write_outputs(&output_dir, &outputs)?;
+            let paths = outputs::write_outputs(&output_dir, &outputs)?;
             let lines: Vec<String> = paths
                 .iter()
                 .zip(&outputs)

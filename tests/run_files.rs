@@ -5,7 +5,8 @@
 #[path = "support/models.rs"]
 mod models;
 
-use lowbit::onnx::files::{read_file_limited, write_outputs};
+use lowbit::onnx::files::read_file_limited;
+use lowbit::onnx::outputs::write_outputs;
 use lowbit::onnx::proto::ModelProto;
 use lowbit::{Error, Tensor};
 use models::*;
