@@ -188,43 +188,30 @@ impl CodeTable {
 }
 
 // ------------------------------------------------------------------------------------------------
-// A small ASCII buffer
+// Text being written
 // ------------------------------------------------------------------------------------------------
 
-/// Room for the longest text written here: a sign, 17 digits, a point and `e-324` (24 bytes), or
-/// a positional float64 below 1e16 with its `.0`, or `0.000` and 17 digits.
-const TEXT_CAPACITY: usize = 40;
+/// The longest text written here: a sign, 17 digits, a point and `e-324` (24 bytes); a positional
+/// float64 below 1e16 with its `.0`, or `0.000` and 17 digits, is shorter. An allocation of 24
+/// bytes costs what any shorter one does (the allocator's smallest block holds 24), so every text
+/// gets one allocation and never grows.
+const TEXT_CAPACITY: usize = 24;
 
-/// Text being assembled on the stack. Writes past the capacity are dropped and mark the text as
-/// failed (then the exact code writes it), so nothing here can panic.
-struct Ascii {
-    bytes: [u8; TEXT_CAPACITY],
-    len: usize,
-    overflowed: bool,
-}
+/// A text assembled in place, one ASCII byte at a time (no second copy, no UTF-8 validation).
+struct Ascii(String);
 
 impl Ascii {
     fn new() -> Ascii {
-        Ascii { bytes: [0; TEXT_CAPACITY], len: 0, overflowed: false }
+        Ascii(String::with_capacity(TEXT_CAPACITY))
     }
 
     fn push(&mut self, b: u8) {
-        match self.bytes.get_mut(self.len) {
-            Some(slot) => {
-                *slot = b;
-                self.len += 1;
-            }
-            None => self.overflowed = true,
-        }
+        self.0.push(char::from(b));
     }
 
     fn extend(&mut self, s: &[u8]) {
-        match self.bytes.get_mut(self.len..self.len + s.len()) {
-            Some(slots) => {
-                slots.copy_from_slice(s);
-                self.len += s.len();
-            }
-            None => self.overflowed = true,
+        for &b in s {
+            self.push(b);
         }
     }
 
@@ -246,11 +233,8 @@ impl Ascii {
         self.push(b'0' + (e % 10) as u8);
     }
 
-    fn finish(&self) -> Option<String> {
-        if self.overflowed {
-            return None;
-        }
-        core::str::from_utf8(self.bytes.get(..self.len)?).ok().map(str::to_owned)
+    fn finish(self) -> Option<String> {
+        Some(self.0)
     }
 }
 
@@ -365,15 +349,26 @@ fn digits_of_text(text: &str) -> Option<Digits> {
 fn is_canonical_positional(text: &str) -> bool {
     let s = text.as_bytes();
     let s = s.strip_prefix(b"-").unwrap_or(s);
-    let Some(point) = s.iter().position(|&b| b == b'.') else { return false };
-    let (int, fraction) = (&s[..point], &s[point + 1..]);
-    !int.is_empty()
-        && !fraction.is_empty()
-        && int.iter().chain(fraction).all(u8::is_ascii_digit)
-        && (int[0] != b'0' || int.len() == 1)
-        && (fraction[fraction.len() - 1] != b'0' || fraction.len() == 1)
-        // "0.0" is zero, which never gets here; "0.50" or "00.5" fail above.
-        && !(int == b"0" && fraction == b"0")
+    let mut point = None;
+    for (i, &b) in s.iter().enumerate() {
+        if b == b'.' {
+            if point.is_some() {
+                return false;
+            }
+            point = Some(i);
+        } else if !b.is_ascii_digit() {
+            return false;
+        }
+    }
+    let Some(point) = point else { return false };
+    let (int_len, fraction_len) = (point, s.len() - point - 1);
+    // The first and the last byte are digits (a point there would leave an empty part).
+    int_len >= 1
+        && fraction_len >= 1
+        && (s[0] != b'0' || int_len == 1)
+        && (s[s.len() - 1] != b'0' || fraction_len == 1)
+        // "0.0" is zero, which never gets here.
+        && !(int_len == 1 && fraction_len == 1 && s[0] == b'0' && s[2] == b'0')
 }
 
 /// The `spec`/numpy layout (see [`NumberStyle::Spec`]) of a positive number.
@@ -424,8 +419,13 @@ const TEN_TO_8: u64 = 100_000_000;
 /// C's `%.8g` layout of a positive number (trailing zeros removed; scientific iff the exponent
 /// is below -4 or at least 8).
 fn write_printf_g8(out: &mut Ascii, e: EightDigits) {
-    let (digits, _) = digit_bytes(u64::from(e.q), 8);
-    let kept = 8 - digits.iter().take(8).rev().take_while(|&&b| b == b'0').count();
+    let mut q = u64::from(e.q);
+    let mut kept = 8;
+    while kept > 1 && q % 10 == 0 {
+        q /= 10;
+        kept -= 1;
+    }
+    let (digits, _) = digit_bytes(q, kept);
     let digits = &digits[..kept];
     if e.exp10 < -4 || e.exp10 >= 8 {
         out.push(digits[0]);
@@ -482,8 +482,18 @@ fn shift_right_rounding(high: u128, low: u128, s: u32) -> Option<(u64, core::cmp
 }
 
 /// `5^p` for `0 <= p <= 55` (5^55 < 2^128).
+const POW5: [u128; 56] = {
+    let mut table = [1u128; 56];
+    let mut i = 1;
+    while i < 56 {
+        table[i] = table[i - 1] * 5;
+        i += 1;
+    }
+    table
+};
+
 fn pow5(p: u32) -> Option<u128> {
-    (p <= 55).then(|| 5u128.pow(p))
+    POW5.get(p as usize).copied()
 }
 
 /// `floor(m * 2^e * 10^p)` and where the rest lies against one half (Less also when it is zero),
@@ -491,6 +501,15 @@ fn pow5(p: u32) -> Option<u128> {
 /// quotient would not fit 64 bits (a wrong exponent estimate far off; never for a float32).
 fn scale_by_pow10(m: u64, e: i32, p: i32) -> Option<(u64, core::cmp::Ordering)> {
     use core::cmp::Ordering;
+    if (0..=17).contains(&p) && m < 1 << 24 {
+        // The everyday case in 64 bits: m * 5^p < 2^24 * 2^40.
+        let v = m * pow5(p as u32)? as u64;
+        let shift = e + p;
+        if (-63..0).contains(&shift) {
+            let s = shift.unsigned_abs();
+            return Some((v >> s, (v & ((1 << s) - 1)).cmp(&(1 << (s - 1)))));
+        }
+    }
     if p >= 0 {
         // m * 5^p * 2^(e + p)
         let (high, low) = widening_mul(m, pow5(p as u32)?);
@@ -592,15 +611,15 @@ fn float32_text(bits: u32, style: NumberStyle) -> Option<String> {
     if !x.is_finite() || x == 0.0 {
         return Some(special_text(negative, x.is_nan(), x.is_infinite(), style));
     }
-    let magnitude = x.abs();
     let mut out = Ascii::new();
     match style {
         NumberStyle::Spec | NumberStyle::Numpy => {
             let mut buffer = zmij::Buffer::new();
             let shortest = buffer.format_finite(x);
-            let positional = positional(f64::from(magnitude), 1e6);
+            let positional = positional(f64::from(x.abs()), 1e6);
             if positional && is_canonical_positional(shortest) {
-                return Some(shortest.to_owned());
+                out.0.push_str(shortest);
+                return out.finish();
             }
             if negative {
                 out.push(b'-');
@@ -629,19 +648,22 @@ fn float64_text(bits: u64, style: NumberStyle) -> Option<String> {
     let mut buffer = zmij::Buffer::new();
     let shortest = buffer.format_finite(x);
     let positional = positional(x.abs(), 1e16);
+    let mut out = Ascii::new();
     if positional && style != NumberStyle::PrintfG8 && is_canonical_positional(shortest) {
-        return Some(shortest.to_owned());
+        out.0.push_str(shortest);
+        return out.finish();
+    }
+    // The module docs' argument for n <= 8 needs a relative precision of 2^-53, which
+    // subnormals do not have: the exact code writes those.
+    if style == NumberStyle::PrintfG8 && !x.is_normal() {
+        return None;
     }
     let d = digits_of_text(shortest)?;
-    let mut out = Ascii::new();
     if negative {
         out.push(b'-');
     }
     match style {
         NumberStyle::Spec | NumberStyle::Numpy => write_shortest(&mut out, d, positional),
-        // The module docs' argument for n <= 8 needs a relative precision of 2^-53, which
-        // subnormals do not have: the exact code writes those.
-        NumberStyle::PrintfG8 if !x.is_normal() => return None,
         NumberStyle::PrintfG8 => write_printf_g8(&mut out, printf_g8_digits_from_shortest(d)?),
     }
     out.finish()
