@@ -175,6 +175,18 @@ fn cast_to_string_uses_the_profile_style() {
     assert_eq!(out.strings().unwrap(), ["1.0", "NaN", "-6e-08"]);
 }
 
+#[test]
+fn bad_input_is_an_error() {
+    let writer = TextWriter::new(DType::Float, NumberStyle::Spec, 3).unwrap();
+    assert!(writer.texts(&[0; 11], 3).is_err());
+    assert_eq!(writer.texts(&[0; 12], 3).unwrap(), ["0.0", "0.0", "0.0"]);
+    assert!(TextWriter::new(DType::Int4, NumberStyle::Spec, 3).unwrap().texts(&[0; 1], 3).is_err());
+    assert!(TextWriter::new(DType::Complex128, NumberStyle::Spec, 1).unwrap().texts(&[0; 16], 1).is_err());
+    assert!(TextWriter::new(DType::String, NumberStyle::Spec, 1).unwrap().texts(&[], 1).is_err());
+    let reader = TextReader::new(DType::Complex64, StringGrammar::Spec, &CastOptions::default());
+    assert!(reader.code("1").is_err());
+}
+
 // ---- text -> number -----------------------------------------------------------------------------
 
 /// The targets and options a string is read into: every float format (E8M0 with each round

@@ -18,11 +18,16 @@
 //!   exact integer arithmetic (at most 256 bits: `m < 2^24`, `5^p < 2^128`).
 //! - **float64, `%.8g`**: from the shortest digits D of a normal x (n digits). If n <= 8, D is
 //!   the eight-digit rounding of x: x lies within 2^-53 * x of D, far inside half a unit of the
-//!   eighth digit (a subnormal has no such relative precision: the exact code writes those). If n >= 9, rounding D to eight digits equals rounding x unless the eight-digit midpoint
-//!   M lies between x and D (or on D): M would then be inside the rounding interval of x, so M
-//!   (9 digits) would be a shorter or an equally short but closer candidate than D, which the
+//!   eighth digit (a subnormal has no such relative precision: the exact code writes those). If
+//!   n >= 9, rounding D to eight digits equals rounding x unless the eight-digit midpoint M lies
+//!   between x and D (or on D): M would then be inside the rounding interval of x, so M (9 digits)
+//!   would be a shorter or an equally short but closer candidate than D, which the
 //!   shortest-closest D excludes. The one case left, n = 9 with D = M (last digit 5), goes to the
 //!   exact code.
+//!
+//! The `spec`/numpy layout of a value in the positional range is taken from zmij's text as it is
+//! when that text is already in the canonical positional form (checked per element), since two
+//! canonical layouts of the same digits are the same text.
 //!
 //! Whatever the fast code cannot decide it hands to [`format_code`].
 
@@ -45,8 +50,10 @@ enum How {
     Signed32,
     Signed64,
     Unsigned,
-    /// The exact code per element (no table yet for a small cast, or a dtype with no text).
+    /// The exact code per element (no table yet for a small cast).
     Exact,
+    /// A dtype that has no text (complex, STRING, UNDEFINED): the exact code's error.
+    NoText,
 }
 
 /// Below this many elements a 16-bit source that has no table yet is written by the exact code
@@ -79,7 +86,8 @@ impl TextWriter {
                         None => How::Exact,
                     }
                 }
-                _ => How::Exact,
+                (Kind::Float(_) | Kind::Integer { .. } | Kind::Bool, _) => How::Exact,
+                _ => How::NoText,
             },
         };
         Ok(TextWriter { dtype, style, how })
@@ -87,6 +95,19 @@ impl TextWriter {
 
     /// The texts of the first `n` elements of `raw` (ONNX raw data of the writer's dtype).
     pub fn texts(&self, raw: &[u8], n: usize) -> Result<Vec<String>> {
+        if let How::NoText = self.how {
+            // Whatever the count, the dtype has no text: the exact code says why.
+            return format_code(self.dtype, 0, self.style).map(|_| Vec::new());
+        }
+        let need = crate::packing::raw_len(self.dtype, n)?;
+        if raw.len() < need {
+            return Err(crate::error::Error::RawLength {
+                dtype: self.dtype.onnx_name(),
+                elements: n,
+                expected: need,
+                actual: raw.len(),
+            });
+        }
         let mut out = Vec::with_capacity(n);
         // The common widths read their elements straight from the bytes; the loop per case keeps
         // the per-element work to the value itself.
@@ -117,14 +138,6 @@ impl TextWriter {
                 }
             }
         }
-        if out.len() != n {
-            return Err(crate::error::Error::RawLength {
-                dtype: self.dtype.onnx_name(),
-                elements: n,
-                expected: crate::packing::raw_len(self.dtype, n)?,
-                actual: raw.len(),
-            });
-        }
         Ok(out)
     }
 
@@ -137,7 +150,7 @@ impl TextWriter {
             How::Signed32 => Some(itoa::Buffer::new().format(code as u32 as i32).to_owned()),
             How::Signed64 => Some(itoa::Buffer::new().format(code as i64).to_owned()),
             How::Unsigned => Some(itoa::Buffer::new().format(code & self.dtype.code_mask()).to_owned()),
-            How::Exact => None,
+            How::Exact | How::NoText => None,
         };
         match fast {
             Some(text) => Ok(text),
