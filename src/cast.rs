@@ -33,18 +33,19 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
     let policy = opts.profile.policy().for_cast(from, to);
     match input.data() {
         Data::Strings(texts) => {
-            let mut codes = Vec::with_capacity(texts.len());
+            let reader = strings::TextReader::new(to, policy.string_grammar, opts);
+            let mut out = vec![0u8; packing::raw_len(to, texts.len())?];
             for (i, text) in texts.iter().enumerate() {
-                let code = strings::parse_to_code(text, to, policy.string_grammar, opts)
+                let code = reader
+                    .code(text)
                     .map_err(|e| Error::InvalidOp { op: "Cast".into(), message: format!("element {i}: {e}") })?;
-                codes.push(code);
+                packing::set(to, &mut out, i, code);
             }
-            Tensor::from_codes(to, shape, &codes)
+            Tensor::from_raw(to, shape, out)
         }
         Data::Raw(raw) if to == DType::String => {
-            let texts = (0..input.len())
-                .map(|i| strings::format_code(from, packing::get(from, raw, i), policy.number_style))
-                .collect::<Result<Vec<_>>>()?;
+            let writer = strings::TextWriter::new(from, policy.number_style, input.len())?;
+            let texts = writer.texts(raw, input.len())?;
             Tensor::from_strings(shape, texts)
         }
         Data::Raw(raw) => {

@@ -21,6 +21,12 @@ use core::cmp::Ordering;
 use num_bigint::BigUint;
 use num_traits::{Euclid, One, ToPrimitive, Zero};
 
+mod fast_format;
+mod fast_parse;
+
+pub use fast_format::TextWriter;
+pub use fast_parse::TextReader;
+
 /// How numbers are written (SEMANTICS.md row 21).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumberStyle {
@@ -688,14 +694,8 @@ pub fn parse_to_code(text: &str, dtype: DType, grammar: StringGrammar, opts: &Ca
             StringGrammar::Spec => spec_integer(text, bits, signed).map_err(fail),
             StringGrammar::Python => python_integer(text, bits, signed).map_err(fail),
             StringGrammar::Strtod if bits <= 4 => {
-                // onnxruntime's int4/uint4/int2/uint2 from string: std::stod, narrowed to float,
-                // std::roundf (half away from zero), static_cast<int> (NaN, Inf and |x| >= 2^31
-                // give INT_MIN, whose low bits are 0), then the low bits.
                 let bits64 = strtod(text).map_err(fail)?;
-                let f32_bits = convert::convert_code(DType::Double, DType::Float, bits64, opts)?;
-                let x = f32::from_bits(f32_bits as u32).round();
-                let i = if x.is_finite() && x.abs() < 2_147_483_648.0 { x as i64 } else { 0 };
-                Ok((i as u64) & dtype.code_mask())
+                strtod_bits_to_small_integer(bits64, dtype, opts)
             }
             StringGrammar::Strtod => {
                 // std::stoll for signed targets, std::stoull for unsigned ones, then
@@ -717,6 +717,16 @@ pub fn parse_to_code(text: &str, dtype: DType, grammar: StringGrammar, opts: &Ca
             why: "only numeric types and BOOL are read from text",
         }),
     }
+}
+
+/// onnxruntime's int4/uint4/int2/uint2 from the `std::stod` result `bits64`: narrowed to float,
+/// `std::roundf` (half away from zero), `static_cast<int>` (NaN, Inf and |x| >= 2^31 give INT_MIN,
+/// whose low bits are 0), then the low bits.
+fn strtod_bits_to_small_integer(bits64: u64, dtype: DType, opts: &CastOptions) -> Result<u64> {
+    let f32_bits = convert::convert_code(DType::Double, DType::Float, bits64, opts)?;
+    let x = f32::from_bits(f32_bits as u32).round();
+    let i = if x.is_finite() && x.abs() < 2_147_483_648.0 { x as i64 } else { 0 };
+    Ok((i as u64) & dtype.code_mask())
 }
 
 /// The text for an error message: long texts are cut.

@@ -1,0 +1,726 @@
+//! Number -> text at speed, with [`format_code`] as the definition.
+//!
+//! A [`TextWriter`] is resolved once per cast (source dtype and style) and then writes every
+//! element with no per-element decision beyond the value itself:
+//!
+//! - **Sources of 16 bits or fewer** (every float of 16 bits or fewer, int/uint of 2 to 16 bits,
+//!   bool): the text of every code, made once per process by [`format_code`] itself and kept as one
+//!   byte buffer with offsets. Exact by construction. A 65,536-entry table costs a few hundred
+//!   milliseconds of the exact code, so small casts that find no table yet run the exact code per
+//!   element instead of building one.
+//! - **int32, int64, uint32, uint64**: the decimal digits of the integer (the definition is the
+//!   integer's decimal, which is unique).
+//! - **float32 and float64, `spec` and numpy styles**: the shortest round-trip digits, the closest
+//!   to the value among the shortest, an exact tie to the even digit, are what the `zmij` crate
+//!   computes (Schubfach class: "the shortest correctly rounded decimal"); its text is only
+//!   re-read for the digits and the decimal exponent, and laid out here as the style wants.
+//! - **float32, `%.8g`**: eight significant digits of `m * 2^e` rounded to nearest-even with
+//!   exact integer arithmetic (at most 256 bits: `m < 2^24`, `5^p < 2^128`).
+//! - **float64, `%.8g`**: from the shortest digits D of a normal x (n digits). If n <= 8, D is
+//!   the eight-digit rounding of x: x lies within 2^-53 * x of D, far inside half a unit of the
+//!   eighth digit (a subnormal has no such relative precision: the exact code writes those). If
+//!   n >= 9, rounding D to eight digits equals rounding x unless the eight-digit midpoint M lies
+//!   between x and D (or on D): M would then be inside the rounding interval of x, so M (9 digits)
+//!   would be a shorter or an equally short but closer candidate than D, which the
+//!   shortest-closest D excludes. The one case left, n = 9 with D = M (last digit 5), goes to the
+//!   exact code.
+//!
+//! The `spec`/numpy layout of a value in the positional range is taken from zmij's text as it is
+//! when that text is already in the canonical positional form (checked per element), since two
+//! canonical layouts of the same digits are the same text.
+//!
+//! Whatever the fast code cannot decide it hands to [`format_code`].
+
+use super::{format_code, NumberStyle};
+use crate::dtype::{DType, Kind};
+use crate::error::Result;
+use std::sync::OnceLock;
+
+/// Writes elements of one dtype in one style.
+pub struct TextWriter {
+    dtype: DType,
+    style: NumberStyle,
+    how: How,
+}
+
+enum How {
+    Table(&'static CodeTable),
+    Float32,
+    Float64,
+    Signed32,
+    Signed64,
+    Unsigned,
+    /// The exact code per element (no table yet for a small cast).
+    Exact,
+    /// A dtype that has no text (complex, STRING, UNDEFINED): the exact code's error.
+    NoText,
+}
+
+/// Below this many elements a 16-bit source that has no table yet is written by the exact code
+/// (65,536 exact strings cost far more than a few thousand).
+const TABLE_BUILD_MIN_ELEMENTS: usize = 4096;
+
+impl TextWriter {
+    /// A writer for `elements` elements of `dtype` in `style`. May build (once per process) the
+    /// table of a source of 16 bits or fewer.
+    pub fn new(dtype: DType, style: NumberStyle, elements: usize) -> Result<TextWriter> {
+        let how = match dtype {
+            DType::Float => How::Float32,
+            DType::Double => How::Float64,
+            DType::Int32 => How::Signed32,
+            DType::Int64 => How::Signed64,
+            DType::Uint32 | DType::Uint64 => How::Unsigned,
+            _ => match (dtype.kind(), dtype.bits()) {
+                (Kind::Float(_) | Kind::Integer { .. } | Kind::Bool, Some(bits)) if bits <= 16 => {
+                    let slot = &TABLES[dtype as usize][style_index(style)];
+                    match slot.get() {
+                        Some(table) => How::Table(table),
+                        None if bits <= 8 || elements >= TABLE_BUILD_MIN_ELEMENTS => {
+                            if slot.get().is_none() {
+                                let built = CodeTable::build(dtype, style)?;
+                                // Another thread may have won the race; either table is the same.
+                                let _ = slot.set(built);
+                            }
+                            slot.get().map_or(How::Exact, How::Table)
+                        }
+                        None => How::Exact,
+                    }
+                }
+                (Kind::Float(_) | Kind::Integer { .. } | Kind::Bool, _) => How::Exact,
+                _ => How::NoText,
+            },
+        };
+        Ok(TextWriter { dtype, style, how })
+    }
+
+    /// The texts of the first `n` elements of `raw` (ONNX raw data of the writer's dtype).
+    pub fn texts(&self, raw: &[u8], n: usize) -> Result<Vec<String>> {
+        if let How::NoText = self.how {
+            // Whatever the count, the dtype has no text: the exact code says why.
+            return format_code(self.dtype, 0, self.style).map(|_| Vec::new());
+        }
+        let need = crate::packing::raw_len(self.dtype, n)?;
+        if raw.len() < need {
+            return Err(crate::error::Error::RawLength {
+                dtype: self.dtype.onnx_name(),
+                elements: n,
+                expected: need,
+                actual: raw.len(),
+            });
+        }
+        let mut out = Vec::with_capacity(n);
+        // The common widths read their elements straight from the bytes; the loop per case keeps
+        // the per-element work to the value itself.
+        match self.how {
+            How::Float32 => {
+                for chunk in raw.chunks_exact(4).take(n) {
+                    let bits = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                    out.push(match float32_text(bits, self.style) {
+                        Some(text) => text,
+                        None => format_code(self.dtype, u64::from(bits), self.style)?,
+                    });
+                }
+            }
+            How::Float64 => {
+                for chunk in raw.chunks_exact(8).take(n) {
+                    let mut bytes = [0u8; 8];
+                    bytes.copy_from_slice(chunk);
+                    let bits = u64::from_le_bytes(bytes);
+                    out.push(match float64_text(bits, self.style) {
+                        Some(text) => text,
+                        None => format_code(self.dtype, bits, self.style)?,
+                    });
+                }
+            }
+            _ => {
+                for i in 0..n {
+                    out.push(self.text(crate::packing::get(self.dtype, raw, i))?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The text of one element; `code` is the element's bits as [`format_code`] takes them.
+    pub fn text(&self, code: u64) -> Result<String> {
+        let fast = match self.how {
+            How::Table(table) => table.get(code & self.dtype.code_mask()).map(str::to_owned),
+            How::Float32 => float32_text(code as u32, self.style),
+            How::Float64 => float64_text(code, self.style),
+            How::Signed32 => Some(itoa::Buffer::new().format(code as u32 as i32).to_owned()),
+            How::Signed64 => Some(itoa::Buffer::new().format(code as i64).to_owned()),
+            How::Unsigned => Some(itoa::Buffer::new().format(code & self.dtype.code_mask()).to_owned()),
+            How::Exact | How::NoText => None,
+        };
+        match fast {
+            Some(text) => Ok(text),
+            None => format_code(self.dtype, code, self.style),
+        }
+    }
+}
+
+const fn style_index(style: NumberStyle) -> usize {
+    match style {
+        NumberStyle::Spec => 0,
+        NumberStyle::Numpy => 1,
+        NumberStyle::PrintfG8 => 2,
+    }
+}
+
+/// One table per (dtype, style), indexed by the ONNX dtype number; built on first use.
+static TABLES: [[OnceLock<CodeTable>; 3]; 29] = [const { [const { OnceLock::new() }; 3] }; 29];
+
+/// The text of every code of a dtype: one buffer, and where each code's text ends in it.
+struct CodeTable {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl CodeTable {
+    fn build(dtype: DType, style: NumberStyle) -> Result<CodeTable> {
+        use rayon::prelude::*;
+        let count = dtype.code_mask() + 1;
+        let texts =
+            (0..count).into_par_iter().map(|code| format_code(dtype, code, style)).collect::<Result<Vec<_>>>()?;
+        let mut text = String::with_capacity(texts.iter().map(String::len).sum());
+        let mut ends = Vec::with_capacity(texts.len());
+        for t in &texts {
+            text.push_str(t);
+            // At most 65,536 strings of a few dozen bytes: far below u32::MAX.
+            ends.push(text.len() as u32);
+        }
+        Ok(CodeTable { text, ends })
+    }
+
+    fn get(&self, code: u64) -> Option<&str> {
+        let i = usize::try_from(code).ok()?;
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { *self.ends.get(i - 1)? as usize };
+        self.text.get(start..end)
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Text being written
+// ------------------------------------------------------------------------------------------------
+
+/// The longest text written here: a sign, 17 digits, a point and `e-324` (24 bytes); a positional
+/// float64 below 1e16 with its `.0`, or `0.000` and 17 digits, is shorter. An allocation of 24
+/// bytes costs what any shorter one does (the allocator's smallest block holds 24), so every text
+/// gets one allocation and never grows.
+const TEXT_CAPACITY: usize = 24;
+
+/// A text assembled in place, one ASCII byte at a time (no second copy, no UTF-8 validation).
+struct Ascii(String);
+
+impl Ascii {
+    fn new() -> Ascii {
+        Ascii(String::with_capacity(TEXT_CAPACITY))
+    }
+
+    fn push(&mut self, b: u8) {
+        self.0.push(char::from(b));
+    }
+
+    fn extend(&mut self, s: &[u8]) {
+        for &b in s {
+            self.push(b);
+        }
+    }
+
+    fn zeros(&mut self, n: usize) {
+        for _ in 0..n {
+            self.push(b'0');
+        }
+    }
+
+    /// `e`, the exponent's sign and at least two digits (C and numpy).
+    fn exponent(&mut self, exp10: i32) {
+        self.push(b'e');
+        self.push(if exp10 < 0 { b'-' } else { b'+' });
+        let e = exp10.unsigned_abs();
+        if e >= 100 {
+            self.push(b'0' + (e / 100) as u8);
+        }
+        self.push(b'0' + (e / 10 % 10) as u8);
+        self.push(b'0' + (e % 10) as u8);
+    }
+
+    fn finish(self) -> Option<String> {
+        Some(self.0)
+    }
+}
+
+/// The decimal digits of `value` (exactly `len` of them, leading zeros if `value` is shorter).
+fn digit_bytes(mut value: u64, len: usize) -> ([u8; 20], usize) {
+    let mut digits = [b'0'; 20];
+    let len = len.min(20);
+    for slot in digits[..len].iter_mut().rev() {
+        *slot = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+    (digits, len)
+}
+
+/// Number of decimal digits of a nonzero `value`.
+fn decimal_len(value: u64) -> usize {
+    value.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Specials shared by both float widths
+// ------------------------------------------------------------------------------------------------
+
+/// NaN, ±Inf and ±0 exactly as [`format_code`] spells them.
+fn special_text(negative: bool, is_nan: bool, is_infinite: bool, style: NumberStyle) -> String {
+    let numpy = style == NumberStyle::Numpy;
+    let text = if is_nan {
+        if numpy {
+            "nan"
+        } else {
+            "NaN"
+        }
+    } else if is_infinite {
+        match (numpy, negative) {
+            (true, false) => "inf",
+            (true, true) => "-inf",
+            (false, false) => "INF",
+            (false, true) => "-INF",
+        }
+    } else {
+        match (style, negative) {
+            (NumberStyle::PrintfG8, false) => "0",
+            (NumberStyle::PrintfG8, true) => "-0",
+            (_, false) => "0.0",
+            (_, true) => "-0.0",
+        }
+    };
+    text.to_string()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Shortest digits (spec and numpy styles)
+// ------------------------------------------------------------------------------------------------
+
+/// A positive decimal `digits * 10^(exp10 - len + 1)`: `len` significant digits without trailing
+/// zeros, the first of weight `10^exp10`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Digits {
+    digits: u64,
+    len: usize,
+    exp10: i32,
+}
+
+/// Reads the digits and exponent back from a plain decimal text (`123.45`, `1e-7`, `4.5e+16`,
+/// `100.0`): whatever layout the formatter chose, the number is the same.
+fn digits_of_text(text: &str) -> Option<Digits> {
+    let s = text.as_bytes();
+    let mut digits: u64 = 0;
+    let mut significant = 0usize;
+    let mut scale: i32 = 0;
+    let mut after_point = false;
+    let mut i = usize::from(s.first() == Some(&b'-'));
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'0'..=b'9' => {
+                if digits != 0 || b != b'0' {
+                    significant += 1;
+                    if significant > 19 {
+                        return None;
+                    }
+                    digits = digits * 10 + u64::from(b - b'0');
+                }
+                if after_point {
+                    scale -= 1;
+                }
+            }
+            b'.' => after_point = true,
+            b'e' | b'E' => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if s.get(i).is_some_and(|b| b.eq_ignore_ascii_case(&b'e')) {
+        let exponent: i32 = text.get(i + 1..)?.trim_start_matches('+').parse().ok()?;
+        scale += exponent;
+    }
+    if digits == 0 {
+        return None;
+    }
+    while digits % 10 == 0 {
+        digits /= 10;
+        scale += 1;
+    }
+    let len = decimal_len(digits);
+    Some(Digits { digits, len, exp10: scale + len as i32 - 1 })
+}
+
+/// Whether a text is already a number in the `spec`/numpy positional layout: an optional `-`,
+/// an integer part without leading zeros (or `0`), a point, and a fraction without trailing
+/// zeros (or `0`). Two such texts of the same digits and value are the same text, so a formatter's
+/// output that passes this check can be taken as it is.
+fn is_canonical_positional(text: &str) -> bool {
+    let s = text.as_bytes();
+    let s = s.strip_prefix(b"-").unwrap_or(s);
+    let mut point = None;
+    for (i, &b) in s.iter().enumerate() {
+        if b == b'.' {
+            if point.is_some() {
+                return false;
+            }
+            point = Some(i);
+        } else if !b.is_ascii_digit() {
+            return false;
+        }
+    }
+    let Some(point) = point else { return false };
+    let (int_len, fraction_len) = (point, s.len() - point - 1);
+    // The first and the last byte are digits (a point there would leave an empty part).
+    int_len >= 1
+        && fraction_len >= 1
+        && (s[0] != b'0' || int_len == 1)
+        && (s[s.len() - 1] != b'0' || fraction_len == 1)
+        // "0.0" is zero, which never gets here.
+        && !(int_len == 1 && fraction_len == 1 && s[0] == b'0' && s[2] == b'0')
+}
+
+/// The `spec`/numpy layout (see [`NumberStyle::Spec`]) of a positive number.
+fn write_shortest(out: &mut Ascii, d: Digits, positional: bool) {
+    let (digits, len) = digit_bytes(d.digits, d.len);
+    let digits = &digits[..len];
+    if positional {
+        if d.exp10 >= 0 {
+            let int_len = d.exp10 as usize + 1;
+            if len > int_len {
+                out.extend(&digits[..int_len]);
+                out.push(b'.');
+                out.extend(&digits[int_len..]);
+            } else {
+                out.extend(digits);
+                out.zeros(int_len - len);
+                out.extend(b".0");
+            }
+        } else {
+            out.extend(b"0.");
+            out.zeros((-d.exp10 - 1) as usize);
+            out.extend(digits);
+        }
+    } else {
+        out.push(digits[0]);
+        if len > 1 {
+            out.push(b'.');
+            out.extend(&digits[1..]);
+        }
+        out.exponent(d.exp10);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// %.8g
+// ------------------------------------------------------------------------------------------------
+
+/// Eight significant digits `10^7 <= q < 10^8` and the decimal exponent of the first one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct EightDigits {
+    q: u32,
+    exp10: i32,
+}
+
+const TEN_TO_7: u64 = 10_000_000;
+const TEN_TO_8: u64 = 100_000_000;
+
+/// C's `%.8g` layout of a positive number (trailing zeros removed; scientific iff the exponent
+/// is below -4 or at least 8).
+fn write_printf_g8(out: &mut Ascii, e: EightDigits) {
+    let mut q = u64::from(e.q);
+    let mut kept = 8;
+    while kept > 1 && q % 10 == 0 {
+        q /= 10;
+        kept -= 1;
+    }
+    let (digits, _) = digit_bytes(q, kept);
+    let digits = &digits[..kept];
+    if e.exp10 < -4 || e.exp10 >= 8 {
+        out.push(digits[0]);
+        if kept > 1 {
+            out.push(b'.');
+            out.extend(&digits[1..]);
+        }
+        out.exponent(e.exp10);
+    } else if e.exp10 >= 0 {
+        let int_len = e.exp10 as usize + 1;
+        if kept > int_len {
+            out.extend(&digits[..int_len]);
+            out.push(b'.');
+            out.extend(&digits[int_len..]);
+        } else {
+            out.extend(digits);
+            out.zeros(int_len - kept);
+        }
+    } else {
+        out.extend(b"0.");
+        out.zeros((-e.exp10 - 1) as usize);
+        out.extend(digits);
+    }
+}
+
+/// `m * a` as 256 bits (high, low).
+fn widening_mul(m: u64, a: u128) -> (u128, u128) {
+    let low_part = u128::from(m) * (a & u128::from(u64::MAX));
+    let high_part = u128::from(m) * (a >> 64);
+    let (low, carry) = low_part.overflowing_add(high_part << 64);
+    ((high_part >> 64) + u128::from(carry), low)
+}
+
+/// `floor(v / 2^s)` of the 256-bit `v = (high, low)`, for `1 <= s <= 255`, if it fits 64 bits,
+/// and where the remainder lies against `2^(s-1)`.
+fn shift_right_rounding(high: u128, low: u128, s: u32) -> Option<(u64, core::cmp::Ordering)> {
+    let (quotient, vs_half) = match s {
+        1..=127 => {
+            if high >> s != 0 {
+                return None;
+            }
+            let q = (low >> s) | (high << (128 - s));
+            (q, (low & ((1u128 << s) - 1)).cmp(&(1u128 << (s - 1))))
+        }
+        128 => (high, low.cmp(&(1u128 << 127))),
+        129..=255 => {
+            let t = s - 128;
+            let rest_high = high & ((1u128 << t) - 1);
+            (high >> t, (rest_high, low).cmp(&(1u128 << (t - 1), 0)))
+        }
+        _ => return None,
+    };
+    Some((u64::try_from(quotient).ok()?, vs_half))
+}
+
+/// `5^p` for `0 <= p <= 55` (5^55 < 2^128).
+const POW5: [u128; 56] = {
+    let mut table = [1u128; 56];
+    let mut i = 1;
+    while i < 56 {
+        table[i] = table[i - 1] * 5;
+        i += 1;
+    }
+    table
+};
+
+fn pow5(p: u32) -> Option<u128> {
+    POW5.get(p as usize).copied()
+}
+
+/// `floor(m * 2^e * 10^p)` and where the rest lies against one half (Less also when it is zero),
+/// for `m < 2^24`, `e` and `p` those of a float32 and its eight-digit scale. `None` where the
+/// quotient would not fit 64 bits (a wrong exponent estimate far off; never for a float32).
+fn scale_by_pow10(m: u64, e: i32, p: i32) -> Option<(u64, core::cmp::Ordering)> {
+    use core::cmp::Ordering;
+    if (0..=17).contains(&p) && m < 1 << 24 {
+        // The everyday case in 64 bits: m * 5^p < 2^24 * 2^40.
+        let v = m * pow5(p as u32)? as u64;
+        let shift = e + p;
+        if (-63..0).contains(&shift) {
+            let s = shift.unsigned_abs();
+            return Some((v >> s, (v & ((1 << s) - 1)).cmp(&(1 << (s - 1)))));
+        }
+    }
+    if p >= 0 {
+        // m * 5^p * 2^(e + p)
+        let (high, low) = widening_mul(m, pow5(p as u32)?);
+        let shift = e + p;
+        if shift >= 0 {
+            if high != 0 || shift >= 64 {
+                return None;
+            }
+            let q = u64::try_from(low).ok()?.checked_shl(shift as u32)?;
+            // A left shift that lost bits would show as a smaller value.
+            (q >> shift == low as u64).then_some((q, Ordering::Less))
+        } else {
+            shift_right_rounding(high, low, shift.unsigned_abs())
+        }
+    } else {
+        // m * 2^e / 10^-p with 0 <= e <= 104: a float32 of at least 10^8 has e > 0, and
+        // m * 2^104 < 2^128.
+        if !(0..=104).contains(&e) {
+            return None;
+        }
+        let numerator = u128::from(m) << e;
+        let divisor = 10u128.checked_pow(p.unsigned_abs())?;
+        let (q, r) = (numerator / divisor, numerator % divisor);
+        Some((u64::try_from(q).ok()?, (r << 1).cmp(&divisor)))
+    }
+}
+
+/// `%.8g` digits of the positive float32 `m * 2^e` (m < 2^24), rounded to nearest-even exactly.
+fn printf_g8_digits_f32(m: u32, e: i32) -> Option<EightDigits> {
+    use core::cmp::Ordering;
+    if m == 0 {
+        return None;
+    }
+    // floor(log2 x) * log10(2), as 78913 / 2^18; off by at most one, settled below.
+    let log2 = 31 - m.leading_zeros() as i32 + e;
+    let mut exp10 = (log2 * 78913) >> 18;
+    for _ in 0..3 {
+        let (floor, vs_half) = scale_by_pow10(u64::from(m), e, 7 - exp10)?;
+        if floor >= TEN_TO_8 {
+            exp10 += 1;
+            continue;
+        }
+        if floor < TEN_TO_7 {
+            exp10 -= 1;
+            continue;
+        }
+        let up = match vs_half {
+            Ordering::Greater => true,
+            Ordering::Equal => floor & 1 == 1,
+            Ordering::Less => false,
+        };
+        let q = floor + u64::from(up);
+        return Some(if q == TEN_TO_8 {
+            EightDigits { q: TEN_TO_7 as u32, exp10: exp10 + 1 }
+        } else {
+            EightDigits { q: q as u32, exp10 }
+        });
+    }
+    None
+}
+
+/// `%.8g` digits from the shortest round-trip digits of a float64 (see the module docs for why
+/// this equals rounding the exact value); `None` for the one undecidable case.
+fn printf_g8_digits_from_shortest(d: Digits) -> Option<EightDigits> {
+    if d.len <= 8 {
+        let q = d.digits * 10u64.pow((8 - d.len) as u32);
+        return Some(EightDigits { q: u32::try_from(q).ok()?, exp10: d.exp10 });
+    }
+    let unit = 10u64.checked_pow((d.len - 8) as u32)?;
+    let (floor, rest) = (d.digits / unit, d.digits % unit);
+    let half = unit / 2;
+    let up = match rest.cmp(&half) {
+        core::cmp::Ordering::Greater => true,
+        core::cmp::Ordering::Less => false,
+        // D is the eight-digit midpoint itself: x may lie on either side of it.
+        core::cmp::Ordering::Equal => return None,
+    };
+    let q = floor + u64::from(up);
+    Some(if q == TEN_TO_8 {
+        EightDigits { q: TEN_TO_7 as u32, exp10: d.exp10 + 1 }
+    } else {
+        EightDigits { q: u32::try_from(q).ok()?, exp10: d.exp10 }
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// float32 and float64
+// ------------------------------------------------------------------------------------------------
+
+/// Where numpy's layout is positional: `1e-4 <= |x| < 10^P` (compared exactly in float64, as
+/// [`format_code`] does).
+fn positional(magnitude: f64, upper: f64) -> bool {
+    (1e-4..upper).contains(&magnitude)
+}
+
+fn float32_text(bits: u32, style: NumberStyle) -> Option<String> {
+    let x = f32::from_bits(bits);
+    let negative = bits >> 31 == 1;
+    if !x.is_finite() || x == 0.0 {
+        return Some(special_text(negative, x.is_nan(), x.is_infinite(), style));
+    }
+    let mut out = Ascii::new();
+    match style {
+        NumberStyle::Spec | NumberStyle::Numpy => {
+            let mut buffer = zmij::Buffer::new();
+            let shortest = buffer.format_finite(x);
+            let positional = positional(f64::from(x.abs()), 1e6);
+            if positional && is_canonical_positional(shortest) {
+                out.0.push_str(shortest);
+                return out.finish();
+            }
+            if negative {
+                out.push(b'-');
+            }
+            write_shortest(&mut out, digits_of_text(shortest)?, positional);
+        }
+        NumberStyle::PrintfG8 => {
+            if negative {
+                out.push(b'-');
+            }
+            let field = (bits >> 23) & 0xFF;
+            let fraction = bits & 0x7F_FFFF;
+            let (m, e) = if field == 0 { (fraction, -149) } else { (fraction | 0x80_0000, field as i32 - 150) };
+            write_printf_g8(&mut out, printf_g8_digits_f32(m, e)?);
+        }
+    }
+    out.finish()
+}
+
+fn float64_text(bits: u64, style: NumberStyle) -> Option<String> {
+    let x = f64::from_bits(bits);
+    let negative = bits >> 63 == 1;
+    if !x.is_finite() || x == 0.0 {
+        return Some(special_text(negative, x.is_nan(), x.is_infinite(), style));
+    }
+    let mut buffer = zmij::Buffer::new();
+    let shortest = buffer.format_finite(x);
+    let positional = positional(x.abs(), 1e16);
+    let mut out = Ascii::new();
+    if positional && style != NumberStyle::PrintfG8 && is_canonical_positional(shortest) {
+        out.0.push_str(shortest);
+        return out.finish();
+    }
+    // The module docs' argument for n <= 8 needs a relative precision of 2^-53, which
+    // subnormals do not have: the exact code writes those.
+    if style == NumberStyle::PrintfG8 && !x.is_normal() {
+        return None;
+    }
+    let d = digits_of_text(shortest)?;
+    if negative {
+        out.push(b'-');
+    }
+    match style {
+        NumberStyle::Spec | NumberStyle::Numpy => write_shortest(&mut out, d, positional),
+        NumberStyle::PrintfG8 => write_printf_g8(&mut out, printf_g8_digits_from_shortest(d)?),
+    }
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits_are_read_back_from_any_layout() {
+        let d = |t| digits_of_text(t).unwrap();
+        assert_eq!(d("123.45"), Digits { digits: 12345, len: 5, exp10: 2 });
+        assert_eq!(d("100.0"), Digits { digits: 1, len: 1, exp10: 2 });
+        assert_eq!(d("0.00012"), Digits { digits: 12, len: 2, exp10: -4 });
+        assert_eq!(d("1e-7"), Digits { digits: 1, len: 1, exp10: -7 });
+        assert_eq!(d("4.5e+16"), Digits { digits: 45, len: 2, exp10: 16 });
+        assert_eq!(d("134217800.0"), Digits { digits: 1342178, len: 7, exp10: 8 });
+        assert_eq!(digits_of_text("0.0"), None);
+        assert_eq!(digits_of_text("1x"), None);
+    }
+
+    #[test]
+    fn wide_products_shift_exactly() {
+        // 2^200 + 3 * 2^99 shifted by 100: 2^100 + 1, remainder 2^99 = exactly half.
+        let high = 1u128 << 72;
+        let low = 3u128 << 99;
+        assert_eq!(shift_right_rounding(high, low, 100), None); // 2^100 + 1 does not fit 64 bits
+        assert_eq!(shift_right_rounding(0, (1 << 70) | (1 << 9), 10), Some((1 << 60, core::cmp::Ordering::Equal)));
+        assert_eq!(shift_right_rounding(1, 1, 129), Some((0, core::cmp::Ordering::Greater)));
+        assert_eq!(shift_right_rounding(1 << 10, 0, 130), Some((1 << 8, core::cmp::Ordering::Less)));
+        assert_eq!(widening_mul(u64::MAX, u128::MAX), (u128::from(u64::MAX) - 1, u128::MAX - u128::from(u64::MAX) + 1));
+    }
+
+    #[test]
+    fn printf_g8_of_float32_examples() {
+        let g = |x: f32| float32_text(x.to_bits(), NumberStyle::PrintfG8).unwrap();
+        // Exact ties go to the even digit: 1234567.25 and 1234567.75.
+        assert_eq!(g(4_938_269.0 / 4.0), "1234567.2");
+        assert_eq!(g(4_938_271.0 / 4.0), "1234567.8");
+        assert_eq!(g(99999999.0), "1e+08");
+        assert_eq!(g(f32::from_bits(1)), "1.4012985e-45");
+        assert_eq!(g(f32::MAX), "3.4028235e+38");
+        assert_eq!(g(0.3), "0.30000001");
+        assert_eq!(g(100.0), "100");
+    }
+}
