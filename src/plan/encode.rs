@@ -147,12 +147,11 @@ impl TruncatedEncoder {
         let rounded = (abs + half_minus_one + ((abs >> self.shift) & 1)) >> self.shift;
         let negative = bits >> 31 == 1;
         let code = rounded | u32::from(negative) << (31 - self.shift);
-        let nan = if negative { self.nan_negative } else { self.nan_positive };
-        if abs > 0x7F80_0000 {
-            nan
-        } else {
-            code as u16
-        }
+        // Selected with a mask: a plain `if` on the sign became a lookup in the struct's fields.
+        let sign_mask = 0u16.wrapping_sub(u16::from(negative));
+        let nan = self.nan_positive ^ ((self.nan_positive ^ self.nan_negative) & sign_mask);
+        let nan_mask = 0u16.wrapping_sub(u16::from(abs > 0x7F80_0000));
+        (code as u16 & !nan_mask) | (nan & nan_mask)
     }
 }
 
