@@ -155,6 +155,107 @@ impl TruncatedEncoder {
     }
 }
 
+/// float32 -> an unsigned exponent-only format with float32's bias (E8M0): a normal float32's
+/// code is its exponent field, plus one where its fraction reaches the round-up threshold of the
+/// mode. Every other lane (zero, subnormals, infinities, NaN, and negative values unless the table
+/// answers them by their magnitude or with one code) is a *special* lane that the plan answers from
+/// the split table. Built only from a split table it agrees with on every representative, so its
+/// answers are the core's for every float32 (the same argument as the split table's).
+#[derive(Clone, Debug)]
+pub struct ExponentKernel {
+    /// The fraction from which the code rounds up (2^23: never).
+    round_up_from: u32,
+    /// The code of an exponent field that rounds past the largest code.
+    overflow: u8,
+    negative: NegativeRule,
+    table: SplitTable,
+}
+
+/// What the table does with negative normal values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NegativeRule {
+    /// The code of the magnitude (E8M0 under the spec: the sign is dropped).
+    Magnitude,
+    /// One code for all of them.
+    Constant(u8),
+    /// Anything else: the table answers each.
+    Special,
+}
+
+impl ExponentKernel {
+    /// `None` unless `f` is unsigned, exponent-only with float32's exponent field, and some
+    /// threshold makes the arithmetic agree with `table` on every non-special representative.
+    #[must_use]
+    pub fn new(f: &FloatFormat, table: SplitTable) -> Option<ExponentKernel> {
+        if f.signed || f.mantissa_bits != 0 || f.exponent_bits != 8 || f.bias != 127 {
+            return None;
+        }
+        let overflow = table.encode(f32::MAX);
+        let representatives = (0..1u32 << 17).map(|i| f32::from_bits((i >> 1) << 16 | (i & 1) << 15));
+        let negatives = representatives.clone().filter(|x| x.is_sign_negative() && x.is_normal());
+        let negative = if negatives.clone().all(|x| table.encode(x) == table.encode(-x)) {
+            NegativeRule::Magnitude
+        } else {
+            let first = table.encode(-1.0);
+            if negatives.clone().all(|x| table.encode(x) == first) {
+                NegativeRule::Constant(first)
+            } else {
+                NegativeRule::Special
+            }
+        };
+        [1u32, 0x40_0000, 0x40_0001, 0x80_0000].into_iter().find_map(|round_up_from| {
+            let kernel = ExponentKernel { round_up_from, overflow, negative, table: table.clone() };
+            representatives
+                .clone()
+                .all(|x| kernel.is_special(x) || kernel.arithmetic(x) == table.encode(x))
+                .then_some(kernel)
+        })
+    }
+
+    /// Whether the split table answers this lane.
+    #[inline(always)]
+    #[must_use]
+    pub fn is_special(&self, x: f32) -> bool {
+        let bits = x.to_bits();
+        let exponent = bits >> 23 & 0xFF;
+        // Bitwise, not short-circuit, so that loops over lanes stay branch-free.
+        let sign_special = self.negative == NegativeRule::Special;
+        (exponent == 0) | (exponent == 0xFF) | ((bits >> 31 == 1) & sign_special)
+    }
+
+    /// The code of a lane that is not special (branch-free; meaningless on special lanes).
+    #[inline(always)]
+    #[must_use]
+    pub fn arithmetic(&self, x: f32) -> u8 {
+        let bits = x.to_bits();
+        let exponent = bits >> 23 & 0xFF;
+        let code = exponent + u32::from(bits & 0x7F_FFFF >= self.round_up_from);
+        let code = if code >= 0xFF { u32::from(self.overflow) } else { code };
+        let constant = match self.negative {
+            NegativeRule::Constant(c) => u32::from(c),
+            _ => code,
+        };
+        (if bits >> 31 == 1 { constant } else { code }) as u8
+    }
+
+    /// The code of one lane.
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u8 {
+        if self.is_special(x) {
+            self.table.encode(x)
+        } else {
+            self.arithmetic(x)
+        }
+    }
+
+    /// The split table behind the special lanes.
+    #[must_use]
+    pub fn table(&self) -> &SplitTable {
+        &self.table
+    }
+}
+
 /// float32 -> a target of 8 bits or fewer, as a table of the core's answers. Exact because every
 /// decision point of such a target (its values, the midpoints between them, its overflow and
 /// underflow thresholds, a profile's windows) has at most 8 significant bits, so it is a float32
@@ -438,6 +539,25 @@ mod tests {
         assert_eq!(f16.encode(2f32.powi(-25)), 0x0000);
         assert_eq!(f16.encode(3.0 * 2f32.powi(-25)), 0x0002);
         assert_eq!(DecodeTable::of(&format::E8M0).unwrap().decode(0x00), 2f32.powi(-127));
+    }
+
+    #[test]
+    fn e8m0_takes_the_exponent_kernel_in_every_mode() {
+        use crate::convert::{convert_code, CastOptions, RoundMode};
+        use crate::dtype::DType;
+        for round_mode in [RoundMode::Up, RoundMode::Down, RoundMode::Nearest] {
+            for saturate in [true, false] {
+                let opts = CastOptions { saturate, round_mode, ..CastOptions::default() };
+                let table = SplitTable::build(|bits| {
+                    convert_code(DType::Float, DType::Float8E8M0, u64::from(bits), &opts).unwrap() as u8
+                });
+                let kernel = ExponentKernel::new(&format::E8M0, table);
+                assert!(kernel.is_some(), "{round_mode:?} saturate={saturate}");
+                // 3 = 1.5 * 2^1: up and nearest (ties up) give 2^2, down gives 2^1.
+                let want = if round_mode == RoundMode::Down { 128 } else { 129 };
+                assert_eq!(kernel.unwrap().encode(3.0), want, "{round_mode:?}");
+            }
+        }
     }
 
     #[test]

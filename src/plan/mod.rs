@@ -29,7 +29,7 @@ use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
-use encode::{FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
+use encode::{ExponentKernel, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -111,6 +111,7 @@ enum ToF32 {
 enum NarrowKernel {
     Minifloat(MinifloatEncoder),
     Truncated(TruncatedEncoder),
+    Exponent(Arc<ExponentKernel>),
     Split(Arc<SplitTable>),
     /// float32 -> float16 with the CPU's conversion instruction (F16C) on float32 sources, and the
     /// encoder on lanes rounded from a wider source (two roundings would not be one).
@@ -200,8 +201,11 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     if let Some(e) = failed {
         return Err(e);
     }
-    Ok(match encoder.filter(|e| table.agrees_with(e)) {
-        Some(encoder) => NarrowKernel::Minifloat(encoder),
+    if let Some(encoder) = encoder.filter(|e| table.agrees_with(e)) {
+        return Ok(NarrowKernel::Minifloat(encoder));
+    }
+    Ok(match ExponentKernel::new(f, table.clone()) {
+        Some(kernel) => NarrowKernel::Exponent(Arc::new(kernel)),
         None => NarrowKernel::Split(Arc::new(table)),
     })
 }
@@ -232,6 +236,7 @@ impl F32Kernel {
             NarrowKernel::Minifloat(e) => e.encode(x) as u8,
             NarrowKernel::Truncated(e) => e.encode(x) as u8,
             NarrowKernel::Split(t) => t.encode(x),
+            NarrowKernel::Exponent(k) => k.encode(x),
             NarrowKernel::HardwareF16(_) => unreachable!("only float16 takes the hardware kernel"),
         }
     }
@@ -475,7 +480,7 @@ impl Plan {
     /// core, write the codes.
     #[inline(always)]
     fn run_chunk(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], len: usize, scratch: &mut Scratch) {
-        let Scratch { f32s, f64s, ints, codes16, codes64, declined } = scratch;
+        let Scratch { f32s, f64s, ints, codes16, codes64, declined, flags } = scratch;
         let (f32s, f64s, ints) = (&mut f32s[..len], &mut f64s[..len], &mut ints[..len]);
         let (codes16, codes64) = (&mut codes16[..len], &mut codes64[..len]);
         declined.fill(0);
@@ -504,7 +509,9 @@ impl Plan {
                                     d.copy_from_slice(&e.encode(value(b)).to_le_bytes());
                                 }
                             }
-                            NarrowKernel::Split(_) => unreachable!("split tables are for targets of 8 bits or fewer"),
+                            NarrowKernel::Split(_) | NarrowKernel::Exponent(_) => {
+                                unreachable!("split tables are for targets of 8 bits or fewer")
+                            }
                         }
                         self.decline(lanes, src, declined, |i, code| {
                             dst[2 * i..2 * i + 2].copy_from_slice(&(code as u16).to_le_bytes());
@@ -526,6 +533,17 @@ impl Plan {
                             for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {
                                 *c = u16::from(t.encode(value(b)));
                             }
+                        }
+                        NarrowKernel::Exponent(k) => {
+                            // Arithmetic on every lane, then the table on the special ones.
+                            for ((c, f), b) in codes16.iter_mut().zip(flags.iter_mut()).zip(src.chunks_exact(4)) {
+                                let x = value(b);
+                                *c = u16::from(k.arithmetic(x));
+                                *f = u8::from(k.is_special(x));
+                            }
+                            decode::for_each_flagged(&flags[..codes16.len()], |i| {
+                                codes16[i] = u16::from(k.table().encode(value(&src[4 * i..4 * i + 4])));
+                            });
                         }
                         NarrowKernel::HardwareF16(_) => unreachable!("float16 is a 16-bit target"),
                     }
@@ -564,6 +582,11 @@ impl Plan {
                     NarrowKernel::Split(t) => {
                         for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
                             *c = u16::from(t.encode(x));
+                        }
+                    }
+                    NarrowKernel::Exponent(k) => {
+                        for (c, &x) in codes16.iter_mut().zip(f32s.iter()) {
+                            *c = u16::from(k.encode(x));
                         }
                     }
                     NarrowKernel::HardwareF16(e) => {
@@ -697,6 +720,8 @@ pub(crate) struct Scratch {
     codes64: [u64; CHUNK],
     /// One bit per lane: handed to the core.
     declined: [u64; CHUNK / 64],
+    /// One byte per lane: answered by a table (exponent kernels' special lanes).
+    flags: [u8; CHUNK],
 }
 
 impl Scratch {
@@ -708,6 +733,7 @@ impl Scratch {
             codes16: [0; CHUNK],
             codes64: [0; CHUNK],
             declined: [0; CHUNK / 64],
+            flags: [0; CHUNK],
         })
     }
 }
