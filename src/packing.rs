@@ -165,7 +165,8 @@ pub fn unpack_u16(dtype: DType, raw: &[u8], out: &mut [u16]) {
 /// of 16 bits or fewer, into `raw`, which starts at a group boundary and is exactly `raw_len(dtype,
 /// codes.len())` bytes long; the padding bits of a final partial group are zero. Whole bytes at a
 /// time: the bulk counterpart of [`set`].
-#[inline]
+// Always inlined, so that the plans' SIMD copy compiles it with its instruction set.
+#[inline(always)]
 pub fn pack_u16(dtype: DType, codes: &[u16], raw: &mut [u8]) {
     match dtype.packing() {
         Packing::Bytes(1) => {
