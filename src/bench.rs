@@ -223,6 +223,95 @@ fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
+/// What `lowbit bench --sweep` measured: every float32 bit pattern through one plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    pub to: DType,
+    pub threads: usize,
+    pub seconds: f64,
+    /// A checksum of the 2^32 outputs (order-independent mix of 64-bit words with their offsets),
+    /// to tell two runs, builds or machines apart; not a cryptographic digest.
+    pub checksum: u64,
+}
+
+/// Inputs per piece of the sweep: 2^16 float32s (256 KiB, in the core's L2 cache).
+const SWEEP_PIECE: u64 = 1 << 16;
+
+/// Converts all 2^32 float32 bit patterns to `to` with the plan, on up to `threads` threads, and
+/// times it (the inputs are generated piece by piece on the thread that converts them).
+pub fn sweep(to: DType, opts: &CastOptions, threads: usize) -> Result<Sweep> {
+    use rayon::prelude::*;
+    let plan = Plan::new(DType::Float, to, opts)?;
+    let threads = threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
+    let piece = SWEEP_PIECE as usize;
+    let out_len = packing::raw_len(to, piece)?;
+    let start = Instant::now();
+    let checksum = pool.install(|| {
+        (0..(1u64 << 32) / SWEEP_PIECE)
+            .into_par_iter()
+            .map_init(
+                || (vec![0u8; 4 * piece], vec![0u8; out_len]),
+                |(src, dst), p| -> Result<u64> {
+                    for (k, b) in src.chunks_exact_mut(4).enumerate() {
+                        b.copy_from_slice(&((p * SWEEP_PIECE) as u32 + k as u32).to_le_bytes());
+                    }
+                    plan.run(src, dst, piece)?;
+                    Ok(mix_words(p, dst))
+                },
+            )
+            .try_reduce(|| 0, |a, b| Ok(a ^ b))
+    })?;
+    Ok(Sweep { to, threads, seconds: start.elapsed().as_secs_f64(), checksum })
+}
+
+/// Mixes the 64-bit words of a piece's output with the piece's index (a multiply-xorshift per
+/// word, summed): cheap next to the conversion, and sensitive to any changed byte.
+fn mix_words(piece: u64, bytes: &[u8]) -> u64 {
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    let mut sum = piece.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for (i, w) in words.enumerate() {
+        let x = u64::from_le_bytes(w.try_into().expect("8 bytes")) ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let x = (x ^ (x >> 32)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        sum = sum.wrapping_add(x ^ (x >> 29));
+    }
+    let mut last = [0u8; 8];
+    last[..tail.len()].copy_from_slice(tail);
+    sum.wrapping_add(u64::from_le_bytes(last).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+impl Sweep {
+    #[must_use]
+    pub fn json(&self) -> String {
+        serde_json::json!({
+            "from": "FLOAT",
+            "to": self.to.onnx_name(),
+            "elements": 1u64 << 32,
+            "threads": self.threads,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+            "m_elements_per_s": round1((1u64 << 32) as f64 / self.seconds / 1e6),
+            "checksum": format!("{:016x}", self.checksum),
+        })
+        .to_string()
+    }
+
+    #[must_use]
+    pub fn table(&self) -> String {
+        format!(
+            "all 2^32 FLOAT -> {} on {} thread(s): {:.3} s ({:.1} M elements/s), checksum {:016x}",
+            self.to,
+            self.threads,
+            self.seconds,
+            (1u64 << 32) as f64 / self.seconds / 1e6,
+            self.checksum
+        )
+    }
+}
+
 /// The input as `--write-input` writes it: ONNX raw data, or a JSON array for STRING.
 pub fn input_bytes(input: &Tensor) -> Vec<u8> {
     match input.data() {
@@ -234,6 +323,18 @@ pub fn input_bytes(input: &Tensor) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checksum_sees_every_byte_and_the_piece() {
+        let bytes: Vec<u8> = (0..77u8).collect();
+        let base = mix_words(3, &bytes);
+        assert_ne!(base, mix_words(4, &bytes));
+        for i in 0..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[i] ^= 1;
+            assert_ne!(mix_words(3, &changed), base, "byte {i}");
+        }
+    }
 
     #[test]
     fn inputs_are_reproducible_and_shaped() {

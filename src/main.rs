@@ -157,6 +157,10 @@ enum Command {
         /// so other implementations can be timed on the same bytes.
         #[arg(long, value_name = "PATH")]
         write_input: Option<PathBuf>,
+        /// Instead: time all 2^32 float32 bit patterns into --to on --threads threads (--from must
+        /// be FLOAT), with a checksum of the outputs.
+        #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
+        sweep: bool,
     },
     /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
     /// its extreme values.
@@ -216,7 +220,18 @@ fn run(cli: Cli) -> Result<String, Failure> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
-        Command::Bench { from, to, elements, threads, reps, attributes, json, write_input } => {
+        Command::Bench { from, to, threads, attributes, json, sweep: true, .. } => {
+            if lowbit::DType::parse(&from)? != lowbit::DType::Float {
+                return Err(lowbit::Error::InvalidOp {
+                    op: "bench --sweep".into(),
+                    message: format!("the sweep is of float32 inputs; --from is {from}"),
+                }
+                .into());
+            }
+            let sweep = lowbit::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
+            Ok(if json { sweep.json() } else { sweep.table() })
+        }
+        Command::Bench { from, to, elements, threads, reps, attributes, json, write_input, .. } => {
             let config = lowbit::bench::Config {
                 from: lowbit::DType::parse(&from)?,
                 to: lowbit::DType::parse(&to)?,
