@@ -98,6 +98,25 @@ fn ratios() {
         ours.convert_from_f32_slice(black_box(&src)).unwrap();
         black_box(&mut ours);
     });
+    let t_scalar = best_of(|| {
+        for (d, &s) in ours.iter_mut().zip(black_box(&src)) {
+            *d = F8E4M3FN::from_f32(s);
+        }
+        black_box(&mut ours);
+    });
+    let mut back = vec![0f32; N];
+    let t_peer_back = best_of(|| {
+        for (d, s) in back.iter_mut().zip(black_box(&peer)) {
+            *d = s.to_f32();
+        }
+        black_box(&mut back);
+    });
+    let t_scalar_back = best_of(|| {
+        for (d, s) in back.iter_mut().zip(black_box(&ours)) {
+            *d = s.to_f32();
+        }
+        black_box(&mut back);
+    });
     let rate = |t: f64| N as f64 / t / 1e6;
     println!("\nf32 -> e4m3fn, {N} elements, best of 7, this process:");
     println!("  copy          {:>8.1} M elements/s", rate(t_copy));
@@ -107,6 +126,18 @@ fn ratios() {
         rate(t_ours),
         t_peer / t_ours,
         t_copy / t_ours
+    );
+    println!(
+        "  scalar from_f32: lowbit {:>8.1}, float8 crate {:>8.1} M elements/s = {:.1} x",
+        rate(t_scalar),
+        rate(t_peer),
+        t_peer / t_scalar
+    );
+    println!(
+        "  scalar to_f32:   lowbit {:>8.1}, float8 crate {:>8.1} M elements/s = {:.1} x",
+        rate(t_scalar_back),
+        rate(t_peer_back),
+        t_peer_back / t_scalar_back
     );
 }
 

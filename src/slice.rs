@@ -9,7 +9,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;
 use crate::plan::encode::DecodeTable;
-use crate::plan::{F32Kernel, Plan};
+use crate::plan::Plan;
 use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
 
 mod private {
@@ -52,12 +52,9 @@ macro_rules! narrow_slice {
 
             fn convert_from_f32_slice_with(&mut self, src: &[f32], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
-                // A float target of 8 bits or fewer from float32: one kernel handles every value.
-                let kernel = F32Kernel::new(<$t>::DTYPE, opts)?;
-                for (d, &s) in self.iter_mut().zip(src) {
-                    *d = <$t>::from_bits(kernel.encode(s));
-                }
-                Ok(())
+                // The plan's vectorised kernels, a chunk at a time.
+                let plan = Plan::new(DType::Float, <$t>::DTYPE, opts)?;
+                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
             }
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
@@ -105,7 +102,12 @@ trait CodeSlot {
 
 /// Runs `plan` from a typed source slice (each element written as its raw bytes by `put`) into a
 /// typed destination slice of the plan's target (unpacked: one code per element), piece by piece.
-fn convert_typed<S: Copy, T: CodeSlot>(plan: &Plan, src: &[S], dst: &mut [T], put: fn(S, &mut [u8])) -> Result<()> {
+fn convert_typed<S: Copy, T: CodeSlot>(
+    plan: &Plan,
+    src: &[S],
+    dst: &mut [T],
+    put: impl Fn(S, &mut [u8]),
+) -> Result<()> {
     let width = plan.from().bits().expect("typed sources have a width") as usize / 8;
     let mut codes = vec![0u16; crate::plan::CHUNK];
     plan.run_pieces(

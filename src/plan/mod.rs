@@ -191,6 +191,25 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
         }
         return Ok(NarrowKernel::Minifloat(encoder.expect("float16 and bfloat16 have an encoder")));
     }
+    let table = cached_split(to, opts)?;
+    if let Some(encoder) = encoder.filter(|e| table.agrees_with(e)) {
+        return Ok(NarrowKernel::Minifloat(encoder));
+    }
+    Ok(match ExponentKernel::new(f, SplitTable::clone(&table)) {
+        Some(kernel) => NarrowKernel::Exponent(Arc::new(kernel)),
+        None => NarrowKernel::Split(table),
+    })
+}
+
+/// The split table of float32 -> `to` (8 bits or fewer), built from the core once per process.
+fn cached_split(to: DType, opts: &CastOptions) -> Result<Arc<SplitTable>> {
+    type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
+    static TABLES: OnceLock<Mutex<HashMap<Key, Arc<SplitTable>>>> = OnceLock::new();
+    let key = (to, opts.saturate, opts.round_mode, opts.profile);
+    let tables = TABLES.get_or_init(Mutex::default);
+    if let Some(t) = tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
+        return Ok(Arc::clone(t));
+    }
     let mut failed = None;
     let table = SplitTable::build(|bits| {
         convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
@@ -201,25 +220,23 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     if let Some(e) = failed {
         return Err(e);
     }
-    if let Some(encoder) = encoder.filter(|e| table.agrees_with(e)) {
-        return Ok(NarrowKernel::Minifloat(encoder));
-    }
-    Ok(match ExponentKernel::new(f, table.clone()) {
-        Some(kernel) => NarrowKernel::Exponent(Arc::new(kernel)),
-        None => NarrowKernel::Split(Arc::new(table)),
-    })
+    let table = Arc::new(table);
+    tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&table));
+    Ok(table)
 }
 
 /// float32 -> a float target of 8 bits or fewer, one value at a time, with the answers of
-/// [`Plan`] (the scalar types' `from_f32`).
+/// [`Plan`] (the scalar types' `from_f32`): one lookup in the split table (the core's answer for
+/// every top-16-bit pattern and whether the low 16 bits are zero), which for single values beats
+/// any encoder's chain of selects.
 #[derive(Clone, Debug)]
-pub struct F32Kernel(NarrowKernel);
+pub struct F32Kernel(Arc<SplitTable>);
 
 impl F32Kernel {
     /// The kernel for ONNX `Cast` from FLOAT to `to` (a float dtype of 8 bits or fewer).
     pub fn new(to: DType, opts: &CastOptions) -> Result<F32Kernel> {
         match to.float_format() {
-            Some(f) if f.width() <= 8 => Ok(F32Kernel(cached_narrow(to, opts)?)),
+            Some(f) if f.width() <= 8 => Ok(F32Kernel(cached_split(to, opts)?)),
             _ => Err(Error::UnsupportedDType {
                 op: "F32Kernel",
                 dtype: to.onnx_name(),
@@ -232,13 +249,7 @@ impl F32Kernel {
     #[inline]
     #[must_use]
     pub fn encode(&self, x: f32) -> u8 {
-        match &self.0 {
-            NarrowKernel::Minifloat(e) => e.encode(x) as u8,
-            NarrowKernel::Truncated(e) => e.encode(x) as u8,
-            NarrowKernel::Split(t) => t.encode(x),
-            NarrowKernel::Exponent(k) => k.encode(x),
-            NarrowKernel::HardwareF16(_) => unreachable!("only float16 takes the hardware kernel"),
-        }
+        self.0.encode(x)
     }
 }
 
