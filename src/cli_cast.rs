@@ -4,7 +4,7 @@
 use crate::cast::cast;
 use crate::convert::{decode_element, CastOptions, Element};
 use crate::dtype::{DType, Kind, Packing};
-use crate::error::{Error, Result};
+use crate::error::{quoted, Error, Result};
 use crate::packing;
 use crate::strings::{self, StringGrammar};
 use crate::tables::value_to_exact_decimal;
@@ -153,7 +153,7 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
         .enumerate()
         .map(|(i, v)| {
             strings::parse_to_code(v, from, StringGrammar::Spec, opts)
-                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({v:?}): {e}") })
+                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {e}", quoted(v)) })
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use crate::convert::{decode_element, CastOptions, Element};
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::{quoted, Error, Result};
 use crate::ops::range::{range4, RangeOptions};
 use crate::profile::Profile;
 use crate::strings::{self, StringGrammar};
@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 
 /// A scalar tensor from `VALUE:DTYPE`.
 pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
-    let bad = |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {arg:?}: {why}") };
+    let bad = |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {}: {why}", quoted(arg)) };
     // The dtype follows the last colon, so a value never has to avoid one.
     let (value, dtype) = arg.rsplit_once(':').ok_or_else(|| bad("expected VALUE:DTYPE, e.g. 2.5:f32".into()))?;
     let dtype = DType::parse(dtype).map_err(|e| bad(e.to_string()))?;

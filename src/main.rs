@@ -262,7 +262,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             for spec in inputs {
                 let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
                     op: "run".into(),
-                    message: format!("--input {spec:?} is not NAME=FILE.pb"),
+                    message: format!("--input {} is not NAME=FILE.pb", lowbit::error::quoted(&spec)),
                 })?;
                 named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
             }

@@ -7,7 +7,7 @@
 
 use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
-use crate::error::{Error, Result};
+use crate::error::{quoted, Error, Result};
 use crate::value::Value;
 use core::fmt::Write as _;
 use core::num::FpCategory;
@@ -259,7 +259,7 @@ fn first_difference(have: &[u8], want: &[u8]) -> String {
     let want_text = String::from_utf8_lossy(want);
     for (i, (h, w)) in have_text.lines().zip(want_text.lines()).enumerate() {
         if h != w {
-            return format!("line {}: file has {h:?}, lowbit generates {w:?}", i + 1);
+            return format!("line {}: file has {}, lowbit generates {}", i + 1, quoted(h), quoted(w));
         }
     }
     format!("file has {} lines, lowbit generates {}", have_text.lines().count(), want_text.lines().count())

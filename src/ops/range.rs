@@ -459,7 +459,10 @@ fn scalar(op: &str, name: &str, t: &Tensor, allow_one: bool) -> Result<Element> 
         let accepted = if allow_one { "shape [] or [1]" } else { "shape []" };
         return Err(Error::InvalidOp {
             op: op.into(),
-            message: format!("{name} must be a scalar ({accepted}), but has shape {:?}", t.shape()),
+            message: format!(
+                "{name} must be a scalar ({accepted}), but has shape {}",
+                crate::error::shown_shape(t.shape())
+            ),
         });
     }
     let code = t.code(0).ok_or_else(|| Error::InvalidOp {
