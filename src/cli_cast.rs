@@ -33,6 +33,16 @@ pub fn element_count(dtype: DType, bytes: usize, count: Option<usize>) -> Result
     Ok(n)
 }
 
+/// The default largest standard input `lowbit cast` reads whole (a JSON array of strings, or raw
+/// input cast to STRING): 1 GiB. Raw input between fixed-width dtypes is streamed and has no limit.
+pub const DEFAULT_MAX_TEXT_INPUT_BYTES: u64 = 1 << 30;
+
+/// Reads standard input (or any reader) whole, at most `limit` bytes: more is
+/// [`Error::InputTooLarge`], found while reading (nothing beyond `limit` + 1 bytes is held).
+pub fn read_input(reader: impl std::io::Read, limit: u64) -> Result<Vec<u8>> {
+    crate::onnx::files::read_bounded(reader, 0, limit, std::path::Path::new("standard input"))
+}
+
 /// Casts raw input bytes (or JSON strings) and returns the output bytes (or JSON).
 pub fn cast_stream(input: &[u8], from: DType, to: DType, count: Option<usize>, opts: &CastOptions) -> Result<Vec<u8>> {
     let tensor = if from == DType::String {

@@ -528,9 +528,7 @@ fn f64_of_value(v: Value) -> Result<f64> {
 fn capped(op: &str, count: u128, max: usize) -> Result<usize> {
     if count > max as u128 {
         return Err(Error::TooLarge {
-            what: format!(
-                "{op} would produce {count} elements, more than the limit of {max} (RangeOptions::max_elements)"
-            ),
+            what: format!("{op} would produce {count} elements, more than the limit of {max}"),
         });
     }
     Ok(count as usize)
