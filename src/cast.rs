@@ -168,9 +168,8 @@ fn options_from(
     }
     let round_mode = match round_mode {
         None => RoundMode::Up,
-        Some(text) => {
-            RoundMode::parse(text).map_err(|_| bad(format!("round_mode must be up, down or nearest, not {text:?}")))?
-        }
+        Some(text) => RoundMode::parse(text)
+            .map_err(|_| bad(format!("round_mode must be up, down or nearest, not {}", crate::error::quoted(text))))?,
     };
     Ok(CastOptions { saturate, round_mode, profile })
 }

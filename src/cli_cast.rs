@@ -4,7 +4,7 @@
 use crate::cast::cast;
 use crate::convert::{decode_element, CastOptions, Element};
 use crate::dtype::{DType, Kind, Packing};
-use crate::error::{Error, Result};
+use crate::error::{quoted, Error, Result};
 use crate::packing;
 use crate::strings::{self, StringGrammar};
 use crate::tables::value_to_exact_decimal;
@@ -31,6 +31,16 @@ pub fn element_count(dtype: DType, bytes: usize, count: Option<usize>) -> Result
         return Err(Error::RawLength { dtype: dtype.onnx_name(), elements: n, expected: need, actual: bytes });
     }
     Ok(n)
+}
+
+/// The default largest standard input `lowbit cast` reads whole (a JSON array of strings, or raw
+/// input cast to STRING): 1 GiB. Raw input between fixed-width dtypes is streamed and has no limit.
+pub const DEFAULT_MAX_TEXT_INPUT_BYTES: u64 = 1 << 30;
+
+/// Reads standard input (or any reader) whole, at most `limit` bytes: more is
+/// [`Error::InputTooLarge`], found while reading (nothing beyond `limit` + 1 bytes is held).
+pub fn read_input(reader: impl std::io::Read, limit: u64) -> Result<Vec<u8>> {
+    crate::onnx::files::read_bounded(reader, 0, limit, std::path::Path::new("standard input"))
 }
 
 /// Casts raw input bytes (or JSON strings) and returns the output bytes (or JSON).
@@ -153,7 +163,7 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
         .enumerate()
         .map(|(i, v)| {
             strings::parse_to_code(v, from, StringGrammar::Spec, opts)
-                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({v:?}): {e}") })
+                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {e}", quoted(v)) })
         })
         .collect()
 }

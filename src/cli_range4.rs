@@ -4,8 +4,9 @@
 
 use crate::convert::{decode_element, CastOptions, Element};
 use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::ops::range::{range4, RangeOptions};
+use crate::error::{quoted, Error, Result};
+use crate::onnx::limits::{work_per_element, Limits};
+use crate::ops::range::{range4, RangeOptions, DEFAULT_MAX_ELEMENTS};
 use crate::profile::Profile;
 use crate::strings::{self, StringGrammar};
 use crate::tables::value_to_exact_decimal;
@@ -13,7 +14,7 @@ use crate::tensor::Tensor;
 
 /// A scalar tensor from `VALUE:DTYPE`.
 pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
-    let bad = |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {arg:?}: {why}") };
+    let bad = |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {}: {why}", quoted(arg)) };
     // The dtype follows the last colon, so a value never has to avoid one.
     let (value, dtype) = arg.rsplit_once(':').ok_or_else(|| bad("expected VALUE:DTYPE, e.g. 2.5:f32".into()))?;
     let dtype = DType::parse(dtype).map_err(|e| bad(e.to_string()))?;
@@ -22,10 +23,36 @@ pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
     Tensor::from_codes(dtype, vec![], &[code])
 }
 
-/// Runs Range-4 on three `VALUE:DTYPE` arguments.
+/// Runs Range-4 on three `VALUE:DTYPE` arguments with the default [`Limits`].
 pub fn run(start: &str, stop: &str, step: &str, output_type: &str, profile: &str) -> Result<Tensor> {
+    run_with(start, stop, step, output_type, profile, &Limits::default())
+}
+
+/// The most elements a Range-4 output may have under `limits`: as many as the work budget pays
+/// for (each element of Range counts [`work_per_element`] elements of work, as in a graph run) and
+/// as the memory budget holds in `output_type`, and never more than [`DEFAULT_MAX_ELEMENTS`].
+#[must_use]
+pub fn max_elements(output_type: DType, limits: &Limits) -> usize {
+    let by_work = limits.max_work / work_per_element("Range", false);
+    let bits = u128::from(output_type.bits().unwrap_or(8).max(1));
+    let by_memory = u128::from(limits.max_memory) * 8 / bits;
+    let cap = u128::from(by_work).min(by_memory).min(DEFAULT_MAX_ELEMENTS as u128);
+    usize::try_from(cap).unwrap_or(usize::MAX)
+}
+
+/// Runs Range-4 on three `VALUE:DTYPE` arguments, refusing (before allocating) an output larger
+/// than [`max_elements`] allows.
+pub fn run_with(
+    start: &str,
+    stop: &str,
+    step: &str,
+    output_type: &str,
+    profile: &str,
+    limits: &Limits,
+) -> Result<Tensor> {
     let output_type = DType::parse(output_type)?;
-    let opts = RangeOptions::with_profile(Profile::parse(profile)?);
+    let cap = max_elements(output_type, limits);
+    let opts = RangeOptions { max_elements: cap, ..RangeOptions::with_profile(Profile::parse(profile)?) };
     range4(
         &parse_scalar("START", start)?,
         &parse_scalar("STOP", stop)?,
@@ -33,14 +60,32 @@ pub fn run(start: &str, stop: &str, step: &str, output_type: &str, profile: &str
         output_type,
         &opts,
     )
+    .map_err(|e| match e {
+        Error::TooLarge { what } => Error::TooLarge {
+            what: format!(
+                "{what} (the smaller of --max-work {} / {} per element and --max-memory {} bytes in {output_type}, \
+                     at most 2^31)",
+                limits.max_work,
+                work_per_element("Range", false),
+                limits.max_memory
+            ),
+        },
+        other => other,
+    })
 }
 
 /// One line per element: its index, its value (exact decimal) and its code in hex.
 pub fn describe(out: &Tensor) -> Result<String> {
+    describe_lines(out).collect::<Result<Vec<String>>>().map(|lines| lines.join("\n"))
+}
+
+/// The lines of [`describe`] one at a time (a header, then one per element), so that a long
+/// output can be written as it is made instead of held whole as text.
+pub fn describe_lines(out: &Tensor) -> impl Iterator<Item = Result<String>> + '_ {
     let dtype = out.dtype();
     let digits = dtype.bits().unwrap_or(8).div_ceil(4) as usize;
-    let mut lines = vec![format!("{} elements of {dtype}", out.len())];
-    for i in 0..out.len() {
+    let header = std::iter::once(Ok(format!("{} elements of {dtype}", out.len())));
+    header.chain((0..out.len()).map(move |i| {
         let code = out.code(i).ok_or_else(|| Error::InvalidOp {
             op: "range4".into(),
             message: format!("element {i} of {dtype} has no code"),
@@ -50,9 +95,8 @@ pub fn describe(out: &Tensor) -> Result<String> {
             Element::Int(v) => v.to_string(),
             Element::Bool(b) => b.to_string(),
         };
-        lines.push(format!("{i:>6}  {value:<24} 0x{code:0digits$x}"));
-    }
-    Ok(lines.join("\n"))
+        Ok(format!("{i:>6}  {value:<24} 0x{code:0digits$x}"))
+    }))
 }
 
 /// The output's raw little-endian bytes (ONNX `raw_data`, sub-byte types packed).

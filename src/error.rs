@@ -8,7 +8,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum Error {
     /// A data-type name that is neither an ONNX name nor a known alias.
-    #[error("unknown dtype {name:?}; valid names: {valid}")]
+    #[error("unknown dtype {}; valid names: {valid}", quoted(name))]
     UnknownDType { name: String, valid: String },
 
     /// An ONNX `TensorProto.DataType` number outside 0..=28.
@@ -24,7 +24,7 @@ pub enum Error {
     UnsupportedDType { op: &'static str, dtype: &'static str, why: &'static str },
 
     /// A string that does not read as a number of the target dtype (ONNX `Cast` from STRING).
-    #[error("cannot parse {text:?} as {dtype}: {why}")]
+    #[error("cannot parse {} as {dtype}: {why}", quoted(text))]
     ParseString { text: String, dtype: &'static str, why: String },
 
     /// A size that overflows or exceeds a limit, detected before allocating.
@@ -40,7 +40,7 @@ pub enum Error {
     RawNotWhole { dtype: &'static str, bytes: usize, bits: u32 },
 
     /// A shape or element count that does not fit the data.
-    #[error("shape {shape:?} has {elements} elements, but {actual} were given")]
+    #[error("shape {} has {elements} elements, but {actual} were given", shown_shape(shape))]
     ShapeMismatch { shape: Vec<usize>, elements: usize, actual: usize },
 
     /// An ONNX attribute or op version problem.
@@ -137,5 +137,57 @@ impl Error {
     }
 }
 
+/// The most characters of a name or value from the command line or a file that an error message
+/// repeats.
+pub const QUOTED_CHARS: usize = 100;
+
+/// `text` quoted for an error message: at most [`QUOTED_CHARS`] characters, then how many more
+/// there were, so that a hostile 100,000-character argument or name does not flood the terminal.
+pub fn quoted(text: &str) -> String {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => {
+            let more = text[cut..].chars().count();
+            format!("{:?} (and {more} more characters)", &text[..cut])
+        }
+    }
+}
+
+/// The most dimensions of a shape that an error message lists.
+const SHOWN_DIMS: usize = 16;
+
+/// A shape (or any list of integers) for an error message: at most [`SHOWN_DIMS`] entries, then
+/// how many more there were, so that a 100,000-dimension shape stays one short line.
+pub fn shown_shape<T: core::fmt::Debug>(dims: &[T]) -> String {
+    if dims.len() <= SHOWN_DIMS {
+        return format!("{dims:?}");
+    }
+    let head = format!("{:?}", &dims[..SHOWN_DIMS]);
+    format!("{}, ...] (and {} more dimensions)", &head[..head.len() - 1], dims.len() - SHOWN_DIMS)
+}
+
 /// `Result` with lowbit's [`Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_is_bounded() {
+        assert_eq!(quoted("x/y"), "\"x/y\"");
+        let long = "a".repeat(100_000);
+        let q = quoted(&long);
+        assert!(q.len() < 150 && q.ends_with("(and 99900 more characters)"), "{q}");
+        // A cut never splits a character.
+        assert!(quoted(&"é".repeat(200)).ends_with("(and 100 more characters)"));
+    }
+
+    #[test]
+    fn shapes_are_bounded() {
+        assert_eq!(shown_shape(&[2usize, 3]), "[2, 3]");
+        let long = vec![1usize; 100_000];
+        let s = shown_shape(&long);
+        assert!(s.len() < 100 && s.ends_with("1, ...] (and 99984 more dimensions)"), "{s}");
+    }
+}

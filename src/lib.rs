@@ -54,6 +54,7 @@ pub mod profile;
 pub mod round;
 pub mod scalar;
 pub mod slice;
+mod staging;
 pub mod strings;
 pub mod tables;
 pub mod tensor;

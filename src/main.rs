@@ -1,7 +1,7 @@
 //! The `lowbit` command line tool.
 
 use clap::{Parser, Subcommand};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -68,6 +68,11 @@ enum Command {
         /// of 2^20 elements, so memory stays flat whatever its size.
         #[arg(long)]
         threads: Option<usize>,
+        /// Largest standard input read whole (STRING on either side: K, M, G, T suffixes are
+        /// powers of 1024; `unlimited`), or largest IN.pb. Default: 1G for standard input, 4G
+        /// for IN.pb. Raw input between fixed-width dtypes is streamed and has no limit.
+        #[arg(long, value_name = "BYTES")]
+        max_input_bytes: Option<String>,
         /// Values to cast, read as the source type (exact decimal, rounded once); or IN.pb OUT.pb.
         #[arg(allow_hyphen_values = true)]
         values: Vec<String>,
@@ -130,6 +135,14 @@ enum Command {
         profile: String,
         #[arg(long)]
         raw: bool,
+        /// Bytes the output may take (K, M, G, T suffixes are powers of 1024; `unlimited`).
+        /// Default: half of this machine's memory, as for `lowbit run`.
+        #[arg(long, value_name = "BYTES")]
+        max_memory: Option<String>,
+        /// Elements of work (16 per output element, as Range counts in `lowbit run`).
+        /// Default: 4G (2^32), so at most 2^28 elements: a few seconds.
+        #[arg(long, value_name = "ELEMENTS")]
+        max_work: Option<String>,
     },
     /// Throughput of FLOAT -> DTYPE against a plain copy and the reference path, in one process.
     Bench {
@@ -247,12 +260,21 @@ fn run(cli: Cli) -> Result<String, Failure> {
             }
             Ok(if json { report.json() } else { report.table() })
         }
-        Command::Range4 { start, stop, step, output_type, profile, raw } => {
-            let out = lowbit::cli_range4::run(&start, &stop, &step, &output_type, &profile)?;
-            if !raw {
-                return Ok(lowbit::cli_range4::describe(&out)?);
+        Command::Range4 { start, stop, step, output_type, profile, raw, max_memory, max_work } => {
+            let mut limits = lowbit::onnx::limits::Limits::default();
+            set_limit(&mut limits.max_memory, max_memory.as_deref())?;
+            set_limit(&mut limits.max_work, max_work.as_deref())?;
+            let out = lowbit::cli_range4::run_with(&start, &stop, &step, &output_type, &profile, &limits)?;
+            if raw {
+                write_stdout(out.raw().unwrap_or_default())?;
+                return Ok(String::new());
             }
-            write_stdout(&lowbit::cli_range4::raw(&out))?;
+            // Line by line: the text of a long output is several times its size.
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            for line in lowbit::cli_range4::describe_lines(&out) {
+                writeln!(stdout, "{}", line?).map_err(output_failure)?;
+            }
+            stdout.flush().map_err(output_failure)?;
             Ok(String::new())
         }
         Command::Run { model, inputs, output_dir, profile, max_memory, max_work, max_input_bytes } => {
@@ -277,7 +299,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             for spec in inputs {
                 let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
                     op: "run".into(),
-                    message: format!("--input {spec:?} is not NAME=FILE.pb"),
+                    message: format!("--input {} is not NAME=FILE.pb", lowbit::error::quoted(&spec)),
                 })?;
                 named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
             }
@@ -291,7 +313,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(lines.join("\n"))
         }
         Command::Conformance { .. } => unreachable!("handled in main"),
-        Command::Cast { from, to, attributes, count, threads, values } => {
+        Command::Cast { from, to, attributes, count, threads, max_input_bytes, values } => {
             let to = lowbit::DType::parse(&to)?;
             let opts = attributes.options()?;
             let Some(from) = from else {
@@ -302,7 +324,9 @@ fn run(cli: Cli) -> Result<String, Failure> {
                     }
                     .into());
                 };
-                let tensor = lowbit::onnx::tensor_proto::read_tensor_file(input.as_ref())?;
+                let mut limits = lowbit::onnx::limits::Limits::default();
+                set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
+                let tensor = lowbit::onnx::tensor_proto::read_tensor_file_with(input.as_ref(), &limits)?;
                 let out = lowbit::cast::cast(&tensor, to, &opts)?;
                 lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, None)?;
                 return Ok(format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
@@ -322,11 +346,11 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 };
             }
             if values.is_empty() {
-                // STRING on a side: JSON text, read whole (its elements have no fixed size).
-                let mut input = Vec::new();
-                std::io::stdin()
-                    .read_to_end(&mut input)
-                    .map_err(|e| lowbit::Error::Io { path: "standard input".into(), message: e.to_string() })?;
+                // STRING on a side: JSON text, read whole (its elements have no fixed size), within
+                // --max-input-bytes.
+                let mut limit = lowbit::cli_cast::DEFAULT_MAX_TEXT_INPUT_BYTES;
+                set_limit(&mut limit, max_input_bytes.as_deref())?;
+                let input = lowbit::cli_cast::read_input(std::io::stdin().lock(), limit)?;
                 let out = lowbit::cli_cast::cast_stream(&input, from, to, count, &opts)?;
                 write_stdout(&out)?;
                 Ok(String::new())
@@ -335,6 +359,14 @@ fn run(cli: Cli) -> Result<String, Failure> {
             }
         }
     }
+}
+
+/// Sets a limit from its flag's text, if the flag was given.
+fn set_limit(slot: &mut u64, flag: Option<&str>) -> lowbit::Result<()> {
+    if let Some(text) = flag {
+        *slot = lowbit::onnx::limits::parse_count(text)?;
+    }
+    Ok(())
 }
 
 fn info(dtype: lowbit::DType) -> String {

@@ -54,7 +54,10 @@ impl Profile {
     pub fn parse(name: &str) -> Result<Profile> {
         Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| Error::InvalidOp {
             op: "profile".into(),
-            message: format!("unknown profile {name:?}; valid profiles: spec, onnx-reference, onnxruntime, openvino"),
+            message: format!(
+                "unknown profile {}; valid profiles: spec, onnx-reference, onnxruntime, openvino",
+                crate::error::quoted(name)
+            ),
         })
     }
 }

@@ -7,7 +7,9 @@
 
 use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
-use crate::error::{Error, Result};
+use crate::error::{quoted, Error, Result};
+use crate::onnx::files::{open_regular, read_bounded};
+use crate::staging::Staging;
 use crate::value::Value;
 use core::fmt::Write as _;
 use core::num::FpCategory;
@@ -15,6 +17,7 @@ use num_bigint::BigUint;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Relative path -> file contents, for every file `tables/` holds.
@@ -209,16 +212,22 @@ pub fn render() -> TableSet {
     set
 }
 
-/// Writes every table under `dir` (creating it), returning the number of files written.
+/// Writes every table under `dir` (creating it), returning the number of files written. All or
+/// nothing: every file is first written to a temporary file in its folder and only when all are
+/// written are they renamed into place; on an error (a file where a folder must go, a folder where
+/// a file must go, an unwritable folder, a full disk) the temporary files and the folders this call
+/// created are removed and the existing files are untouched.
 pub fn write(dir: &Path) -> Result<usize> {
     let set = render();
+    let mut staging = Staging::new();
     for (rel, bytes) in &set {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            staging.create_folders(parent)?;
         }
-        std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        staging.stage(&path, |out| out.write_all(bytes))?;
     }
+    staging.commit()?;
     Ok(set.len())
 }
 
@@ -229,7 +238,7 @@ pub fn check(dir: &Path) -> Result<usize> {
     let set = render();
     for (rel, want) in &set {
         let path = dir.join(rel);
-        let have = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let have = read_table(&path, want.len())?;
         if have != *want {
             return Err(Error::TableMismatch {
                 path: path.display().to_string(),
@@ -254,12 +263,33 @@ pub fn check(dir: &Path) -> Result<usize> {
     Ok(set.len())
 }
 
+/// Reads a committed table: a regular file only (a FIFO or a device is refused by its type, never
+/// opened and read), and no more than the generated table's size plus one byte, so that a huge file
+/// is a mismatch found without reading it whole.
+fn read_table(path: &Path, generated: usize) -> Result<Vec<u8>> {
+    let (file, metadata) = open_regular(path)?;
+    let generated = generated as u64;
+    if metadata.len() > generated {
+        return Err(Error::TableMismatch {
+            path: path.display().to_string(),
+            detail: format!("file has {} bytes, lowbit generates {generated}", metadata.len()),
+        });
+    }
+    read_bounded(file, metadata.len(), generated, path).map_err(|e| match e {
+        Error::InputTooLarge { .. } => Error::TableMismatch {
+            path: path.display().to_string(),
+            detail: format!("file has more than {generated} bytes, lowbit generates {generated}"),
+        },
+        other => other,
+    })
+}
+
 fn first_difference(have: &[u8], want: &[u8]) -> String {
     let have_text = String::from_utf8_lossy(have);
     let want_text = String::from_utf8_lossy(want);
     for (i, (h, w)) in have_text.lines().zip(want_text.lines()).enumerate() {
         if h != w {
-            return format!("line {}: file has {h:?}, lowbit generates {w:?}", i + 1);
+            return format!("line {}: file has {}, lowbit generates {}", i + 1, quoted(h), quoted(w));
         }
     }
     format!("file has {} lines, lowbit generates {}", have_text.lines().count(), want_text.lines().count())

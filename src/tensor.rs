@@ -25,10 +25,9 @@ pub struct Tensor {
 
 /// The number of elements of a shape, or an error if the product overflows `usize`.
 pub fn element_count(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::TooLarge { what: format!("shape {shape:?} has more elements than fit in memory") })
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::TooLarge {
+        what: format!("shape {} has more elements than fit in memory", crate::error::shown_shape(shape)),
+    })
 }
 
 impl Tensor {

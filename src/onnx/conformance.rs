@@ -31,7 +31,7 @@ impl Tolerance {
             "onnx" => Ok(Tolerance::Onnx),
             other => Err(Error::InvalidOp {
                 op: "conformance".into(),
-                message: format!("unknown tolerance {other:?}; use exact or onnx"),
+                message: format!("unknown tolerance {}; use exact or onnx", crate::error::quoted(other)),
             }),
         }
     }
@@ -44,7 +44,11 @@ pub fn compare(expected: &Tensor, actual: &Tensor, tolerance: Tolerance) -> Opti
         return Some(format!("dtype: expected {}, actual {}", expected.dtype(), actual.dtype()));
     }
     if expected.shape() != actual.shape() {
-        return Some(format!("shape: expected {:?}, actual {:?}", expected.shape(), actual.shape()));
+        return Some(format!(
+            "shape: expected {}, actual {}",
+            crate::error::shown_shape(expected.shape()),
+            crate::error::shown_shape(actual.shape())
+        ));
     }
     if let (Some(e), Some(a)) = (expected.strings(), actual.strings()) {
         return e

@@ -23,7 +23,7 @@ use super::tensor_proto::tensor_from_proto;
 use crate::cast::{cast_like_op, cast_op, CastAttributes, CastTo};
 use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind};
-use crate::error::{Error, Result};
+use crate::error::{shown_shape, Error, Result};
 use crate::format;
 use crate::ops::{self, range::RangeOptions, slice::SliceArgs, AllocationGuard};
 use crate::packing;
@@ -970,7 +970,10 @@ fn broadcast_shape(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
             (x, y) if x == y => Ok(x),
             (1, y) => Ok(y),
             (x, 1) => Ok(x),
-            (x, y) => Err(err(op, format!("shapes {a:?} and {b:?} do not broadcast (axis {i}: {x} vs {y})"))),
+            (x, y) => Err(err(
+                op,
+                format!("shapes {} and {} do not broadcast (axis {i}: {x} vs {y})", shown_shape(a), shown_shape(b)),
+            )),
         })
         .collect()
 }

@@ -226,9 +226,11 @@ pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
     tensor_from_proto(&proto).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
 }
 
-/// Writes a tensor as a serialized `TensorProto` file.
+/// Writes a tensor as a serialized `TensorProto` file, all or nothing: into a temporary file in
+/// `path`'s folder, renamed into place when complete. On an error (a full disk, a file size limit,
+/// `path` a folder, its folder missing) nothing new remains and an existing file is untouched.
 pub fn write_tensor_file(path: &Path, t: &Tensor, name: Option<&str>) -> Result<()> {
-    std::fs::write(path, tensor_to_proto(t, name).encode_to_vec()).map_err(|e| Error::io(path, e))
+    crate::staging::write_file_atomically(path, |out| write_tensor_proto(out, t, name))
 }
 
 #[cfg(test)]

@@ -59,7 +59,10 @@ pub(crate) fn gather_guarded(
     let mut rows = Vec::with_capacity(values.len());
     for (flat, &v) in values.iter().enumerate() {
         if v < -s || v > s - 1 {
-            let what = format!("indices element {flat} (at {:?})", multi_index(flat, indices.shape()));
+            let what = format!(
+                "indices element {flat} (at {})",
+                crate::error::shown_shape(&multi_index(flat, indices.shape()))
+            );
             return Err(Error::OutOfRange { op, what, value: v, low: -s, high: s - 1 });
         }
         let row = if v < 0 { v + s } else { v };

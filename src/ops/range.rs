@@ -459,7 +459,10 @@ fn scalar(op: &str, name: &str, t: &Tensor, allow_one: bool) -> Result<Element> 
         let accepted = if allow_one { "shape [] or [1]" } else { "shape []" };
         return Err(Error::InvalidOp {
             op: op.into(),
-            message: format!("{name} must be a scalar ({accepted}), but has shape {:?}", t.shape()),
+            message: format!(
+                "{name} must be a scalar ({accepted}), but has shape {}",
+                crate::error::shown_shape(t.shape())
+            ),
         });
     }
     let code = t.code(0).ok_or_else(|| Error::InvalidOp {
@@ -525,9 +528,7 @@ fn f64_of_value(v: Value) -> Result<f64> {
 fn capped(op: &str, count: u128, max: usize) -> Result<usize> {
     if count > max as u128 {
         return Err(Error::TooLarge {
-            what: format!(
-                "{op} would produce {count} elements, more than the limit of {max} (RangeOptions::max_elements)"
-            ),
+            what: format!("{op} would produce {count} elements, more than the limit of {max}"),
         });
     }
     Ok(count as usize)

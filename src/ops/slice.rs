@@ -78,7 +78,10 @@ pub(crate) fn slice_guarded(
                 if t.shape().len() != 1 {
                     return Err(Error::InvalidOp {
                         op,
-                        message: format!("{name} must be a 1-D tensor, but has shape {:?}", t.shape()),
+                        message: format!(
+                            "{name} must be a 1-D tensor, but has shape {}",
+                            crate::error::shown_shape(t.shape())
+                        ),
                     });
                 }
             }
