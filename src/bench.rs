@@ -312,6 +312,13 @@ impl Sweep {
     }
 }
 
+/// Writes the input to `path` as [`input_bytes`] gives it, all or nothing (a temporary file in
+/// the same folder, renamed when complete).
+pub fn write_input(path: &std::path::Path, input: &Tensor) -> Result<()> {
+    let bytes = input_bytes(input);
+    crate::staging::write_file_atomically(path, |w| std::io::Write::write_all(w, &bytes))
+}
+
 /// The input as `--write-input` writes it: ONNX raw data, or a JSON array for STRING.
 pub fn input_bytes(input: &Tensor) -> Vec<u8> {
     match input.data() {

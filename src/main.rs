@@ -255,8 +255,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             };
             let (report, input) = lowbit::bench::run(&config)?;
             if let Some(path) = write_input {
-                std::fs::write(&path, lowbit::bench::input_bytes(&input))
-                    .map_err(|e| lowbit::Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+                lowbit::bench::write_input(&path, &input)?;
             }
             Ok(if json { report.json() } else { report.table() })
         }
