@@ -14,12 +14,14 @@
 //!   FLOAT8E8M0 it uses `round_mode` nearest, because `NumberStyle::Spec` writes the shortest digits
 //!   that read back to nearest, not up or down (2^-127 is written `6e-39`, which is above it, so
 //!   round_mode up reads it back as 2^-126).
-//! * the other dtypes (STRING, complex, UNDEFINED) are an `Err`.
+//! * the other dtypes (STRING, complex, UNDEFINED) are an `Err`;
+//! * the fast paths agree with the exact code: `TextReader::code` gives what `parse_to_code` gives
+//!   (value or error), and `TextWriter` writes the parsed code as `format_code` does.
 
 use lowbit::convert::{decode_element, CastOptions, Element, RoundMode};
 use lowbit::dtype::Kind;
 use lowbit::profile::Profile;
-use lowbit::strings::{format_code, parse_to_code, NumberStyle, StringGrammar};
+use lowbit::strings::{format_code, parse_to_code, NumberStyle, StringGrammar, TextReader, TextWriter};
 use lowbit::value::Value;
 use lowbit::DType;
 
@@ -35,6 +37,8 @@ fn check(text: &str, opts: &CastOptions) {
         let numeric = matches!(dtype.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool);
         for grammar in GRAMMARS {
             let parsed = parse_to_code(text, dtype, grammar, opts);
+            let fast = TextReader::new(dtype, grammar, opts).code(text);
+            assert_eq!(fast, parsed, "{text:?} -> {dtype} under {grammar:?} ({opts:?}): fast reader differs");
             let code = match parsed {
                 Ok(code) => code,
                 Err(_) => continue,
@@ -43,8 +47,12 @@ fn check(text: &str, opts: &CastOptions) {
             let limit = if dtype == DType::Bool { 1 } else { dtype.code_mask() };
             assert!(code <= limit, "{text:?} -> {dtype} under {grammar:?}: code {code:#x} does not fit");
             for style in STYLES {
-                format_code(dtype, code, style)
+                let exact = format_code(dtype, code, style)
                     .unwrap_or_else(|e| panic!("format_code({dtype}, {code:#x}, {style:?}) failed: {e}"));
+                let tensor = lowbit::Tensor::from_codes(dtype, vec![1], &[code]).expect("a numeric dtype");
+                let raw = tensor.raw().expect("raw data");
+                let fast = TextWriter::new(dtype, style, 1).and_then(|w| w.texts(raw, 1));
+                assert_eq!(fast, Ok(vec![exact]), "{dtype} {code:#x} in {style:?}: fast writer differs");
             }
             if grammar != StringGrammar::Spec {
                 continue;
