@@ -5,6 +5,9 @@
 #[path = "support/models.rs"]
 mod models;
 
+#[path = "support/files.rs"]
+mod files;
+use files::tree;
 use lowbit::onnx::proto::TensorProto;
 use lowbit::{DType, Tensor};
 use models::*;
@@ -68,23 +71,6 @@ fn lowbit(args: &[&str]) -> Outcome {
 
 fn lowbit_stdin(args: &[&str], stdin: Stdin) -> Outcome {
     run_with(Command::new(env!("CARGO_BIN_EXE_lowbit")).args(args), stdin)
-}
-
-/// Every file and folder under `dir`, relative, sorted.
-fn tree(dir: &Path) -> Vec<String> {
-    let mut all = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            all.push(path.strip_prefix(dir).unwrap().display().to_string());
-            if path.is_dir() && !path.is_symlink() {
-                stack.push(path);
-            }
-        }
-    }
-    all.sort();
-    all
 }
 
 fn s(path: &Path) -> &str {

@@ -5,6 +5,9 @@
 #[path = "support/models.rs"]
 mod models;
 
+#[path = "support/files.rs"]
+mod files;
+use files::tree;
 use lowbit::onnx::files::read_file_limited;
 use lowbit::onnx::outputs::write_outputs;
 use lowbit::onnx::proto::ModelProto;
@@ -35,23 +38,6 @@ fn lowbit_via(command: &mut Command) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// Every file and folder under `dir`, relative, sorted.
-fn tree(dir: &Path) -> Vec<String> {
-    let mut all = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            all.push(path.strip_prefix(dir).unwrap().display().to_string());
-            if path.is_dir() && !path.is_symlink() {
-                stack.push(path);
-            }
-        }
-    }
-    all.sort();
-    all
 }
 
 /// A model copying `x` to each output name.
