@@ -114,6 +114,30 @@ fn numeric_bytes(dtype: DType, n: usize) -> Result<usize> {
     }
 }
 
+/// Refuses a run that would not fit: at its peak a run holds the generated values (8 bytes each;
+/// about 48 for a text), the raw input, the copy baseline's two buffers and the output. Checked
+/// against half the memory this process can use before anything is allocated, so a small machine
+/// gets an error instead of an abort.
+fn check_memory(from: DType, to: DType, n: usize, copy_bytes: usize) -> Result<()> {
+    let per_text = |d: DType| if d == DType::String { 48 * n as u64 } else { 0 };
+    let peak = 8 * n as u64
+        + numeric_bytes(from, n)? as u64
+        + 2 * copy_bytes as u64
+        + numeric_bytes(to, n)? as u64
+        + per_text(from)
+        + per_text(to);
+    let limit = crate::onnx::limits::Limits::for_this_machine().max_memory;
+    if peak > limit {
+        return Err(Error::TooLarge {
+            what: format!(
+                "--elements {n}: a {from} -> {to} benchmark holds about {peak} bytes, more than the {limit} bytes \
+                 (half of the memory this process can use) it may take"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Runs the measurement; returns the report and the input it used.
 pub fn run(config: &Config) -> Result<(Report, Tensor)> {
     let Config { from, to, elements: n, threads, reps, opts } = *config;
@@ -122,8 +146,9 @@ pub fn run(config: &Config) -> Result<(Report, Tensor)> {
             what: format!("--elements {n}: lowbit bench takes 1 to {MAX_ELEMENTS} elements"),
         });
     }
-    let data = input(from, n)?;
     let copy_bytes = numeric_bytes(from, n)?.max(numeric_bytes(to, n)?);
+    check_memory(from, to, n, copy_bytes)?;
+    let data = input(from, n)?;
     let copy_src = vec![0x5Au8; copy_bytes];
     let mut copy_dst = vec![0u8; copy_bytes];
     let copy = best_of(reps, || {

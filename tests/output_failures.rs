@@ -159,3 +159,17 @@ fn a_failing_output_stops_the_stream() {
     };
     assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_benchmark_larger_than_memory_is_refused_before_allocating() {
+    // Under a 4 GB address-space limit (half of it usable), 2^28 float64 elements need ~9.7 GB.
+    let script = format!(
+        "ulimit -v 4000000 && exec {} bench --from double --to float --elements 268435456",
+        env!("CARGO_BIN_EXE_lowbit")
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--elements 268435456") && err.contains("bytes"), "{err}");
+}
