@@ -19,11 +19,7 @@ pub fn element_count(dtype: DType, bytes: usize, count: Option<usize>) -> Result
     let n = match count {
         Some(n) => n,
         None => {
-            let n = bytes.checked_mul(8).ok_or(Error::TooLarge { what: format!("{bytes} bytes") })? / bits as usize;
-            if packing::raw_len(dtype, n)? != bytes {
-                return Err(Error::RawNotWhole { dtype: dtype.onnx_name(), bytes, bits });
-            }
-            n
+            packing::whole_elements(dtype, bytes).ok_or(Error::RawNotWhole { dtype: dtype.onnx_name(), bytes, bits })?
         }
     };
     let need = packing::raw_len(dtype, n)?;

@@ -99,6 +99,16 @@ pub fn unpack(dtype: DType, raw: &[u8], n: usize) -> Result<Vec<u64>> {
     Ok((0..n).map(|i| get(dtype, raw, i)).collect())
 }
 
+/// How many elements `bytes` bytes of raw `dtype` data hold when they hold whole elements and no
+/// spare byte (for packed dtypes: the elements of every byte, padding included); `None` otherwise,
+/// or for dtypes without a raw layout.
+#[must_use]
+pub fn whole_elements(dtype: DType, bytes: usize) -> Option<usize> {
+    let bits = dtype.bits()? as usize;
+    let n = bytes.checked_mul(8)? / bits;
+    (raw_len(dtype, n).ok()? == bytes).then_some(n)
+}
+
 /// Elements per packing group: the fewest elements that fill whole bytes (1 for byte-wide dtypes, 2
 /// for nibbles, 4 for crumbs and sextets). A run of elements that starts at a multiple of this
 /// starts on a byte boundary, so bulk code can split work there.
@@ -252,6 +262,12 @@ mod tests {
         assert!(raw_len(DType::Double, usize::MAX / 2).is_err());
         assert!(raw_len(DType::String, 1).is_err());
         assert!(unpack(DType::Int4, &[0; 3], 7).unwrap_err().to_string().contains("3 bytes"));
+        // 3 bytes of float6 are 4 elements; 4 bytes hold 5 (30 bits) and 2 bits of padding.
+        assert_eq!(whole_elements(DType::Float6E3M2, 3), Some(4));
+        assert_eq!(whole_elements(DType::Float6E3M2, 4), Some(5));
+        assert_eq!(whole_elements(DType::Int4, 3), Some(6));
+        assert_eq!(whole_elements(DType::Float, 6), None);
+        assert_eq!(whole_elements(DType::String, 8), None);
     }
 
     #[test]

@@ -80,16 +80,15 @@ impl Plan {
                     return Err(Error::RawLength { dtype: from.onnx_name(), elements: n, expected, actual }.into());
                 }
                 None if got == piece_bytes => STREAM_PIECE,
-                None => {
-                    // The last piece: the whole elements its bytes hold, and no more bytes than that.
-                    let bits = from.bits().expect("a plan's dtypes have a width");
-                    let n = got * 8 / bits as usize;
-                    if packing::raw_len(from, n)? != got {
+                // The last piece: the whole elements its bytes hold, and no more bytes than that.
+                None => match packing::whole_elements(from, got) {
+                    Some(n) => n,
+                    None => {
+                        let bits = from.bits().expect("a plan's dtypes have a width");
                         let bytes = packing::raw_len(from, done)? + got;
                         return Err(Error::RawNotWhole { dtype: from.onnx_name(), bytes, bits }.into());
                     }
-                    n
-                }
+                },
             };
             if elements > 0 {
                 let out_len = packing::raw_len(to, elements)?;
