@@ -352,7 +352,9 @@ impl Plan {
     /// elements. The result is the same bytes as [`Plan::run`] gives.
     pub fn run_parallel(&self, src: &[u8], dst: &mut [u8], n: usize, threads: usize) -> Result<()> {
         self.check_lengths(src, dst, n)?;
-        let threads = threads.max(1);
+        // No more threads than pieces of 4 chunks: a thread count from the command line cannot
+        // make the pool larger than the work.
+        let threads = threads.clamp(1, n.div_ceil(4 * CHUNK).max(1));
         if threads == 1 || n < 4 * CHUNK {
             return self.run(src, dst, n);
         }
