@@ -209,7 +209,8 @@ fn small_sources_in_short_and_scrambled_runs() {
 }
 
 /// The float32 kernels on runs shorter than a vector and with lanes left over (the F16C loop's
-/// scalar tail, lone nibbles and crumbs), NaN and out-of-range lanes at every position.
+/// lanes after its last group of 64, lone nibbles and crumbs), NaN and out-of-range lanes at every
+/// position.
 #[test]
 fn float32_kernels_on_short_runs() {
     let values = [1.5f32, f32::NAN, -2.5, 65520.0, -0.0, 1e-8, 3e9, f32::INFINITY, -7.25, 0.1, -f32::NAN, 448.0];
@@ -217,7 +218,7 @@ fn float32_kernels_on_short_runs() {
     for to in [DType::Float16, DType::Bfloat16, DType::Int4, DType::Uint2, DType::Float8E4M3FN, DType::Int32] {
         for profile in Profile::ALL {
             let opts = CastOptions::with_profile(profile);
-            for len in 0..=17 {
+            for len in (0..=17).chain([63, 64, 65, 71, 127, 129]) {
                 for start in 0..codes.len() {
                     let run: Vec<u64> = codes.iter().cycle().skip(start).take(len).copied().collect();
                     check(DType::Float, to, &opts, &run);

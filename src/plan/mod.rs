@@ -503,7 +503,9 @@ impl Plan {
                 if *to_f32 == ToF32::Exact {
                     // Straight from the source bytes: no staging copy.
                     let value = |b: &[u8]| f32::from_le_bytes(b.try_into().expect("4 bytes"));
-                    if *nan_to_core {
+                    // The F16C kernel marks NaN lanes in its own pass over the source.
+                    let hardware = matches!(kernel, NarrowKernel::HardwareF16(_));
+                    if *nan_to_core && !hardware {
                         mark_f32(declined, src, f32::is_nan);
                     }
                     // 16-bit targets are written straight into the destination too.
@@ -511,7 +513,13 @@ impl Plan {
                         // Plain `for` loops: they inline into the SIMD copy, where an iterator's
                         // `for_each` (a `fold` of its own) may stay a call compiled without it.
                         match kernel {
-                            NarrowKernel::HardwareF16(e) => simd::f32_to_f16(src, dst, e),
+                            NarrowKernel::HardwareF16(e) => {
+                                let mut nan_lanes = [0u64; CHUNK / 64];
+                                simd::f32_to_f16(src, dst, e, &mut nan_lanes);
+                                if *nan_to_core {
+                                    *declined = nan_lanes;
+                                }
+                            }
                             NarrowKernel::Minifloat(e) => {
                                 for (d, b) in dst.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
                                     d.copy_from_slice(&e.encode(value(b)).to_le_bytes());

@@ -50,16 +50,18 @@ pub fn isa() -> Isa {
 }
 
 /// float32 source bytes to float16 bytes (both little-endian) with the CPU's conversion
-/// instruction (nearest-even, as the core rounds; NaN lanes are the caller's to replace), or with
-/// `encoder` where the CPU has no F16C.
+/// instruction (nearest-even, as the core rounds), or with `encoder` where the CPU has no F16C.
+/// Sets bit `i % 64` of `nan_lanes[i / 64]` for every NaN lane `i`: NaN codes are the caller's.
 #[inline]
-pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::MinifloatEncoder) {
+pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::MinifloatEncoder, nan_lanes: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if isa() == Isa::Avx2 {
-        x86::f32_to_f16(src, out);
+        x86::f32_to_f16(src, out, nan_lanes);
         return;
     }
-    for (d, b) in out.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
-        d.copy_from_slice(&encoder.encode(f32::from_le_bytes(b.try_into().expect("4 bytes"))).to_le_bytes());
+    for (i, (d, b)) in out.chunks_exact_mut(2).zip(src.chunks_exact(4)).enumerate() {
+        let x = f32::from_le_bytes(b.try_into().expect("4 bytes"));
+        d.copy_from_slice(&encoder.encode(x).to_le_bytes());
+        nan_lanes[i / 64] |= u64::from(x.is_nan()) << (i % 64);
     }
 }

@@ -47,31 +47,50 @@ pub(crate) fn run_engine(
     }
 }
 
-/// float32 source bytes to float16 bytes, eight lanes at a time with F16C.
-pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8]) {
+/// float32 source bytes to float16 bytes, eight lanes at a time with F16C, setting bit `i % 64` of
+/// `nan_lanes[i / 64]` for every NaN lane `i` in the same pass (one read of the source).
+pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
     assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
     // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
-    unsafe { f32_to_f16_f16c(src, out) }
+    unsafe { f32_to_f16_f16c(src, out, nan_lanes) }
 }
 
 /// # Safety
-/// The CPU must have F16C and AVX.
+/// The CPU must have F16C and AVX2.
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8]) {
-    use std::arch::x86_64::{__m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT};
-    let lanes = (out.len() / 2).min(src.len() / 4);
-    let whole = lanes / 8 * 8;
-    for (s, o) in src[..whole * 4].chunks_exact(32).zip(out[..whole * 2].chunks_exact_mut(16)) {
-        // SAFETY: `s` is 32 bytes (8 float32s) and `o` 16 bytes (8 float16s); both unaligned
-        // accesses are what loadu/storeu allow.
-        unsafe {
-            let x = _mm256_loadu_ps(s.as_ptr().cast::<f32>());
-            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x);
-            _mm_storeu_si128(o.as_mut_ptr().cast::<__m128i>(), h);
+unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
+    use std::arch::x86_64::{
+        __m128i, _mm256_cmp_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_movemask_ps, _mm_storeu_si128, _CMP_UNORD_Q,
+        _MM_FROUND_TO_NEAREST_INT,
+    };
+    let lanes = (out.len() / 2).min(src.len() / 4).min(nan_lanes.len() * 64);
+    // Groups of 64 lanes (one mask word each), eight vectors of eight lanes per group.
+    let groups = lanes / 64;
+    let group_src = src[..groups * 256].chunks_exact(256);
+    let group_out = out[..groups * 128].chunks_exact_mut(128);
+    for ((s, o), word) in group_src.zip(group_out).zip(nan_lanes.iter_mut()) {
+        let mut nans = 0u64;
+        for (k, (s, o)) in s.chunks_exact(32).zip(o.chunks_exact_mut(16)).enumerate() {
+            // SAFETY: `s` is 32 bytes (8 float32s) and `o` 16 bytes (8 float16s); both unaligned
+            // accesses are what loadu/storeu allow.
+            let nan_bits = unsafe {
+                let x = _mm256_loadu_ps(s.as_ptr().cast::<f32>());
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x);
+                _mm_storeu_si128(o.as_mut_ptr().cast::<__m128i>(), h);
+                _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+            };
+            nans |= u64::from(nan_bits as u8) << (8 * k);
         }
+        *word |= nans;
     }
-    for (s, o) in src[whole * 4..lanes * 4].chunks_exact(4).zip(out[whole * 2..lanes * 2].chunks_exact_mut(2)) {
-        let x = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        o.copy_from_slice(&half::f16::from_f32(x).to_le_bytes());
+    // The lanes after the last whole group, one at a time.
+    for i in groups * 64..lanes {
+        let x = f32::from_le_bytes(src[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        // One lane widened into a vector of eight (the others zero): the same instruction as the
+        // whole groups, so every lane is rounded alike.
+        let v = std::arch::x86_64::_mm256_setr_ps(x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let h = std::arch::x86_64::_mm_extract_epi16::<0>(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v)) as u16;
+        out[2 * i..2 * i + 2].copy_from_slice(&h.to_le_bytes());
+        nan_lanes[i / 64] |= u64::from(x.is_nan()) << (i % 64);
     }
 }
