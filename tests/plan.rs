@@ -208,6 +208,25 @@ fn small_sources_in_short_and_scrambled_runs() {
     }
 }
 
+/// float32 NaNs into every 16-bit-or-narrower float target under every profile: both signs,
+/// every combination of the payload's top ten bits (all that a float16 code keeps, bfloat16's
+/// seven among them) with low bits that are zero, one, the quiet bit's neighbour or all ones.
+/// Kernels keep their own NaN codes only where the plan's probes found them equal to the core's;
+/// this is the check that the probes were enough.
+#[test]
+fn float32_nans_into_narrow_floats_under_every_profile() {
+    let codes: Vec<u64> = (0..1u64 << 10)
+        .flat_map(|top| [0u64, 1, 0x1000, 0x1FFF].map(move |low| top << 13 | low))
+        .filter(|&payload| payload != 0)
+        .flat_map(|payload| [0x7F80_0000 | payload, 0xFF80_0000 | payload])
+        .collect();
+    for to in fixed_width().into_iter().filter(|d| d.float_format().is_some_and(|f| f.width() <= 16)) {
+        for opts in all_options(to) {
+            check(DType::Float, to, &opts, &codes);
+        }
+    }
+}
+
 /// The float32 kernels on runs shorter than a vector and with lanes left over (the F16C loop's
 /// lanes after its last group of 64, lone nibbles and crumbs), NaN and out-of-range lanes at every
 /// position.

@@ -118,6 +118,12 @@ pub struct TruncatedEncoder {
     shift: u32,
     nan_positive: u16,
     nan_negative: u16,
+    /// All ones when a NaN's code is its own top bits with the quiet bit set (its sign and the top
+    /// of its payload kept, as hardware conversions do), zero when it is `nan_positive` or
+    /// `nan_negative` by sign.
+    nan_from_bits: u16,
+    /// The target's quiet bit (the top fraction bit).
+    quiet: u16,
 }
 
 impl TruncatedEncoder {
@@ -135,7 +141,15 @@ impl TruncatedEncoder {
         if overflow != [infinity, infinity | sign] || negative_zero != sign {
             return None;
         }
-        Some(TruncatedEncoder { shift, nan_positive: nan[0], nan_negative: nan[1] })
+        let quiet = 1u16 << (f.mantissa_bits - 1);
+        Some(TruncatedEncoder { shift, nan_positive: nan[0], nan_negative: nan[1], nan_from_bits: 0, quiet })
+    }
+
+    /// The same encoder with NaN codes made from each NaN's own bits (sign and top of the payload
+    /// kept, quiet bit set) instead of one code per sign.
+    #[must_use]
+    pub fn with_nan_from_bits(self) -> TruncatedEncoder {
+        TruncatedEncoder { nan_from_bits: u16::MAX, ..self }
     }
 
     #[inline]
@@ -149,7 +163,9 @@ impl TruncatedEncoder {
         let code = rounded | u32::from(negative) << (31 - self.shift);
         // Selected with a mask: a plain `if` on the sign became a lookup in the struct's fields.
         let sign_mask = 0u16.wrapping_sub(u16::from(negative));
-        let nan = self.nan_positive ^ ((self.nan_positive ^ self.nan_negative) & sign_mask);
+        let constant_nan = self.nan_positive ^ ((self.nan_positive ^ self.nan_negative) & sign_mask);
+        let own_nan = (bits >> self.shift) as u16 | self.quiet;
+        let nan = (own_nan & self.nan_from_bits) | (constant_nan & !self.nan_from_bits);
         let nan_mask = 0u16.wrapping_sub(u16::from(abs > 0x7F80_0000));
         (code as u16 & !nan_mask) | (nan & nan_mask)
     }

@@ -118,6 +118,21 @@ enum NarrowKernel {
     HardwareF16(MinifloatEncoder),
 }
 
+impl NarrowKernel {
+    /// The code this kernel gives a float32 NaN with these bits (on float32 source lanes).
+    fn nan_code(&self, bits: u32) -> u16 {
+        let x = f32::from_bits(bits);
+        match self {
+            NarrowKernel::Minifloat(e) => e.encode(x),
+            NarrowKernel::Truncated(e) => e.encode(x),
+            NarrowKernel::Exponent(k) => u16::from(k.encode(x)),
+            NarrowKernel::Split(t) => u16::from(t.encode(x)),
+            // F16C (the instruction): the sign and the top 10 payload bits, quiet bit set.
+            NarrowKernel::HardwareF16(_) => (bits >> 16 & 0x8000) as u16 | 0x7E00 | (bits >> 13 & 0x3FF) as u16,
+        }
+    }
+}
+
 fn fixed_width(dtype: DType) -> Result<()> {
     match dtype.kind() {
         Kind::Float(_) | Kind::Integer { .. } | Kind::Bool => Ok(()),
@@ -157,17 +172,46 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
     Ok(engine)
 }
 
-fn cached_narrow(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
-    type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
-    static KERNELS: OnceLock<Mutex<HashMap<Key, NarrowKernel>>> = OnceLock::new();
-    let key = (to, opts.saturate, opts.round_mode, opts.profile);
+/// The narrow kernel of float32 -> `to`, and whether float32 NaN lanes must go to the core (the
+/// kernel's NaN codes differ from the core's on some NaN; `in_block` selects the core's rule inside
+/// a vector block), built once per process.
+fn cached_narrow(to: DType, opts: &CastOptions, in_block: bool) -> Result<(NarrowKernel, bool)> {
+    type Key = (DType, bool, convert::RoundMode, crate::profile::Profile, bool);
+    static KERNELS: OnceLock<Mutex<HashMap<Key, (NarrowKernel, bool)>>> = OnceLock::new();
+    let key = (to, opts.saturate, opts.round_mode, opts.profile, in_block);
     let kernels = KERNELS.get_or_init(Mutex::default);
     if let Some(k) = kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
         return Ok(k.clone());
     }
     let kernel = narrow_kernel(to, opts)?;
-    kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, kernel.clone());
-    Ok(kernel)
+    let core = |bits: u32| {
+        let code = u64::from(bits);
+        if in_block {
+            convert::convert_code_in_block(DType::Float, to, code, opts)
+        } else {
+            convert::convert_code(DType::Float, to, code, opts)
+        }
+    };
+    let mut nan_to_core = false;
+    for bits in nan_probes() {
+        nan_to_core |= u64::from(kernel.nan_code(bits)) != core(bits)?;
+    }
+    let entry = (kernel, nan_to_core);
+    kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, entry.clone());
+    Ok(entry)
+}
+
+/// float32 NaNs that tell the NaN rules of the profiles apart: both signs, quiet and signalling,
+/// every payload bit alone, all ones, and payloads whose only set bits fall below the top 10 or 7
+/// (lost by truncation to float16 or bfloat16). A kernel whose NaN codes equal the core's on all of
+/// them keeps its own; tests/plan.rs compares every kernel with the core on every NaN whose payload
+/// decides a 16-bit target's code, under every profile.
+fn nan_probes() -> impl Iterator<Item = u32> {
+    let payloads = (0..23)
+        .map(|b| 1u32 << b)
+        .chain((0..22).map(|b| 0x40_0000 | 1 << b))
+        .chain([0x7F_FFFF, 0x3F_FFFF, 0x1FFF, 0xFFFF, 0x40_1FFF, 0x2A_AAAA, 0x55_5555, 0x12_3457]);
+    payloads.flat_map(|p| [0x7F80_0000 | p, 0xFF80_0000 | p])
 }
 
 /// The kernel from float32 lanes to a float target of 16 bits or fewer. Its special codes (±Inf and
@@ -183,7 +227,12 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     let negative_zero = core(-0.0)? as u16;
     let encoder = MinifloatEncoder::new(f, overflow, nan, negative_zero);
     if let Some(truncated) = TruncatedEncoder::new(f, overflow, nan, negative_zero) {
-        return Ok(NarrowKernel::Truncated(truncated));
+        // NaN codes from the NaN's own bits where the core keeps them on every probe (no NaN lane
+        // then goes to the core).
+        let own = truncated.with_nan_from_bits();
+        let keeps_bits = nan_probes()
+            .all(|bits| core(f32::from_bits(bits)).is_ok_and(|c| c == u64::from(own.encode(f32::from_bits(bits)))));
+        return Ok(NarrowKernel::Truncated(if keeps_bits { own } else { truncated }));
     }
     if f.width() > 8 {
         if to == DType::Float16 && hardware_f16() {
@@ -311,7 +360,7 @@ impl Plan {
             Kind::Integer { .. } => Route::IntToInt { mask: to.code_mask(), to_bool: false },
             Kind::Float(f) if f.width() == 32 => Route::ToF32,
             Kind::Float(f) if f.width() == 64 => Route::ToF64,
-            Kind::Float(f) => {
+            Kind::Float(_) => {
                 let to_f32 = if source == Wide::F32 {
                     ToF32::Exact
                 } else if policy.via_float32.applies_to(to) {
@@ -319,7 +368,8 @@ impl Plan {
                 } else {
                     ToF32::Odd
                 };
-                Route::Narrow { to_f32, kernel: cached_narrow(to, opts)?, nan_to_core: f.nan_payload }
+                let (kernel, nan_to_core) = cached_narrow(to, opts, in_block)?;
+                Route::Narrow { to_f32, kernel, nan_to_core }
             }
             _ => unreachable!("fixed_width checked the target"),
         };
