@@ -674,6 +674,29 @@ impl Plan {
                 return;
             }
             Route::Integer(kernel) => {
+                // Targets of 16 bits or fewer from float32, nearest-even: one pass of the CPU's
+                // rounding conversion writes the codes and marks the lanes for the core.
+                #[cfg(target_arch = "x86_64")]
+                if lanes.source == Wide::F32
+                    && narrow_target
+                    && kernel.mode == crate::round::RoundingMode::NearestEven
+                    && simd::isa() == simd::Isa::Avx2
+                {
+                    let done = simd::x86::f32_round_even_low_bits(src, kernel.mask as u16, codes16, declined);
+                    let rest = &src[4 * done..];
+                    kernel.round_f32(rest, &mut ints[done..]);
+                    for (c, &i) in codes16[done..].iter_mut().zip(&ints[done..]) {
+                        *c = i as u16 & kernel.mask as u16;
+                    }
+                    for (i, b) in rest.chunks_exact(4).enumerate() {
+                        let lane = done + i;
+                        let fits = f32::from_le_bytes(b.try_into().expect("4 bytes")).fits_i32();
+                        declined[lane / 64] |= u64::from(!fits) << (lane % 64);
+                    }
+                    self.decline(lanes, src, declined, |i, code| codes16[i] = code as u16);
+                    packing::pack_u16(self.to, codes16, dst);
+                    return;
+                }
                 if lanes.source == Wide::F32 {
                     kernel.round_f32(src, ints);
                     mark_f32(declined, src, |x| !x.fits_i32());

@@ -94,3 +94,54 @@ unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
         nan_lanes[i / 64] |= u64::from(x.is_nan()) << (i % 64);
     }
 }
+
+/// float32 source bytes rounded to the nearest integer, ties to even (`vcvtps2dq` under the
+/// default rounding mode, which Rust code never changes), with the low bits `mask` keeps written
+/// as 16-bit codes. Lanes with |x| >= 2^31 or NaN (the instruction's "integer indefinite") get
+/// their bit set in `declined` (bit `i % 64` of word `i / 64`): their codes are the caller's.
+/// Only whole groups of 64 lanes are converted; returns how many lanes were.
+pub(crate) fn f32_round_even_low_bits(src: &[u8], mask: u16, codes: &mut [u16], declined: &mut [u64]) -> usize {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe { f32_round_even_low_bits_avx2(src, mask, codes, declined) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn f32_round_even_low_bits_avx2(src: &[u8], mask: u16, codes: &mut [u16], declined: &mut [u64]) -> usize {
+    use std::arch::x86_64::{
+        __m256i, _mm256_and_ps, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_cvtps_epi32,
+        _mm256_loadu_ps, _mm256_movemask_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32,
+        _mm256_set1_ps, _mm256_storeu_si256, _CMP_NLT_UQ,
+    };
+    let groups = (src.len() / 256).min(codes.len() / 64).min(declined.len());
+    let keep = _mm256_set1_epi32(i32::from(mask));
+    let magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+    let limit = _mm256_set1_ps(2_147_483_648.0);
+    for ((s, c), word) in src.chunks_exact(256).zip(codes.chunks_exact_mut(64)).zip(declined.iter_mut()).take(groups) {
+        let mut outside = 0u64;
+        // Sixteen lanes at a time: two vectors of eight i32s packed into one of sixteen u16s.
+        for (k, (s, c)) in s.chunks_exact(64).zip(c.chunks_exact_mut(16)).enumerate() {
+            // SAFETY: `s` is 64 bytes (16 float32s) and `c` 16 u16s (32 bytes); the unaligned
+            // accesses are what loadu/storeu allow.
+            let bits = unsafe {
+                let x0 = _mm256_loadu_ps(s.as_ptr().cast::<f32>());
+                let x1 = _mm256_loadu_ps(s.as_ptr().add(32).cast::<f32>());
+                let low0 = _mm256_and_si256(_mm256_cvtps_epi32(x0), keep);
+                let low1 = _mm256_and_si256(_mm256_cvtps_epi32(x1), keep);
+                // packus works within 128-bit halves: lanes 0-3, 8-11, 4-7, 12-15; the permute
+                // puts the quarters back in order.
+                let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(low0, low1));
+                _mm256_storeu_si256(c.as_mut_ptr().cast::<__m256i>(), packed);
+                // |x| >= 2^31 or unordered (NaN).
+                let out0 = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_NLT_UQ>(_mm256_and_ps(x0, magnitude), limit));
+                let out1 = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_NLT_UQ>(_mm256_and_ps(x1, magnitude), limit));
+                (out0 as u32 & 0xFF) | (out1 as u32 & 0xFF) << 8
+            };
+            outside |= u64::from(bits) << (16 * k);
+        }
+        *word |= outside;
+    }
+    groups * 64
+}
