@@ -133,6 +133,25 @@ impl NarrowKernel {
     }
 }
 
+/// A pool of `threads` threads, built on first use and kept for the process: a stream runs the
+/// plan on every piece of its input, and starting threads for each piece would cost more than
+/// converting it.
+fn thread_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let pools = POOLS.get_or_init(Mutex::default);
+    let mut pools = pools.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(pool) = pools.get(&threads) {
+        return Ok(Arc::clone(pool));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, Arc::clone(&pool));
+    Ok(pool)
+}
+
 fn fixed_width(dtype: DType) -> Result<()> {
     match dtype.kind() {
         Kind::Float(_) | Kind::Integer { .. } | Kind::Bool => Ok(()),
@@ -431,11 +450,7 @@ impl Plan {
             rest = tail;
             offset = b1;
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
-        pool.install(|| {
+        thread_pool(threads)?.install(|| {
             use rayon::prelude::*;
             parts.into_par_iter().for_each(|(s, e, engine, part)| {
                 let src_part = &src[raw_len(self.from, s)..raw_len(self.from, e)];
