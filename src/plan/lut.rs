@@ -227,3 +227,76 @@ impl ByteTable {
         }
     }
 }
+
+/// A packed source (2, 4 or 6 bits) into a packed target (2, 4 or 6 bits), four elements at a
+/// time: four elements start and end on a byte boundary in every packing (one byte of 2-bit
+/// codes, two of 4-bit, three of 6-bit). Each group is two lookups, one per pair of source codes
+/// (at most 12 bits, so at most 4,096 entries), giving the pair's two target codes already side by
+/// side. Built from the element table, so it is exact by construction.
+#[derive(Debug)]
+pub struct GroupTable {
+    /// For each pair of source codes (the first in the low bits), the pair of target codes.
+    pairs: Box<[u16]>,
+    source_bits: u32,
+    target_bits: u32,
+}
+
+impl GroupTable {
+    /// `None` unless both dtypes are packed in crumbs, nibbles or sextets.
+    #[must_use]
+    pub fn new(from: DType, to: DType, table: &Table) -> Option<GroupTable> {
+        let bits = |d: DType| match d.packing() {
+            Packing::Crumbs => Some(2),
+            Packing::Nibbles => Some(4),
+            Packing::Sextets => Some(6),
+            _ => None,
+        };
+        let (source_bits, target_bits) = (bits(from)?, bits(to)?);
+        let source_mask = (1usize << source_bits) - 1;
+        let pairs = (0..1usize << (2 * source_bits))
+            .map(|pair| {
+                let (first, second) = (table.code(pair & source_mask), table.code(pair >> source_bits));
+                (first | second << target_bits) as u16
+            })
+            .collect();
+        Some(GroupTable { pairs, source_bits, target_bits })
+    }
+
+    /// Converts `n` elements (`src` and `dst` hold exactly their bytes); the elements after the
+    /// last whole group of four go through `table`.
+    pub fn run(&self, table: &Table, from: DType, to: DType, src: &[u8], dst: &mut [u8], n: usize) {
+        let groups = n / 4;
+        let (source_bytes, target_bytes) = (self.source_bits as usize / 2, self.target_bits as usize / 2);
+        // One loop per shape, so each group reads and writes a fixed number of bytes.
+        match (source_bytes, target_bytes) {
+            (1, 1) => self.run_groups::<1, 1>(src, dst, groups),
+            (1, 2) => self.run_groups::<1, 2>(src, dst, groups),
+            (1, 3) => self.run_groups::<1, 3>(src, dst, groups),
+            (2, 1) => self.run_groups::<2, 1>(src, dst, groups),
+            (2, 2) => self.run_groups::<2, 2>(src, dst, groups),
+            (2, 3) => self.run_groups::<2, 3>(src, dst, groups),
+            (3, 1) => self.run_groups::<3, 1>(src, dst, groups),
+            (3, 2) => self.run_groups::<3, 2>(src, dst, groups),
+            (3, 3) => self.run_groups::<3, 3>(src, dst, groups),
+            _ => unreachable!("groups of 2-, 4- and 6-bit codes take 1, 2 or 3 bytes"),
+        }
+        if n > groups * 4 {
+            let (s, d) = (&src[groups * source_bytes..], &mut dst[groups * target_bytes..]);
+            table.run(from, to, s, d, n - groups * 4);
+        }
+    }
+
+    #[inline(always)]
+    fn run_groups<const S: usize, const T: usize>(&self, src: &[u8], dst: &mut [u8], groups: usize) {
+        let half = 2 * self.source_bits;
+        let (pair_mask, shift) = ((1u32 << half) - 1, 2 * self.target_bits);
+        for (s, d) in src.chunks_exact(S).zip(dst.chunks_exact_mut(T)).take(groups) {
+            let mut word = [0u8; 4];
+            word[..S].copy_from_slice(s);
+            let word = u32::from_le_bytes(word);
+            let low = u32::from(self.pairs[(word & pair_mask) as usize]);
+            let high = u32::from(self.pairs[(word >> half & pair_mask) as usize]);
+            d.copy_from_slice(&(low | high << shift).to_le_bytes()[..T]);
+        }
+    }
+}

@@ -57,6 +57,8 @@ pub(crate) enum Engine {
     Widen(decode::Widen),
     /// A packed 2- or 4-bit source into a byte-wide target, a whole source byte at a time.
     Bytes(Arc<lut::ByteTable>),
+    /// A packed source into a packed target, four elements (whole bytes on both sides) at a time.
+    Groups(Arc<lut::GroupTable>, Arc<lut::Table>),
     Lanes(Lanes),
 }
 
@@ -184,6 +186,8 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
         Engine::Widen(widen)
     } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
         Engine::Bytes(Arc::new(bytes))
+    } else if let Some(groups) = lut::GroupTable::new(from, to, &table) {
+        Engine::Groups(Arc::new(groups), table)
     } else {
         Engine::Table(table)
     };
@@ -536,6 +540,7 @@ impl Plan {
             Engine::Table(table) => table.run(self.from, self.to, src, dst, n),
             Engine::Widen(widen) => widen.run(src, dst, n),
             Engine::Bytes(bytes) => bytes.run(src, dst, n),
+            Engine::Groups(groups, table) => groups.run(table, self.from, self.to, src, dst, n),
             Engine::Lanes(lanes) => self.run_lanes(lanes, src, dst, n, scratch.get_or_insert_with(Scratch::new)),
         }
     }
