@@ -59,6 +59,7 @@ pub mod strings;
 pub mod tables;
 pub mod tensor;
 pub mod value;
+pub mod verify;
 
 pub use convert::{CastOptions, RoundMode};
 pub use dtype::DType;
