@@ -599,10 +599,10 @@ impl FloatFormat {
         })
     }
 
-    /// The format as a description: `eEmM` followed by every option that differs from the
-    /// default, in the order `bias`, `special`, `subnormal`, `unsigned`. [`FloatFormat::describe`]
-    /// reads it back into an equal described format. (Formats without zero, such as E8M0, have
-    /// no description; theirs is approximate.)
+    /// The format as a description: `eEmM`, the bias if it is not the default, `special=` always
+    /// (so the spelling never reads as an ONNX name such as `e4m3`), then `subnormal=flush` and
+    /// `unsigned` where they apply. [`FloatFormat::describe`] reads it back into an equal
+    /// described format. Formats without zero (E8M0) have no description: theirs is approximate.
     #[must_use]
     pub fn description(&self) -> String {
         let mut s = format!("e{}m{}", self.exponent_bits, self.mantissa_bits);
@@ -610,7 +610,7 @@ impl FloatFormat {
             s.push_str(&format!(",bias={}", self.bias));
         }
         match self.non_finite {
-            NonFinite::Ieee => {}
+            NonFinite::Ieee => s.push_str(",special=ieee"),
             NonFinite::NanAtAllOnes => s.push_str(",special=fn"),
             NonFinite::NanAtNegativeZero => s.push_str(",special=fnuz"),
             NonFinite::None => s.push_str(",special=none"),
