@@ -159,3 +159,26 @@ fn round_to_odd_and_stochastic_rounding() {
     assert_eq!(sr(1), (0x39, 0x01));
     assert_eq!(sr(0b100), (0x38, 0x01));
 }
+
+#[test]
+fn the_plan_integer_kernel_agrees_with_the_core_in_the_new_modes() {
+    // No ONNX profile builds these kernels; the check keeps their arms honest. Lanes below 2^31
+    // in magnitude, against the core's rounding to an integer (low 4 bits kept, as for int4).
+    use lowbit::plan::encode::IntegerKernel;
+    use lowbit::round::round_to_integer_exactly;
+    use lowbit::value::Value;
+    for mode in [RoundingMode::TowardNegative, RoundingMode::TowardPositive, RoundingMode::ToOdd] {
+        let kernel = IntegerKernel { mode, mask: 0xF };
+        for bits in (0u32..0x4F00_0000).step_by(0x1_0001).chain([0x3F00_0000, 0xBFC0_0000, 0x4040_0000]) {
+            for x in [f32::from_bits(bits), -f32::from_bits(bits)] {
+                let Value::Finite(e) = Value::from_f32(x) else { continue };
+                let (negative, magnitude, _) = round_to_integer_exactly(e, mode, 0).unwrap();
+                let want = if negative { magnitude.wrapping_neg() } else { magnitude } & 0xF;
+                assert_eq!(kernel.encode(x), want, "{mode:?} {x}");
+                let mut out = [0i32];
+                kernel.round_f32(&x.to_le_bytes(), &mut out);
+                assert_eq!(out[0] as u64 & 0xF, want, "round_f32 {mode:?} {x}");
+            }
+        }
+    }
+}
