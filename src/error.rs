@@ -39,6 +39,11 @@ pub enum Error {
     #[error("{dtype}: {bytes} bytes is not a whole number of {bits}-bit elements; give the element count")]
     RawNotWhole { dtype: &'static str, bytes: usize, bits: u32 },
 
+    /// A format description (`e4m3,special=ieee`) that does not parse or describes no usable
+    /// format; `why` names the bad part.
+    #[error("bad format description {}: {why}", quoted(text))]
+    FormatDescription { text: String, why: String },
+
     /// A shape or element count that does not fit the data.
     #[error("shape {} has {elements} elements, but {actual} were given", shown_shape(shape))]
     ShapeMismatch { shape: Vec<usize>, elements: usize, actual: usize },

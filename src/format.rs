@@ -3,7 +3,9 @@
 //! else (maximum, minimum, NaN and infinity codes, classification, decoding) is derived here from
 //! those few numbers, so a new format is one `const` and cannot get its constants wrong by hand.
 
+use crate::error::{Error, Result};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
+use core::fmt;
 use core::num::FpCategory;
 
 /// What the format does with its top codes.
@@ -33,8 +35,9 @@ pub enum Zero {
 /// A binary floating-point format. See the module docs; the consts below are the instances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FloatFormat {
-    /// The ONNX name, for messages.
-    pub name: &'static str,
+    /// Where the format comes from: an ONNX dtype (its name, for messages) or a description
+    /// (`Display` spells it back).
+    pub name: FormatName,
     pub exponent_bits: u32,
     /// Stored fraction bits (precision minus one).
     pub mantissa_bits: u32,
@@ -49,11 +52,23 @@ pub struct FloatFormat {
     /// IEEE interchange formats, whose hardware conversions keep the top payload bits. The
     /// narrow formats have fixed NaN codes: SEMANTICS.md rows 4 and 16.
     pub nan_payload: bool,
+    /// Subnormal results flush to zero of the same sign (with UNDERFLOW|INEXACT) and subnormal
+    /// codes read as zero. False for every ONNX format; `subnormal=flush` in a description.
+    pub flush_subnormals: bool,
+}
+
+/// Where a [`FloatFormat`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FormatName {
+    /// An ONNX dtype's format, with the ONNX name.
+    Onnx(&'static str),
+    /// A format parsed from a description (`e4m3,special=ieee`): see [`FloatFormat::describe`].
+    Described,
 }
 
 /// IEEE binary64.
 pub const F64: FloatFormat = FloatFormat {
-    name: "DOUBLE",
+    name: FormatName::Onnx("DOUBLE"),
     exponent_bits: 11,
     mantissa_bits: 52,
     bias: 1023,
@@ -61,10 +76,11 @@ pub const F64: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::Ieee,
     nan_payload: true,
+    flush_subnormals: false,
 };
 /// IEEE binary32.
 pub const F32: FloatFormat = FloatFormat {
-    name: "FLOAT",
+    name: FormatName::Onnx("FLOAT"),
     exponent_bits: 8,
     mantissa_bits: 23,
     bias: 127,
@@ -72,10 +88,11 @@ pub const F32: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::Ieee,
     nan_payload: true,
+    flush_subnormals: false,
 };
 /// IEEE binary16.
 pub const F16: FloatFormat = FloatFormat {
-    name: "FLOAT16",
+    name: FormatName::Onnx("FLOAT16"),
     exponent_bits: 5,
     mantissa_bits: 10,
     bias: 15,
@@ -83,10 +100,11 @@ pub const F16: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::Ieee,
     nan_payload: true,
+    flush_subnormals: false,
 };
 /// bfloat16: the top half of binary32.
 pub const BF16: FloatFormat = FloatFormat {
-    name: "BFLOAT16",
+    name: FormatName::Onnx("BFLOAT16"),
     exponent_bits: 8,
     mantissa_bits: 7,
     bias: 127,
@@ -94,10 +112,11 @@ pub const BF16: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::Ieee,
     nan_payload: true,
+    flush_subnormals: false,
 };
 /// OCP E4M3 (ONNX FLOAT8E4M3FN): max 448, NaN 0x7F/0xFF, no infinity.
 pub const E4M3FN: FloatFormat = FloatFormat {
-    name: "FLOAT8E4M3FN",
+    name: FormatName::Onnx("FLOAT8E4M3FN"),
     exponent_bits: 4,
     mantissa_bits: 3,
     bias: 7,
@@ -105,10 +124,11 @@ pub const E4M3FN: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::NanAtAllOnes,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// Graphcore E4M3 (ONNX FLOAT8E4M3FNUZ): bias 8, max 240, NaN 0x80, no -0.
 pub const E4M3FNUZ: FloatFormat = FloatFormat {
-    name: "FLOAT8E4M3FNUZ",
+    name: FormatName::Onnx("FLOAT8E4M3FNUZ"),
     exponent_bits: 4,
     mantissa_bits: 3,
     bias: 8,
@@ -116,10 +136,11 @@ pub const E4M3FNUZ: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::NanAtNegativeZero,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// OCP E5M2 (ONNX FLOAT8E5M2): IEEE-like, max 57344, infinity 0x7C.
 pub const E5M2: FloatFormat = FloatFormat {
-    name: "FLOAT8E5M2",
+    name: FormatName::Onnx("FLOAT8E5M2"),
     exponent_bits: 5,
     mantissa_bits: 2,
     bias: 15,
@@ -127,10 +148,11 @@ pub const E5M2: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::Ieee,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// Graphcore E5M2 (ONNX FLOAT8E5M2FNUZ): bias 16, max 57344, NaN 0x80, no -0.
 pub const E5M2FNUZ: FloatFormat = FloatFormat {
-    name: "FLOAT8E5M2FNUZ",
+    name: FormatName::Onnx("FLOAT8E5M2FNUZ"),
     exponent_bits: 5,
     mantissa_bits: 2,
     bias: 16,
@@ -138,10 +160,11 @@ pub const E5M2FNUZ: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::NanAtNegativeZero,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// OCP MX scale E8M0 (ONNX FLOAT8E8M0): 2^(e-127), unsigned, no zero, NaN 0xFF.
 pub const E8M0: FloatFormat = FloatFormat {
-    name: "FLOAT8E8M0",
+    name: FormatName::Onnx("FLOAT8E8M0"),
     exponent_bits: 8,
     mantissa_bits: 0,
     bias: 127,
@@ -149,10 +172,11 @@ pub const E8M0: FloatFormat = FloatFormat {
     subnormals: false,
     non_finite: NonFinite::NanAtAllOnes,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// OCP MXFP6 E2M3 (ONNX FLOAT6E2M3): max 7.5, finite only.
 pub const E2M3: FloatFormat = FloatFormat {
-    name: "FLOAT6E2M3",
+    name: FormatName::Onnx("FLOAT6E2M3"),
     exponent_bits: 2,
     mantissa_bits: 3,
     bias: 1,
@@ -160,10 +184,11 @@ pub const E2M3: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::None,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// OCP MXFP6 E3M2 (ONNX FLOAT6E3M2): max 28, finite only.
 pub const E3M2: FloatFormat = FloatFormat {
-    name: "FLOAT6E3M2",
+    name: FormatName::Onnx("FLOAT6E3M2"),
     exponent_bits: 3,
     mantissa_bits: 2,
     bias: 3,
@@ -171,10 +196,11 @@ pub const E3M2: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::None,
     nan_payload: false,
+    flush_subnormals: false,
 };
 /// OCP MXFP4 E2M1 (ONNX FLOAT4E2M1): max 6, finite only.
 pub const E2M1: FloatFormat = FloatFormat {
-    name: "FLOAT4E2M1",
+    name: FormatName::Onnx("FLOAT4E2M1"),
     exponent_bits: 2,
     mantissa_bits: 1,
     bias: 1,
@@ -182,6 +208,7 @@ pub const E2M1: FloatFormat = FloatFormat {
     subnormals: true,
     non_finite: NonFinite::None,
     nan_payload: false,
+    flush_subnormals: false,
 };
 
 impl FloatFormat {
@@ -351,6 +378,7 @@ impl FloatFormat {
 
     /// IEEE classification of a code. Bits above the format's width are ignored.
     #[must_use]
+    #[inline]
     pub const fn classify(&self, code: u64) -> FpCategory {
         let code = code & self.code_mask();
         let mag = code & self.magnitude_mask();
@@ -376,6 +404,7 @@ impl FloatFormat {
 
     /// The exact value of a code. Bits above the format's width are ignored.
     #[must_use]
+    #[inline]
     pub const fn decode(&self, code: u64) -> Value {
         let negative = self.is_sign_negative(code);
         let mag = code & self.magnitude_mask();
@@ -393,6 +422,8 @@ impl FloatFormat {
             }
             FpCategory::Infinite => Value::Infinite { negative },
             FpCategory::Zero => Value::Finite(Exact::zero(negative)),
+            // A flushing format reads its subnormal codes as zero of their sign.
+            FpCategory::Subnormal if self.flush_subnormals => Value::Finite(Exact::zero(negative)),
             FpCategory::Subnormal => Value::Finite(Exact {
                 negative,
                 significand: frac,
@@ -419,6 +450,199 @@ impl FloatFormat {
     #[must_use]
     pub fn to_f32(&self, code: u64) -> f32 {
         f32::from_bits(crate::round::encode(&F32, self.decode(code), crate::round::RoundingOptions::IEEE) as u32)
+    }
+}
+
+/// The widest exponent field a description may ask for: every exponent and rounding shift of
+/// such a format still fits the core's 32-bit arithmetic with room to spare.
+pub const MAX_DESCRIBED_EXPONENT_BITS: u32 = 24;
+
+/// The narrowest and widest described formats, in bits per code.
+pub const DESCRIBED_WIDTHS: core::ops::RangeInclusive<u32> = 3..=32;
+
+fn description_error(text: &str, why: String) -> Error {
+    Error::FormatDescription { text: text.to_string(), why }
+}
+
+impl FloatFormat {
+    /// The ONNX name of an ONNX format; `None` for a described one.
+    #[must_use]
+    pub const fn onnx_name(&self) -> Option<&'static str> {
+        match self.name {
+            FormatName::Onnx(name) => Some(name),
+            FormatName::Described => None,
+        }
+    }
+
+    /// Parses a format description `eEmM[,bias=B][,special=ieee|fn|fnuz|none]
+    /// [,subnormal=keep|flush][,unsigned]` into a described format.
+    ///
+    /// Defaults: bias `2^(E-1) - 1`, `special=ieee` (infinities and NaNs at the all-ones exponent,
+    /// quiet bit the top fraction bit, NaN payloads kept as x86 keeps them), subnormals kept,
+    /// signed. `special=fn`: no infinity, NaN at the all-ones magnitude (like FLOAT8E4M3FN);
+    /// `fnuz`: NaN at the code of -0, no -0 (needs a sign bit); `none`: every code is finite.
+    /// `subnormal=flush`: subnormal results become zero and subnormal codes read as zero.
+    ///
+    /// Limits: `E` from 1 to [`MAX_DESCRIBED_EXPONENT_BITS`] (2 or more with `special=ieee`, which
+    /// reserves the top exponent), `M` from 1, a total width in [`DESCRIBED_WIDTHS`], and a bias
+    /// in `[-2^E, 2^E]`. Every problem is an [`Error::FormatDescription`] naming the bad part.
+    /// This never looks at ONNX names: `e4m3` parses to the IEEE-style 1-4-3 format here
+    /// (`crate::verify::Format::parse` is where a bare ONNX spelling means the ONNX type).
+    pub fn describe(text: &str) -> Result<FloatFormat> {
+        let lowered = text.trim().to_ascii_lowercase();
+        let mut parts = lowered.split(',').map(str::trim);
+        let widths = parts.next().unwrap_or("");
+        let (exponent_bits, mantissa_bits) = parse_widths(widths)
+            .ok_or_else(|| description_error(text, format!("{widths:?} is not eEmM (for example e4m3)")))?;
+        let mut bias = None;
+        let mut non_finite = NonFinite::Ieee;
+        let mut flush_subnormals = false;
+        let mut signed = true;
+        let mut seen: Vec<&str> = Vec::new();
+        for part in parts {
+            let (key, value) = match part.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim())),
+                None => (part, None),
+            };
+            if seen.contains(&key) {
+                return Err(description_error(text, format!("option {key:?} is given twice")));
+            }
+            seen.push(key);
+            let bad_value = |want: &str| {
+                description_error(text, format!("option {key}={} is not valid: {want}", value.unwrap_or("")))
+            };
+            match (key, value) {
+                ("bias", Some(v)) => {
+                    bias = Some(v.parse::<i32>().map_err(|_| bad_value("the bias is a decimal integer"))?);
+                }
+                ("special", Some(v)) => {
+                    non_finite = match v {
+                        "ieee" => NonFinite::Ieee,
+                        "fn" => NonFinite::NanAtAllOnes,
+                        "fnuz" => NonFinite::NanAtNegativeZero,
+                        "none" => NonFinite::None,
+                        _ => return Err(bad_value("special is ieee, fn, fnuz or none")),
+                    };
+                }
+                ("subnormal", Some(v)) => {
+                    flush_subnormals = match v {
+                        "keep" => false,
+                        "flush" => true,
+                        _ => return Err(bad_value("subnormal is keep or flush")),
+                    };
+                }
+                ("unsigned", None) => signed = false,
+                ("bias" | "special" | "subnormal", None) => {
+                    return Err(description_error(text, format!("option {key:?} needs a value ({key}=...)")));
+                }
+                ("unsigned", Some(_)) => {
+                    return Err(description_error(text, "option \"unsigned\" takes no value".to_string()));
+                }
+                _ => {
+                    return Err(description_error(
+                        text,
+                        format!("unknown option {part:?}; the options are bias=B, special=ieee|fn|fnuz|none, subnormal=keep|flush and unsigned"),
+                    ));
+                }
+            }
+        }
+        if !(1..=MAX_DESCRIBED_EXPONENT_BITS).contains(&exponent_bits) {
+            return Err(description_error(
+                text,
+                format!("{exponent_bits} exponent bits; a described format has 1 to {MAX_DESCRIBED_EXPONENT_BITS}"),
+            ));
+        }
+        if mantissa_bits == 0 {
+            return Err(description_error(text, "a described format needs at least one fraction bit (m1)".to_string()));
+        }
+        let width = exponent_bits + mantissa_bits + u32::from(signed);
+        if !DESCRIBED_WIDTHS.contains(&width) {
+            return Err(description_error(
+                text,
+                format!(
+                    "{width} bits per code; a described format is {} to {} bits wide",
+                    DESCRIBED_WIDTHS.start(),
+                    DESCRIBED_WIDTHS.end()
+                ),
+            ));
+        }
+        if non_finite == NonFinite::Ieee && exponent_bits < 2 {
+            return Err(description_error(
+                text,
+                "special=ieee reserves the top exponent, so it needs at least 2 exponent bits".to_string(),
+            ));
+        }
+        if non_finite == NonFinite::NanAtNegativeZero && !signed {
+            return Err(description_error(
+                text,
+                "special=fnuz puts NaN at the code of -0, which an unsigned format does not have".to_string(),
+            ));
+        }
+        let limit = 1i64 << exponent_bits;
+        let bias = bias.unwrap_or((1 << (exponent_bits - 1)) - 1);
+        if !(-limit..=limit).contains(&i64::from(bias)) {
+            return Err(description_error(
+                text,
+                format!("bias={bias} is outside [-{limit}, {limit}] for {exponent_bits} exponent bits"),
+            ));
+        }
+        Ok(FloatFormat {
+            name: FormatName::Described,
+            exponent_bits,
+            mantissa_bits,
+            bias,
+            signed,
+            subnormals: true,
+            non_finite,
+            nan_payload: non_finite == NonFinite::Ieee,
+            flush_subnormals,
+        })
+    }
+
+    /// The format as a description: `eEmM`, the bias if it is not the default, `special=` always
+    /// (so the spelling never reads as an ONNX name such as `e4m3`), then `subnormal=flush` and
+    /// `unsigned` where they apply. [`FloatFormat::describe`] reads it back into an equal
+    /// described format. Formats without zero (E8M0) have no description: theirs is approximate.
+    #[must_use]
+    pub fn description(&self) -> String {
+        let mut s = format!("e{}m{}", self.exponent_bits, self.mantissa_bits);
+        if self.exponent_bits >= 1 && self.bias != (1 << (self.exponent_bits - 1)) - 1 {
+            s.push_str(&format!(",bias={}", self.bias));
+        }
+        match self.non_finite {
+            NonFinite::Ieee => s.push_str(",special=ieee"),
+            NonFinite::NanAtAllOnes => s.push_str(",special=fn"),
+            NonFinite::NanAtNegativeZero => s.push_str(",special=fnuz"),
+            NonFinite::None => s.push_str(",special=none"),
+        }
+        if self.flush_subnormals {
+            s.push_str(",subnormal=flush");
+        }
+        if !self.signed {
+            s.push_str(",unsigned");
+        }
+        s
+    }
+}
+
+/// `eEmM` with decimal widths.
+fn parse_widths(s: &str) -> Option<(u32, u32)> {
+    let rest = s.strip_prefix('e')?;
+    let (e, m) = rest.split_once('m')?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(e) || !digits(m) {
+        return None;
+    }
+    Some((e.parse().ok()?, m.parse().ok()?))
+}
+
+impl fmt::Display for FloatFormat {
+    /// The ONNX name, or the description of a described format.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name {
+            FormatName::Onnx(name) => f.write_str(name),
+            FormatName::Described => f.write_str(&self.description()),
+        }
     }
 }
 

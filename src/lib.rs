@@ -23,6 +23,7 @@
 //! | Range, Slice, Gather | [`ops`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
+//! | hardware verification: every rounding mode, IEEE flags, described formats (`e4m3,special=ieee`) | [`verify`] |
 //!
 //! ## Features
 //!
@@ -59,6 +60,7 @@ pub mod strings;
 pub mod tables;
 pub mod tensor;
 pub mod value;
+pub mod verify;
 
 pub use convert::{CastOptions, RoundMode};
 pub use dtype::DType;

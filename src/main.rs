@@ -175,10 +175,12 @@ enum Command {
         #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
         sweep: bool,
     },
-    /// Describe a dtype: ONNX number, width, packing and, for floating formats, the descriptor and
-    /// its extreme values.
+    /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
+    /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info {
-        /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16).
+        /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16), or a format
+        /// description eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
+        /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type).
         dtype: String,
     },
 }
@@ -232,7 +234,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(format!("{n} files in {} match what lowbit generates", dir.display()))
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
-        Command::Info { dtype } => Ok(info(lowbit::DType::parse(&dtype)?)),
+        Command::Info { dtype } => Ok(info(&lowbit::verify::Format::parse(&dtype)?)),
         Command::Bench { from, to, threads, attributes, json, sweep: true, .. } => {
             if lowbit::DType::parse(&from)? != lowbit::DType::Float {
                 return Err(lowbit::Error::InvalidOp {
@@ -368,35 +370,104 @@ fn set_limit(slot: &mut u64, flag: Option<&str>) -> lowbit::Result<()> {
     Ok(())
 }
 
-fn info(dtype: lowbit::DType) -> String {
-    let mut lines = vec![
-        format!("{} (ONNX {})", dtype.onnx_name(), dtype.onnx_number()),
-        format!("bits: {}", dtype.bits().map_or("variable".to_string(), |b| b.to_string())),
-        format!("packing: {:?}", dtype.packing()),
-    ];
-    if let Some(f) = dtype.float_format() {
-        let value = |code: u64| lowbit::tables::value_to_exact_decimal(&f.decode(code));
-        lines.push(format!(
-            "exponent bits: {}, mantissa bits: {}, bias: {}, signed: {}, subnormals: {}",
-            f.exponent_bits, f.mantissa_bits, f.bias, f.signed, f.subnormals
-        ));
-        lines.push(format!("non-finite: {:?}, zero: {:?}", f.non_finite, f.zero()));
-        lines.push(format!("max: {} (code {:#x})", value(f.max_code()), f.max_code()));
-        lines.push(format!("lowest: {} (code {:#x})", value(f.lowest_code()), f.lowest_code()));
-        lines.push(format!(
-            "min positive normal: {} (code {:#x})",
-            value(f.min_positive_normal_code()),
-            f.min_positive_normal_code()
-        ));
-        lines.push(format!("min positive: {} (code {:#x})", value(f.min_positive_code()), f.min_positive_code()));
-        if let Some(c) = f.infinity_code(false) {
-            lines.push(format!("infinity: code {c:#x}"));
-        }
-        if let Some(c) = f.nan_code(false) {
-            lines.push(format!("NaN: code {c:#x}"));
-        }
+fn info(format: &lowbit::verify::Format) -> String {
+    use lowbit::verify::Format;
+    let mut lines = match *format {
+        Format::Onnx(dtype) => vec![
+            format!("{} (ONNX {})", dtype.onnx_name(), dtype.onnx_number()),
+            "kind: ONNX type".to_string(),
+            format!("bits: {}", dtype.bits().map_or("variable".to_string(), |b| b.to_string())),
+            format!("packing: {:?}", dtype.packing()),
+        ],
+        Format::Described(f) => vec![
+            f.description(),
+            "kind: described format (not an ONNX type)".to_string(),
+            format!("bits: {}", f.width()),
+        ],
+    };
+    if let Some(f) = format.float_format() {
+        float_info(&f, &mut lines);
     }
     lines.join("\n")
+}
+
+/// The descriptor of a float format, its extreme values and the codes of its specials.
+fn float_info(f: &lowbit::FloatFormat, lines: &mut Vec<String>) {
+    use lowbit::format::NonFinite;
+    // Exact decimals are short for every format up to float64's exponent range; beyond it a
+    // value prints as significand * 2^exponent.
+    let value = |code: u64| match f.decode(code) {
+        lowbit::value::Value::Finite(e) if f.exponent_bits > 11 => {
+            format!("{}{} * 2^{}", if e.negative { "-" } else { "" }, e.significand, e.exponent)
+        }
+        v => lowbit::tables::value_to_exact_decimal(&v),
+    };
+    if f.subnormals {
+        lines.push(format!("description: {}", f.description()));
+    } else {
+        lines.push("description: none (a format without zero is not describable)".to_string());
+    }
+    lines.push(format!(
+        "exponent bits: {}, mantissa bits: {}, bias: {}, signed: {}, subnormals: {}",
+        f.exponent_bits,
+        f.mantissa_bits,
+        f.bias,
+        f.signed,
+        if !f.subnormals {
+            "none (exponent field 0 is normal)"
+        } else if f.flush_subnormals {
+            "flushed to zero"
+        } else {
+            "kept"
+        }
+    ));
+    let special = match f.non_finite {
+        NonFinite::Ieee => "ieee (infinity and NaN at the all-ones exponent)",
+        NonFinite::NanAtAllOnes => "fn (no infinity, NaN at the all-ones magnitude)",
+        NonFinite::NanAtNegativeZero => "fnuz (no infinity, NaN at the code of -0)",
+        NonFinite::None => "none (every code is finite)",
+    };
+    lines.push(format!("non-finite: {:?}, special: {special}, zero: {:?}", f.non_finite, f.zero()));
+    lines.push(format!("NaN payloads kept: {}", f.nan_payload));
+    lines.push(format!("max: {} (code {:#x})", value(f.max_code()), f.max_code()));
+    lines.push(format!("lowest: {} (code {:#x})", value(f.lowest_code()), f.lowest_code()));
+    lines.push(format!(
+        "min positive normal: {} (code {:#x})",
+        value(f.min_positive_normal_code()),
+        f.min_positive_normal_code()
+    ));
+    if f.flush_subnormals {
+        lines.push("min positive: subnormals flush to zero (subnormal codes read as 0)".to_string());
+    } else {
+        lines.push(format!("min positive: {} (code {:#x})", value(f.min_positive_code()), f.min_positive_code()));
+    }
+    match (f.zero_code(false), f.zero_code(true)) {
+        (Some(p), Some(n)) if p != n => lines.push(format!("+0: code {p:#x}, -0: code {n:#x}")),
+        (Some(p), _) => lines.push(format!("zero: code {p:#x} (no -0)")),
+        (None, _) => lines.push("zero: none".to_string()),
+    }
+    match (f.infinity_code(false), f.infinity_code(true)) {
+        (Some(p), Some(n)) if f.signed => lines.push(format!("infinity: code {p:#x}, -infinity: code {n:#x}")),
+        (Some(p), _) => lines.push(format!("infinity: code {p:#x}")),
+        (None, _) => lines.push("infinity: none".to_string()),
+    }
+    match f.non_finite {
+        NonFinite::Ieee if f.mantissa_bits >= 2 => {
+            let quiet = f.nan_code(false).unwrap_or_default();
+            let first = f.infinity_code(false).unwrap_or_default() + 1;
+            lines.push(format!(
+                "NaN: quiet {quiet:#x} (canonical; codes {quiet:#x}..={:#x} and their negatives are quiet), \
+                 signalling {first:#x}..={:#x}",
+                quiet | f.fraction_field_mask(),
+                quiet - 1
+            ));
+        }
+        _ => match (f.nan_code(false), f.nan_code(true)) {
+            (Some(p), Some(n)) if p != n => lines.push(format!("NaN: codes {p:#x} and {n:#x}")),
+            (Some(p), _) => lines.push(format!("NaN: code {p:#x}")),
+            (None, _) => lines.push("NaN: none".to_string()),
+        },
+    }
 }
 
 fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitCode, Failure> {

@@ -11,10 +11,14 @@
 //! infinity, NaN or ±MAX as the format allows.
 
 use crate::format::{FloatFormat, NonFinite};
-use crate::value::{Exact, Value};
+use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;
 
 /// How to round a value that falls between two representable ones.
+///
+/// The first four are the ONNX modes; the others serve hardware verification ([`crate::verify`])
+/// and the library. The directed modes look at the value's sign; [`RoundingMode::Stochastic`]
+/// also takes random bits ([`EncodeOptions::random`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum RoundingMode {
     /// To nearest, ties to the even neighbour (IEEE 754 default; every ONNX cast but E8M0's).
@@ -26,6 +30,87 @@ pub enum RoundingMode {
     AwayFromZero,
     /// To nearest, ties away from zero. E8M0 `round_mode="nearest"` ("ties round up").
     NearestTiesAway,
+    /// Toward negative infinity (IEEE roundTowardNegative, floor).
+    TowardNegative,
+    /// Toward positive infinity (IEEE roundTowardPositive, ceiling).
+    TowardPositive,
+    /// Round to odd (von Neumann rounding, SoftFloat's `round_odd`): truncate, then set the last
+    /// kept bit if anything was dropped. Rounding to odd with two or more extra bits and then to
+    /// nearest is the same as rounding to nearest once.
+    ToOdd,
+    /// Stochastic rounding as SR hardware does it: the `bits` (1 to 63) random bits
+    /// ([`EncodeOptions::random`], low bits used) are added to the `bits` discarded bits just
+    /// below the last kept bit, and the sum is truncated. So the value rounds away from zero iff
+    /// `top_bits(discarded) + random >= 2^bits`; discarded bits further down are ignored, and
+    /// random bits all zero truncate.
+    Stochastic {
+        /// How many random bits (and discarded bits) take part, 1 to 63.
+        bits: u32,
+    },
+}
+
+impl RoundingMode {
+    /// The modes without parameters, then stochastic rounding with `stochastic_bits` bits.
+    #[must_use]
+    pub const fn all(stochastic_bits: u32) -> [RoundingMode; 8] {
+        [
+            RoundingMode::NearestEven,
+            RoundingMode::TowardZero,
+            RoundingMode::AwayFromZero,
+            RoundingMode::NearestTiesAway,
+            RoundingMode::TowardNegative,
+            RoundingMode::TowardPositive,
+            RoundingMode::ToOdd,
+            RoundingMode::Stochastic { bits: stochastic_bits },
+        ]
+    }
+
+    /// IEEE 754 overflow for this mode: whether a finite value too large for the target becomes
+    /// the largest finite value (rather than infinity) when rounding a value of this sign.
+    /// Toward zero, round to odd and the direction toward the other sign's infinity keep MAX.
+    #[must_use]
+    pub const fn overflows_to_max(self, negative: bool) -> bool {
+        match self {
+            RoundingMode::TowardZero | RoundingMode::ToOdd => true,
+            RoundingMode::TowardNegative => !negative,
+            RoundingMode::TowardPositive => negative,
+            _ => false,
+        }
+    }
+}
+
+bitflags::bitflags! {
+    /// IEEE 754 exception flags a conversion raises, with TestFloat's bit layout (so a flag byte
+    /// prints as TestFloat prints it).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct Status: u8 {
+        /// A signalling NaN input; a NaN, infinity, zero or negative value the target cannot
+        /// represent; a float-to-integer result out of range.
+        const INVALID = 0x10;
+        /// Division by zero: never raised by a conversion, here for the layout.
+        const INFINITE = 0x08;
+        /// The rounded value exceeded the largest finite value (always with INEXACT).
+        const OVERFLOW = 0x04;
+        /// The result was tiny (see [`Tininess`]) and inexact.
+        const UNDERFLOW = 0x02;
+        /// The result differs from the exact value.
+        const INEXACT = 0x01;
+    }
+}
+
+/// When a nonzero result counts as tiny, for the underflow flag. Underflow is raised only for a
+/// tiny result that is also inexact (IEEE 754 default exception handling, as SoftFloat and
+/// TestFloat do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Tininess {
+    /// The exact value lies strictly between ±(smallest normal).
+    BeforeRounding,
+    /// The value rounded to the target's precision with an unbounded exponent range lies strictly
+    /// between ±(smallest normal). IEEE's other option, and SoftFloat's and TestFloat's default.
+    #[default]
+    AfterRounding,
+    /// The delivered result is subnormal or zero, as some units judge it.
+    Delivered,
 }
 
 /// What to produce for a NaN input when the target format has no NaN (float4, float6).
@@ -55,19 +140,70 @@ impl RoundingOptions {
         RoundingOptions { mode: RoundingMode::NearestEven, saturate: false, nan_fallback: NanFallback::PositiveMax };
 }
 
+/// Everything [`encode_with_status`] needs beyond the value: the rounding, and the choices that
+/// only matter to IEEE-style conversions (hardware verification). [`encode`] uses
+/// [`EncodeOptions::onnx`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EncodeOptions {
+    pub rounding: RoundingOptions,
+    /// When a result counts as tiny for the underflow flag.
+    pub tininess: Tininess,
+    /// The random bits of [`RoundingMode::Stochastic`] (its low `bits` bits); ignored otherwise.
+    pub random: u64,
+    /// IEEE 754 overflow: a finite overflow follows the rounding direction
+    /// ([`RoundingMode::overflows_to_max`]). Off for ONNX, whose overflow rule ignores the mode
+    /// (E8M0 `round_mode="down"` without saturation overflows to NaN).
+    pub directed_overflow: bool,
+    /// A negative value whose rounded magnitude is not zero is invalid in an unsigned format
+    /// (NaN, or without NaN or when saturating its zero or smallest value). Off for ONNX, whose
+    /// E8M0 rule takes the magnitude.
+    pub unsigned_rejects_negative: bool,
+}
+
+impl EncodeOptions {
+    /// The ONNX `Cast` rules of [`encode`], with the given rounding.
+    #[must_use]
+    pub const fn onnx(rounding: RoundingOptions) -> EncodeOptions {
+        EncodeOptions {
+            rounding,
+            tininess: Tininess::AfterRounding,
+            random: 0,
+            directed_overflow: false,
+            unsigned_rejects_negative: false,
+        }
+    }
+
+    /// IEEE 754 rules (directed overflow, negative values invalid in unsigned formats) with the
+    /// given mode, saturation, tininess rule and random bits.
+    #[must_use]
+    pub const fn ieee(mode: RoundingMode, saturate: bool, tininess: Tininess, random: u64) -> EncodeOptions {
+        EncodeOptions {
+            rounding: RoundingOptions { mode, saturate, nan_fallback: NanFallback::PositiveMax },
+            tininess,
+            random,
+            directed_overflow: true,
+            unsigned_rejects_negative: true,
+        }
+    }
+}
+
 /// Where the discarded part of a shifted significand lies relative to half an ulp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Remainder {
     vs_half: Ordering,
     inexact: bool,
+    /// The discarded bits left-aligned to bit 63 (their leading 64 bits), for stochastic
+    /// rounding. A sticky tail below them is not represented.
+    leading: u64,
 }
 
 /// Shifts `significand` (with the `sticky` fraction below it) right by `shift >= 1` bits and
-/// rounds the result according to `mode`. Returns the rounded quotient and whether it is inexact.
+/// rounds the result according to `mode`, for a nonnegative value with no random bits. Returns
+/// the rounded quotient and whether it is inexact.
 #[must_use]
 pub fn round_right_shift(significand: u64, shift: u32, sticky: bool, mode: RoundingMode) -> (u64, bool) {
     let (quotient, rem) = split(significand, shift, sticky);
-    (quotient + u64::from(rounds_up(mode, rem, quotient & 1 == 1)), rem.inexact)
+    (quotient + u64::from(rounds_up(mode, rem, quotient & 1 == 1, false, 0)), rem.inexact)
 }
 
 /// Splits `significand` (with the `sticky` fraction below it) at bit `shift >= 1`: the truncated
@@ -80,22 +216,27 @@ fn split(significand: u64, shift: u32, sticky: bool) -> (u64, Remainder) {
     debug_assert!(shift >= 1);
     if shift >= 65 {
         // The whole significand (< 2^64 <= 2^(shift-1)) lies below half of the rounding unit.
-        return (0, Remainder { vs_half: Ordering::Less, inexact: significand != 0 || sticky });
+        let leading = if shift >= 128 { 0 } else { significand >> (shift - 64) };
+        return (0, Remainder { vs_half: Ordering::Less, inexact: significand != 0 || sticky, leading });
     }
-    let wide = u128::from(significand);
-    let dropped = wide & ((1u128 << shift) - 1);
-    let half = 1u128 << (shift - 1);
+    // Shifts of 64 split off the whole significand; below, everything stays in one word.
+    let (quotient, dropped) =
+        if shift == 64 { (0, significand) } else { (significand >> shift, significand & ((1 << shift) - 1)) };
+    let half = 1u64 << (shift - 1);
     let vs_half = match (dropped.cmp(&half), sticky) {
         (Ordering::Equal, true) => Ordering::Greater,
         (ord, _) => ord,
     };
-    ((wide >> shift) as u64, Remainder { vs_half, inexact: dropped != 0 || sticky })
+    let leading = dropped << (64 - shift);
+    (quotient, Remainder { vs_half, inexact: dropped != 0 || sticky, leading })
 }
 
-/// **The rounding decision** of the crate: whether the truncated result moves one unit away from
-/// zero. `truncated_is_odd` is the parity of the truncated result's last digit (for a format
-/// without fraction bits, such as E8M0, that digit is the exponent's last bit).
-fn rounds_up(mode: RoundingMode, rem: Remainder, truncated_is_odd: bool) -> bool {
+/// **The rounding decision** of the crate: whether the truncated magnitude moves one unit away
+/// from zero. `truncated_is_odd` is the parity of the truncated result's last digit (for a format
+/// without fraction bits, such as E8M0, that digit is the exponent's last bit); `negative` is the
+/// value's sign (for the directed modes); `random` the stochastic bits.
+#[inline]
+fn rounds_up(mode: RoundingMode, rem: Remainder, truncated_is_odd: bool, negative: bool, random: u64) -> bool {
     match mode {
         RoundingMode::NearestEven => {
             rem.vs_half == Ordering::Greater || (rem.vs_half == Ordering::Equal && truncated_is_odd)
@@ -103,6 +244,14 @@ fn rounds_up(mode: RoundingMode, rem: Remainder, truncated_is_odd: bool) -> bool
         RoundingMode::NearestTiesAway => rem.vs_half != Ordering::Less,
         RoundingMode::TowardZero => false,
         RoundingMode::AwayFromZero => rem.inexact,
+        RoundingMode::TowardNegative => rem.inexact && negative,
+        RoundingMode::TowardPositive => rem.inexact && !negative,
+        RoundingMode::ToOdd => rem.inexact && !truncated_is_odd,
+        RoundingMode::Stochastic { bits } => {
+            let bits = bits.clamp(1, 63);
+            let mask = (1u64 << bits) - 1;
+            (rem.leading >> (64 - bits)) + (random & mask) > mask
+        }
     }
 }
 
@@ -110,8 +259,15 @@ fn rounds_up(mode: RoundingMode, rem: Remainder, truncated_is_odd: bool) -> bool
 /// when the magnitude does not fit in 64 bits.
 #[must_use]
 pub fn round_to_integer(x: Exact, mode: RoundingMode) -> Option<(bool, u64)> {
+    round_to_integer_exactly(x, mode, 0).map(|(negative, magnitude, _)| (negative, magnitude))
+}
+
+/// [`round_to_integer`] with the stochastic bits, also telling whether the value was not an
+/// integer (the inexact flag). Directed modes follow the value's sign.
+#[must_use]
+pub fn round_to_integer_exactly(x: Exact, mode: RoundingMode, random: u64) -> Option<(bool, u64, bool)> {
     if x.is_zero() {
-        return Some((x.negative, 0));
+        return Some((x.negative, 0, false));
     }
     if x.exponent >= 0 {
         let shift = x.exponent as u32;
@@ -123,19 +279,55 @@ pub fn round_to_integer(x: Exact, mode: RoundingMode) -> Option<(bool, u64)> {
         // An integer that fits; a sticky fraction here would need more than 64 significant bits,
         // which no producer in the crate hands over (see `Exact`).
         debug_assert!(!x.sticky);
-        return Some((x.negative, x.significand << shift));
+        return Some((x.negative, x.significand << shift, false));
     }
     let shift = x.exponent.unsigned_abs();
-    let (q, _) = round_right_shift(x.significand, shift, x.sticky, mode);
-    Some((x.negative, q))
+    let (q, rem) = split(x.significand, shift, x.sticky);
+    Some((x.negative, q + u64::from(rounds_up(mode, rem, q & 1 == 1, x.negative, random)), rem.inexact))
 }
 
-/// Encodes a value into a code of `format`, rounding once. See the module docs for the rule.
+/// Encodes a value into a code of `format`, rounding once, under ONNX's rules. See the module
+/// docs for the rule; [`encode_with_status`] with [`EncodeOptions::onnx`].
 #[must_use]
 pub fn encode(format: &FloatFormat, value: Value, opts: RoundingOptions) -> u64 {
+    encode_with_status(format, value, &EncodeOptions::onnx(opts)).0
+}
+
+/// Encodes a value into a code of `format`, rounding once, and reports the IEEE flags raised.
+///
+/// * NaN: the target's NaN (quiet, top payload bits kept where both sides carry payloads), or
+///   where it has none the `nan_fallback` with INVALID; a signalling NaN (payload quiet bit
+///   clear) raises INVALID.
+/// * ±Inf: infinity where the target has one; otherwise MAX (saturating or a finite-only
+///   format) or NaN, with INVALID.
+/// * finite: INEXACT when rounding changed the value; OVERFLOW|INEXACT when the rounded value
+///   exceeds MAX (result: MAX when saturating or, with `directed_overflow`, when the mode keeps
+///   it; else infinity, NaN or MAX as the format allows); UNDERFLOW when the result is tiny per
+///   `tininess` and inexact. A format that flushes subnormals turns a nonzero subnormal result
+///   into zero of the same sign with UNDERFLOW|INEXACT. Below the smallest value of a format
+///   without zero (E8M0) the result is that value when saturating, else NaN, with
+///   UNDERFLOW|INEXACT; zero itself into such a format is INVALID.
+#[must_use]
+#[inline]
+pub fn encode_with_status(format: &FloatFormat, value: Value, opts: &EncodeOptions) -> (u64, Status) {
     match value {
-        Value::Nan { negative, payload } => encode_nan(format, negative, payload, opts),
-        Value::Infinite { negative } => overflow(format, negative, opts.saturate),
+        Value::Nan { negative, payload } => {
+            let signalling = if payload & QUIET_NAN_PAYLOAD == 0 { Status::INVALID } else { Status::empty() };
+            let (code, status) = encode_nan(format, negative, payload, &opts.rounding);
+            (code, status | signalling)
+        }
+        Value::Infinite { negative } => {
+            if opts.unsigned_rejects_negative && negative && !format.signed {
+                return (negative_into_unsigned(format, opts.rounding.saturate), Status::INVALID);
+            }
+            let code = overflow(format, negative, opts.rounding.saturate);
+            let status = if format.infinity_code(negative).is_some() && !opts.rounding.saturate {
+                Status::empty()
+            } else {
+                Status::INVALID
+            };
+            (code, status)
+        }
         Value::Finite(x) => encode_finite(format, x, opts),
     }
 }
@@ -148,12 +340,15 @@ fn sign_of(format: &FloatFormat, negative: bool) -> u64 {
     }
 }
 
-fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: RoundingOptions) -> u64 {
-    match format.nan_code(negative) {
-        None => match opts.nan_fallback {
-            NanFallback::PositiveMax => format.max_code(),
-            NanFallback::SignFlippedNegativeZero => sign_of(format, !negative),
-        },
+fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: &RoundingOptions) -> (u64, Status) {
+    let code = match format.nan_code(negative) {
+        None => {
+            let fallback = match opts.nan_fallback {
+                NanFallback::PositiveMax => format.max_code(),
+                NanFallback::SignFlippedNegativeZero => sign_of(format, !negative),
+            };
+            return (fallback, Status::INVALID);
+        }
         Some(canonical) if format.nan_payload && format.mantissa_bits > 0 => {
             // Keep the top payload bits and set the quiet bit, as x86 hardware does between f32
             // and f64 (SEMANTICS.md row 17). A source without payload hands over just the quiet
@@ -163,7 +358,8 @@ fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: Rounding
             (canonical & !(format.fraction_field_mask())) | kept | quiet
         }
         Some(canonical) => canonical,
-    }
+    };
+    (code, Status::empty())
 }
 
 /// The result for ±Inf and for a finite value whose rounded magnitude exceeds MAX.
@@ -194,15 +390,31 @@ fn underflow(format: &FloatFormat, negative: bool, saturate: bool) -> u64 {
     }
 }
 
-fn encode_finite(format: &FloatFormat, x: Exact, opts: RoundingOptions) -> u64 {
+/// The result for a negative value (with a nonzero rounded magnitude) into an unsigned format
+/// under IEEE rules: NaN where the format has one and the conversion does not saturate, else the
+/// value nearest to it (zero, or the smallest value of a format without zero).
+fn negative_into_unsigned(format: &FloatFormat, saturate: bool) -> u64 {
+    let nearest = format.zero_code(false).unwrap_or(format.min_positive_code());
+    if saturate {
+        nearest
+    } else {
+        format.nan_code(false).unwrap_or(nearest)
+    }
+}
+
+#[inline]
+fn encode_finite(format: &FloatFormat, x: Exact, opts: &EncodeOptions) -> (u64, Status) {
+    let rounding = &opts.rounding;
     let negative = x.negative && format.signed;
     if x.is_zero() {
         return match format.zero_code(negative) {
-            Some(code) => code,
-            None => underflow(format, negative, opts.saturate),
+            Some(code) => (code, Status::empty()),
+            None => (underflow(format, negative, rounding.saturate), Status::INVALID),
         };
     }
     debug_assert!(x.significand != 0, "a sticky fraction needs a nonzero significand");
+    // A negative value into an unsigned format keeps its sign for the rounding direction.
+    let rejected_negative = opts.unsigned_rejects_negative && x.negative && !format.signed;
     // Normalise to a 64-bit significand so that the rounding position is always inside it
     // (every format has at most 53 significant bits) and a sticky tail stays below it.
     let lz = x.significand.leading_zeros();
@@ -214,7 +426,10 @@ fn encode_finite(format: &FloatFormat, x: Exact, opts: RoundingOptions) -> u64 {
     // Exponent of the smallest normal binade; below it the quantum stops shrinking (subnormals).
     let min_normal_exp = i64::from(if format.subnormals { 1 - format.bias } else { -format.bias });
     if !format.subnormals && top < min_normal_exp {
-        return underflow(format, negative, opts.saturate);
+        if rejected_negative {
+            return (negative_into_unsigned(format, rounding.saturate), Status::INVALID);
+        }
+        return (underflow(format, negative, rounding.saturate), Status::UNDERFLOW | Status::INEXACT);
     }
     // Exponent of one unit in the last place at the value's binade.
     let quantum = top.max(min_normal_exp) - mantissa_bits;
@@ -225,13 +440,39 @@ fn encode_finite(format: &FloatFormat, x: Exact, opts: RoundingOptions) -> u64 {
     // (E8M0, always normal here) the biased exponent's.
     let truncated_is_odd =
         if format.mantissa_bits == 0 { (quantum + i64::from(format.bias)) & 1 == 1 } else { truncated & 1 == 1 };
-    let mut m = truncated + u64::from(rounds_up(opts.mode, rem, truncated_is_odd));
+    let mut m = truncated + u64::from(rounds_up(rounding.mode, rem, truncated_is_odd, x.negative, opts.random));
+    let inexact = if rem.inexact { Status::INEXACT } else { Status::empty() };
+    let tiny_before = top < min_normal_exp;
+    let tiny = match opts.tininess {
+        Tininess::BeforeRounding => tiny_before,
+        Tininess::AfterRounding => {
+            // Only the binade just below the smallest normal can round up to it.
+            tiny_before
+                && !(format.subnormals
+                    && top == min_normal_exp - 1
+                    && rounds_to_min_normal_unbounded(significand, shift, x, format, opts))
+        }
+        // Judged below on the delivered magnitude.
+        Tininess::Delivered => false,
+    };
+    let underflowed = |delivered_tiny: bool| {
+        let tiny = if opts.tininess == Tininess::Delivered { delivered_tiny } else { tiny };
+        if tiny && rem.inexact {
+            Status::UNDERFLOW
+        } else {
+            Status::empty()
+        }
+    };
     let mut quantum = quantum;
     if m == 0 {
+        let status = inexact | underflowed(true);
         return match format.zero_code(negative) {
-            Some(code) => code,
-            None => underflow(format, negative, opts.saturate),
+            Some(code) => (code, status),
+            None => (underflow(format, negative, rounding.saturate), status),
         };
+    }
+    if rejected_negative {
+        return (negative_into_unsigned(format, rounding.saturate), Status::INVALID);
     }
     if m >> (mantissa_bits + 1) != 0 {
         // Rounding carried into the next binade: m was 2^(p) - 1 and became 2^p.
@@ -241,17 +482,44 @@ fn encode_finite(format: &FloatFormat, x: Exact, opts: RoundingOptions) -> u64 {
     let sign = sign_of(format, negative);
     if m < 1 << mantissa_bits {
         // Subnormal: exponent field 0 (only reachable at the bottom binade).
-        return m | sign;
+        if format.flush_subnormals {
+            let zero = format.zero_code(negative).unwrap_or(sign);
+            return (zero, Status::UNDERFLOW | Status::INEXACT);
+        }
+        return (m | sign, inexact | underflowed(true));
     }
     let biased = quantum + mantissa_bits + i64::from(format.bias);
-    if biased >= 1 << format.exponent_bits {
-        return overflow(format, negative, opts.saturate);
+    let overflowed = biased >= 1 << format.exponent_bits
+        || (((biased as u64) << format.mantissa_bits) | (m & ((1 << format.mantissa_bits) - 1)))
+            > format.max_finite_magnitude();
+    if overflowed {
+        let code = if opts.directed_overflow && rounding.mode.overflows_to_max(x.negative) {
+            format.max_code() | sign
+        } else {
+            overflow(format, negative, rounding.saturate)
+        };
+        return (code, Status::OVERFLOW | Status::INEXACT);
     }
     let magnitude = ((biased as u64) << format.mantissa_bits) | (m & ((1 << format.mantissa_bits) - 1));
-    if magnitude > format.max_finite_magnitude() {
-        return overflow(format, negative, opts.saturate);
-    }
-    magnitude | sign
+    (magnitude | sign, inexact | underflowed(false))
+}
+
+/// IEEE "tininess after rounding" for a value in the binade just below the smallest normal (the
+/// only one that can round up to it): whether rounding it to the target's precision with an
+/// unbounded exponent range (one bit finer than the subnormal quantum, at which the value was
+/// split with `shift`) reaches the smallest normal.
+fn rounds_to_min_normal_unbounded(
+    significand: u64,
+    shift: u32,
+    x: Exact,
+    format: &FloatFormat,
+    opts: &EncodeOptions,
+) -> bool {
+    // At the value's own binade the quantum is one bit finer than the subnormal one.
+    let (truncated, rem) = split(significand, shift - 1, x.sticky);
+    let rounded =
+        truncated + u64::from(rounds_up(opts.rounding.mode, rem, truncated & 1 == 1, x.negative, opts.random));
+    rounded >> (format.mantissa_bits + 1) != 0
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ macro_rules! minifloat {
             /// The value with these bits, or an error if a bit above the format's width is set.
             pub fn try_from_bits(bits: u8) -> Result<Self> {
                 if u64::from(bits) & !$format.code_mask() != 0 {
-                    return Err(Error::BitsOutOfRange { dtype: $format.name, bits: bits.into(), width: $format.width() });
+                    return Err(Error::BitsOutOfRange { dtype: $dtype.onnx_name(), bits: bits.into(), width: $format.width() });
                 }
                 Ok(Self(bits))
             }

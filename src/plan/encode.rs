@@ -373,20 +373,24 @@ impl IntegerKernel {
     /// low bits every target needs (only the packed targets round, and they keep 4 bits or fewer).
     pub fn round<L: FloatLane>(&self, lanes: &[L], out: &mut [i32]) {
         // One loop per mode, so each loop is branch-free and vectorises.
-        fn each<L: FloatLane>(lanes: &[L], out: &mut [i32], up: impl Fn(i32, L) -> bool) {
+        fn each<L: FloatLane>(lanes: &[L], out: &mut [i32], up: impl Fn(i32, L, bool) -> bool) {
             for (o, &x) in out.iter_mut().zip(lanes) {
                 let (whole, fraction) = x.split();
-                let rounded = whole.wrapping_add(i32::from(up(whole, fraction)));
+                let rounded = whole.wrapping_add(i32::from(up(whole, fraction, x.is_negative())));
                 *o = if x.is_negative() { rounded.wrapping_neg() } else { rounded };
             }
         }
         match self.mode {
             RoundingMode::NearestEven => {
-                each(lanes, out, |w, f| f.above_half() || (f.is_half() && w & 1 == 1));
+                each(lanes, out, |w, f, _| f.above_half() || (f.is_half() && w & 1 == 1));
             }
-            RoundingMode::NearestTiesAway => each(lanes, out, |_, f| f.above_half() || f.is_half()),
-            RoundingMode::TowardZero => each(lanes, out, |_, _| false),
-            RoundingMode::AwayFromZero => each(lanes, out, |_, f| f.is_nonzero()),
+            RoundingMode::NearestTiesAway => each(lanes, out, |_, f, _| f.above_half() || f.is_half()),
+            // With no random bits (a plan has none), stochastic rounding adds zero: truncation.
+            RoundingMode::TowardZero | RoundingMode::Stochastic { .. } => each(lanes, out, |_, _, _| false),
+            RoundingMode::AwayFromZero => each(lanes, out, |_, f, _| f.is_nonzero()),
+            RoundingMode::TowardNegative => each(lanes, out, |_, f, negative| negative && f.is_nonzero()),
+            RoundingMode::TowardPositive => each(lanes, out, |_, f, negative| !negative && f.is_nonzero()),
+            RoundingMode::ToOdd => each(lanes, out, |w, f, _| f.is_nonzero() && w & 1 == 0),
         }
     }
 
@@ -405,10 +409,21 @@ impl IntegerKernel {
         match self.mode {
             RoundingMode::NearestEven => each(src, out, f32::round_ties_even),
             RoundingMode::NearestTiesAway => each(src, out, f32::round),
-            RoundingMode::TowardZero => each(src, out, f32::trunc),
+            RoundingMode::TowardZero | RoundingMode::Stochastic { .. } => each(src, out, f32::trunc),
             RoundingMode::AwayFromZero => each(src, out, |x| {
                 let t = x.trunc();
                 if t == x {
+                    t
+                } else {
+                    t + 1f32.copysign(x)
+                }
+            }),
+            RoundingMode::TowardNegative => each(src, out, f32::floor),
+            RoundingMode::TowardPositive => each(src, out, f32::ceil),
+            RoundingMode::ToOdd => each(src, out, |x| {
+                let t = x.trunc();
+                // |t| < 2^31 here, so halving it shows its parity exactly.
+                if t == x || (t * 0.5).fract() != 0.0 {
                     t
                 } else {
                     t + 1f32.copysign(x)

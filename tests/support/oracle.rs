@@ -1011,3 +1011,436 @@ pub fn encode_int_from_float8_special(v: &OValue, bits: u32, signed: bool) -> Op
     let mask: u128 = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
     Some(((extreme as u128) & mask) as u64)
 }
+
+// ---------------------------------------------------------------------------------------------
+// IEEE-style conversions with every rounding mode and the exception flags (hardware
+// verification). Written from the rules in the verification issue and IEEE 754 / SoftFloat's
+// documented conventions (TestFloat flag layout; underflow only when tiny and inexact; x86
+// "integer indefinite" for invalid integer results), with exact big-integer arithmetic.
+
+pub const FLAG_INVALID: u8 = 0x10;
+pub const FLAG_OVERFLOW: u8 = 0x04;
+pub const FLAG_UNDERFLOW: u8 = 0x02;
+pub const FLAG_INEXACT: u8 = 0x01;
+
+/// What the top codes of a float format mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OSpecial {
+    /// Exponent all ones: infinity (fraction 0) or NaN (quiet bit = top fraction bit).
+    Ieee,
+    /// No infinity; the all-ones magnitude is NaN.
+    Fn,
+    /// No infinity, no -0; the code of -0 is the NaN.
+    Fnuz,
+    /// Every code is finite.
+    None,
+}
+
+/// A float format with subnormals (so with zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OFloat {
+    pub ebits: u32,
+    pub mbits: u32,
+    pub bias: i64,
+    pub special: OSpecial,
+    pub flush: bool,
+    pub signed: bool,
+    /// NaN payloads travel (top fraction bits, quieted) into and out of this format.
+    pub payload: bool,
+}
+
+impl OFloat {
+    pub const fn ieee(ebits: u32, mbits: u32) -> OFloat {
+        OFloat {
+            ebits,
+            mbits,
+            bias: (1 << (ebits - 1)) - 1,
+            special: OSpecial::Ieee,
+            flush: false,
+            signed: true,
+            payload: true,
+        }
+    }
+    pub fn width(&self) -> u32 {
+        self.ebits + self.mbits + u32::from(self.signed)
+    }
+    fn sign_bit(&self) -> u64 {
+        if self.signed {
+            1 << (self.ebits + self.mbits)
+        } else {
+            0
+        }
+    }
+    fn all_ones_magnitude(&self) -> u64 {
+        (1u64 << (self.ebits + self.mbits)) - 1
+    }
+    fn max_magnitude_code(&self) -> u64 {
+        match self.special {
+            OSpecial::Ieee => self.all_ones_magnitude() - (1u64 << self.mbits),
+            OSpecial::Fn => self.all_ones_magnitude() - 1,
+            OSpecial::Fnuz | OSpecial::None => self.all_ones_magnitude(),
+        }
+    }
+    /// Exponent of the smallest normal binade.
+    fn emin(&self) -> i64 {
+        1 - self.bias
+    }
+}
+
+/// The ONNX float formats in this model (E8M0, which has no zero, is outside it). Payloads:
+/// only the wide IEEE formats carry them; ONNX float8 E5M2 reads every NaN as plain NaN.
+pub fn ofloat_of(f: OFormat) -> Option<OFloat> {
+    let small = |ebits, mbits, bias, special| OFloat {
+        ebits,
+        mbits,
+        bias,
+        special,
+        flush: false,
+        signed: true,
+        payload: false,
+    };
+    Some(match f {
+        OFormat::F16 => OFloat::ieee(5, 10),
+        OFormat::BF16 => OFloat { bias: 127, ..OFloat::ieee(8, 7) },
+        OFormat::F32 => OFloat::ieee(8, 23),
+        OFormat::F64 => OFloat::ieee(11, 52),
+        OFormat::E4M3FN => small(4, 3, 7, OSpecial::Fn),
+        OFormat::E4M3FNUZ => small(4, 3, 8, OSpecial::Fnuz),
+        OFormat::E5M2 => small(5, 2, 15, OSpecial::Ieee),
+        OFormat::E5M2FNUZ => small(5, 2, 16, OSpecial::Fnuz),
+        OFormat::E2M3 => small(2, 3, 1, OSpecial::None),
+        OFormat::E3M2 => small(3, 2, 3, OSpecial::None),
+        OFormat::E2M1 => small(2, 1, 1, OSpecial::None),
+        _ => return None,
+    })
+}
+
+/// A verification target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OTarget {
+    Float(OFloat),
+    Int { bits: u32, signed: bool },
+}
+
+/// Rounding of the magnitude-and-sign value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ORound {
+    NearestEven,
+    TowardZero,
+    AwayFromZero,
+    NearestTiesAway,
+    /// Toward negative infinity.
+    Floor,
+    /// Toward positive infinity.
+    Ceiling,
+    /// Truncate; set the last bit when anything was dropped.
+    Odd,
+    /// Add `random` (already reduced to `bits` bits) to the first `bits` dropped bits; carry up.
+    Stochastic {
+        bits: u32,
+        random: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OTiny {
+    Before,
+    After,
+    Delivered,
+}
+
+/// A decoded source: the exact value, and for NaNs whether it signals and its fraction bits
+/// (left-aligned in a `u128`, for payload transfer).
+pub struct OSource {
+    pub value: OValue,
+    pub signalling: bool,
+    pub nan_fraction: Option<u128>,
+}
+
+pub fn odecode_float(f: &OFloat, code: u64) -> OSource {
+    let code = code & low_mask(f.width());
+    let negative = code & f.sign_bit() != 0;
+    let magnitude = code & f.all_ones_magnitude();
+    let e_field = magnitude >> f.mbits;
+    let fraction = magnitude & ((1u64 << f.mbits) - 1);
+    let plain = |value| OSource { value, signalling: false, nan_fraction: None };
+    let e_max = (1u64 << f.ebits) - 1;
+    match f.special {
+        OSpecial::Ieee if e_field == e_max && fraction == 0 => return plain(OValue::Inf { negative }),
+        OSpecial::Ieee if e_field == e_max => {
+            let quiet = fraction >> (f.mbits - 1) & 1 == 1;
+            return OSource {
+                value: OValue::NaN { negative },
+                signalling: !quiet,
+                nan_fraction: f.payload.then(|| u128::from(fraction) << (128 - f.mbits)),
+            };
+        }
+        OSpecial::Fn if magnitude == f.all_ones_magnitude() => return plain(OValue::NaN { negative }),
+        OSpecial::Fnuz if code == f.sign_bit() => return plain(OValue::NaN { negative: true }),
+        _ => {}
+    }
+    if e_field == 0 {
+        if f.flush {
+            return plain(OValue::zero(negative));
+        }
+        return plain(OValue::finite(negative, BigUint::from(fraction), f.emin() - f.mbits as i64));
+    }
+    let significand = fraction | (1u64 << f.mbits);
+    plain(OValue::finite(negative, BigUint::from(significand), e_field as i64 - f.bias - f.mbits as i64))
+}
+
+pub fn odecode_int(bits: u32, signed: bool, code: u64) -> OSource {
+    OSource { value: decode(OFormat::Int { bits, signed }, code), signalling: false, nan_fraction: None }
+}
+
+/// `mant * 2^exp` divided by `2^q`: the truncated quotient and what the dropped part holds.
+struct Cut {
+    quotient: BigUint,
+    /// Dropped part versus half a unit.
+    vs_half: Ordering,
+    inexact: bool,
+    /// The first `bits` dropped bits (stochastic rounding).
+    first_dropped: u64,
+}
+
+fn cut(mant: &BigUint, exp: i64, q: i64, sr_bits: u32) -> Cut {
+    if exp >= q {
+        return Cut {
+            quotient: mant << ((exp - q) as usize),
+            vs_half: Ordering::Less,
+            inexact: false,
+            first_dropped: 0,
+        };
+    }
+    let s = (q - exp) as usize;
+    let quotient = mant >> s;
+    let dropped = mant - (&quotient << s);
+    let half = BigUint::one() << (s - 1);
+    let first = ((&dropped << sr_bits as usize) >> s).to_u64().expect("fewer than 64 bits");
+    Cut { quotient, vs_half: dropped.cmp(&half), inexact: !dropped.is_zero(), first_dropped: first }
+}
+
+fn goes_up(mode: ORound, c: &Cut, negative: bool) -> bool {
+    let odd = c.quotient.bit(0);
+    match mode {
+        ORound::NearestEven => c.vs_half == Ordering::Greater || (c.vs_half == Ordering::Equal && odd),
+        ORound::NearestTiesAway => c.vs_half != Ordering::Less,
+        ORound::TowardZero => false,
+        ORound::AwayFromZero => c.inexact,
+        ORound::Floor => negative && c.inexact,
+        ORound::Ceiling => !negative && c.inexact,
+        ORound::Odd => c.inexact && !odd,
+        ORound::Stochastic { bits, random } => c.first_dropped + random >= 1u64 << bits,
+    }
+}
+
+fn sr_bits(mode: ORound) -> u32 {
+    match mode {
+        ORound::Stochastic { bits, .. } => bits,
+        _ => 0,
+    }
+}
+
+/// `floor(log2(mant * 2^exp))` for a nonzero value.
+fn binade(mant: &BigUint, exp: i64) -> i64 {
+    exp + mant.bits() as i64 - 1
+}
+
+/// Rounds a positive `mant * 2^exp` with `mbits` fraction bits at its own binade, clamped below
+/// at `floor_binade` (subnormal grid); returns `n * 2^q` as (n, q) with `n < 2^(mbits+1)` and the
+/// cut's inexactness.
+fn round_on_grid(
+    mant: &BigUint,
+    exp: i64,
+    mbits: u32,
+    floor_binade: Option<i64>,
+    mode: ORound,
+    negative: bool,
+) -> (BigUint, i64, bool) {
+    let mut k = binade(mant, exp);
+    if let Some(f) = floor_binade {
+        k = k.max(f);
+    }
+    let mut q = k - mbits as i64;
+    let c = cut(mant, exp, q, sr_bits(mode));
+    let mut n = c.quotient.clone() + u32::from(goes_up(mode, &c, negative));
+    if n.bits() > u64::from(mbits) + 1 {
+        n >>= 1usize;
+        q += 1;
+    }
+    (n, q, c.inexact)
+}
+
+fn zero_code(f: &OFloat, negative: bool) -> u64 {
+    if negative && f.signed && f.special != OSpecial::Fnuz {
+        f.sign_bit()
+    } else {
+        0
+    }
+}
+
+fn nan_code(f: &OFloat, negative: bool, fraction: Option<u128>) -> Option<u64> {
+    let sign = if negative { f.sign_bit() } else { 0 };
+    match f.special {
+        OSpecial::Ieee => {
+            let quiet = 1u64 << (f.mbits - 1);
+            let kept = match fraction {
+                Some(fr) if f.payload => (fr >> (128 - f.mbits)) as u64,
+                _ => 0,
+            };
+            Some(sign | (((1u64 << f.ebits) - 1) << f.mbits) | quiet | kept)
+        }
+        OSpecial::Fn => Some(sign | f.all_ones_magnitude()),
+        OSpecial::Fnuz => Some(f.sign_bit()),
+        OSpecial::None => None,
+    }
+}
+
+/// The value a non-saturating overflow (or a NaN/infinity that must become something) takes.
+fn too_big_code(f: &OFloat, negative: bool) -> u64 {
+    let sign = if negative { f.sign_bit() } else { 0 };
+    match f.special {
+        OSpecial::Ieee => sign | (((1u64 << f.ebits) - 1) << f.mbits),
+        OSpecial::Fn | OSpecial::Fnuz => nan_code(f, negative, None).expect("has NaN"),
+        OSpecial::None => sign | f.max_magnitude_code(),
+    }
+}
+
+/// Negative value (nonzero once rounded) into an unsigned format.
+fn negative_unsigned_code(f: &OFloat, saturate: bool) -> u64 {
+    if saturate {
+        0
+    } else {
+        nan_code(f, false, None).unwrap_or(0)
+    }
+}
+
+/// The code of a positive magnitude `n * 2^q` already on the format's grid and not above MAX.
+fn grid_code(f: &OFloat, n: &BigUint, q: i64) -> u64 {
+    let k = binade(n, q);
+    if k < f.emin() {
+        // Subnormal: units of 2^(emin - mbits).
+        let units = n << ((q - (f.emin() - f.mbits as i64)) as usize);
+        return units.to_u64().expect("subnormal fits");
+    }
+    let e_field = (k + f.bias) as u64;
+    let significand = (n << 64usize) >> ((k - q + 64 - f.mbits as i64) as usize);
+    let fraction = significand.to_u64().expect("fits") & ((1u64 << f.mbits) - 1);
+    (e_field << f.mbits) | fraction
+}
+
+fn max_value(f: &OFloat) -> (BigUint, i64) {
+    let c = f.max_magnitude_code();
+    let e_field = (c >> f.mbits) as i64;
+    let fraction = c & ((1u64 << f.mbits) - 1);
+    if e_field == 0 {
+        (BigUint::from(fraction), f.emin() - f.mbits as i64)
+    } else {
+        (BigUint::from(fraction | (1u64 << f.mbits)), e_field - f.bias - f.mbits as i64)
+    }
+}
+
+/// One conversion: the code and the flags (TestFloat's layout).
+pub fn oconvert(src: &OSource, to: &OTarget, mode: ORound, tiny_rule: OTiny, saturate: bool) -> (u64, u8) {
+    let signalling = if src.signalling { FLAG_INVALID } else { 0 };
+    let (code, flags) = match to {
+        OTarget::Float(f) => oconvert_float(src, f, mode, tiny_rule, saturate),
+        OTarget::Int { bits, signed } => oconvert_int(&src.value, *bits, *signed, mode, saturate),
+    };
+    (code, flags | signalling)
+}
+
+fn oconvert_float(src: &OSource, f: &OFloat, mode: ORound, tiny_rule: OTiny, saturate: bool) -> (u64, u8) {
+    let max_code = f.max_magnitude_code();
+    match &src.value {
+        OValue::NaN { negative } => match nan_code(f, *negative && f.signed, src.nan_fraction) {
+            Some(c) => (c, 0),
+            None => (max_code, FLAG_INVALID),
+        },
+        OValue::Inf { negative } => {
+            if *negative && !f.signed {
+                return (negative_unsigned_code(f, saturate), FLAG_INVALID);
+            }
+            let sign = if *negative { f.sign_bit() } else { 0 };
+            if saturate {
+                (sign | max_code, FLAG_INVALID)
+            } else if f.special == OSpecial::Ieee {
+                (too_big_code(f, *negative), 0)
+            } else {
+                (too_big_code(f, *negative), FLAG_INVALID)
+            }
+        }
+        OValue::Finite { negative, mant, exp } => {
+            let negative = *negative;
+            let signed_negative = negative && f.signed;
+            let sign = if signed_negative { f.sign_bit() } else { 0 };
+            if mant.is_zero() {
+                return (zero_code(f, signed_negative), 0);
+            }
+            let (n, q, inexact) = round_on_grid(mant, *exp, f.mbits, Some(f.emin()), mode, negative);
+            let nx = if inexact { FLAG_INEXACT } else { 0 };
+            let min_normal_binade = f.emin();
+            let tiny = match tiny_rule {
+                OTiny::Before => binade(mant, *exp) < min_normal_binade,
+                OTiny::After => {
+                    let (nu, qu, _) = round_on_grid(mant, *exp, f.mbits, None, mode, negative);
+                    binade(&nu, qu) < min_normal_binade
+                }
+                OTiny::Delivered => n.is_zero() || binade(&n, q) < min_normal_binade,
+            };
+            let uf = if tiny && inexact { FLAG_UNDERFLOW } else { 0 };
+            if n.is_zero() {
+                return (zero_code(f, signed_negative), nx | uf);
+            }
+            if negative && !f.signed {
+                return (negative_unsigned_code(f, saturate), FLAG_INVALID);
+            }
+            let (max_n, max_q) = max_value(f);
+            if cmp_dyadic(&n, q, &max_n, max_q) == Ordering::Greater {
+                let keeps_max = match mode {
+                    ORound::TowardZero | ORound::Odd => true,
+                    ORound::Floor => !negative,
+                    ORound::Ceiling => negative,
+                    _ => false,
+                };
+                let code = if saturate || keeps_max { sign | max_code } else { too_big_code(f, signed_negative) };
+                return (code, FLAG_OVERFLOW | FLAG_INEXACT);
+            }
+            if binade(&n, q) < min_normal_binade && f.flush {
+                return (zero_code(f, signed_negative), FLAG_UNDERFLOW | FLAG_INEXACT);
+            }
+            (sign | grid_code(f, &n, q), nx | uf)
+        }
+    }
+}
+
+fn oconvert_int(v: &OValue, bits: u32, signed: bool, mode: ORound, saturate: bool) -> (u64, u8) {
+    let mask = low_mask(bits);
+    let (low, high): (i128, i128) =
+        if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let indefinite = if signed { 1u64 << (bits - 1) } else { mask };
+    let invalid = |bound: i128| ((if saturate { bound as u64 & mask } else { indefinite }), FLAG_INVALID);
+    match v {
+        OValue::NaN { .. } => invalid(0),
+        OValue::Inf { negative } => invalid(if *negative { low } else { high }),
+        OValue::Finite { negative, mant, exp } => {
+            if mant.is_zero() {
+                return (0, 0);
+            }
+            let c = cut(mant, *exp, 0, sr_bits(mode));
+            let n = c.quotient.clone() + u32::from(goes_up(mode, &c, *negative));
+            let magnitude = match n.to_u128() {
+                Some(m) if m <= 1u128 << 100 => m as i128,
+                _ => 1i128 << 100,
+            };
+            let i = if *negative { -magnitude } else { magnitude };
+            if i < low {
+                invalid(low)
+            } else if i > high {
+                invalid(high)
+            } else {
+                (i as u64 & mask, if c.inexact { FLAG_INEXACT } else { 0 })
+            }
+        }
+    }
+}
