@@ -132,6 +132,26 @@ fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut
                 run_typed(table, from, to, s, d, n - whole * 4);
             }
         }
+        // Byte-wide sources into packed targets: four lookups per group of four elements (a whole
+        // number of target bytes), packed as they are looked up; the last partial group below.
+        Packing::Bytes(w @ (1 | 2)) if packed_bits(to).is_some() && n >= 4 => {
+            let target_bits = packed_bits(to).expect("checked");
+            let groups = n / 4;
+            let (source_bytes, target_bytes) = (w as usize, target_bits as usize / 2);
+            match (source_bytes, target_bytes) {
+                (1, 1) => pack_groups::<T, 1, 1>(table, src, dst, groups, target_bits),
+                (1, 2) => pack_groups::<T, 1, 2>(table, src, dst, groups, target_bits),
+                (1, 3) => pack_groups::<T, 1, 3>(table, src, dst, groups, target_bits),
+                (2, 1) => pack_groups::<T, 2, 1>(table, src, dst, groups, target_bits),
+                (2, 2) => pack_groups::<T, 2, 2>(table, src, dst, groups, target_bits),
+                (2, 3) => pack_groups::<T, 2, 3>(table, src, dst, groups, target_bits),
+                _ => unreachable!("1- or 2-byte sources, 2-, 4- or 6-bit targets"),
+            }
+            if n > groups * 4 {
+                let (s, d) = (&src[4 * groups * source_bytes..], &mut dst[groups * target_bytes..]);
+                run_typed(table, from, to, s, d, n - groups * 4);
+            }
+        }
         // Everything else in chunks: unpack the indices, look up, pack the codes.
         _ => {
             let mut indices = [0u16; CHUNK];
@@ -155,6 +175,35 @@ fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut
                 start += len;
             }
         }
+    }
+}
+
+/// The width of a packed dtype's codes (2, 4 or 6 bits), or `None` for byte-wide ones.
+fn packed_bits(dtype: DType) -> Option<u32> {
+    match dtype.packing() {
+        Packing::Crumbs => Some(2),
+        Packing::Nibbles => Some(4),
+        Packing::Sextets => Some(6),
+        _ => None,
+    }
+}
+
+/// Groups of four `S`-byte source codes looked up and packed into `T` bytes of `bits`-bit codes.
+#[inline(always)]
+fn pack_groups<C: Code, const S: usize, const T: usize>(
+    table: &[C],
+    src: &[u8],
+    dst: &mut [u8],
+    groups: usize,
+    bits: u32,
+) {
+    let index = |b: &[u8]| if S == 1 { usize::from(b[0]) } else { usize::from(u16::from_le_bytes([b[0], b[1]])) };
+    for (s, d) in src.chunks_exact(4 * S).zip(dst.chunks_exact_mut(T)).take(groups) {
+        let mut word = 0u32;
+        for (j, b) in s.chunks_exact(S).enumerate() {
+            word |= u32::from(table[index(b)].widen()) << (bits * j as u32);
+        }
+        d.copy_from_slice(&word.to_le_bytes()[..T]);
     }
 }
 
@@ -245,13 +294,7 @@ impl GroupTable {
     /// `None` unless both dtypes are packed in crumbs, nibbles or sextets.
     #[must_use]
     pub fn new(from: DType, to: DType, table: &Table) -> Option<GroupTable> {
-        let bits = |d: DType| match d.packing() {
-            Packing::Crumbs => Some(2),
-            Packing::Nibbles => Some(4),
-            Packing::Sextets => Some(6),
-            _ => None,
-        };
-        let (source_bits, target_bits) = (bits(from)?, bits(to)?);
+        let (source_bits, target_bits) = (packed_bits(from)?, packed_bits(to)?);
         let source_mask = (1usize << source_bits) - 1;
         let pairs = (0..1usize << (2 * source_bits))
             .map(|pair| {
