@@ -27,7 +27,7 @@ use crate::value::{Exact, Value};
 
 /// Elements per chunk: a multiple of 4 (a byte boundary for every packing), small enough that the
 /// chunk's scratch stays in cache.
-const CHUNK: usize = 4096;
+const CHUNK: usize = 16384;
 
 /// Bytes of scratch a call uses besides its output and the decoded scales and zero points.
 pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
@@ -307,7 +307,9 @@ impl Quantize {
             let len = CHUNK.min(n - start);
             let src = &raw[start * x_width..(start + len) * x_width];
             s.indices.resize(len, 0);
-            self.groups.indices(start, &mut s.indices);
+            if !self.groups.per_tensor {
+                self.groups.indices(start, &mut s.indices);
+            }
             let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
             if fast {
                 s.f32s.resize(len, 0.0);
@@ -391,28 +393,36 @@ impl Quantize {
             Some((qmin, qmax)) => {
                 ints.resize(len, 0);
                 codes.resize(len, 0);
-                kernel.round(quotients, ints);
                 let mask = self.target.code_mask() as i64;
                 match self.specials {
                     QuantizeSpecials::SaturateNanToMin => {
-                        // Past 2^30 every zero point leaves the sum beyond the widest range (16 bits).
-                        for (k, ((c, &r), &q)) in codes.iter_mut().zip(ints.iter()).zip(quotients.iter()).enumerate() {
-                            let x: f64 = q.wide();
-                            let v = if x.is_nan() {
-                                qmin
-                            } else if x.abs() >= 1073741824.0 {
-                                if x > 0.0 {
-                                    qmax
-                                } else {
-                                    qmin
-                                }
-                            } else {
-                                (i64::from(r) + zero_at(k) as i64).clamp(qmin, qmax)
-                            };
-                            *c = (v & mask) as u16;
+                        // saturate(round(q) + z) = round(clamp(q, qmin - z, qmax - z)) + z, as the
+                        // bounds are integers; clamping first keeps every lane in the kernel's
+                        // range, and a NaN lane clamps to the low bound (qmin), as the row says.
+                        if zeros.len() == 1 {
+                            let z = zeros[0];
+                            let (low, high) = (qmin as f64 - z, qmax as f64 - z);
+                            for q in quotients.iter_mut() {
+                                *q = q.clamp_nan_low(low, high);
+                            }
+                            kernel.round(quotients, ints);
+                            let z = z as i32;
+                            for (c, &r) in codes.iter_mut().zip(ints.iter()) {
+                                *c = (i64::from(r + z) & mask) as u16;
+                            }
+                        } else {
+                            for (k, q) in quotients.iter_mut().enumerate() {
+                                let z = zero_at(k);
+                                *q = q.clamp_nan_low(qmin as f64 - z, qmax as f64 - z);
+                            }
+                            kernel.round(quotients, ints);
+                            for (k, (c, &r)) in codes.iter_mut().zip(ints.iter()).enumerate() {
+                                *c = (i64::from(r + zero_at(k) as i32) & mask) as u16;
+                            }
                         }
                     }
                     QuantizeSpecials::Int32Wraparound => {
+                        kernel.round(quotients, ints);
                         for (k, ((c, &r), &q)) in codes.iter_mut().zip(ints.iter()).zip(quotients.iter()).enumerate() {
                             let r = if q.fits_i32() { r } else { i32::MIN };
                             let v = i64::from(r.wrapping_add(zero_at(k) as i32)).clamp(qmin, qmax);
@@ -439,15 +449,17 @@ impl Quantize {
 
 /// The lanes quotients are held in: float32 (the fast path) or float64.
 trait Lane: FloatLane {
-    fn wide(self) -> f64;
+    /// `self` clamped to `[low, high]` (integers of the lane's type), NaN to `low`.
+    fn clamp_nan_low(self, low: f64, high: f64) -> Self;
     /// `self + z`, rounded to the lane's type.
     fn plus(self, z: f64) -> Self;
     fn to_bytes(lanes: &[Self], out: &mut Vec<u8>);
 }
 
 impl Lane for f32 {
-    fn wide(self) -> f64 {
-        f64::from(self)
+    fn clamp_nan_low(self, low: f64, high: f64) -> f32 {
+        // `max` returns the other operand for a NaN lane.
+        self.max(low as f32).min(high as f32)
     }
     fn plus(self, z: f64) -> f32 {
         // Zero points are float4/float6/float8 values: exact in float32.
@@ -462,8 +474,8 @@ impl Lane for f32 {
 }
 
 impl Lane for f64 {
-    fn wide(self) -> f64 {
-        self
+    fn clamp_nan_low(self, low: f64, high: f64) -> f64 {
+        self.max(low).min(high)
     }
     fn plus(self, z: f64) -> f64 {
         self + z
