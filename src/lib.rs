@@ -21,6 +21,7 @@
 //! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
 //! | `lowbit bench` | [`bench`] |
 //! | Range, Slice, Gather | [`ops`] |
+//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
 //! | hardware verification: every rounding mode, IEEE flags, described formats (`e4m3,special=ieee`) | [`verify`] |
@@ -52,6 +53,7 @@ pub mod ops;
 pub mod packing;
 pub mod plan;
 pub mod profile;
+pub mod quant;
 pub mod round;
 pub mod scalar;
 pub mod slice;

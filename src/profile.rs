@@ -171,6 +171,76 @@ pub enum E8M0Rule {
     OnnxRuntime,
 }
 
+/// The precision of `x / y_scale` in QuantizeLinear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantizeDivision {
+    /// The text of QuantizeLinear-23 and later: "the type of `y_scale` determines the precision of
+    /// the division", unless `precision` names another; both operands are rounded to it and the
+    /// quotient is rounded once in it. (An int32 or float8e8m0 scale names no float precision:
+    /// there the division is in numpy's result type, as [`QuantizeDivision::NumpyPromotion`].)
+    ScaleType,
+    /// The onnx reference: `x / y_scale` in numpy's result type (float16 / float16 in float16,
+    /// bfloat16 / bfloat16 in bfloat16, any int32 operand in float64, every other mixture in
+    /// float32), or both cast to `precision` first when it is given.
+    NumpyPromotion,
+    /// onnxruntime: both operands widened to float32 and divided there whatever their types;
+    /// `precision` is ignored (observed: float16 / float16 quotients that round differently in
+    /// float16 and float32 quantize as the float32 quotient does).
+    Float32,
+}
+
+/// What QuantizeLinear to an integer type gives where `x / y_scale` is NaN, infinite, or beyond
+/// int32 (a zero scale, Inf inputs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantizeSpecials {
+    /// Saturate by sign (+Inf and huge values to the type's maximum, -Inf to its minimum); NaN
+    /// to the minimum. onnxruntime (observed: int8 [Inf, -Inf, NaN, 3e9] -> [127, -128, -128, 127]
+    /// whatever the zero point).
+    SaturateNanToMin,
+    /// numpy on x86: `rint(x / y_scale).astype(int32)` gives INT32_MIN for NaN, ±Inf and anything
+    /// beyond int32, the zero point is then added with int32 wraparound and the sum clipped. So
+    /// those elements give the type's minimum, except that a negative zero point wraps
+    /// INT32_MIN + zp round to the maximum (observed: int8 zero point -5 gives 127 for NaN and
+    /// -Inf alike).
+    Int32Wraparound,
+}
+
+/// How DequantizeLinear computes `(x - x_zero_point) * x_scale`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DequantizeArithmetic {
+    /// The text: the exact value, rounded once to the output type ("the output type determines the
+    /// precision of the multiplication").
+    Exact,
+    /// The onnx reference: `x.astype(float32)` (int32 rounds), minus the zero point in numpy's
+    /// result type (float64 for an int32 zero point, else float32), times the scale in numpy's
+    /// result type (float64 if the difference is, else float32), then cast to the output type.
+    Numpy,
+    /// onnxruntime: `x - x_zero_point` in int32 (wrapping), converted to float32, times the scale
+    /// in float32, then converted to the output type.
+    Float32,
+}
+
+/// How DynamicQuantizeLinear treats a NaN in its input when it takes the minimum and maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DynamicNan {
+    /// `max(x)` and `min(x)` are NaN, so the scale is NaN and the zero point 255 (Python's
+    /// `max(qmin, min(qmax, nan))`); every element quantizes to 0. The onnx reference (numpy).
+    Propagates,
+    /// NaN elements are skipped by the minimum and maximum (the scale comes from the others) and
+    /// quantize to 0. onnxruntime (observed: [1, NaN, 3, -2] -> [153, 0, 255, 0], scale 5/255).
+    Skipped,
+}
+
+/// DynamicQuantizeLinear's scale for a flat input (every element 0, or none), where the text's
+/// formula gives 0 / 255 and then divides by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DynamicFlatScale {
+    /// `1 / 255` in float32 (the onnx reference: `np.float32(1.0 if maxx == minx else ...) / 255`).
+    OneOver255,
+    /// 1.0 (onnxruntime, observed on [0, 0]).
+    One,
+}
+
 /// One profile's answers to the disputed questions. Field docs name the SEMANTICS.md row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -235,6 +305,23 @@ pub struct Policy {
     pub slice_scalar_without_starts_is_error: bool,
     /// Starts, ends, axes and steps must share one integer dtype (Slice's `Tind` constraint).
     pub slice_index_types_must_match: bool,
+    /// QuantizeLinear: the precision of `x / y_scale`.
+    pub quantize_division: QuantizeDivision,
+    /// QuantizeLinear to an integer type: NaN, ±Inf and values beyond int32.
+    pub quantize_specials: QuantizeSpecials,
+    /// QuantizeLinear to a float8 type adds `y_zero_point` (the formula `x / y_scale +
+    /// y_zero_point` of the text); the onnx reference and onnxruntime ignore it (observed: a
+    /// zero point of 2.0 changes nothing). float4 and float6 outputs add it in every profile.
+    pub quantize_float8_adds_zero_point: bool,
+    /// DequantizeLinear: the arithmetic of `(x - x_zero_point) * x_scale`.
+    pub dequantize_arithmetic: DequantizeArithmetic,
+    /// DequantizeLinear of float4e2m1 ignores `x_zero_point` (the onnx reference subtracts it for
+    /// every type but float8 and float4e2m1); the text subtracts it.
+    pub dequantize_float4_ignores_zero_point: bool,
+    /// DynamicQuantizeLinear: NaN in the input.
+    pub dynamic_nan: DynamicNan,
+    /// DynamicQuantizeLinear when `max(0, max(x)) == min(0, min(x))` (all zeros, or empty).
+    pub dynamic_flat_scale: DynamicFlatScale,
 }
 
 const ALL_QUIET: NanPayloads = NanPayloads {
@@ -278,6 +365,17 @@ pub const SPEC: Policy = Policy {
     // The Slice-13 text is silent on rank-0 data; the reference returns it unchanged.
     slice_scalar_without_starts_is_error: false,
     slice_index_types_must_match: true,
+    quantize_division: QuantizeDivision::ScaleType,
+    // The text says "saturate"; it is silent on NaN, where both implementations give the minimum
+    // (the onnx reference whenever the zero point is not negative).
+    quantize_specials: QuantizeSpecials::SaturateNanToMin,
+    quantize_float8_adds_zero_point: true,
+    dequantize_arithmetic: DequantizeArithmetic::Exact,
+    dequantize_float4_ignores_zero_point: false,
+    // ONNX Max and ReduceMax propagate NaN, as the text's max(x) does.
+    dynamic_nan: DynamicNan::Propagates,
+    // The text divides 0 by 0 for a flat input; `spec` follows the onnx reference there.
+    dynamic_flat_scale: DynamicFlatScale::OneOver255,
 };
 
 /// The types the onnx reference (ml_dtypes) cannot cast to or from strings (TypeError, research
@@ -340,6 +438,13 @@ pub const ONNX_REFERENCE: Policy = Policy {
     slice_scalar_without_starts_is_error: false,
     // numpy indexes with whatever integers it is given.
     slice_index_types_must_match: false,
+    quantize_division: QuantizeDivision::NumpyPromotion,
+    quantize_specials: QuantizeSpecials::Int32Wraparound,
+    quantize_float8_adds_zero_point: false,
+    dequantize_arithmetic: DequantizeArithmetic::Numpy,
+    dequantize_float4_ignores_zero_point: true,
+    dynamic_nan: DynamicNan::Propagates,
+    dynamic_flat_scale: DynamicFlatScale::OneOver255,
 };
 
 /// onnxruntime 1.31.1 on CPU.
@@ -383,6 +488,14 @@ pub const ONNXRUNTIME: Policy = Policy {
     slice_repeated_axes: RepeatedAxes::Error,
     slice_scalar_without_starts_is_error: true,
     slice_index_types_must_match: true,
+    quantize_division: QuantizeDivision::Float32,
+    quantize_specials: QuantizeSpecials::SaturateNanToMin,
+    quantize_float8_adds_zero_point: false,
+    dequantize_arithmetic: DequantizeArithmetic::Float32,
+    // No float4 DequantizeLinear kernel: `spec`'s rule.
+    dequantize_float4_ignores_zero_point: false,
+    dynamic_nan: DynamicNan::Skipped,
+    dynamic_flat_scale: DynamicFlatScale::One,
 };
 
 /// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only

@@ -42,7 +42,8 @@ pub const NODE_RUN_WORK: u64 = 64;
 pub fn work_per_element(op: &str, text: bool) -> u64 {
     match op {
         "Cast" | "CastLike" if text => 128,
-        "Add" | "Sub" | "Div" | "Ceil" | "Relu" | "Range" => 16,
+        "Add" | "Sub" | "Div" | "Ceil" | "Relu" | "Range" | "Max" | "Min" | "Clip" | "Round" | "ReduceMax"
+        | "ReduceMin" => 16,
         _ => 1,
     }
 }

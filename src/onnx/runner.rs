@@ -1,7 +1,9 @@
-//! A small graph runner for models made of Cast, CastLike, Range, Slice, Gather, Constant and
-//! Identity, plus what Range's function body uses (Sub, Div, Ceil, Relu, Add and Loop), so that the
-//! `_expanded` node tests run the body the spec gives. Each node sees the opset version of its
-//! domain and its own attributes. Anything else is an error naming the op.
+//! A small graph runner for models made of Cast, CastLike, Range, Slice, Gather, QuantizeLinear,
+//! DequantizeLinear, DynamicQuantizeLinear, Constant and Identity, plus what the function bodies
+//! of Range and DynamicQuantizeLinear use (Sub, Div, Ceil, Relu, Add, Loop; Max, Min, Clip, Round,
+//! ReduceMax, ReduceMin), so that the `_expanded` node tests run the body the spec gives. Each node
+//! sees the opset version of its domain and its own attributes. Anything else is an error naming
+//! the op.
 //!
 //! Scheduling: nodes run in dependency order, found in linear time (Kahn's algorithm over
 //! producer -> consumer edges, ready nodes taken in file order). A Loop depends on the values its
@@ -28,7 +30,8 @@ use crate::format;
 use crate::ops::{self, range::RangeOptions, slice::SliceArgs, AllocationGuard};
 use crate::packing;
 use crate::profile::Profile;
-use crate::round::{self, RoundingOptions};
+use crate::quant::{self, DequantizeAttributes, QuantizeAttributes};
+use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::tensor::{element_count, Tensor};
 use crate::value::Value;
 use prost::Message;
@@ -760,6 +763,115 @@ impl Runner {
                 guard.weight = work_per_element(op, false);
                 binary(op, input(0)?, input(1)?, guard)?
             }
+            "Max" | "Min" => {
+                guard.weight = work_per_element(op, false);
+                let first = input(0)?;
+                let mut acc: Option<Tensor> = None;
+                for k in 1..inputs.len() {
+                    let next = binary(op, acc.as_ref().unwrap_or(first), input(k)?, guard)?;
+                    acc = Some(next);
+                }
+                match acc {
+                    Some(t) => t,
+                    // One operand: a copy of it, charged like any output.
+                    None => {
+                        numeric(op, first.dtype())?;
+                        guard.before_allocating(
+                            first.len(),
+                            usize::try_from(tensor_bytes(first)).unwrap_or(usize::MAX),
+                        )?;
+                        first.clone()
+                    }
+                }
+            }
+            "Clip" => {
+                guard.weight = work_per_element(op, false);
+                let x = input(0)?;
+                let bound = |k: usize, name: &str| -> Result<Option<Number>> {
+                    if self.opset < 11 {
+                        return Ok(attr(node, name).and_then(|a| a.f).map(|f| Number::Float(f64::from(f))));
+                    }
+                    match optional(k) {
+                        None => Ok(None),
+                        Some(t) if t.len() == 1 && t.dtype() == x.dtype() => {
+                            number(t.dtype(), t.code(0).expect("one element")).map(Some)
+                        }
+                        Some(t) => Err(err(
+                            op,
+                            format!(
+                                "{name} must be a scalar of the type of input ({}), not {} {}",
+                                x.dtype(),
+                                t.dtype(),
+                                shown_shape(t.shape())
+                            ),
+                        )),
+                    }
+                };
+                let (low, high) = (bound(1, "min")?, bound(2, "max")?);
+                unary_with(op, x, guard, |v| clip(v, low, high))?
+            }
+            "Round" => {
+                guard.weight = work_per_element(op, false);
+                unary(op, input(0)?, guard)?
+            }
+            "ReduceMax" | "ReduceMin" => {
+                guard.weight = work_per_element(op, false);
+                let axes = if self.opset < 18 {
+                    attr(node, "axes").map(|a| a.ints.clone())
+                } else {
+                    match optional(1) {
+                        Some(t) => Some(ops::integer_values(op, "axes", t)?.into_iter().map(|v| v as i64).collect()),
+                        None => None,
+                    }
+                };
+                let noop = self.opset >= 18 && attr_int(node, "noop_with_empty_axes") == Some(1);
+                let keepdims = attr_int(node, "keepdims").unwrap_or(1) != 0;
+                reduce(op, input(0)?, axes.as_deref(), keepdims, noop, guard)?
+            }
+            "QuantizeLinear" => {
+                guard.weight = work_per_element(op, false);
+                let attrs = QuantizeAttributes {
+                    axis: attr_int(node, "axis"),
+                    saturate: attr_int(node, "saturate"),
+                    block_size: attr_int(node, "block_size"),
+                    output_dtype: attr_int(node, "output_dtype"),
+                    precision: attr_int(node, "precision"),
+                };
+                quant::linear::quantize_guarded(
+                    input(0)?,
+                    input(1)?,
+                    optional(2),
+                    &attrs,
+                    self.opset,
+                    self.profile,
+                    guard,
+                )
+                .map_err(|e| err(op, format!("{site}: {e}")))?
+            }
+            "DequantizeLinear" => {
+                guard.weight = work_per_element(op, false);
+                let attrs = DequantizeAttributes {
+                    axis: attr_int(node, "axis"),
+                    block_size: attr_int(node, "block_size"),
+                    output_dtype: attr_int(node, "output_dtype"),
+                };
+                quant::linear::dequantize_guarded(
+                    input(0)?,
+                    input(1)?,
+                    optional(2),
+                    &attrs,
+                    self.opset,
+                    self.profile,
+                    guard,
+                )
+                .map_err(|e| err(op, format!("{site}: {e}")))?
+            }
+            "DynamicQuantizeLinear" => {
+                guard.weight = work_per_element(op, false);
+                let (y, scale, zero) = quant::dynamic::dynamic_guarded(input(0)?, self.opset, self.profile, guard)
+                    .map_err(|e| err(op, format!("{site}: {e}")))?;
+                return Ok(vec![Out::New(y), Out::New(scale), Out::New(zero)]);
+            }
             "Ceil" | "Relu" => {
                 guard.weight = work_per_element(op, false);
                 unary(op, input(0)?, guard)?
@@ -1060,11 +1172,17 @@ fn binary(op: &str, a: &Tensor, b: &Tensor, guard: &mut dyn AllocationGuard) -> 
             (Number::Float(x), Number::Float(y)) => Number::Float(match op {
                 "Add" => x + y,
                 "Sub" => x - y,
+                // numpy's maximum and minimum (and ONNX Max/Min): NaN propagates.
+                "Max" | "Min" if x.is_nan() || y.is_nan() => f64::NAN,
+                "Max" => x.max(y),
+                "Min" => x.min(y),
                 _ => x / y,
             }),
             (Number::Int(x), Number::Int(y)) => Number::Int(match op {
                 "Add" => x + y,
                 "Sub" => x - y,
+                "Max" => x.max(y),
+                "Min" => x.min(y),
                 _ if y == 0 => return Err(err(op, format!("integer division by zero at element {i}"))),
                 // Integer Div truncates toward zero (C semantics, as onnxruntime and the reference).
                 _ => x / y,
@@ -1076,8 +1194,28 @@ fn binary(op: &str, a: &Tensor, b: &Tensor, guard: &mut dyn AllocationGuard) -> 
     Tensor::from_raw(dtype, shape, out)
 }
 
-/// Ceil or Relu, charged to `guard` before the output is allocated.
+/// Ceil, Relu or Round, charged to `guard` before the output is allocated.
 fn unary(op: &str, a: &Tensor, guard: &mut dyn AllocationGuard) -> Result<Tensor> {
+    let dtype = a.dtype();
+    unary_with(op, a, guard, |v| {
+        Ok(match (op, v) {
+            ("Ceil", Number::Float(x)) => Number::Float(x.ceil()),
+            ("Round", Number::Float(x)) => Number::Float(round_half_even(x)),
+            ("Ceil" | "Round", Number::Int(_)) => return Err(err(op, format!("does not take {dtype}"))),
+            (_, Number::Float(x)) => Number::Float(if x < 0.0 { 0.0 } else { x }),
+            (_, Number::Int(i)) => Number::Int(i.max(0)),
+        })
+    })
+}
+
+/// An element-wise op given as a function of one number, charged to `guard` before the output is
+/// allocated.
+fn unary_with(
+    op: &str,
+    a: &Tensor,
+    guard: &mut dyn AllocationGuard,
+    f: impl Fn(Number) -> Result<Number>,
+) -> Result<Tensor> {
     let dtype = a.dtype();
     numeric(op, dtype)?;
     let n = a.len();
@@ -1086,15 +1224,135 @@ fn unary(op: &str, a: &Tensor, guard: &mut dyn AllocationGuard) -> Result<Tensor
     let mut out = ops::zeroed(op, bytes)?;
     let src = raw_of(op, a)?;
     for i in 0..n {
-        let r = match (op, number(dtype, packing::get(dtype, src, i))?) {
-            ("Ceil", Number::Float(x)) => Number::Float(x.ceil()),
-            ("Ceil", Number::Int(_)) => return Err(err(op, format!("does not take {dtype}"))),
-            (_, Number::Float(x)) => Number::Float(if x < 0.0 { 0.0 } else { x }),
-            (_, Number::Int(i)) => Number::Int(i.max(0)),
-        };
+        let r = f(number(dtype, packing::get(dtype, src, i))?)?;
         packing::set(dtype, &mut out, i, encode_number(dtype, r));
     }
     Tensor::from_raw(dtype, a.shape().to_vec(), out)
+}
+
+/// ONNX Round: to the nearest integer, ties to even, by the rounding core (NaN, infinities and
+/// values from 2^64 up, all integers or not numbers, stay as they are).
+fn round_half_even(x: f64) -> f64 {
+    match Value::from_f64(x) {
+        Value::Finite(exact) => match round::round_to_integer(exact, RoundingMode::NearestEven) {
+            Some((negative, magnitude)) => {
+                let m = magnitude as f64;
+                if negative {
+                    -m
+                } else {
+                    m
+                }
+            }
+            None => x,
+        },
+        _ => x,
+    }
+}
+
+/// numpy's `clip(x, low, high)`: `minimum(maximum(x, low), high)`, NaN propagating.
+fn clip(v: Number, low: Option<Number>, high: Option<Number>) -> Result<Number> {
+    let bounded = |v: Number, b: Option<Number>, keep_larger: bool| match (v, b) {
+        (v, None) => v,
+        (Number::Float(x), Some(Number::Float(b))) => Number::Float(if x.is_nan() || b.is_nan() {
+            f64::NAN
+        } else if keep_larger {
+            x.max(b)
+        } else {
+            x.min(b)
+        }),
+        (Number::Int(x), Some(Number::Int(b))) => Number::Int(if keep_larger { x.max(b) } else { x.min(b) }),
+        // Clip-6 bounds are float attributes on any input type: compared as floats.
+        (Number::Int(x), Some(Number::Float(b))) => {
+            let b = if keep_larger { b.ceil() } else { b.floor() };
+            let x = x as f64;
+            Number::Int((if keep_larger { x.max(b) } else { x.min(b) }) as i128)
+        }
+        (Number::Float(x), Some(Number::Int(b))) => {
+            Number::Float(if keep_larger { x.max(b as f64) } else { x.min(b as f64) })
+        }
+    };
+    Ok(bounded(bounded(v, low, true), high, false))
+}
+
+/// ReduceMax or ReduceMin over `axes` (all when absent or empty, unless `noop`), NaN propagating;
+/// the output is charged to `guard` before it is allocated.
+fn reduce(
+    op: &str,
+    a: &Tensor,
+    axes: Option<&[i64]>,
+    keepdims: bool,
+    noop: bool,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
+    let dtype = a.dtype();
+    numeric(op, dtype)?;
+    let rank = a.shape().len();
+    let mut reduced = vec![false; rank];
+    match axes {
+        Some(list) if !list.is_empty() => {
+            for &axis in list {
+                let r = rank as i64;
+                if axis < -r || axis >= r {
+                    return Err(err(op, format!("axis {axis} is out of range for rank {rank}")));
+                }
+                reduced[if axis < 0 { axis + r } else { axis } as usize] = true;
+            }
+        }
+        _ if noop => {
+            guard.before_allocating(a.len(), usize::try_from(tensor_bytes(a)).unwrap_or(usize::MAX))?;
+            return Ok(a.clone());
+        }
+        _ => reduced.fill(true),
+    }
+    let out_shape: Vec<usize> = a.shape().iter().zip(&reduced).filter(|(_, &r)| !r).map(|(&d, _)| d).collect();
+    let kept_shape: Vec<usize> = a.shape().iter().zip(&reduced).map(|(&d, &r)| if r { 1 } else { d }).collect();
+    let m = element_count(&out_shape)?;
+    if a.is_empty() && m > 0 {
+        return Err(err(op, format!("reduces zero elements (input shape {})", shown_shape(a.shape()))));
+    }
+    let bytes = packing::raw_len(dtype, m)?;
+    guard.before_allocating(a.len(), bytes.saturating_add(m.saturating_mul(core::mem::size_of::<Option<Number>>())))?;
+    let mut acc: Vec<Option<Number>> = vec![None; m];
+    let src = raw_of(op, a)?;
+    for i in 0..a.len() {
+        let k = source_index_into(i, a.shape(), &kept_shape);
+        let v = number(dtype, packing::get(dtype, src, i))?;
+        acc[k] = Some(match (acc[k], v) {
+            (None, v) => v,
+            (Some(Number::Float(x)), Number::Float(y)) => Number::Float(if x.is_nan() || y.is_nan() {
+                f64::NAN
+            } else if op == "ReduceMax" {
+                x.max(y)
+            } else {
+                x.min(y)
+            }),
+            (Some(Number::Int(x)), Number::Int(y)) => Number::Int(if op == "ReduceMax" { x.max(y) } else { x.min(y) }),
+            _ => unreachable!("one dtype"),
+        });
+    }
+    let mut out = ops::zeroed(op, bytes)?;
+    for (k, v) in acc.into_iter().enumerate() {
+        let v = v.ok_or_else(|| err(op, "reduces zero elements"))?;
+        packing::set(dtype, &mut out, k, encode_number(dtype, v));
+    }
+    let shape = if keepdims { kept_shape } else { out_shape };
+    Tensor::from_raw(dtype, shape, out)
+}
+
+/// The flat index in `kept` (the input's shape with reduced axes set to 1) of input element `flat`.
+fn source_index_into(flat: usize, shape: &[usize], kept: &[usize]) -> usize {
+    let mut rest = flat;
+    let mut index = 0;
+    let mut stride = 1;
+    for (&d, &k) in shape.iter().zip(kept).rev() {
+        let coordinate = rest % d;
+        rest /= d;
+        if k != 1 {
+            index += coordinate * stride;
+        }
+        stride *= k;
+    }
+    index
 }
 
 #[cfg(test)]

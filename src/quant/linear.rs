@@ -1,0 +1,726 @@
+//! `QuantizeLinear` and `DequantizeLinear`: validation, then the arithmetic chunk by chunk.
+//!
+//! QuantizeLinear, per chunk of `x`: the quotient `x / y_scale` in the division precision (the
+//! profile's [`QuantizeDivision`]); then for float targets the zero point where it applies and a
+//! [`Plan`] (ONNX Cast with `saturate`, which rounds to nearest even and packs); for integer
+//! targets the plan's integer kernel (nearest-even), the zero point, the clamp to the type's range
+//! and the packing of [`crate::packing`]. Quotients are float32 lanes when `x` is float32 and the
+//! division is in float32 (the common case, divided in place), float64 lanes otherwise (every
+//! precision's values are float64 values, and float64 rounds a quotient of float32s once more
+//! harmlessly: 53 >= 2 * 24 + 2).
+
+use super::{
+    check_attributes, check_type, groups, invalid, schema_at, DequantizeAttributes, Groups, QuantizeAttributes,
+};
+use super::{DEQUANTIZE_SCHEMAS, QUANTIZE_SCHEMAS};
+use crate::convert::CastOptions;
+use crate::dtype::{DType, Kind};
+use crate::error::Result;
+use crate::ops::{AllocationGuard, Unbudgeted};
+use crate::packing;
+use crate::plan::encode::{FloatLane, IntegerKernel};
+use crate::plan::Plan;
+use crate::profile::{DequantizeArithmetic, Policy, Profile, QuantizeDivision, QuantizeSpecials};
+use crate::round::{self, RoundingMode, RoundingOptions};
+use crate::tensor::Tensor;
+use crate::value::{Exact, Value};
+
+/// Elements per chunk: a multiple of 4 (a byte boundary for every packing), small enough that the
+/// chunk's scratch stays in cache.
+const CHUNK: usize = 16384;
+
+/// Bytes of scratch a call uses besides its output and the decoded scales and zero points.
+pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
+
+/// The integer range of an integer quantized type.
+fn integer_range(dtype: DType) -> Option<(i64, i64)> {
+    match dtype.kind() {
+        Kind::Integer { bits, signed: true } => Some((-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)),
+        Kind::Integer { bits, signed: false } => Some((0, (1i64 << bits) - 1)),
+        _ => None,
+    }
+}
+
+fn is_float8(dtype: DType) -> bool {
+    matches!(dtype, DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ)
+}
+
+/// The plans of an arithmetic rounding (IEEE, `spec`): to `dtype` and back to float64.
+struct Rounding {
+    down: Plan,
+    up: Plan,
+}
+
+impl Rounding {
+    fn new(dtype: DType) -> Result<Option<Rounding>> {
+        if dtype == DType::Double {
+            return Ok(None);
+        }
+        let opts = CastOptions::default();
+        Ok(Some(Rounding {
+            down: Plan::new(DType::Double, dtype, &opts)?,
+            up: Plan::new(dtype, DType::Double, &opts)?,
+        }))
+    }
+
+    /// Rounds every lane to the precision once (nearest-even).
+    fn apply(&self, lanes: &mut [f64], bytes: &mut Vec<u8>, wide: &mut Vec<u8>) -> Result<()> {
+        let n = lanes.len();
+        f64s_to_bytes(lanes, wide);
+        bytes.resize(packing::raw_len(self.down.to(), n)?, 0);
+        self.down.run(wide, bytes, n)?;
+        self.up.run(bytes, wide, n)?;
+        bytes_to_f64s(wide, lanes);
+        Ok(())
+    }
+}
+
+fn f64s_to_bytes(lanes: &[f64], out: &mut Vec<u8>) {
+    out.resize(lanes.len() * 8, 0);
+    for (b, x) in out.chunks_exact_mut(8).zip(lanes) {
+        b.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn bytes_to_f64s(bytes: &[u8], out: &mut [f64]) {
+    for (o, b) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+        *o = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+    }
+}
+
+/// Every element of a fixed-width tensor as float64 (exact: every quantization type, scale type
+/// and input type is a float64 value), by a Cast plan.
+fn values(t: &Tensor, what: &str, name: &str) -> Result<Vec<f64>> {
+    let raw = t.raw().ok_or_else(|| invalid(name, format!("{what} must be numeric, not {}", t.dtype())))?;
+    let n = t.len();
+    let mut wide = crate::ops::zeroed(name, n.checked_mul(8).ok_or_else(|| invalid(name, "too many elements"))?)?;
+    Plan::new(t.dtype(), DType::Double, &CastOptions::default())?.run(raw, &mut wide, n)?;
+    let mut out = vec![0.0; n];
+    bytes_to_f64s(&wide, &mut out);
+    Ok(out)
+}
+
+/// numpy's result type of a division or subtraction between two of these dtypes.
+fn numpy_result(a: DType, b: DType) -> DType {
+    if a == DType::Int32 || b == DType::Int32 || a == DType::Double || b == DType::Double {
+        DType::Double
+    } else if a == b && matches!(a, DType::Float16 | DType::Bfloat16 | DType::Float) {
+        a
+    } else {
+        DType::Float
+    }
+}
+
+/// The dtype in which `x / y_scale` is computed and rounded.
+fn division_type(policy: &Policy, x: DType, scale: DType, precision: Option<DType>) -> DType {
+    match policy.quantize_division {
+        QuantizeDivision::ScaleType => precision.unwrap_or(match scale {
+            DType::Int32 | DType::Float8E8M0 => numpy_result(x, scale),
+            s => s,
+        }),
+        QuantizeDivision::NumpyPromotion => precision.unwrap_or_else(|| numpy_result(x, scale)),
+        QuantizeDivision::Float32 => DType::Float,
+    }
+}
+
+/// A validated QuantizeLinear call.
+pub(crate) struct Quantize {
+    pub name: String,
+    pub target: DType,
+    pub groups: Groups,
+    pub division: DType,
+    pub saturate: bool,
+    pub specials: QuantizeSpecials,
+    /// Float targets: the zero point is given and added to the quotient.
+    pub adds_zero_point: bool,
+}
+
+fn quantize_checked(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &QuantizeAttributes,
+    opset: i64,
+    profile: Profile,
+) -> Result<Quantize> {
+    let (schema, name) = schema_at("QuantizeLinear", &QUANTIZE_SCHEMAS, opset)?;
+    let name = name.as_str();
+    check_attributes(
+        name,
+        schema,
+        &[
+            ("axis", attrs.axis.is_some()),
+            ("saturate", attrs.saturate.is_some()),
+            ("block_size", attrs.block_size.is_some()),
+            ("output_dtype", attrs.output_dtype.is_some()),
+            ("precision", attrs.precision.is_some()),
+        ],
+    )?;
+    check_type(name, "input x", x.dtype(), schema.inputs)?;
+    check_type(name, "y_scale", scale.dtype(), schema.scales)?;
+    if schema.scale_matches_input && scale.dtype() != x.dtype() {
+        return Err(invalid(name, format!("y_scale must have the type of x ({}), not {}", x.dtype(), scale.dtype())));
+    }
+    let output_dtype = match attrs.output_dtype {
+        None | Some(0) => None,
+        Some(n) => Some(
+            DType::from_onnx_number(n).map_err(|_| invalid(name, format!("output_dtype {n} is not a data type")))?,
+        ),
+    };
+    let target = match (zero_point.map(Tensor::dtype), output_dtype) {
+        (Some(z), Some(o)) if z != o => {
+            return Err(invalid(name, format!("output_dtype {o} differs from the type of y_zero_point ({z})")))
+        }
+        (Some(z), _) => z,
+        (None, Some(o)) => o,
+        (None, None) => DType::Uint8,
+    };
+    check_type(name, "output (y_zero_point, output_dtype)", target, schema.quantized)?;
+    let saturate = match attrs.saturate {
+        None | Some(1) => true,
+        Some(0) => false,
+        Some(other) => return Err(invalid(name, format!("saturate must be 0 or 1, not {other}"))),
+    };
+    let precision = match attrs.precision {
+        None | Some(0) => None,
+        Some(n) => {
+            let d =
+                DType::from_onnx_number(n).map_err(|_| invalid(name, format!("precision {n} is not a data type")))?;
+            check_type(name, "precision", d, &[DType::Float, DType::Float16, DType::Bfloat16])?;
+            Some(d)
+        }
+    };
+    let groups = groups(
+        name,
+        schema,
+        x.shape(),
+        scale.shape(),
+        zero_point.map(Tensor::shape),
+        attrs.axis,
+        attrs.block_size,
+        ("y_scale", "y_zero_point"),
+    )?;
+    let policy = profile.policy();
+    Ok(Quantize {
+        name: name.to_string(),
+        target,
+        groups,
+        division: division_type(policy, x.dtype(), scale.dtype(), precision),
+        saturate,
+        specials: policy.quantize_specials,
+        adds_zero_point: zero_point.is_some() && (!is_float8(target) || policy.quantize_float8_adds_zero_point),
+    })
+}
+
+/// ONNX `QuantizeLinear` at opset `opset`: `y = saturate(round(x / y_scale) + y_zero_point)`.
+/// The types and attributes the version allows are checked first, then the shapes of the scale and
+/// the zero point against `x` (per-tensor, per-axis with `axis`, blocked with `block_size`).
+pub fn quantize_linear(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &QuantizeAttributes,
+    opset: i64,
+    profile: Profile,
+) -> Result<Tensor> {
+    quantize_guarded(x, scale, zero_point, attrs, opset, profile, &mut Unbudgeted)
+}
+
+/// [`quantize_linear`], telling `guard` about the output and the scratch before allocating them.
+pub(crate) fn quantize_guarded(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &QuantizeAttributes,
+    opset: i64,
+    profile: Profile,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
+    let q = quantize_checked(x, scale, zero_point, attrs, opset, profile)?;
+    let n = x.len();
+    let out_bytes = packing::raw_len(q.target, n)?;
+    guard
+        .before_allocating(n, out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES))?;
+    let scales = values(scale, "y_scale", &q.name)?;
+    let zeros = match zero_point {
+        Some(z) => values(z, "y_zero_point", &q.name)?,
+        None => vec![0.0],
+    };
+    let mut out = crate::ops::zeroed(&q.name, out_bytes)?;
+    let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
+    q.run(x.dtype(), raw, n, &scales, &zeros, &mut out, profile)?;
+    Tensor::from_raw(q.target, x.shape().to_vec(), out)
+}
+
+/// Scratch of one call, reused chunk after chunk.
+#[derive(Default)]
+struct Scratch {
+    indices: Vec<usize>,
+    f32s: Vec<f32>,
+    f64s: Vec<f64>,
+    bytes: Vec<u8>,
+    wide: Vec<u8>,
+    ints: Vec<i32>,
+    codes: Vec<u16>,
+}
+
+impl Quantize {
+    /// Runs over `n` elements of `x` (raw data of `x_dtype`): `scales` and `zeros` are the scale's
+    /// and zero point's values (`zeros` may hold one value for all).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run(
+        &self,
+        x_dtype: DType,
+        raw: &[u8],
+        n: usize,
+        scales: &[f64],
+        zeros: &[f64],
+        out: &mut [u8],
+        profile: Profile,
+    ) -> Result<()> {
+        let spec = CastOptions::default();
+        let fast = x_dtype == DType::Float && self.division == DType::Float;
+        // Scales in the division precision (rounded once, as the operands of the division are).
+        let mut scales = scales.to_vec();
+        let rounding = Rounding::new(self.division)?;
+        let mut s = Scratch::default();
+        if let Some(r) = &rounding {
+            r.apply(&mut scales, &mut s.bytes, &mut s.wide)?;
+        }
+        let scales32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+        // x into the division precision, then widened (one plan when that precision is float64).
+        let x_to_division = if fast { None } else { Some(Plan::new(x_dtype, self.division, &spec)?) };
+        let division_to_f64 = match (&rounding, fast) {
+            (Some(r), false) => Some(&r.up),
+            _ => None,
+        };
+        let target_opts = CastOptions { saturate: self.saturate, profile, ..CastOptions::default() };
+        let integer = integer_range(self.target);
+        let target_plan = match integer {
+            Some(_) => None,
+            None => Some(Plan::new(if fast { DType::Float } else { DType::Double }, self.target, &target_opts)?),
+        };
+        let kernel = IntegerKernel { mode: RoundingMode::NearestEven, mask: self.target.code_mask() };
+        let x_width = (x_dtype.bits().expect("fixed width") / 8) as usize;
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let src = &raw[start * x_width..(start + len) * x_width];
+            s.indices.resize(len, 0);
+            if !self.groups.per_tensor {
+                self.groups.indices(start, &mut s.indices);
+            }
+            let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
+            if fast {
+                s.f32s.resize(len, 0.0);
+                if self.groups.per_tensor {
+                    let d = scales32[0];
+                    for (q, b) in s.f32s.iter_mut().zip(src.chunks_exact(4)) {
+                        *q = f32::from_le_bytes(b.try_into().expect("4 bytes")) / d;
+                    }
+                } else {
+                    for ((q, b), &k) in s.f32s.iter_mut().zip(src.chunks_exact(4)).zip(&s.indices) {
+                        *q = f32::from_le_bytes(b.try_into().expect("4 bytes")) / scales32[k];
+                    }
+                }
+                self.finish(
+                    &mut s.f32s,
+                    zeros,
+                    &mut s.indices,
+                    &kernel,
+                    integer,
+                    target_plan.as_ref(),
+                    dst,
+                    &mut s.bytes,
+                    &mut s.ints,
+                    &mut s.codes,
+                )?;
+            } else {
+                s.f64s.resize(len, 0.0);
+                let to_division = x_to_division.as_ref().expect("built when not fast");
+                s.bytes.resize(packing::raw_len(self.division, len)?, 0);
+                to_division.run(src, &mut s.bytes, len)?;
+                match division_to_f64 {
+                    Some(up) => {
+                        s.wide.resize(len * 8, 0);
+                        up.run(&s.bytes, &mut s.wide, len)?;
+                        bytes_to_f64s(&s.wide, &mut s.f64s);
+                    }
+                    None => bytes_to_f64s(&s.bytes, &mut s.f64s),
+                }
+                for (q, &k) in s.f64s.iter_mut().zip(&s.indices) {
+                    *q /= scales[k];
+                }
+                if let Some(r) = &rounding {
+                    r.apply(&mut s.f64s, &mut s.bytes, &mut s.wide)?;
+                }
+                self.finish(
+                    &mut s.f64s,
+                    zeros,
+                    &mut s.indices,
+                    &kernel,
+                    integer,
+                    target_plan.as_ref(),
+                    dst,
+                    &mut s.bytes,
+                    &mut s.ints,
+                    &mut s.codes,
+                )?;
+            }
+            start += len;
+        }
+        Ok(())
+    }
+
+    /// Quotients to output codes: the zero point and the target's conversion.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<L: Lane>(
+        &self,
+        quotients: &mut [L],
+        zeros: &[f64],
+        indices: &mut [usize],
+        kernel: &IntegerKernel,
+        integer: Option<(i64, i64)>,
+        target_plan: Option<&Plan>,
+        dst: &mut [u8],
+        bytes: &mut Vec<u8>,
+        ints: &mut Vec<i32>,
+        codes: &mut Vec<u16>,
+    ) -> Result<()> {
+        let len = quotients.len();
+        let zero_at = |k: usize| zeros[if zeros.len() == 1 { 0 } else { indices[k] }];
+        match integer {
+            Some((qmin, qmax)) => {
+                ints.resize(len, 0);
+                codes.resize(len, 0);
+                let mask = self.target.code_mask() as i64;
+                match self.specials {
+                    QuantizeSpecials::SaturateNanToMin => {
+                        // saturate(round(q) + z) = round(clamp(q, qmin - z, qmax - z)) + z, as the
+                        // bounds are integers; clamping first keeps every lane in the kernel's
+                        // range, and a NaN lane clamps to the low bound (qmin), as the row says.
+                        if zeros.len() == 1 {
+                            let z = zeros[0];
+                            let (low, high) = (qmin as f64 - z, qmax as f64 - z);
+                            for q in quotients.iter_mut() {
+                                *q = q.clamp_nan_low(low, high);
+                            }
+                            kernel.round(quotients, ints);
+                            let z = z as i32;
+                            for (c, &r) in codes.iter_mut().zip(ints.iter()) {
+                                *c = (i64::from(r + z) & mask) as u16;
+                            }
+                        } else {
+                            for (k, q) in quotients.iter_mut().enumerate() {
+                                let z = zero_at(k);
+                                *q = q.clamp_nan_low(qmin as f64 - z, qmax as f64 - z);
+                            }
+                            kernel.round(quotients, ints);
+                            for (k, (c, &r)) in codes.iter_mut().zip(ints.iter()).enumerate() {
+                                *c = (i64::from(r + zero_at(k) as i32) & mask) as u16;
+                            }
+                        }
+                    }
+                    QuantizeSpecials::Int32Wraparound => {
+                        kernel.round(quotients, ints);
+                        for (k, ((c, &r), &q)) in codes.iter_mut().zip(ints.iter()).zip(quotients.iter()).enumerate() {
+                            let r = if q.fits_i32() { r } else { i32::MIN };
+                            let v = i64::from(r.wrapping_add(zero_at(k) as i32)).clamp(qmin, qmax);
+                            *c = (v & mask) as u16;
+                        }
+                    }
+                }
+                packing::pack_u16(self.target, codes, dst);
+            }
+            None => {
+                // Added even when zero: -0 + 0 is +0, as the implementations that add give.
+                if self.adds_zero_point {
+                    for (k, q) in quotients.iter_mut().enumerate() {
+                        *q = q.plus(zero_at(k));
+                    }
+                }
+                L::to_bytes(quotients, bytes);
+                target_plan.expect("float targets have a plan").run(bytes, dst, len)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The lanes quotients are held in: float32 (the fast path) or float64.
+trait Lane: FloatLane {
+    /// `self` clamped to `[low, high]` (integers of the lane's type), NaN to `low`.
+    fn clamp_nan_low(self, low: f64, high: f64) -> Self;
+    /// `self + z`, rounded to the lane's type.
+    fn plus(self, z: f64) -> Self;
+    fn to_bytes(lanes: &[Self], out: &mut Vec<u8>);
+}
+
+impl Lane for f32 {
+    fn clamp_nan_low(self, low: f64, high: f64) -> f32 {
+        // `max` returns the other operand for a NaN lane.
+        self.max(low as f32).min(high as f32)
+    }
+    fn plus(self, z: f64) -> f32 {
+        // Zero points are float4/float6/float8 values: exact in float32.
+        self + z as f32
+    }
+    fn to_bytes(lanes: &[f32], out: &mut Vec<u8>) {
+        out.resize(lanes.len() * 4, 0);
+        for (b, x) in out.chunks_exact_mut(4).zip(lanes) {
+            b.copy_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
+impl Lane for f64 {
+    fn clamp_nan_low(self, low: f64, high: f64) -> f64 {
+        self.max(low).min(high)
+    }
+    fn plus(self, z: f64) -> f64 {
+        self + z
+    }
+    fn to_bytes(lanes: &[f64], out: &mut Vec<u8>) {
+        f64s_to_bytes(lanes, out);
+    }
+}
+
+/// A validated DequantizeLinear call.
+struct Dequantize {
+    name: String,
+    output: DType,
+    groups: Groups,
+    subtract_zero_point: bool,
+}
+
+fn dequantize_checked(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &DequantizeAttributes,
+    opset: i64,
+    profile: Profile,
+) -> Result<Dequantize> {
+    let (schema, name) = schema_at("DequantizeLinear", &DEQUANTIZE_SCHEMAS, opset)?;
+    let name = name.as_str();
+    check_attributes(
+        name,
+        schema,
+        &[
+            ("axis", attrs.axis.is_some()),
+            ("block_size", attrs.block_size.is_some()),
+            ("output_dtype", attrs.output_dtype.is_some()),
+        ],
+    )?;
+    check_type(name, "input x", x.dtype(), schema.inputs)?;
+    check_type(name, "x_scale", scale.dtype(), schema.scales)?;
+    if let Some(z) = zero_point {
+        if z.dtype() != x.dtype() {
+            return Err(invalid(
+                name,
+                format!("x_zero_point must have the type of x ({}), not {}", x.dtype(), z.dtype()),
+            ));
+        }
+    }
+    let output = match attrs.output_dtype {
+        None | Some(0) if schema.version < 19 => DType::Float,
+        None | Some(0) => scale.dtype(),
+        Some(n) => {
+            DType::from_onnx_number(n).map_err(|_| invalid(name, format!("output_dtype {n} is not a data type")))?
+        }
+    };
+    let output_role = if attrs.output_dtype.is_some() { "output_dtype" } else { "output (the type of x_scale)" };
+    check_type(name, output_role, output, schema.outputs)?;
+    let groups = groups(
+        name,
+        schema,
+        x.shape(),
+        scale.shape(),
+        zero_point.map(Tensor::shape),
+        attrs.axis,
+        attrs.block_size,
+        ("x_scale", "x_zero_point"),
+    )?;
+    let policy = profile.policy();
+    let ignored =
+        is_float8(x.dtype()) || (x.dtype() == DType::Float4E2M1 && policy.dequantize_float4_ignores_zero_point);
+    Ok(Dequantize { name: name.to_string(), output, groups, subtract_zero_point: zero_point.is_some() && !ignored })
+}
+
+/// ONNX `DequantizeLinear` at opset `opset`: `y = (x - x_zero_point) * x_scale`, in the output
+/// type (`output_dtype`, else the scale's type).
+pub fn dequantize_linear(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &DequantizeAttributes,
+    opset: i64,
+    profile: Profile,
+) -> Result<Tensor> {
+    dequantize_guarded(x, scale, zero_point, attrs, opset, profile, &mut Unbudgeted)
+}
+
+/// [`dequantize_linear`], telling `guard` about the output and the scratch before allocating them.
+pub(crate) fn dequantize_guarded(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &DequantizeAttributes,
+    opset: i64,
+    profile: Profile,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
+    let d = dequantize_checked(x, scale, zero_point, attrs, opset, profile)?;
+    let n = x.len();
+    let out_bytes = packing::raw_len(d.output, n)?;
+    guard
+        .before_allocating(n, out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES))?;
+    let scales = values(scale, "x_scale", &d.name)?;
+    let zeros = match zero_point {
+        Some(z) => values(z, "x_zero_point", &d.name)?,
+        None => vec![0.0],
+    };
+    if is_float8(x.dtype()) && zeros.iter().any(|&z| z != 0.0) {
+        // Both implementations refuse it (the onnx reference and onnxruntime).
+        return Err(invalid(&d.name, format!("x_zero_point of a {} input must be zero", x.dtype())));
+    }
+    let mut out = crate::ops::zeroed(&d.name, out_bytes)?;
+    let raw = x.raw().ok_or_else(|| invalid(&d.name, "x has no raw data"))?;
+    d.run(x.dtype(), scale.dtype(), zero_point.map(Tensor::dtype), raw, n, &scales, &zeros, &mut out, profile)?;
+    Tensor::from_raw(d.output, x.shape().to_vec(), out)
+}
+
+/// Significant bits a value of `dtype` can have (for deciding whether a float64 product is exact).
+fn significant_bits(dtype: DType) -> u32 {
+    match dtype.kind() {
+        Kind::Float(f) => f.mantissa_bits + 1,
+        Kind::Integer { bits, .. } => bits,
+        _ => 64,
+    }
+}
+
+/// `d * s` exactly (both finite float64 values), as the core's exact value.
+fn exact_product(d: f64, s: f64) -> Value {
+    let parts = |v: f64| -> (bool, u64, i32) {
+        let bits = v.to_bits();
+        let exponent = ((bits >> 52) & 0x7FF) as i32;
+        let fraction = bits & ((1u64 << 52) - 1);
+        let (m, e) = if exponent == 0 { (fraction, -1074) } else { (fraction | 1 << 52, exponent - 1075) };
+        (v.is_sign_negative(), m, e)
+    };
+    let (nd, md, ed) = parts(d);
+    let (ns, ms, es) = parts(s);
+    let product = u128::from(md) * u128::from(ms);
+    // Keep 64 significant bits; what is shifted out becomes the sticky bit.
+    let shift = (128 - product.leading_zeros()).saturating_sub(64);
+    let kept = (product >> shift) as u64;
+    let sticky = shift > 0 && product & ((1u128 << shift) - 1) != 0;
+    Value::Finite(Exact { negative: nd != ns, significand: kept, exponent: ed + es + shift as i32, sticky })
+}
+
+impl Dequantize {
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        x_dtype: DType,
+        scale_dtype: DType,
+        zero_dtype: Option<DType>,
+        raw: &[u8],
+        n: usize,
+        scales: &[f64],
+        zeros: &[f64],
+        out: &mut [u8],
+        profile: Profile,
+    ) -> Result<()> {
+        let spec = CastOptions::default();
+        let arithmetic = profile.policy().dequantize_arithmetic;
+        let to_f64 = Plan::new(x_dtype, DType::Double, &spec)?;
+        let out_plan = match arithmetic {
+            // The exact product is rounded by the IEEE rule; the implementations' own conversions
+            // follow the profile.
+            DequantizeArithmetic::Exact => Plan::new(DType::Double, self.output, &spec)?,
+            _ => Plan::new(DType::Double, self.output, &CastOptions::with_profile(profile))?,
+        };
+        let difference_bits = if self.subtract_zero_point && !matches!(x_dtype.kind(), Kind::Integer { .. }) {
+            64
+        } else {
+            significant_bits(x_dtype) + 1
+        };
+        let product_exact = difference_bits + significant_bits(scale_dtype) <= 53;
+        let format = self.output.float_format().expect("outputs are float types");
+        // numpy: x - zero point is float64 when either is int32, the product float64 when the
+        // difference is.
+        let numpy_wide = x_dtype == DType::Int32 && (self.subtract_zero_point && zero_dtype == Some(DType::Int32));
+        let mut indices = vec![0usize; CHUNK.min(n)];
+        let mut lanes = vec![0f64; CHUNK.min(n)];
+        let mut wide = Vec::new();
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let src = &raw[packing::raw_len(x_dtype, start)?..packing::raw_len(x_dtype, start + len)?];
+            let dst = &mut out[packing::raw_len(self.output, start)?..packing::raw_len(self.output, start + len)?];
+            self.groups.indices(start, &mut indices[..len]);
+            wide.resize(len * 8, 0);
+            to_f64.run(src, &mut wide, len)?;
+            let lanes = &mut lanes[..len];
+            bytes_to_f64s(&wide, lanes);
+            let zero = |k: usize| {
+                if self.subtract_zero_point {
+                    zeros[if zeros.len() == 1 { 0 } else { indices[k] }]
+                } else {
+                    0.0
+                }
+            };
+            let scale = |k: usize| scales[indices[k]];
+            match arithmetic {
+                DequantizeArithmetic::Exact
+                    if product_exact || x_dtype.float_format().is_some() && !self.subtract_zero_point =>
+                {
+                    for (k, v) in lanes.iter_mut().enumerate() {
+                        *v = (*v - zero(k)) * scale(k);
+                    }
+                }
+                DequantizeArithmetic::Exact => {
+                    // The float64 product may round: each element goes to the core exactly.
+                    let opts = RoundingOptions::IEEE;
+                    for (k, &x) in lanes.iter().enumerate() {
+                        let d = x - zero(k);
+                        let value = if d.is_finite() && scale(k).is_finite() && d != 0.0 && scale(k) != 0.0 {
+                            exact_product(d, scale(k))
+                        } else {
+                            Value::from_f64(d * scale(k))
+                        };
+                        packing::set(self.output, dst, k, round::encode(format, value, opts));
+                    }
+                    start += len;
+                    continue;
+                }
+                DequantizeArithmetic::Numpy => {
+                    for (k, v) in lanes.iter_mut().enumerate() {
+                        let x32 = f64::from(*v as f32);
+                        if numpy_wide {
+                            *v = (x32 - zero(k)) * scale(k);
+                        } else {
+                            let d = f64::from((x32 - zero(k)) as f32);
+                            *v = f64::from((d * scale(k)) as f32);
+                        }
+                    }
+                }
+                DequantizeArithmetic::Float32 => {
+                    for (k, v) in lanes.iter_mut().enumerate() {
+                        let d = if matches!(x_dtype.kind(), Kind::Integer { .. }) {
+                            (*v as i64 - zero(k) as i64) as i32 as f32
+                        } else {
+                            (*v - zero(k)) as f32
+                        };
+                        *v = f64::from(d * scale(k) as f32);
+                    }
+                }
+            }
+            f64s_to_bytes(lanes, &mut wide);
+            out_plan.run(&wide, dst, len)?;
+            start += len;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+JPhgecaf^f_b``ie_kccdaafd\agbkidgdbcj[dfc]dag_f``_g`dg`a_gheea`efejcd[dbab`gj`alab

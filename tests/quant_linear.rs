@@ -1,0 +1,301 @@
+//! The quant module's library API: hand-computed values (the arithmetic is in the comments), the
+//! profile rows on the inputs that separate the peers (observed values named), the version tables,
+//! and bad input (a typed error naming the input and the version, never a panic).
+
+use lowbit::profile::Profile;
+use lowbit::quant::{
+    dequantize_linear, dynamic_quantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes,
+};
+use lowbit::{DType, Tensor};
+
+fn f32s(v: &[f32]) -> Tensor {
+    Tensor::from_f32(v)
+}
+
+fn scalar(dtype: DType, code: u64) -> Tensor {
+    Tensor::from_codes(dtype, vec![], &[code]).unwrap()
+}
+
+fn scale(v: f32) -> Tensor {
+    f32s(&[v]).reshape(vec![]).unwrap()
+}
+
+fn q(x: &Tensor, s: &Tensor, z: Option<&Tensor>, attrs: &QuantizeAttributes, opset: i64, p: Profile) -> Tensor {
+    quantize_linear(x, s, z, attrs, opset, p).unwrap()
+}
+
+fn error(result: lowbit::Result<Tensor>) -> String {
+    result.unwrap_err().to_string()
+}
+
+#[test]
+fn int8_rounds_half_to_even_then_adds_the_zero_point_then_saturates() {
+    // x / 0.5 = [0, 0.5, 1.5, 2.5, -2.5, 5, 2000, -2000]; nearest-even: [0, 0, 2, 2, -2, 5, 2000,
+    // -2000]; + 1: [1, 1, 3, 3, -1, 6, 2001, -1999]; saturated to [-128, 127].
+    let x = f32s(&[0.0, 0.25, 0.75, 1.25, -1.25, 2.5, 1000.0, -1000.0]);
+    let zp = scalar(DType::Int8, 1);
+    for p in Profile::ALL {
+        let y = q(&x, &scale(0.5), Some(&zp), &QuantizeAttributes::default(), 21, p);
+        assert_eq!(y.dtype(), DType::Int8);
+        let codes: Vec<i8> = y.codes().unwrap().iter().map(|&c| c as u8 as i8).collect();
+        assert_eq!(codes, [1, 1, 3, 3, -1, 6, 127, -128], "{p:?}");
+    }
+    // No zero point: uint8, zero 0; -1.25 / 0.5 = -2.5 -> -2 -> 0.
+    let y = q(&x, &scale(0.5), None, &QuantizeAttributes::default(), 10, Profile::Spec);
+    assert_eq!(y.dtype(), DType::Uint8);
+    assert_eq!(y.codes().unwrap(), [0, 0, 2, 2, 0, 5, 255, 0]);
+}
+
+#[test]
+fn per_axis_and_blocked_scales() {
+    // x [2, 3], axis 0, scales [1, 10]: row 0 / 1, row 1 / 10.
+    let x = f32s(&[1.0, 2.0, 3.0, 10.0, 20.0, 35.0]).reshape(vec![2, 3]).unwrap();
+    let s = f32s(&[1.0, 10.0]);
+    let attrs = QuantizeAttributes { axis: Some(0), ..Default::default() };
+    let y = q(&x, &s, Some(&Tensor::from_codes(DType::Uint8, vec![2], &[0, 100]).unwrap()), &attrs, 13, Profile::Spec);
+    // 35 / 10 = 3.5 -> 4 (even); + 100.
+    assert_eq!(y.codes().unwrap(), [1, 2, 3, 101, 102, 104]);
+    // Blocked: x [1, 5], axis 1, block 2: scales [1, 3] over columns {0,1}, {2,3}, {4} (3 blocks,
+    // the last one short): [1/1, 2/1, 3/2, 10/2, 20/4] = [1, 2, 1.5, 5, 5] -> [1, 2, 2, 5, 5].
+    let x = f32s(&[1.0, 2.0, 3.0, 10.0, 20.0]).reshape(vec![1, 5]).unwrap();
+    let s = f32s(&[1.0, 2.0, 4.0]).reshape(vec![1, 3]).unwrap();
+    let attrs = QuantizeAttributes { axis: Some(1), block_size: Some(2), output_dtype: Some(3), ..Default::default() };
+    let y = q(&x, &s, None, &attrs, 21, Profile::Spec);
+    assert_eq!(y.dtype(), DType::Int8);
+    assert_eq!(y.codes().unwrap(), [1, 2, 2, 5, 5]);
+}
+
+#[test]
+fn float8_saturates_or_not_and_sub_byte_outputs_pack() {
+    // 1.0 is E4M3FN 0x38; 500 rounds past 448: 0x7E saturating, NaN 0x7F without.
+    let x = f32s(&[1.0, 500.0, -500.0]);
+    let zp = scalar(DType::Float8E4M3FN, 0);
+    let y = q(&x, &scale(1.0), Some(&zp), &QuantizeAttributes::default(), 19, Profile::Spec);
+    assert_eq!(y.raw().unwrap(), [0x38, 0x7E, 0xFE]);
+    let attrs = QuantizeAttributes { saturate: Some(0), ..Default::default() };
+    let y = q(&x, &scale(1.0), Some(&zp), &attrs, 19, Profile::Spec);
+    assert_eq!(y.raw().unwrap(), [0x38, 0x7F, 0xFF]);
+    // int4 [1, -2, 3] -> nibbles 1, 0xE, 3 -> raw e1 03 (element 0 in the low nibble).
+    let y =
+        q(&f32s(&[1.0, -2.0, 3.0]), &scale(1.0), Some(&scalar(DType::Int4, 0)), &Default::default(), 21, Profile::Spec);
+    assert_eq!(y.raw().unwrap(), [0xE1, 0x03]);
+    // float4e2m1 [0.5, 1, -6] -> 1, 2, 0xF -> raw 21 0f; x / 2 with x = [1, 2, -12].
+    let zp4 = scalar(DType::Float4E2M1, 0);
+    let y = q(&f32s(&[1.0, 2.0, -12.0]), &scale(2.0), Some(&zp4), &Default::default(), 23, Profile::Spec);
+    assert_eq!(y.raw().unwrap(), [0x21, 0x0F]);
+}
+
+#[test]
+fn specials_into_integers_follow_the_profile() {
+    // int8, zero point -5, x / 1 = [Inf, -Inf, NaN, 3e9]. Observed (scripts/crosscheck_quant.py):
+    // the onnx reference [127, 127, 127, 127] (INT32_MIN - 5 wraps), onnxruntime [127, -128, -128,
+    // 127] (saturation by sign, NaN to the minimum), which `spec` shares.
+    let x = f32s(&[f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3e9]);
+    let zp = scalar(DType::Int8, (-5i8) as u8 as u64);
+    let codes = |p| -> Vec<i8> {
+        q(&x, &scale(1.0), Some(&zp), &Default::default(), 21, p)
+            .codes()
+            .unwrap()
+            .iter()
+            .map(|&c| c as u8 as i8)
+            .collect()
+    };
+    assert_eq!(codes(Profile::OnnxReference), [127, 127, 127, 127]);
+    assert_eq!(codes(Profile::OnnxRuntime), [127, -128, -128, 127]);
+    assert_eq!(codes(Profile::Spec), [127, -128, -128, 127]);
+    // A zero point of 5: INT32_MIN + 5 clips to -128 in the reference for all four.
+    let zp = scalar(DType::Int8, 5);
+    let y = q(&x, &scale(1.0), Some(&zp), &Default::default(), 21, Profile::OnnxReference);
+    assert_eq!(y.codes().unwrap(), [0x80; 4]);
+}
+
+#[test]
+fn float16_division_precision_is_a_profile_row() {
+    // 2.0 / 0.8: in float16 0.8 is 0.7998046875 (0x3A66) and 2 / 0.7998046875 = 2.50061..., whose
+    // nearest float16 is 2.5 (0x4100; the float16 spacing at 2.5 is 2^-9 = 0.00195 and 2.50061 is
+    // within half of it): nearest-even of 2.5 is 2. In float32 the quotient stays 2.50061 -> 3.
+    let x = Tensor::from_codes(DType::Float16, vec![1], &[0x4000]).unwrap();
+    let s = Tensor::from_codes(DType::Float16, vec![], &[0x3A66]).unwrap();
+    let zp = scalar(DType::Uint8, 0);
+    let y = |p| q(&x, &s, Some(&zp), &Default::default(), 21, p).codes().unwrap()[0];
+    assert_eq!(y(Profile::Spec), 2);
+    assert_eq!(y(Profile::OnnxReference), 2);
+    assert_eq!(y(Profile::OnnxRuntime), 3);
+}
+
+#[test]
+fn dequantize_subtracts_then_multiplies() {
+    // (x - (-1)) * 0.5 for x = [-128, 0, 127]: [-63.5, 0.5, 64].
+    let x = Tensor::from_codes(DType::Int8, vec![3], &[0x80, 0, 0x7F]).unwrap();
+    let zp = scalar(DType::Int8, 0xFF);
+    for p in Profile::ALL {
+        let y = dequantize_linear(&x, &scale(0.5), Some(&zp), &DequantizeAttributes::default(), 21, p).unwrap();
+        assert_eq!(y.to_f32_vec().unwrap(), [-63.5, 0.5, 64.0]);
+    }
+    // int32 2^31 - 1 with scale 1: exactly 2147483647 rounds once to float32 2^31; the same.
+    let big = Tensor::from_codes(DType::Int32, vec![1], &[0x7FFF_FFFF]).unwrap();
+    let y = dequantize_linear(&big, &scale(1.0), None, &Default::default(), 13, Profile::Spec).unwrap();
+    assert_eq!(y.to_f32_vec().unwrap(), [2147483648.0]);
+    // output_dtype float16 from a float32 scale: 3 * 0.1f32 = 3 * 0.100000001490116... =
+    // 0.300000004470348...; float16 steps by 2^-12 in [0.25, 0.5): 0.3000000045 / 2^-12 =
+    // 1228.80001..., up to 1229, so 0.300048828125 = 0x3400 + (1229 - 1024) = 0x34CD.
+    let x = Tensor::from_codes(DType::Uint8, vec![1], &[3]).unwrap();
+    let attrs = DequantizeAttributes { output_dtype: Some(10), ..Default::default() };
+    let y = dequantize_linear(&x, &scale(0.1), None, &attrs, 23, Profile::Spec).unwrap();
+    assert_eq!((y.dtype(), y.codes().unwrap()), (DType::Float16, vec![0x34CD]));
+}
+
+#[test]
+fn dynamic_quantize_linear_by_hand() {
+    // x = [0, 2, -1]: range [-1, 2], scale 3/255; zero point 0 - (-1) / (3/255) = 85;
+    // y = [0 + 85, 170 + 85, -85 + 85] = [85, 255, 0].
+    for p in Profile::ALL {
+        let (y, s, z) = dynamic_quantize_linear(&f32s(&[0.0, 2.0, -1.0]), 11, p).unwrap();
+        assert_eq!(y.codes().unwrap(), [85, 255, 0]);
+        assert_eq!(s.to_f32_vec().unwrap(), [3.0f32 / 255.0]);
+        assert_eq!(z.codes().unwrap(), [85]);
+    }
+    // A NaN: the reference's scale is NaN, its zero point 255 and every y 0; onnxruntime skips it
+    // ([1, NaN, 3, -2] -> [153, 0, 255, 0], zero point 102, observed).
+    let x = f32s(&[1.0, f32::NAN, 3.0, -2.0]);
+    let (y, s, z) = dynamic_quantize_linear(&x, 11, Profile::OnnxReference).unwrap();
+    assert!(s.to_f32_vec().unwrap()[0].is_nan());
+    assert_eq!((y.codes().unwrap(), z.codes().unwrap()), (vec![0, 0, 0, 0], vec![255]));
+    let (y, _, z) = dynamic_quantize_linear(&x, 11, Profile::OnnxRuntime).unwrap();
+    assert_eq!((y.codes().unwrap(), z.codes().unwrap()), (vec![153, 0, 255, 0], vec![102]));
+    // All zeros: 1/255 (reference) or 1 (onnxruntime).
+    let (_, s, _) = dynamic_quantize_linear(&f32s(&[0.0, 0.0]), 11, Profile::OnnxReference).unwrap();
+    assert_eq!(s.to_f32_vec().unwrap(), [1.0f32 / 255.0]);
+    let (_, s, _) = dynamic_quantize_linear(&f32s(&[0.0, 0.0]), 11, Profile::OnnxRuntime).unwrap();
+    assert_eq!(s.to_f32_vec().unwrap(), [1.0]);
+}
+
+#[test]
+fn versions_gate_types_and_attributes() {
+    let x = f32s(&[1.0]);
+    let s = scale(1.0);
+    let run =
+        |z: &Tensor, attrs: &QuantizeAttributes, opset| quantize_linear(&x, &s, Some(z), attrs, opset, Profile::Spec);
+    let none = QuantizeAttributes::default();
+    assert!(error(run(&scalar(DType::Int4, 0), &none, 20)).contains("QuantizeLinear-19"));
+    assert!(run(&scalar(DType::Int4, 0), &none, 21).is_ok());
+    assert!(error(run(&scalar(DType::Float8E4M3FN, 0), &none, 18)).contains("QuantizeLinear-13"));
+    assert!(error(run(&scalar(DType::Int2, 0), &none, 24)).contains("INT2"));
+    assert!(run(&scalar(DType::Int2, 0), &none, 25).is_ok());
+    assert!(error(run(&scalar(DType::Float6E2M3, 0), &none, 25)).contains("FLOAT6E2M3"));
+    assert!(run(&scalar(DType::Float6E3M2, 0), &none, 28).is_ok());
+    assert!(error(run(&scalar(DType::Int8, 0), &none, 9)).contains("first version is 10"));
+    let blocked = QuantizeAttributes { block_size: Some(1), ..Default::default() };
+    assert!(
+        error(run(&scalar(DType::Int8, 0), &blocked, 19)).contains("QuantizeLinear-19: has no attribute block_size")
+    );
+    let precision = QuantizeAttributes { precision: Some(10), ..Default::default() };
+    assert!(error(run(&scalar(DType::Int8, 0), &precision, 21)).contains("precision"));
+    let axis = QuantizeAttributes { axis: Some(0), ..Default::default() };
+    assert!(error(run(&scalar(DType::Int8, 0), &axis, 10)).contains("QuantizeLinear-10: has no attribute axis"));
+    // float8e8m0 scales from 24.
+    let e8m0 = scalar(DType::Float8E8M0, 127);
+    assert!(error(quantize_linear(&x, &e8m0, None, &none, 23, Profile::Spec)).contains("y_scale type FLOAT8E8M0"));
+    assert_eq!(quantize_linear(&x, &e8m0, None, &none, 24, Profile::Spec).unwrap().codes().unwrap(), [1]);
+    // 19 and 21: x and y_scale share T1.
+    let half = Tensor::from_codes(DType::Float16, vec![], &[0x3C00]).unwrap();
+    assert!(error(quantize_linear(&x, &half, None, &none, 21, Profile::Spec)).contains("must have the type of x"));
+    assert!(quantize_linear(&x, &half, None, &none, 23, Profile::Spec).is_ok());
+    // Dequantize: float4 from 23, int2 from 25, e8m0 needs output_dtype.
+    let f4 = Tensor::from_codes(DType::Float4E2M1, vec![1], &[2]).unwrap();
+    let d = |x: &Tensor, s: &Tensor, attrs: &DequantizeAttributes, opset| {
+        dequantize_linear(x, s, None, attrs, opset, Profile::Spec)
+    };
+    assert!(error(d(&f4, &s, &Default::default(), 21)).contains("DequantizeLinear-21"));
+    assert_eq!(d(&f4, &s, &Default::default(), 23).unwrap().to_f32_vec().unwrap(), [1.0]);
+    let i8x = Tensor::from_codes(DType::Int8, vec![1], &[4]).unwrap();
+    assert!(error(d(&i8x, &e8m0, &Default::default(), 24)).contains("FLOAT8E8M0"));
+    let out = DequantizeAttributes { output_dtype: Some(1), ..Default::default() };
+    assert_eq!(d(&i8x, &e8m0, &out, 24).unwrap().to_f32_vec().unwrap(), [4.0]);
+    assert!(error(d(&i8x, &s, &out, 21)).contains("has no attribute output_dtype"));
+}
+
+#[test]
+fn bad_shapes_and_attributes_are_errors_naming_the_input() {
+    let x = f32s(&[1.0; 10]).reshape(vec![2, 5]).unwrap();
+    let ones = |shape: Vec<usize>| Tensor::from_f32(&vec![1.0; shape.iter().product()]).reshape(shape).unwrap();
+    let zeros =
+        |shape: Vec<usize>| Tensor::from_codes(DType::Int8, shape.clone(), &vec![0; shape.iter().product()]).unwrap();
+    let attrs =
+        |axis: Option<i64>, block: Option<i64>| QuantizeAttributes { axis, block_size: block, ..Default::default() };
+    let run =
+        |s: &Tensor, z: Option<&Tensor>, a: &QuantizeAttributes| error(quantize_linear(&x, s, z, a, 21, Profile::Spec));
+    assert!(run(&ones(vec![5]), None, &attrs(Some(2), None)).contains("axis 2 is out of range for input x of rank 2"));
+    assert!(run(&ones(vec![4]), None, &attrs(Some(1), None)).contains("y_scale has 4 elements but axis 1 of x has 5"));
+    assert!(run(&ones(vec![5]), Some(&zeros(vec![4])), &attrs(Some(1), None)).contains("y_zero_point has shape [4]"));
+    // block 2 along 5 needs 3 blocks; 2 given.
+    assert!(run(&ones(vec![2, 2]), None, &attrs(Some(1), Some(2))).contains("needs 3 at axis 1"));
+    assert!(run(&ones(vec![2, 3]), None, &attrs(Some(1), Some(-1))).contains("block_size must be positive"));
+    assert!(run(&ones(vec![2, 3]), None, &attrs(Some(1), None)).contains("blocked quantization needs block_size"));
+    let mismatch = QuantizeAttributes { output_dtype: Some(2), ..Default::default() };
+    assert!(run(&scale(1.0), Some(&scalar(DType::Int8, 0)), &mismatch).contains("output_dtype UINT8 differs"));
+    let sat = QuantizeAttributes { saturate: Some(2), ..Default::default() };
+    assert!(run(&scale(1.0), None, &sat).contains("saturate must be 0 or 1"));
+    let absurd = QuantizeAttributes { output_dtype: Some(1 << 40), ..Default::default() };
+    assert!(run(&scale(1.0), None, &absurd).contains("output_dtype"));
+    // Scale of the wrong type, x of a type no version takes.
+    let int64 = Tensor::from_codes(DType::Int64, vec![], &[1]).unwrap();
+    assert!(run(&int64, None, &Default::default()).contains("y_scale type INT64 is not allowed"));
+    let f64x = Tensor::from_f64(&[1.0]);
+    assert!(error(quantize_linear(&f64x, &scale(1.0), None, &Default::default(), 21, Profile::Spec))
+        .contains("input x type DOUBLE"));
+    // Dequantize: zero point type, float8 zero point not zero.
+    let i8x = zeros(vec![3]);
+    let u8z = scalar(DType::Uint8, 0);
+    let e = error(dequantize_linear(&i8x, &scale(1.0), Some(&u8z), &Default::default(), 21, Profile::Spec));
+    assert!(e.contains("DequantizeLinear-21: x_zero_point must have the type of x (INT8), not UINT8"), "{e}");
+    let f8 = Tensor::from_codes(DType::Float8E4M3FN, vec![1], &[0x38]).unwrap();
+    let f8z = scalar(DType::Float8E4M3FN, 0x38);
+    for p in Profile::ALL {
+        let e = error(dequantize_linear(&f8, &scale(1.0), Some(&f8z), &Default::default(), 21, p));
+        assert!(e.contains("must be zero"), "{e}");
+    }
+}
+
+#[test]
+fn zero_negative_and_nan_scales_compute() {
+    // The text asks for no positive scale, and both implementations compute: x / 0 is ±Inf or NaN
+    // (then the specials row), x / -1 negates. Observed: onnxruntime int8 [1, -2, 0] / 0 + 1 ->
+    // [127, -128, -128]; the reference -> [-128, -128, -128].
+    let x = f32s(&[1.0, -2.0, 0.0]);
+    let zp = scalar(DType::Int8, 1);
+    let codes = |s: f32, p| -> Vec<i8> {
+        q(&x, &scale(s), Some(&zp), &Default::default(), 21, p)
+            .codes()
+            .unwrap()
+            .iter()
+            .map(|&c| c as u8 as i8)
+            .collect()
+    };
+    assert_eq!(codes(0.0, Profile::OnnxRuntime), [127, -128, -128]);
+    assert_eq!(codes(0.0, Profile::OnnxReference), [-128, -128, -128]);
+    assert_eq!(codes(-1.0, Profile::Spec), [0, 3, 1]);
+    assert_eq!(codes(f32::NAN, Profile::Spec), [-128, -128, -128]);
+    // x / Inf = 0 (or -0): the zero point.
+    assert_eq!(codes(f32::INFINITY, Profile::Spec), [1, 1, 1]);
+}
+
+/// 16M float32 per tensor into int8 and E4M3FN; run with `cargo test --release --test quant_linear
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn timing_16m_per_tensor() {
+    let n = 1 << 24;
+    let values: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.618).sin() * 300.0).collect();
+    let x = Tensor::from_f32(&values);
+    for (name, zp) in [("int8", scalar(DType::Int8, 3)), ("float8e4m3fn", scalar(DType::Float8E4M3FN, 0))] {
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let y = q(&x, &scale(0.37), Some(&zp), &Default::default(), 21, Profile::Spec);
+            best = best.min(t.elapsed().as_secs_f64());
+            assert_eq!(y.len(), n);
+        }
+        println!("QuantizeLinear f32 -> {name}: {:.1} M elements/s", n as f64 / best / 1e6);
+    }
+}
