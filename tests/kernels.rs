@@ -145,3 +145,49 @@ fn scalar_types_agree_with_the_core() {
     }
     check_type!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
 }
+
+/// The quantizing loop (`saturate(round(x / scale) + zero_point)` into an integer target) against
+/// the core's rounding of each float32 quotient: every top-16-bit float32 pattern with low halves
+/// that decide ties (zero, one, half, all ones), scales that make exact ties, huge and tiny
+/// quotients, zero, negative and non-finite scales, and zero points at and inside the bounds.
+#[test]
+fn quantizing_loop_agrees_with_the_core() {
+    use lowbit::plan::quantize::IntegerQuantizer;
+    use lowbit::round::{round_to_integer, RoundingMode};
+    use lowbit::value::Value;
+    let xs: Vec<f32> = (0..=0xFFFFu32)
+        .flat_map(|high| [0u32, 1, 0x8000, 0xFFFF].map(|low| f32::from_bits(high << 16 | low)))
+        .collect();
+    let bytes: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let targets = [(-128, 127, 0xFF), (0, 255, 0xFF), (-8, 7, 0xF), (0, 15, 0xF), (-2, 1, 0x3), (0, 3, 0x3)]
+        .into_iter()
+        .chain([(-32768, 32767, 0xFFFF), (0, 65535, 0xFFFF)]);
+    let scales = [1.0f32, 0.5, 2.0, 3.0, 0.1, 1e-3, -2.0, 1e30, 1e-30, 0.0, -0.0, f32::INFINITY, f32::NAN];
+    for (qmin, qmax, mask) in targets {
+        for zero in [0, qmin, qmax, (qmin + qmax) / 2 + 1] {
+            for scale in scales {
+                let q = IntegerQuantizer::new(scale, zero, qmin, qmax, mask).unwrap();
+                let mut codes = vec![0u16; xs.len()];
+                q.run(&bytes, &mut codes);
+                for (&x, &code) in xs.iter().zip(&codes) {
+                    let quotient = x / scale;
+                    let value = match Value::from_f64(f64::from(quotient)) {
+                        Value::Finite(e) => match round_to_integer(e, RoundingMode::NearestEven) {
+                            Some((negative, magnitude)) => {
+                                let m = i64::try_from(magnitude).unwrap_or(i64::MAX);
+                                (if negative { -m } else { m }).saturating_add(i64::from(zero))
+                            }
+                            None if e.negative => i64::MIN,
+                            None => i64::MAX,
+                        },
+                        Value::Infinite { negative: true } => i64::MIN,
+                        Value::Infinite { negative: false } => i64::MAX,
+                        Value::Nan { .. } => i64::MIN,
+                    };
+                    let want = (value.clamp(i64::from(qmin), i64::from(qmax)) & i64::from(mask)) as u16;
+                    assert_eq!(code, want, "{x:e} / {scale:e} + {zero} into [{qmin}, {qmax}]");
+                }
+            }
+        }
+    }
+}

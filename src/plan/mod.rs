@@ -20,6 +20,7 @@
 mod decode;
 pub mod encode;
 pub mod lut;
+pub mod quantize;
 pub mod simd;
 mod stream;
 

@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::ops::{AllocationGuard, Unbudgeted};
 use crate::packing;
 use crate::plan::encode::{FloatLane, IntegerKernel};
+use crate::plan::quantize::IntegerQuantizer;
 use crate::plan::Plan;
 use crate::profile::{DequantizeArithmetic, Policy, Profile, QuantizeDivision, QuantizeSpecials};
 use crate::round::{self, RoundingMode, RoundingOptions};
@@ -311,7 +312,9 @@ impl Quantize {
                 self.groups.indices(start, &mut s.indices);
             }
             let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
-            if fast {
+            if fast && self.integer_runs(src, &scales32, zeros, &s.indices, integer, &mut s.codes) {
+                packing::pack_u16(self.target, &s.codes, dst);
+            } else if fast {
                 s.f32s.resize(len, 0.0);
                 if self.groups.per_tensor {
                     let d = scales32[0];
@@ -370,6 +373,50 @@ impl Quantize {
             start += len;
         }
         Ok(())
+    }
+
+    /// float32 `x` into an integer target under [`QuantizeSpecials::SaturateNanToMin`]: the plan's
+    /// quantizing loop over each run of elements that share a scale and a zero point. Fills
+    /// `codes`, or returns false (and leaves the chunk to the general path) where the loop does not
+    /// apply: another rule for the specials, or runs too short to pay for a call each.
+    fn integer_runs(
+        &self,
+        src: &[u8],
+        scales: &[f32],
+        zeros: &[f64],
+        indices: &[usize],
+        integer: Option<(i64, i64)>,
+        codes: &mut Vec<u16>,
+    ) -> bool {
+        let Some((qmin, qmax)) = integer else { return false };
+        if self.specials != QuantizeSpecials::SaturateNanToMin {
+            return false;
+        }
+        let len = indices.len();
+        let scale_of = |k: usize| if self.groups.per_tensor { 0 } else { indices[k] };
+        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
+        if runs > len / 8 + 1 {
+            return false;
+        }
+        let mask = self.target.code_mask() as u16;
+        let quantizer = |k: usize| {
+            let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
+            IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask)
+        };
+        codes.resize(len, 0);
+        let mut start = 0;
+        while start < len {
+            let k = scale_of(start);
+            let end = if self.groups.per_tensor {
+                len
+            } else {
+                start + indices[start..].iter().take_while(|&&i| i == k).count()
+            };
+            let Some(q) = quantizer(k) else { return false };
+            q.run(&src[4 * start..4 * end], &mut codes[start..end]);
+            start = end;
+        }
+        true
     }
 
     /// Quotients to output codes: the zero point and the target's conversion.

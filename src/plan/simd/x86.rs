@@ -145,3 +145,60 @@ unsafe fn f32_round_even_low_bits_avx2(src: &[u8], mask: u16, codes: &mut [u16],
     }
     groups * 64
 }
+
+/// [`crate::plan::quantize::IntegerQuantizer::run`] eight lanes at a time: divide, clamp (NaN to
+/// `low`), round to nearest even (`vcvtps2dq` under the default rounding mode), add the zero
+/// point, mask. Converts whole groups of 16 lanes; returns how many lanes it converted.
+pub(crate) fn quantize_f32(
+    src: &[u8],
+    codes: &mut [u16],
+    divisor: f32,
+    low: f32,
+    high: f32,
+    zero: i32,
+    mask: u16,
+) -> usize {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe { quantize_f32_avx2(src, codes, divisor, low, high, zero, mask) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn quantize_f32_avx2(
+    src: &[u8],
+    codes: &mut [u16],
+    divisor: f32,
+    low: f32,
+    high: f32,
+    zero: i32,
+    mask: u16,
+) -> usize {
+    use std::arch::x86_64::{
+        __m256, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cvtps_epi32, _mm256_div_ps, _mm256_loadu_ps,
+        _mm256_max_ps, _mm256_min_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32, _mm256_set1_ps,
+        _mm256_storeu_si256,
+    };
+    let lanes = (src.len() / 4).min(codes.len()) / 16 * 16;
+    let (d, lo, hi) = (_mm256_set1_ps(divisor), _mm256_set1_ps(low), _mm256_set1_ps(high));
+    let (z, keep) = (_mm256_set1_epi32(zero), _mm256_set1_epi32(i32::from(mask)));
+    let one = |x: __m256| -> __m256i {
+        // maxps returns its second operand when either is NaN: a NaN quotient becomes `low`.
+        let q = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(x, d), lo), hi);
+        _mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(q), z), keep)
+    };
+    for (s, c) in src[..lanes * 4].chunks_exact(64).zip(codes[..lanes].chunks_exact_mut(16)) {
+        // SAFETY: `s` is 64 bytes (16 float32s) and `c` 16 u16s (32 bytes); the unaligned
+        // accesses are what loadu/storeu allow.
+        unsafe {
+            let a = one(_mm256_loadu_ps(s.as_ptr().cast::<f32>()));
+            let b = one(_mm256_loadu_ps(s.as_ptr().add(32).cast::<f32>()));
+            // Masked codes fit 16 bits unsigned, so the saturating pack keeps them; the permute
+            // undoes packus' per-half interleaving.
+            let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
+            _mm256_storeu_si256(c.as_mut_ptr().cast::<__m256i>(), packed);
+        }
+    }
+    lanes
+}
