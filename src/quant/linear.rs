@@ -314,6 +314,8 @@ impl Quantize {
             let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
             if fast && self.integer_runs(src, &scales32, zeros, &s.indices, integer, &mut s.codes) {
                 packing::pack_u16(self.target, &s.codes, dst);
+            } else if fast && self.float_runs(src, &scales32, zeros, &s.indices, &mut s.bytes) {
+                target_plan.as_ref().expect("float targets have a plan").run(&s.bytes, dst, len)?;
             } else if fast {
                 s.f32s.resize(len, 0.0);
                 if self.groups.per_tensor {
@@ -414,6 +416,46 @@ impl Quantize {
             };
             let Some(q) = quantizer(k) else { return false };
             q.run(&src[4 * start..4 * end], &mut codes[start..end]);
+            start = end;
+        }
+        true
+    }
+
+    /// float32 `x` into a float target: the float32 quotients (plus the zero point where the
+    /// profile adds it) written straight into `bytes` for the target's plan, one loop per run of
+    /// elements sharing a scale. Returns false (the general path) for an integer target or runs too
+    /// short to pay for a loop each.
+    fn float_runs(&self, src: &[u8], scales: &[f32], zeros: &[f64], indices: &[usize], bytes: &mut Vec<u8>) -> bool {
+        if integer_range(self.target).is_some() {
+            return false;
+        }
+        let len = indices.len();
+        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
+        if runs > len / 8 + 1 {
+            return false;
+        }
+        bytes.resize(4 * len, 0);
+        let mut start = 0;
+        while start < len {
+            let k = if self.groups.per_tensor { 0 } else { indices[start] };
+            let end = if self.groups.per_tensor {
+                len
+            } else {
+                start + indices[start..].iter().take_while(|&&i| i == k).count()
+            };
+            let d = scales[k];
+            let (out, from) = (&mut bytes[4 * start..4 * end], &src[4 * start..4 * end]);
+            if self.adds_zero_point {
+                // Zero points are float4/float6/float8 values: exact in float32.
+                let z = zeros[if zeros.len() == 1 { 0 } else { k }] as f32;
+                for (o, b) in out.chunks_exact_mut(4).zip(from.chunks_exact(4)) {
+                    o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d + z).to_le_bytes());
+                }
+            } else {
+                for (o, b) in out.chunks_exact_mut(4).zip(from.chunks_exact(4)) {
+                    o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
+                }
+            }
             start = end;
         }
         true
