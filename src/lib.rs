@@ -21,6 +21,7 @@
 //! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
 //! | `lowbit bench` | [`bench`] |
 //! | Range, Slice, Gather | [`ops`] |
+//! | quantization: OCP Microscaling (MX) blocks with E8M0 scales | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
 //!
@@ -51,6 +52,7 @@ pub mod ops;
 pub mod packing;
 pub mod plan;
 pub mod profile;
+pub mod quant;
 pub mod round;
 pub mod scalar;
 pub mod slice;
