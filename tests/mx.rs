@@ -367,11 +367,7 @@ fn random_tensors_against_the_oracle() {
                     let members: Vec<usize> = (0..n).filter(|&i| block_of(i) == block).collect();
                     let block_values: Vec<f32> = members.iter().map(|&i| values[i]).collect();
                     let (code, codes) = reference_block(&block_values, format, round);
-                    assert_eq!(
-                        scale,
-                        u64::from(code),
-                        "{format} {round:?} {shape:?} block {block}: {block_values:?}"
-                    );
+                    assert_eq!(scale, u64::from(code), "{format} {round:?} {shape:?} block {block}: {block_values:?}");
                     for (&i, c) in members.iter().zip(codes) {
                         want_elements[i] = c;
                     }

@@ -240,18 +240,37 @@ pub fn block_scale_code(amax: f32, format: MxFormat, scale_round: ScaleRound) ->
 
 /// Quantizes a FLOAT, FLOAT16 or BFLOAT16 tensor to MX scales and elements (module docs).
 pub fn quantize(input: &Tensor, opts: &MxOptions) -> Result<Quantized> {
-    const OP: &str = "MX quantize";
-    let g = Geometry::new(input.shape(), opts.axis, opts.block_size, OP, "input")?;
-    let dtype = input.dtype();
-    if !matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
-        return Err(Error::UnsupportedDType {
-            op: "MX quantize input",
-            dtype: dtype.onnx_name(),
-            why: "the input must be FLOAT, FLOAT16 or BFLOAT16",
-        });
-    }
-    let raw = input.raw().expect("numeric tensors are raw");
+    let g = Geometry::new(input.shape(), opts.axis, opts.block_size, "MX quantize", "input")?;
+    check_input_dtype(input.dtype())?;
+    let element_dtype = opts.format.element_dtype();
+    let mut scales = vec![0u8; g.scale_count];
+    let mut elements = vec![0u8; packing::raw_len(element_dtype, g.elements)?];
+    let raw = input.raw().expect("FLOAT, FLOAT16 and BFLOAT16 tensors are raw");
+    quantize_into(input.dtype(), input.shape(), raw, opts, &mut scales, &mut elements)?;
+    Ok(Quantized {
+        scales: Tensor::from_raw(DType::Float8E8M0, g.scales_shape(input.shape()), scales)?,
+        elements: Tensor::from_raw(element_dtype, input.shape().to_vec(), elements)?,
+    })
+}
+
+/// [`quantize`] on ONNX raw data into the caller's buffers: `raw` holds the input (`dtype` FLOAT,
+/// FLOAT16 or BFLOAT16, of `shape`), `scales` receives the FLOAT8E8M0 codes (one byte per block,
+/// in the scales' row-major order) and `elements` the packed elements. Every length is checked.
+pub fn quantize_into(
+    dtype: DType,
+    shape: &[usize],
+    raw: &[u8],
+    opts: &MxOptions,
+    scales: &mut [u8],
+    elements: &mut [u8],
+) -> Result<()> {
+    let g = Geometry::new(shape, opts.axis, opts.block_size, "MX quantize", "input")?;
+    check_input_dtype(dtype)?;
     let n = g.elements;
+    let element_dtype = opts.format.element_dtype();
+    check_len(dtype, n, raw.len())?;
+    check_len(DType::Float8E8M0, g.scale_count, scales.len())?;
+    check_len(element_dtype, n, elements.len())?;
     // float16 and bfloat16 widen to float32 exactly (the plan's arithmetic, NaN payloads kept).
     let widened;
     let src: &[u8] = if dtype == DType::Float {
@@ -263,40 +282,50 @@ pub fn quantize(input: &Tensor, opts: &MxOptions) -> Result<Quantized> {
         &widened
     };
     let element = ElementLimits::new(opts.format)?;
-    let element_dtype = opts.format.element_dtype();
-    let mut scales = vec![0u8; g.scale_count];
-    let mut out = vec![0u8; packing::raw_len(element_dtype, n)?];
     // Strided blocks: every scale first (one pass over the input), then the elements.
-    let factors =
-        if g.inner > 1 { Some(strided_scales(&g, src, &element, opts.scale_round, &mut scales)) } else { None };
+    let factors = if g.inner > 1 { Some(strided_scales(&g, src, &element, opts.scale_round, scales)) } else { None };
     let mut fill = |start: usize, len: usize, dst: &mut [u8]| match &factors {
         Some(factors) => fill_strided(&g, src, factors, start, len, dst),
-        None => fill_contiguous(&g, src, &element, opts.scale_round, &mut scales, start, len, dst),
+        None => fill_contiguous(&g, src, &element, opts.scale_round, scales, start, len, dst),
     };
     if opts.format == MxFormat::Int8 {
-        quantize_int8(n, &mut fill, &mut out);
-    } else {
-        // ONNX Cast FLOAT -> element with saturate=1 under `spec`: nearest even, out-of-range values
-        // clamp to the largest magnitude (float6 and float4 always clamp).
-        let plan = Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?;
-        plan.run_pieces(
-            n,
-            |start, len, bytes| {
-                fill(start, len, bytes);
-                Ok(())
-            },
-            |start, _, bytes| {
-                let at = packing::raw_len(element_dtype, start)?;
-                out[at..at + bytes.len()].copy_from_slice(bytes);
-                Ok(())
-            },
-        )?;
+        quantize_int8(n, &mut fill, elements);
+        return Ok(());
     }
-    let scales_shape = g.scales_shape(input.shape());
-    Ok(Quantized {
-        scales: Tensor::from_raw(DType::Float8E8M0, scales_shape, scales)?,
-        elements: Tensor::from_raw(element_dtype, input.shape().to_vec(), out)?,
+    // ONNX Cast FLOAT -> element with saturate=1 under `spec`: nearest even, out-of-range values
+    // clamp to the largest magnitude (float6 and float4 always clamp).
+    let plan = Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?;
+    plan.run_pieces(
+        n,
+        |start, len, bytes| {
+            fill(start, len, bytes);
+            Ok(())
+        },
+        |start, _, bytes| {
+            let at = packing::raw_len(element_dtype, start)?;
+            elements[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        },
+    )
+}
+
+fn check_input_dtype(dtype: DType) -> Result<()> {
+    if matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
+        return Ok(());
+    }
+    Err(Error::UnsupportedDType {
+        op: "MX quantize input",
+        dtype: dtype.onnx_name(),
+        why: "the input must be FLOAT, FLOAT16 or BFLOAT16",
     })
+}
+
+fn check_len(dtype: DType, n: usize, actual: usize) -> Result<()> {
+    let expected = packing::raw_len(dtype, n)?;
+    if actual != expected {
+        return Err(Error::RawLength { dtype: dtype.onnx_name(), elements: n, expected, actual });
+    }
+    Ok(())
 }
 
 /// Dequantizes MX elements with their scales to a FLOAT tensor of the elements' shape.
@@ -335,32 +364,50 @@ pub fn dequantize(elements: &Tensor, scales: &Tensor, opts: &MxOptions) -> Resul
             ),
         });
     }
+    let mut out = vec![0u8; packing::raw_len(DType::Float, g.elements)?];
+    let (element_raw, scale_raw) =
+        (elements.raw().expect("numeric tensors are raw"), scales.raw().expect("numeric tensors are raw"));
+    dequantize_into(elements.shape(), element_raw, scale_raw, opts, &mut out)?;
+    Tensor::from_raw(DType::Float, elements.shape().to_vec(), out)
+}
+
+/// [`dequantize`] on ONNX raw data into the caller's buffer: `elements` (packed, of `shape`),
+/// `scales` (FLOAT8E8M0 codes in the scales' row-major order) and `out` (float32, little-endian).
+/// Every length is checked.
+pub fn dequantize_into(
+    shape: &[usize],
+    elements: &[u8],
+    scales: &[u8],
+    opts: &MxOptions,
+    out: &mut [u8],
+) -> Result<()> {
+    let g = Geometry::new(shape, opts.axis, opts.block_size, "MX dequantize", "elements")?;
     let n = g.elements;
+    let element_dtype = opts.format.element_dtype();
+    check_len(element_dtype, n, elements.len())?;
+    check_len(DType::Float8E8M0, g.scale_count, scales.len())?;
+    check_len(DType::Float, n, out.len())?;
     // The scales' values, as the core decodes E8M0 (0x00 is 2^-127, 0xFF NaN).
     let mut decoded = vec![0u8; packing::raw_len(DType::Float, g.scale_count)?];
-    let scale_raw = scales.raw().expect("numeric tensors are raw");
-    Plan::new(DType::Float8E8M0, DType::Float, &CastOptions::default())?.run(scale_raw, &mut decoded, g.scale_count)?;
+    Plan::new(DType::Float8E8M0, DType::Float, &CastOptions::default())?.run(scales, &mut decoded, g.scale_count)?;
     // MXINT8's implicit 2^-6 joins the scale: a power of two times a power of two of at least
     // 2^-133, exact in float32 (whose smallest subnormal is 2^-149); NaN stays NaN.
     let implicit = if opts.format == MxFormat::Int8 { power_of_two(MXINT8_IMPLICIT_EXPONENT) } else { 1.0 };
     let factors: Vec<f32> = decoded.chunks_exact(4).map(|b| f32_at(b) * implicit).collect();
     drop(decoded);
-    let mut out = vec![0u8; packing::raw_len(DType::Float, n)?];
-    let element_raw = elements.raw().expect("numeric tensors are raw");
     let plan = Plan::new(element_dtype, DType::Float, &CastOptions::default())?;
     plan.run_pieces(
         n,
         |start, _, bytes| {
             let at = packing::raw_len(element_dtype, start)?;
-            bytes.copy_from_slice(&element_raw[at..at + bytes.len()]);
+            bytes.copy_from_slice(&elements[at..at + bytes.len()]);
             Ok(())
         },
         |start, len, values| {
             multiply(&g, &factors, start, values, &mut out[start * 4..(start + len) * 4]);
             Ok(())
         },
-    )?;
-    Tensor::from_raw(DType::Float, elements.shape().to_vec(), out)
+    )
 }
 
 /// How a tensor splits into blocks: `outer` slabs of `len` rows (the blocked axis) of `inner`
@@ -422,16 +469,16 @@ impl Geometry {
         s
     }
 
-    /// For blocks of consecutive elements (`inner == 1`): the block holding element `i`, and the
-    /// elements of that block.
+    /// For blocks of consecutive elements (`inner == 1`): the block holding element `i`.
     #[inline]
-    fn contiguous_block(&self, i: usize) -> (usize, usize, usize) {
+    fn contiguous_block(&self, i: usize) -> BlockCursor {
         let (row, within) = (i / self.len, i % self.len);
         let b = within / self.block;
         let start = row * self.len + b * self.block;
+        let row_end = row * self.len + self.len;
         // Never `start + block`: a block size beyond the row (up to usize::MAX) is one block.
-        let end = start + self.block.min(self.len - b * self.block);
-        (row * self.blocks + b, start, end)
+        let end = start + self.block.min(row_end - start);
+        BlockCursor { block: row * self.blocks + b, in_row: b, start, end, row_end }
     }
 
     /// For strided blocks: the run of elements from `i` to the end of its row (of `inner`
@@ -443,6 +490,33 @@ impl Geometry {
         let (o, l) = (q / self.len, q % self.len);
         let run_end = ((q + 1) * self.inner).min(end);
         ((o * self.blocks + l / self.block) * self.inner + i % self.inner, run_end)
+    }
+}
+
+/// A block of consecutive elements and where it sits, stepped from block to block without a
+/// division.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BlockCursor {
+    /// The block's index (row-major over the scales).
+    block: usize,
+    /// Its index within its row.
+    in_row: usize,
+    start: usize,
+    end: usize,
+    row_end: usize,
+}
+
+impl BlockCursor {
+    #[inline]
+    fn advance(&mut self, g: &Geometry) {
+        self.block += 1;
+        self.in_row += 1;
+        if self.in_row == g.blocks {
+            self.in_row = 0;
+            self.row_end += g.len;
+        }
+        self.start = self.end;
+        self.end = self.start + g.block.min(self.row_end - self.start);
     }
 }
 
@@ -469,10 +543,14 @@ impl ElementLimits {
             return MIN_SCALE_CODE;
         }
         let (exponent, significand) = split_magnitude(amax_bits);
+        self.code_of(exponent, round == ScaleRound::Ceil && significand > self.max_significand)
+    }
+
+    #[inline]
+    fn code_of(&self, exponent: i32, up: bool) -> u8 {
         // floor(log2(amax)) - emax puts amax / X in [2^emax, 2^(emax+1)); the element format's
         // largest value is m * 2^emax, so amax / X <= max exactly when amax's significand is at most
         // m's. Otherwise one more power of two makes amax / X < 2^emax <= max.
-        let up = round == ScaleRound::Ceil && significand > self.max_significand;
         let s = (exponent - self.emax + i32::from(up)).clamp(MIN_SCALE_EXPONENT, MAX_SCALE_EXPONENT);
         // E8M0's code of 2^s is s plus its bias (tests/mx.rs checks it against the core).
         (s + format::E8M0.bias) as u8
@@ -523,13 +601,26 @@ fn inverse_scale(code: u8) -> f32 {
 
 #[inline(always)]
 fn f32_at(b: &[u8]) -> f32 {
-    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    f32::from_le_bytes(b.try_into().expect("4 bytes"))
 }
 
-/// The largest magnitude's bits over float32 little-endian bytes (a loop that vectorises).
+/// The largest magnitude's bits over float32 little-endian bytes. Eight independent lanes of signed
+/// maxima (the magnitudes fit an i32, and SSE2 has a signed compare but no unsigned one), so the
+/// loop vectorises on any x86-64.
 #[inline]
 fn amax_bits(src: &[u8]) -> u32 {
-    src.chunks_exact(4).fold(0u32, |m, b| m.max(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & F32_MAGNITUDE_MASK))
+    const LANES: usize = 8;
+    let lane = |b: &[u8]| i32::from_le_bytes(b.try_into().expect("4 bytes")) & F32_MAGNITUDE_MASK as i32;
+    let mut acc = [0i32; LANES];
+    let groups = src.chunks_exact(4 * LANES);
+    let tail = groups.remainder().chunks_exact(4).fold(0, |m, b| m.max(lane(b)));
+    for group in groups {
+        for (a, b) in acc.iter_mut().zip(group.chunks_exact(4)) {
+            let v = lane(b);
+            *a = if v > *a { v } else { *a };
+        }
+    }
+    acc.iter().fold(tail, |m, &a| m.max(a)) as u32
 }
 
 /// `x * factor`, or +0 in a NaN-scale block (factor NaN).
@@ -557,11 +648,12 @@ fn fill_contiguous(
 ) {
     let end = start + len;
     let mut i = start;
+    // Divisions once per piece; then block by block.
+    let mut cursor = g.contiguous_block(i);
     while i < end {
-        let (block, block_start, block_end) = g.contiguous_block(i);
-        let code = element.scale_code(amax_bits(&src[block_start * 4..block_end * 4]), round);
-        scales[block] = code;
-        let run_end = block_end.min(end);
+        let code = element.scale_code(amax_bits(&src[cursor.start * 4..cursor.end * 4]), round);
+        scales[cursor.block] = code;
+        let run_end = cursor.end.min(end);
         let out = &mut dst[(i - start) * 4..(run_end - start) * 4];
         if code == NAN_SCALE_CODE {
             out.fill(0);
@@ -572,6 +664,9 @@ fn fill_contiguous(
             }
         }
         i = run_end;
+        if i < end {
+            cursor.advance(g);
+        }
     }
 }
 
@@ -626,17 +721,20 @@ fn quantize_int8(n: usize, fill: &mut impl FnMut(usize, usize, &mut [u8]), out: 
     let implicit = power_of_two(-MXINT8_IMPLICIT_EXPONENT);
     let (low, high) = (f32::from(i8::MIN), f32::from(i8::MAX));
     let mut buf = vec![0u8; INT8_PIECE * 4];
+    let mut lanes = vec![0f32; INT8_PIECE];
     let mut ints = vec![0i32; INT8_PIECE];
     let mut start = 0;
     while start < n {
         let len = INT8_PIECE.min(n - start);
-        let (values, ints) = (&mut buf[..len * 4], &mut ints[..len]);
+        let (values, lanes, ints) = (&mut buf[..len * 4], &mut lanes[..len], &mut ints[..len]);
         fill(start, len, values);
-        for v in values.chunks_exact_mut(4) {
+        for (l, v) in lanes.iter_mut().zip(values.chunks_exact(4)) {
             // Clamping before rounding gives the same integer as after: the bounds are integers.
-            v.copy_from_slice(&(f32_at(v) * implicit).clamp(low, high).to_le_bytes());
+            *l = (f32_at(v) * implicit).clamp(low, high);
         }
-        kernel.round_f32(values, ints);
+        // The kernel's exact split into integer part and fraction (it vectorises without the
+        // SSE4.1 rounding instruction, which this code cannot assume).
+        kernel.round(lanes, ints);
         for (o, &i) in out[start..start + len].iter_mut().zip(ints.iter()) {
             *o = i as u8;
         }
@@ -662,16 +760,19 @@ fn multiply(g: &Geometry, factors: &[f32], start: usize, values: &[u8], out: &mu
     }
     let end = start + values.len() / 4;
     let mut i = start;
+    let mut cursor = g.contiguous_block(if g.inner == 1 { i } else { 0 });
     while i < end {
         let (o, v) = (&mut out[(i - start) * 4..], &values[(i - start) * 4..]);
         if g.inner == 1 {
-            let (block, _, block_end) = g.contiguous_block(i);
-            let run_end = block_end.min(end);
-            let f = factors[block];
+            let run_end = cursor.end.min(end);
+            let f = factors[cursor.block];
             for (d, s) in o[..(run_end - i) * 4].chunks_exact_mut(4).zip(v.chunks_exact(4)) {
                 d.copy_from_slice(&product(f32_at(s), f).to_le_bytes());
             }
             i = run_end;
+            if i < end {
+                cursor.advance(g);
+            }
         } else {
             let (first, run_end) = g.strided_run(i, end);
             let run = o[..(run_end - i) * 4].chunks_exact_mut(4).zip(v.chunks_exact(4)).zip(&factors[first..]);
@@ -707,7 +808,16 @@ mod tests {
         let g = Geometry::new(&[2, 5], -1, 2, "t", "x").unwrap();
         assert_eq!((g.outer, g.len, g.inner, g.blocks, g.scale_count), (2, 5, 1, 3, 6));
         // Element 9 is row 1, position 4: the short block 2 of row 1 (block 5), elements 9..10.
-        assert_eq!(g.contiguous_block(9), (5, 9, 10));
+        let c = g.contiguous_block(9);
+        assert_eq!((c.block, c.start, c.end), (5, 9, 10));
+        // Stepping from block 0 visits every block in order with its elements.
+        let mut c = g.contiguous_block(0);
+        let mut seen = vec![(c.block, c.start, c.end)];
+        for _ in 0..5 {
+            c.advance(&g);
+            seen.push((c.block, c.start, c.end));
+        }
+        assert_eq!(seen, [(0, 0, 2), (1, 2, 4), (2, 4, 5), (3, 5, 7), (4, 7, 9), (5, 9, 10)]);
         let g = Geometry::new(&[2, 5, 3], 1, 2, "t", "x").unwrap();
         // Element 20 is (1, 1, 2): block (1, 0, 2) = 1 * 3 * 3 + 0 + 2; its row ends at 21.
         assert_eq!(g.strided_run(20, 30), (11, 21));
