@@ -41,6 +41,7 @@
 pub mod bench;
 pub mod cast;
 pub mod cli_cast;
+pub mod cli_quantize;
 pub mod cli_range4;
 pub mod convert;
 pub mod dtype;
