@@ -449,3 +449,25 @@ fn bad_input_is_a_typed_error() {
     assert!(MxFormat::parse("mxfp5").unwrap_err().to_string().contains("mxfp8e4m3"));
     assert!(ScaleRound::parse("round").is_err());
 }
+
+#[test]
+fn raw_buffers_are_checked() {
+    let raw: Vec<u8> = [1.0f32; 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let o = opts(MxFormat::Fp4E2M1, 4);
+    // Shape [6] in blocks of 4: 2 scales, 3 bytes of float4.
+    let (mut scales, mut elements) = (vec![0u8; 2], vec![0u8; 3]);
+    mx::quantize_into(DType::Float, &[6], &raw, &o, &mut scales, &mut elements).unwrap();
+    // amax 1, s = 0 - 2 = -2 (0x7D); 1 / 0.25 = 4 (0x6); the short block too. Nibbles: 0x66 0x66 0x66.
+    assert_eq!((scales.as_slice(), elements.as_slice()), (&[0x7D, 0x7D][..], &[0x66, 0x66, 0x66][..]));
+    let err = mx::quantize_into(DType::Float, &[6], &raw, &o, &mut [0u8; 3], &mut elements).unwrap_err();
+    assert!(err.to_string().contains("FLOAT8E8M0") && err.to_string().contains("3 bytes"), "{err}");
+    let err = mx::quantize_into(DType::Float, &[6], &raw[..20], &o, &mut scales, &mut elements).unwrap_err();
+    assert!(err.to_string().contains("FLOAT:") && err.to_string().contains("20 bytes"), "{err}");
+    let mut out = vec![0u8; 24];
+    mx::dequantize_into(&[6], &elements, &scales, &o, &mut out).unwrap();
+    assert_eq!(out, raw);
+    let err = mx::dequantize_into(&[6], &elements, &scales, &o, &mut out[..20]).unwrap_err();
+    assert!(err.to_string().contains("20 bytes"), "{err}");
+    let err = mx::dequantize_into(&[6], &elements[..2], &scales, &o, &mut out).unwrap_err();
+    assert!(err.to_string().contains("FLOAT4E2M1"), "{err}");
+}
