@@ -76,9 +76,11 @@ fn mx_throughput() {
         if only.as_deref().is_some_and(|o| !o.split(',').any(|f| f == format.name())) {
             continue;
         }
-        let opts = MxOptions::new(format);
+        // MX_BLOCK=N times another block size (to see the per-block cost).
+        let block_size = std::env::var("MX_BLOCK").ok().and_then(|b| b.parse().ok()).unwrap_or(32);
+        let opts = MxOptions { block_size, ..MxOptions::new(format) };
         let dtype = format.element_dtype();
-        let mut scales = vec![0u8; N / 32];
+        let mut scales = vec![0u8; N.div_ceil(block_size)];
         let mut elements = vec![0u8; packing::raw_len(dtype, N).unwrap()];
         let q = best(|| {
             mx::quantize_into(DType::Float, &shape, black_box(&raw), &opts, &mut scales, &mut elements).unwrap()
