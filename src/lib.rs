@@ -21,7 +21,7 @@
 //! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
 //! | `lowbit bench` | [`bench`] |
 //! | Range, Slice, Gather | [`ops`] |
-//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear | [`quant`] |
+//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) blocks with E8M0 scales | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
 //! | the exhaustive tables in `tables/` | [`tables`] |
 //! | hardware verification: every rounding mode, IEEE flags, described formats (`e4m3,special=ieee`) | [`verify`] |
@@ -42,6 +42,7 @@
 pub mod bench;
 pub mod cast;
 pub mod cli_cast;
+pub mod cli_quantize;
 pub mod cli_range4;
 pub mod convert;
 pub mod dtype;

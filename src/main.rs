@@ -36,6 +36,39 @@ impl Attributes {
     }
 }
 
+/// How `lowbit quantize` and `lowbit dequantize` map values to codes.
+#[derive(clap::Args)]
+struct QuantMode {
+    /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
+    /// mxint8 (INT8 elements with an implicit 2^-6).
+    #[arg(long, required = true, value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+    mx: Option<String>,
+}
+
+impl QuantMode {
+    fn mode(&self) -> lowbit::Result<lowbit::cli_quantize::Mode> {
+        let name = self.mx.as_deref().expect("clap requires --mx");
+        Ok(lowbit::cli_quantize::Mode::Mx(lowbit::quant::mx::MxFormat::parse(name)?))
+    }
+}
+
+/// The blocked axis and the block size.
+#[derive(clap::Args)]
+struct QuantBlocking {
+    /// Elements per block along --axis (at least 1). Default: 32 for MX.
+    #[arg(long)]
+    block_size: Option<usize>,
+    /// The blocked axis; negative counts from the last.
+    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    axis: i64,
+}
+
+impl QuantBlocking {
+    fn blocking(&self) -> lowbit::cli_quantize::Blocking {
+        lowbit::cli_quantize::Blocking { axis: self.axis, block_size: self.block_size }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the exhaustive tables (every code of every format of 8 bits or fewer, every cast between
@@ -174,6 +207,54 @@ enum Command {
         /// be FLOAT), with a checksum of the outputs.
         #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
         sweep: bool,
+    },
+    /// Quantize a TensorProto file. With --mx: OCP Microscaling (MX v1.0). IN (FLOAT, FLOAT16 or
+    /// BFLOAT16) is cut into blocks of --block-size along --axis (a short last block is a block of
+    /// its own); each block gets a power-of-two scale X = 2^(floor(log2(amax)) - emax), and its
+    /// elements are value / X rounded to nearest even and clamped. S.pb receives the scales
+    /// (FLOAT8E8M0, IN's shape with the blocked axis ceil(len / block size) long), E.pb the elements
+    /// (the element's ONNX type, packed as ONNX packs it): the x_scale and x of an ONNX
+    /// DequantizeLinear with block_size. Both files are written, or neither.
+    Quantize {
+        #[command(flatten)]
+        mode: QuantMode,
+        #[command(flatten)]
+        blocking: QuantBlocking,
+        /// MX: floor is the spec's scale (the largest elements may clamp); ceil takes the smallest
+        /// power of two that needs no clamping.
+        #[arg(long, default_value = "floor", value_parser = ["floor", "ceil"])]
+        scale_round: String,
+        /// The input TensorProto.
+        input: PathBuf,
+        /// Where the scales go.
+        #[arg(long, value_name = "S.pb")]
+        scales: PathBuf,
+        /// Where the elements go.
+        #[arg(long, value_name = "E.pb")]
+        out: PathBuf,
+        /// Largest IN.pb read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
+        #[arg(long, value_name = "BYTES")]
+        max_input_bytes: Option<String>,
+    },
+    /// Dequantize a TensorProto file of elements with its scales (from `lowbit quantize` or any
+    /// producer of the same layout) to FLOAT: element times its block's scale, rounded once. With
+    /// --mx, a NaN scale (0xFF) gives NaN for its whole block.
+    Dequantize {
+        #[command(flatten)]
+        mode: QuantMode,
+        #[command(flatten)]
+        blocking: QuantBlocking,
+        /// The elements TensorProto.
+        input: PathBuf,
+        /// The scales TensorProto.
+        #[arg(long, value_name = "S.pb")]
+        scales: PathBuf,
+        /// Where the FLOAT result goes.
+        #[arg(long, value_name = "OUT.pb")]
+        out: PathBuf,
+        /// Largest input file read (suffixes as above). Default: 4G.
+        #[arg(long, value_name = "BYTES")]
+        max_input_bytes: Option<String>,
     },
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
@@ -314,6 +395,33 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(lines.join("\n"))
         }
         Command::Conformance { .. } => unreachable!("handled in main"),
+        Command::Quantize { mode, blocking, scale_round, input, scales, out, max_input_bytes } => {
+            let mut limits = lowbit::onnx::limits::Limits::default();
+            set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
+            let args = lowbit::cli_quantize::QuantizeArgs {
+                mode: mode.mode()?,
+                blocking: blocking.blocking(),
+                scale_round: lowbit::quant::mx::ScaleRound::parse(&scale_round)?,
+                input,
+                scales,
+                out,
+                limits,
+            };
+            Ok(lowbit::cli_quantize::quantize(&args)?)
+        }
+        Command::Dequantize { mode, blocking, input, scales, out, max_input_bytes } => {
+            let mut limits = lowbit::onnx::limits::Limits::default();
+            set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
+            let args = lowbit::cli_quantize::DequantizeArgs {
+                mode: mode.mode()?,
+                blocking: blocking.blocking(),
+                input,
+                scales,
+                out,
+                limits,
+            };
+            Ok(lowbit::cli_quantize::dequantize(&args)?)
+        }
         Command::Cast { from, to, attributes, count, threads, max_input_bytes, values } => {
             let to = lowbit::DType::parse(&to)?;
             let opts = attributes.options()?;

@@ -1,8 +1,10 @@
-//! **ONNX linear quantization**: `QuantizeLinear` and `DequantizeLinear` (versions 10, 13, 19, 21,
-//! 23, 24, 25 and 28) and `DynamicQuantizeLinear` (11), callable without the graph runner.
+//! **Quantization**: tensors of wide floats to narrow codes with scales, and back. ONNX linear
+//! quantization, `QuantizeLinear` and `DequantizeLinear` (versions 10, 13, 19, 21, 23, 24, 25 and
+//! 28) and `DynamicQuantizeLinear` (11), callable without the graph runner; and OCP Microscaling.
 //!
 //! | what | where |
 //! |---|---|
+//! | OCP Microscaling (MX v1.0): MXFP8, MXFP6, MXFP4, MXINT8 blocks sharing one E8M0 scale, laid out as the inputs of a `DequantizeLinear` with a float8e8m0 scale and `block_size` | [`mx`] |
 //! | each version's types and attributes, as tables | [`QUANTIZE_SCHEMAS`], [`DEQUANTIZE_SCHEMAS`] |
 //! | `QuantizeLinear` / `DequantizeLinear` | [`quantize_linear`], [`dequantize_linear`] |
 //! | `DynamicQuantizeLinear` | [`dynamic_quantize_linear`] |
@@ -18,6 +20,7 @@
 
 pub mod dynamic;
 pub mod linear;
+pub mod mx;
 
 pub use dynamic::dynamic_quantize_linear;
 pub use linear::{dequantize_linear, quantize_linear};

@@ -1,0 +1,106 @@
+//! Single-thread MX throughput (ignored by default; a measurement, not a check of correctness):
+//! `cargo test --release --test mx_speed -- --ignored --nocapture`. 16,777,216 float32 elements,
+//! best of 5 (each the average of repeated calls over at least 0.2 s), against a plain copy of the float32 input measured in the same run. Times are this
+//! thread's time on a CPU (`/proc/thread-self/schedstat`, in nanoseconds) where Linux gives it,
+//! so that other processes on a shared machine do not count; wall-clock time elsewhere.
+
+use lowbit::convert::CastOptions;
+use lowbit::packing;
+use lowbit::plan::Plan;
+use lowbit::quant::mx::{self, MxFormat, MxOptions};
+use lowbit::DType;
+use std::hint::black_box;
+use std::time::Instant;
+
+const N: usize = 1 << 24;
+const REPS: usize = 5;
+
+/// Seconds this thread has spent on a CPU, if Linux says.
+fn on_cpu() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 * 1e-9)
+}
+
+/// The best of 5 timings of one call to `f`. The kernel's CPU-time figures may move in steps of a
+/// scheduler tick (4 ms here), so each timing repeats `f` for at least 0.2 s and divides.
+fn best(mut f: impl FnMut()) -> f64 {
+    f();
+    (0..REPS)
+        .map(|_| {
+            let (t, cpu) = (Instant::now(), on_cpu());
+            let mut calls = 0;
+            loop {
+                f();
+                calls += 1;
+                let spent = match (cpu, on_cpu()) {
+                    (Some(a), Some(b)) => b - a,
+                    _ => t.elapsed().as_secs_f64(),
+                };
+                if spent >= 0.2 {
+                    return spent / f64::from(calls);
+                }
+            }
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+#[ignore = "a measurement: run with --release --ignored --nocapture"]
+fn mx_throughput() {
+    // Values over a spread of magnitudes, a new block exponent every few blocks.
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let values: Vec<f32> = (0..N)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2f32.powi((i / 96 % 24) as i32 - 12)
+        })
+        .collect();
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut copy = vec![0f32; N];
+    let copy_s = best(|| {
+        copy.copy_from_slice(black_box(&values));
+        black_box(&mut copy);
+    });
+    let rate = |s: f64| N as f64 / s / 1e6;
+    println!("copy of the float32 input: {:.0} M elements/s", rate(copy_s));
+    println!(
+        "{:<10} {:>10} {:>8} {:>10} {:>8} {:>12} {:>12}",
+        "format", "quantize", "/copy", "dequantize", "/copy", "cast to elem", "cast from"
+    );
+    let shape = [N / 4096, 4096];
+    // MX_FORMATS=mxfp8e4m3,mxfp4 limits the run (for a profiler).
+    let only = std::env::var("MX_FORMATS").ok();
+    for format in MxFormat::ALL {
+        if only.as_deref().is_some_and(|o| !o.split(',').any(|f| f == format.name())) {
+            continue;
+        }
+        // MX_BLOCK=N times another block size (to see the per-block cost).
+        let block_size = std::env::var("MX_BLOCK").ok().and_then(|b| b.parse().ok()).unwrap_or(32);
+        let opts = MxOptions { block_size, ..MxOptions::new(format) };
+        let dtype = format.element_dtype();
+        let mut scales = vec![0u8; N.div_ceil(block_size)];
+        let mut elements = vec![0u8; packing::raw_len(dtype, N).unwrap()];
+        let q = best(|| {
+            mx::quantize_into(DType::Float, &shape, black_box(&raw), &opts, &mut scales, &mut elements).unwrap()
+        });
+        let mut out = vec![0u8; N * 4];
+        let d = best(|| mx::dequantize_into(&shape, black_box(&elements), &scales, &opts, &mut out).unwrap());
+        // The plain casts of the same sizes, for scale: FLOAT -> element and element -> FLOAT.
+        let to = Plan::new(DType::Float, dtype, &CastOptions::default()).unwrap();
+        let cast_to = best(|| to.run(black_box(&raw), &mut elements, N).unwrap());
+        let from = Plan::new(dtype, DType::Float, &CastOptions::default()).unwrap();
+        let cast_from = best(|| from.run(black_box(&elements), &mut out, N).unwrap());
+        println!(
+            "{:<10} {:>10.0} {:>7.2}x {:>10.0} {:>7.2}x {:>12.0} {:>12.0}",
+            format.name(),
+            rate(q),
+            copy_s / q,
+            rate(d),
+            copy_s / d,
+            rate(cast_to),
+            rate(cast_from)
+        );
+    }
+}
