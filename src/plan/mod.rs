@@ -487,6 +487,9 @@ impl Plan {
     /// `write(start, len, bytes)` takes the target's raw data of the same elements. Pieces start on
     /// a multiple of 4 elements (a byte boundary for every packing), so typed slices and streams
     /// convert without holding the whole input; positional rules still see global positions.
+    // Always inlined, so that callers running under `simd::widest` compile their `read` and `write`
+    // with its instruction set.
+    #[inline(always)]
     pub fn run_pieces(
         &self,
         n: usize,

@@ -52,9 +52,8 @@ use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
 use crate::format;
 use crate::packing;
-use crate::plan::encode::IntegerKernel;
+use crate::plan::quantize::IntegerQuantizer;
 use crate::plan::Plan;
-use crate::round::RoundingMode;
 use crate::tensor::{element_count, Tensor};
 
 /// The block size of every concrete MX format in the spec.
@@ -282,32 +281,82 @@ pub fn quantize_into(
         &widened
     };
     let element = ElementLimits::new(opts.format)?;
-    // Strided blocks: every scale first (one pass over the input), then the elements.
-    let factors = if g.inner > 1 { Some(strided_scales(&g, src, &element, opts.scale_round, scales)) } else { None };
-    let mut fill = |start: usize, len: usize, dst: &mut [u8]| match &factors {
-        Some(factors) => fill_strided(&g, src, factors, start, len, dst),
-        None => fill_contiguous(&g, src, &element, opts.scale_round, scales, start, len, dst),
-    };
-    if opts.format == MxFormat::Int8 {
-        quantize_int8(n, &mut fill, elements);
-        return Ok(());
-    }
-    // ONNX Cast FLOAT -> element with saturate=1 under `spec`: nearest even, out-of-range values
-    // clamp to the largest magnitude (float6 and float4 always clamp).
-    let plan = Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?;
-    plan.run_pieces(
-        n,
-        |start, len, bytes| {
-            fill(start, len, bytes);
-            Ok(())
-        },
-        |start, _, bytes| {
-            let at = packing::raw_len(element_dtype, start)?;
-            elements[at..at + bytes.len()].copy_from_slice(bytes);
-            Ok(())
-        },
-    )
+    // The block loops compiled for the widest instruction set the CPU has.
+    crate::plan::simd::widest(QuantizeBlocks { g: &g, src, element: &element, opts, scales, elements })
 }
+
+/// [`quantize_into`] after the checks: scales, then elements through the plan.
+struct QuantizeBlocks<'a> {
+    g: &'a Geometry,
+    src: &'a [u8],
+    element: &'a ElementLimits,
+    opts: &'a MxOptions,
+    scales: &'a mut [u8],
+    elements: &'a mut [u8],
+}
+
+impl crate::plan::simd::Kernel for QuantizeBlocks<'_> {
+    type Output = Result<()>;
+    #[inline(always)]
+    fn run(self) -> Result<()> {
+        let QuantizeBlocks { g, src, element, opts, scales, elements } = self;
+        quantize_blocks(g, src, element, opts, scales, elements)
+    }
+}
+
+#[inline(always)]
+fn quantize_blocks(
+    g: &Geometry,
+    src: &[u8],
+    element: &ElementLimits,
+    opts: &MxOptions,
+    scales: &mut [u8],
+    elements: &mut [u8],
+) -> Result<()> {
+    let (g, n, element_dtype) = (*g, g.elements, opts.format.element_dtype());
+    // Strided blocks: every scale first (one pass over the input), then the elements.
+    let factors = if g.inner > 1 { Some(strided_scales(&g, src, element, opts.scale_round, scales)) } else { None };
+    // Scaled values piece by piece (a multiple of 4 elements: whole bytes of every packing), each
+    // piece then through the plan. Plain loops, not closures handed to the plan, so that all of it
+    // is inlined into `simd::widest`'s copy.
+    let mut values = vec![0u8; 4 * PIECE];
+    let mut codes = vec![0u16; PIECE];
+    // ONNX Cast FLOAT -> element with saturate=1 under `spec`: nearest even, out-of-range values
+    // clamp to the largest magnitude (float6 and float4 always clamp). MXINT8: the scaled value
+    // divided by its implicit 2^-6 (exact: a power of two), clamped to [-128, 127] and rounded to
+    // nearest even by the plan's quantizing loop.
+    let plan = match opts.format {
+        MxFormat::Int8 => None,
+        _ => Some(Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?),
+    };
+    let int8 = IntegerQuantizer::new(power_of_two(MXINT8_IMPLICIT_EXPONENT), 0, -128, 127, 0xFF)
+        .expect("int8's bounds are exact in float32");
+    let mut start = 0;
+    while start < n {
+        let len = PIECE.min(n - start);
+        let values = &mut values[..4 * len];
+        match &factors {
+            Some(factors) => fill_strided(&g, src, factors, start, len, values),
+            None => fill_contiguous(&g, src, element, opts.scale_round, scales, start, len, values),
+        }
+        let out = &mut elements[packing::raw_len(element_dtype, start)?..packing::raw_len(element_dtype, start + len)?];
+        match &plan {
+            Some(plan) => plan.run(values, out, len)?,
+            None => {
+                int8.run(values, &mut codes[..len]);
+                for (o, &c) in out.iter_mut().zip(&codes[..len]) {
+                    *o = c as u8;
+                }
+            }
+        }
+        start += len;
+    }
+    Ok(())
+}
+
+/// Elements per piece of the block loops: a multiple of 4, and small enough that a piece's scaled
+/// values stay in the first-level cache.
+const PIECE: usize = 2048;
 
 fn check_input_dtype(dtype: DType) -> Result<()> {
     if matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
@@ -396,18 +445,40 @@ pub fn dequantize_into(
     let factors: Vec<f32> = decoded.chunks_exact(4).map(|b| f32_at(b) * implicit).collect();
     drop(decoded);
     let plan = Plan::new(element_dtype, DType::Float, &CastOptions::default())?;
-    plan.run_pieces(
-        n,
-        |start, _, bytes| {
-            let at = packing::raw_len(element_dtype, start)?;
-            bytes.copy_from_slice(&elements[at..at + bytes.len()]);
-            Ok(())
-        },
-        |start, len, values| {
-            multiply(&g, &factors, start, values, &mut out[start * 4..(start + len) * 4]);
-            Ok(())
-        },
-    )
+    crate::plan::simd::widest(DequantizeBlocks { g: &g, plan: &plan, elements, factors: &factors, out })
+}
+
+/// [`dequantize_into`] after the checks: elements through the plan, times their block's scale.
+struct DequantizeBlocks<'a> {
+    g: &'a Geometry,
+    plan: &'a Plan,
+    elements: &'a [u8],
+    factors: &'a [f32],
+    out: &'a mut [u8],
+}
+
+impl crate::plan::simd::Kernel for DequantizeBlocks<'_> {
+    type Output = Result<()>;
+    #[inline(always)]
+    fn run(self) -> Result<()> {
+        let DequantizeBlocks { g, plan, elements, factors, out } = self;
+        dequantize_blocks(g, plan, elements, factors, out)
+    }
+}
+
+#[inline(always)]
+fn dequantize_blocks(g: &Geometry, plan: &Plan, elements: &[u8], factors: &[f32], out: &mut [u8]) -> Result<()> {
+    let element_dtype = plan.from();
+    let mut values = vec![0u8; 4 * PIECE];
+    let mut start = 0;
+    while start < g.elements {
+        let len = PIECE.min(g.elements - start);
+        let codes = &elements[packing::raw_len(element_dtype, start)?..packing::raw_len(element_dtype, start + len)?];
+        plan.run(codes, &mut values[..4 * len], len)?;
+        multiply(g, factors, start, &values[..4 * len], &mut out[start * 4..(start + len) * 4]);
+        start += len;
+    }
+    Ok(())
 }
 
 /// How a tensor splits into blocks: `outer` slabs of `len` rows (the blocked axis) of `inner`
@@ -607,7 +678,7 @@ fn f32_at(b: &[u8]) -> f32 {
 /// The largest magnitude's bits over float32 little-endian bytes. Eight independent lanes of signed
 /// maxima (the magnitudes fit an i32, and SSE2 has a signed compare but no unsigned one), so the
 /// loop vectorises on any x86-64.
-#[inline]
+#[inline(always)]
 fn amax_bits(src: &[u8]) -> u32 {
     const LANES: usize = 8;
     let lane = |b: &[u8]| i32::from_le_bytes(b.try_into().expect("4 bytes")) & F32_MAGNITUDE_MASK as i32;
@@ -636,6 +707,7 @@ fn scaled(x: f32, factor: f32) -> f32 {
 /// Scaled values of elements `start..start + len` for blocks of consecutive elements, computing
 /// (and storing) the scale of every block they touch from the whole block.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn fill_contiguous(
     g: &Geometry,
     src: &[u8],
@@ -672,6 +744,7 @@ fn fill_contiguous(
 
 /// Every scale of strided blocks (one pass over the input, row by row), and the factors that
 /// divide by them.
+#[inline(always)]
 fn strided_scales(g: &Geometry, src: &[u8], element: &ElementLimits, round: ScaleRound, scales: &mut [u8]) -> Vec<f32> {
     let mut amax = vec![0u32; g.inner];
     let mut factors = vec![0f32; g.scale_count];
@@ -697,6 +770,7 @@ fn strided_scales(g: &Geometry, src: &[u8], element: &ElementLimits, round: Scal
 }
 
 /// Scaled values of elements `start..start + len` for strided blocks.
+#[inline(always)]
 fn fill_strided(g: &Geometry, src: &[u8], factors: &[f32], start: usize, len: usize, dst: &mut [u8]) {
     let end = start + len;
     let mut i = start;
@@ -712,38 +786,9 @@ fn fill_strided(g: &Geometry, src: &[u8], factors: &[f32], start: usize, len: us
 }
 
 /// Elements per piece of the MXINT8 loop (float32 scratch that stays in L1).
-const INT8_PIECE: usize = 1024;
-
-/// MXINT8 elements: the scaled values times 2^6 (exact: a power of two, and the result is below
-/// 2^7), clamped to [-128, 127] and rounded to nearest even by the plans' integer kernel.
-fn quantize_int8(n: usize, fill: &mut impl FnMut(usize, usize, &mut [u8]), out: &mut [u8]) {
-    let kernel = IntegerKernel { mode: RoundingMode::NearestEven, mask: 0xFF };
-    let implicit = power_of_two(-MXINT8_IMPLICIT_EXPONENT);
-    let (low, high) = (f32::from(i8::MIN), f32::from(i8::MAX));
-    let mut buf = vec![0u8; INT8_PIECE * 4];
-    let mut lanes = vec![0f32; INT8_PIECE];
-    let mut ints = vec![0i32; INT8_PIECE];
-    let mut start = 0;
-    while start < n {
-        let len = INT8_PIECE.min(n - start);
-        let (values, lanes, ints) = (&mut buf[..len * 4], &mut lanes[..len], &mut ints[..len]);
-        fill(start, len, values);
-        for (l, v) in lanes.iter_mut().zip(values.chunks_exact(4)) {
-            // Clamping before rounding gives the same integer as after: the bounds are integers.
-            *l = (f32_at(v) * implicit).clamp(low, high);
-        }
-        // The kernel's exact split into integer part and fraction (it vectorises without the
-        // SSE4.1 rounding instruction, which this code cannot assume).
-        kernel.round(lanes, ints);
-        for (o, &i) in out[start..start + len].iter_mut().zip(ints.iter()) {
-            *o = i as u8;
-        }
-        start += len;
-    }
-}
-
 /// `x * X` for decoded elements `start..` of `values`, into `out`. A NaN product is the element's
 /// NaN if the element is one, else the scale's: the same bits on every machine.
+#[inline(always)]
 fn multiply(g: &Geometry, factors: &[f32], start: usize, values: &[u8], out: &mut [u8]) {
     #[inline(always)]
     fn product(x: f32, f: f32) -> f32 {

@@ -65,3 +65,24 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
         nan_lanes[i / 64] |= u64::from(x.is_nan()) << (i % 64);
     }
 }
+
+/// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
+/// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
+/// as a function of its own, compiled for the baseline).
+pub(crate) trait Kernel {
+    type Output;
+    fn run(self) -> Self::Output;
+}
+
+/// Runs `kernel` compiled for the widest instruction set this CPU has (see [`isa`]): the kernels
+/// of other modules (quantization, MX blocks) are portable Rust, and running them through this
+/// compiles them a second time with AVX2 on x86-64, as the plan's own engines are, without any
+/// `unsafe` outside this module.
+#[inline(always)]
+pub(crate) fn widest<K: Kernel>(kernel: K) -> K::Output {
+    #[cfg(target_arch = "x86_64")]
+    if isa() == Isa::Avx2 {
+        return x86::with_avx2(kernel);
+    }
+    kernel.run()
+}

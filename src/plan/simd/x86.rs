@@ -202,3 +202,19 @@ unsafe fn quantize_f32_avx2(
     }
     lanes
 }
+
+/// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
+/// is compiled with them too.
+pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw every
+    // feature the function is compiled with.
+    unsafe { run_with_avx2(kernel) }
+}
+
+/// # Safety
+/// The CPU must have AVX2, FMA, F16C and BMI2.
+#[target_feature(enable = "avx2,fma,f16c,bmi2")]
+unsafe fn run_with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
+    kernel.run()
+}
