@@ -33,8 +33,7 @@ fn core(from: DType, to: DType, code: u64, opts: &CastOptions) -> u64 {
 fn check_plans(from: DType, codes: &[u64]) {
     let n = codes.len();
     let raw = packing::pack(from, codes).expect("codes fit");
-    for to in DType::ALL.into_iter().filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool))
-    {
+    for to in DType::ALL.into_iter().filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool)) {
         for profile in Profile::ALL {
             for saturate in [true, false] {
                 for round_mode in ROUND_MODES {
@@ -60,10 +59,7 @@ fn check_plans(from: DType, codes: &[u64]) {
                         } else {
                             core(from, to, code, &opts)
                         };
-                        assert_eq!(
-                            got, want,
-                            "plan {from} {code:#x} -> {to} {opts:?} (element {i}): {got:#x}, core {want:#x}"
-                        );
+                        assert_eq!(got, want, "plan {from} {code:#x} -> {to} {opts:?} (element {i}): {got:#x}, core {want:#x}");
                     }
                 }
             }
