@@ -180,7 +180,7 @@ pub fn run(config: &Config) -> Result<(Report, Tensor)> {
             let sample = n.min(1 << 16);
             let reference = match data.data() {
                 Data::Strings(texts) => best_of(reps.min(3), || {
-                    for text in &texts[..sample] {
+                    for text in texts.iter().take(sample) {
                         std::hint::black_box(strings::parse_to_code(text, to, policy.string_grammar, &opts)?);
                     }
                     Ok(())
@@ -350,7 +350,11 @@ pub fn write_input(path: &std::path::Path, input: &Tensor) -> Result<()> {
 pub fn input_bytes(input: &Tensor) -> Vec<u8> {
     match input.data() {
         Data::Raw(raw) => raw.clone(),
-        Data::Strings(texts) => serde_json::to_vec(texts).expect("strings serialise"),
+        Data::Strings(texts) => {
+            let mut json = Vec::new();
+            crate::texts::write_json(&mut json, texts);
+            json
+        }
     }
 }
 

@@ -65,7 +65,8 @@ pub fn cast_stream(input: &[u8], from: DType, to: DType, count: Option<usize>, o
     let out = cast(&tensor, to, opts)?;
     Ok(match out.strings() {
         Some(s) => {
-            let mut json = serde_json::to_vec(s).expect("strings serialise");
+            let mut json = Vec::new();
+            crate::texts::write_json(&mut json, s);
             json.push(b'\n');
             json
         }
@@ -105,7 +106,7 @@ pub fn cast_values_table(values: &[String], from: DType, to: DType, opts: &CastO
         let mut lines = vec![format!("{:<24} {}", "input", "output")];
         for (i, v) in values.iter().enumerate() {
             let shown = match out.strings() {
-                Some(s) => format!("{:?}", s[i]),
+                Some(s) => format!("{:?}", &s[i]),
                 None => {
                     let code = out.code(i).expect("element exists");
                     let (value, class) = describe(to, code)?;

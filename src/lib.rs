@@ -15,6 +15,7 @@
 //! | element-level `Cast` between numeric dtypes | [`convert`] |
 //! | `Cast` / `CastLike` on tensors, op versions and attributes | [`cast`] |
 //! | tensors and the ONNX byte layout (4-bit, 2-bit, float6 packing) | [`tensor`], [`packing`] |
+//! | STRING elements in one buffer | [`texts`] |
 //! | strings <-> numbers under each profile | [`strings`] |
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
 //! | slice conversions in `half`'s style | [`slice`] |
@@ -62,6 +63,7 @@ mod staging;
 pub mod strings;
 pub mod tables;
 pub mod tensor;
+pub mod texts;
 pub mod value;
 pub mod verify;
 

@@ -1,10 +1,11 @@
 //! `Tensor`: a dtype, a shape and the elements in ONNX layout (little-endian `raw_data` bytes,
-//! sub-byte types packed; strings as `String`s). Ops and casts work on this element store; the
+//! sub-byte types packed; strings as [`Texts`], one buffer for all elements). Ops and casts work on this element store; the
 //! byte layout itself lives in [`crate::packing`].
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;
+pub use crate::texts::Texts;
 
 /// Elements of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,7 +13,7 @@ pub enum Data {
     /// ONNX `raw_data`: every dtype but STRING (complex values too, as their raw bytes).
     Raw(Vec<u8>),
     /// STRING elements.
-    Strings(Vec<String>),
+    Strings(Texts),
 }
 
 /// A dtype, a shape and its elements.
@@ -44,8 +45,10 @@ impl Tensor {
         Ok(Tensor { dtype, shape, data: Data::Raw(raw) })
     }
 
-    /// A STRING tensor.
-    pub fn from_strings(shape: Vec<usize>, strings: Vec<String>) -> Result<Tensor> {
+    /// A STRING tensor: `strings` is a [`Texts`] or anything that becomes one (a `Vec<String>`,
+    /// a `&[&str]`, ...; an iterator of `&str` can be collected into a [`Texts`]).
+    pub fn from_strings(shape: Vec<usize>, strings: impl Into<Texts>) -> Result<Tensor> {
+        let strings = strings.into();
         let n = element_count(&shape)?;
         if strings.len() != n {
             return Err(Error::ShapeMismatch { shape, elements: n, actual: strings.len() });
@@ -130,7 +133,7 @@ impl Tensor {
 
     /// The strings of a STRING tensor.
     #[must_use]
-    pub fn strings(&self) -> Option<&[String]> {
+    pub fn strings(&self) -> Option<&Texts> {
         match &self.data {
             Data::Strings(s) => Some(s),
             Data::Raw(_) => None,
@@ -190,6 +193,6 @@ mod tests {
         assert_eq!(t.codes().unwrap(), [1, 2, 3, 0x3F, 0x20]);
         assert_eq!(t.code(3), Some(0x3F));
         assert_eq!(t.code(5), None);
-        assert!(Tensor::from_strings(vec![2], vec!["a".into()]).is_err());
+        assert!(Tensor::from_strings(vec![2], vec!["a".to_string()]).is_err());
     }
 }

@@ -291,7 +291,7 @@ fn parse_each(text: &str, to: DType) -> [Option<u64>; 4] {
 fn format_each(from: DType, code: u64) -> [String; 4] {
     Profile::ALL.map(|profile| {
         let x = Tensor::from_codes(from, vec![1], &[code]).unwrap();
-        cast(&x, DType::String, &CastOptions::with_profile(profile)).unwrap().strings().unwrap()[0].clone()
+        cast(&x, DType::String, &CastOptions::with_profile(profile)).unwrap().strings().unwrap()[0].to_string()
     })
 }
 

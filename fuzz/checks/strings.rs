@@ -51,7 +51,7 @@ fn check(text: &str, opts: &CastOptions) {
                     .unwrap_or_else(|e| panic!("format_code({dtype}, {code:#x}, {style:?}) failed: {e}"));
                 let tensor = lowbit::Tensor::from_codes(dtype, vec![1], &[code]).expect("a numeric dtype");
                 let raw = tensor.raw().expect("raw data");
-                let fast = TextWriter::new(dtype, style, 1).and_then(|w| w.texts(raw, 1));
+                let fast = TextWriter::new(dtype, style, 1).and_then(|w| w.texts(raw, 1)).map(|texts| texts.to_vec());
                 assert_eq!(fast, Ok(vec![exact]), "{dtype} {code:#x} in {style:?}: fast writer differs");
             }
             if grammar != StringGrammar::Spec {

@@ -59,7 +59,7 @@ fn build(from: DType, input: &Input) -> Option<Tensor> {
     let shape: Vec<usize> = input.dims.iter().take(3).map(|&d| usize::from(d % 17)).collect();
     let n: usize = shape.iter().product();
     if from == DType::String {
-        let strings = (0..n).map(|i| input.strings.get(i).cloned().unwrap_or_default()).collect();
+        let strings = (0..n).map(|i| input.strings.get(i).cloned().unwrap_or_default()).collect::<Vec<String>>();
         return Tensor::from_strings(shape, strings).ok();
     }
     let len = lowbit::packing::raw_len(from, n).ok()?;

@@ -190,7 +190,7 @@ fn build_data(spec: &TensorSpec) -> Option<Tensor> {
     let shape: Vec<usize> = spec.dims.iter().take(4).map(|&d| usize::from(d % 7)).collect();
     let n: usize = shape.iter().product();
     if dtype == DType::String {
-        let strings = (0..n).map(|i| spec.strings.get(i).cloned().unwrap_or_default()).collect();
+        let strings = (0..n).map(|i| spec.strings.get(i).cloned().unwrap_or_default()).collect::<Vec<String>>();
         return Some(Tensor::from_strings(shape, strings).expect("one string per element"));
     }
     let len = lowbit::packing::raw_len(dtype, n).ok()?;
@@ -233,7 +233,7 @@ enum Elem {
 
 fn element(t: &Tensor, i: usize) -> Elem {
     match t.data() {
-        Data::Strings(s) => Elem::Text(s[i].clone()),
+        Data::Strings(s) => Elem::Text(s[i].to_string()),
         Data::Raw(raw) => match t.dtype().packing() {
             Packing::Bytes(k) => {
                 let k = k as usize;

@@ -114,12 +114,12 @@ impl Drop for Reservation {
     }
 }
 
-/// The bytes a tensor holds: its elements (each string's text and its `String`), its shape and
+/// The bytes a tensor holds: its elements (the strings' text and their end offsets), its shape and
 /// the tensor itself.
 pub(crate) fn tensor_bytes(t: &Tensor) -> u64 {
     let elements = match t.data() {
         Data::Raw(raw) => raw.len() as u64,
-        Data::Strings(strings) => strings.iter().map(|s| s.len() as u64).sum::<u64>() + string_headers(strings.len()),
+        Data::Strings(strings) => strings.heap_bytes(),
     };
     elements + TENSOR_OVERHEAD + 8 * t.shape().len() as u64
 }
@@ -127,9 +127,9 @@ pub(crate) fn tensor_bytes(t: &Tensor) -> u64 {
 /// What a `Tensor` takes besides its elements and its shape.
 pub(crate) const TENSOR_OVERHEAD: u64 = core::mem::size_of::<Tensor>() as u64;
 
-/// The bytes of `count` `String` headers.
+/// What `count` strings take besides their text (their end offsets in a [`crate::tensor::Texts`]).
 pub(crate) fn string_headers(count: usize) -> u64 {
-    (count as u64).saturating_mul(core::mem::size_of::<String>() as u64)
+    crate::tensor::Texts::index_bytes(count)
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub fn compare(expected: &Tensor, actual: &Tensor, tolerance: Tolerance) -> Opti
             .iter()
             .zip(a)
             .position(|(x, y)| x != y)
-            .map(|i| format!("element {i}: expected {:?}, actual {:?}", e[i], a[i]));
+            .map(|i| format!("element {i}: expected {:?}, actual {:?}", &e[i], &a[i]));
     }
     let dtype = expected.dtype();
     let width = dtype.bits().unwrap_or(8).div_ceil(4) as usize;

@@ -60,16 +60,12 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
     let n = element_count(&shape)?;
     if dtype == DType::String {
         count_matches("string_data", p.string_data.len(), n, dtype)?;
-        let strings = p
-            .string_data
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                String::from_utf8(s.clone()).map_err(|e| {
-                    bad(format!("string_data[{i}] is not UTF-8 (invalid byte at {})", e.utf8_error().valid_up_to()))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut strings = crate::tensor::Texts::with_capacity(n, p.string_data.iter().map(Vec::len).sum());
+        for (i, s) in p.string_data.iter().enumerate() {
+            let text = std::str::from_utf8(s)
+                .map_err(|e| bad(format!("string_data[{i}] is not UTF-8 (invalid byte at {})", e.valid_up_to())))?;
+            strings.push(text);
+        }
         return Tensor::from_strings(shape, strings);
     }
     if let Some(raw) = &p.raw_data {
@@ -169,7 +165,7 @@ pub fn write_tensor_proto(out: &mut impl Write, t: &Tensor, name: Option<&str>) 
     write_key(out, DATA_TYPE, WIRE_VARINT)?;
     // An int32 is written as its sign-extended 64-bit value.
     write_varint(out, i64::from(t.dtype().onnx_number()) as u64)?;
-    for s in t.strings().unwrap_or(&[]) {
+    for s in t.strings().into_iter().flatten() {
         bytes_field(out, STRING_DATA, s.as_bytes())?;
     }
     if let Some(name) = name {

@@ -45,7 +45,7 @@ use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::{Error, Result};
 use crate::packing;
-use crate::tensor::{Data, Tensor};
+use crate::tensor::{Data, Tensor, Texts};
 
 /// The newest opset lowbit knows.
 const NEWEST_OPSET: i64 = 28;
@@ -137,12 +137,13 @@ impl<'a, 'g> Runs<'a, 'g> {
                 Data::Raw(zeroed(op, bytes)?)
             }
             Data::Strings(_) => {
-                guard.before_allocating(len, len.saturating_mul(core::mem::size_of::<String>()))?;
-                let mut v = Vec::new();
-                v.try_reserve_exact(len).map_err(|_| Error::TooLarge {
+                let index = usize::try_from(Texts::index_bytes(len)).unwrap_or(usize::MAX);
+                guard.before_allocating(len, index)?;
+                let mut texts = Texts::new();
+                texts.try_reserve(len, 0).map_err(|_| Error::TooLarge {
                     what: format!("{op}: cannot allocate {len} strings for the output"),
                 })?;
-                Data::Strings(v)
+                Data::Strings(texts)
             }
         };
         Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0, guard })
@@ -153,10 +154,10 @@ impl<'a, 'g> Runs<'a, 'g> {
         match (self.src, &mut self.out) {
             (Data::Raw(src), Data::Raw(out)) => copy_raw(self.dtype, src, from, out, self.written, len),
             (Data::Strings(src), Data::Strings(out)) => {
-                let run = &src[from..from + len];
-                let bytes = run.iter().fold(0usize, |sum, s| sum.saturating_add(s.len()));
+                let run = from..from + len;
+                let bytes = src.iter().skip(from).take(len).fold(0usize, |sum, s| sum.saturating_add(s.len()));
                 self.guard.before_allocating(0, bytes)?;
-                out.extend_from_slice(run);
+                out.extend_from_range(src, run);
             }
             // `new` made the output the same kind as the input.
             _ => unreachable!("output store matches the input store"),

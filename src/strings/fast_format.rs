@@ -33,7 +33,8 @@
 
 use super::{format_code, NumberStyle};
 use crate::dtype::{DType, Kind};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::texts::{TextSink, Texts};
 use std::sync::OnceLock;
 
 /// Writes elements of one dtype in one style.
@@ -93,32 +94,41 @@ impl TextWriter {
         Ok(TextWriter { dtype, style, how })
     }
 
-    /// The texts of the first `n` elements of `raw` (ONNX raw data of the writer's dtype).
-    pub fn texts(&self, raw: &[u8], n: usize) -> Result<Vec<String>> {
+    /// The texts of the first `n` elements of `raw` (ONNX raw data of the writer's dtype), written
+    /// straight into one [`Texts`] buffer.
+    pub fn texts(&self, raw: &[u8], n: usize) -> Result<Texts> {
         if let How::NoText = self.how {
             // Whatever the count, the dtype has no text: the exact code says why.
-            return format_code(self.dtype, 0, self.style).map(|_| Vec::new());
+            return format_code(self.dtype, 0, self.style).map(|_| Texts::new());
         }
         let need = crate::packing::raw_len(self.dtype, n)?;
         if raw.len() < need {
-            return Err(crate::error::Error::RawLength {
+            return Err(Error::RawLength {
                 dtype: self.dtype.onnx_name(),
                 elements: n,
                 expected: need,
                 actual: raw.len(),
             });
         }
-        let mut out = Vec::with_capacity(n);
+        let mut out = Texts::new();
+        // Room for the longest text of every element at once (pages that are never written are
+        // never touched); a text the guess misses only makes the buffer grow.
+        out.try_reserve(n, n.saturating_mul(self.longest_text())).map_err(|_| Error::TooLarge {
+            what: format!("Cast to STRING: cannot allocate the text of {n} elements"),
+        })?;
+        let (dtype, style) = (self.dtype, self.style);
         // The common widths read their elements straight from the bytes; the loop per case keeps
         // the per-element work to the value itself.
         match self.how {
             How::Float32 => {
                 for chunk in raw.chunks_exact(4).take(n) {
                     let bits = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-                    out.push(match float32_text(bits, self.style) {
-                        Some(text) => text,
-                        None => format_code(self.dtype, u64::from(bits), self.style)?,
-                    });
+                    out.push_with(|sink| {
+                        if !float32_into(sink, bits, style) {
+                            exact_into(sink, dtype, u64::from(bits), style)?;
+                        }
+                        Ok::<(), Error>(())
+                    })?;
                 }
             }
             How::Float64 => {
@@ -126,37 +136,97 @@ impl TextWriter {
                     let mut bytes = [0u8; 8];
                     bytes.copy_from_slice(chunk);
                     let bits = u64::from_le_bytes(bytes);
-                    out.push(match float64_text(bits, self.style) {
-                        Some(text) => text,
-                        None => format_code(self.dtype, bits, self.style)?,
-                    });
+                    out.push_with(|sink| {
+                        if !float64_into(sink, bits, style) {
+                            exact_into(sink, dtype, bits, style)?;
+                        }
+                        Ok::<(), Error>(())
+                    })?;
+                }
+            }
+            How::Table(table) => {
+                let mask = dtype.code_mask();
+                for i in 0..n {
+                    let code = crate::packing::get(dtype, raw, i) & mask;
+                    match table.get(code) {
+                        Some(text) => out.push(text),
+                        None => out.push(&format_code(dtype, code, style)?),
+                    }
                 }
             }
             _ => {
                 for i in 0..n {
-                    out.push(self.text(crate::packing::get(self.dtype, raw, i))?);
+                    let code = crate::packing::get(dtype, raw, i);
+                    out.push_with(|sink| self.write(sink, code))?;
                 }
             }
         }
         Ok(out)
     }
 
-    /// The text of one element; `code` is the element's bits as [`format_code`] takes them.
-    pub fn text(&self, code: u64) -> Result<String> {
-        let fast = match self.how {
-            How::Table(table) => table.get(code & self.dtype.code_mask()).map(str::to_owned),
-            How::Float32 => float32_text(code as u32, self.style),
-            How::Float64 => float64_text(code, self.style),
-            How::Signed32 => Some(itoa::Buffer::new().format(code as u32 as i32).to_owned()),
-            How::Signed64 => Some(itoa::Buffer::new().format(code as i64).to_owned()),
-            How::Unsigned => Some(itoa::Buffer::new().format(code & self.dtype.code_mask()).to_owned()),
-            How::Exact | How::NoText => None,
-        };
-        match fast {
-            Some(text) => Ok(text),
-            None => format_code(self.dtype, code, self.style),
+    /// An upper bound of the bytes of one element's text (a guess for the exact code's dtypes).
+    fn longest_text(&self) -> usize {
+        match self.how {
+            How::Table(table) => table.longest,
+            // A sign, 9 digits, a point and `e-45`.
+            How::Float32 => 16,
+            How::Float64 => TEXT_CAPACITY,
+            // `-2147483648`
+            How::Signed32 => 11,
+            // `-9223372036854775808`, `18446744073709551615`
+            How::Signed64 | How::Unsigned => 20,
+            How::Exact => 8,
+            How::NoText => 0,
         }
     }
+
+    /// Writes the text of one element; `code` is the element's bits as [`format_code`] takes them.
+    fn write(&self, sink: &mut TextSink<'_>, code: u64) -> Result<()> {
+        let written = match self.how {
+            How::Table(table) => match table.get(code & self.dtype.code_mask()) {
+                Some(text) => {
+                    sink.push_str(text);
+                    true
+                }
+                None => false,
+            },
+            How::Float32 => float32_into(sink, code as u32, self.style),
+            How::Float64 => float64_into(sink, code, self.style),
+            How::Signed32 => {
+                sink.push_str(itoa::Buffer::new().format(code as u32 as i32));
+                true
+            }
+            How::Signed64 => {
+                sink.push_str(itoa::Buffer::new().format(code as i64));
+                true
+            }
+            How::Unsigned => {
+                sink.push_str(itoa::Buffer::new().format(code & self.dtype.code_mask()));
+                true
+            }
+            How::Exact | How::NoText => false,
+        };
+        if written {
+            Ok(())
+        } else {
+            exact_into(sink, self.dtype, code, self.style)
+        }
+    }
+
+    /// The text of one element; `code` is the element's bits as [`format_code`] takes them.
+    pub fn text(&self, code: u64) -> Result<String> {
+        let mut one = Texts::new();
+        one.push_with(|sink| self.write(sink, code))?;
+        Ok(one.joined().to_owned())
+    }
+}
+
+/// Replaces whatever a fast path wrote of this element by the exact code's text.
+#[cold]
+fn exact_into(sink: &mut TextSink<'_>, dtype: DType, code: u64, style: NumberStyle) -> Result<()> {
+    sink.clear();
+    sink.push_str(&format_code(dtype, code, style)?);
+    Ok(())
 }
 
 const fn style_index(style: NumberStyle) -> usize {
@@ -174,6 +244,8 @@ static TABLES: [[OnceLock<CodeTable>; 3]; 29] = [const { [const { OnceLock::new(
 struct CodeTable {
     text: String,
     ends: Vec<u32>,
+    /// The bytes of the longest text.
+    longest: usize,
 }
 
 impl CodeTable {
@@ -189,7 +261,8 @@ impl CodeTable {
             // At most 65,536 strings of a few dozen bytes: far below u32::MAX.
             ends.push(text.len() as u32);
         }
-        Ok(CodeTable { text, ends })
+        let longest = texts.iter().map(String::len).max().unwrap_or(0);
+        Ok(CodeTable { text, ends, longest })
     }
 
     fn get(&self, code: u64) -> Option<&str> {
@@ -205,50 +278,19 @@ impl CodeTable {
 // ------------------------------------------------------------------------------------------------
 
 /// The longest text written here: a sign, 17 digits, a point and `e-324` (24 bytes); a positional
-/// float64 below 1e16 with its `.0`, or `0.000` and 17 digits, is shorter. An allocation of 24
-/// bytes costs what any shorter one does (the allocator's smallest block holds 24), so every text
-/// gets one allocation and never grows.
+/// float64 below 1e16 with its `.0`, or `0.000` and 17 digits, is shorter.
 const TEXT_CAPACITY: usize = 24;
 
-/// A text assembled in place, one ASCII byte at a time (no second copy, no UTF-8 validation).
-struct Ascii(String);
-
-impl Ascii {
-    fn new() -> Ascii {
-        Ascii(String::with_capacity(TEXT_CAPACITY))
+/// `e`, the exponent's sign and at least two digits (C and numpy).
+fn write_exponent(out: &mut TextSink<'_>, exp10: i32) {
+    out.push_ascii(b'e');
+    out.push_ascii(if exp10 < 0 { b'-' } else { b'+' });
+    let e = exp10.unsigned_abs();
+    if e >= 100 {
+        out.push_ascii(b'0' + (e / 100) as u8);
     }
-
-    fn push(&mut self, b: u8) {
-        self.0.push(char::from(b));
-    }
-
-    fn extend(&mut self, s: &[u8]) {
-        for &b in s {
-            self.push(b);
-        }
-    }
-
-    fn zeros(&mut self, n: usize) {
-        for _ in 0..n {
-            self.push(b'0');
-        }
-    }
-
-    /// `e`, the exponent's sign and at least two digits (C and numpy).
-    fn exponent(&mut self, exp10: i32) {
-        self.push(b'e');
-        self.push(if exp10 < 0 { b'-' } else { b'+' });
-        let e = exp10.unsigned_abs();
-        if e >= 100 {
-            self.push(b'0' + (e / 100) as u8);
-        }
-        self.push(b'0' + (e / 10 % 10) as u8);
-        self.push(b'0' + (e % 10) as u8);
-    }
-
-    fn finish(self) -> Option<String> {
-        Some(self.0)
-    }
+    out.push_ascii(b'0' + (e / 10 % 10) as u8);
+    out.push_ascii(b'0' + (e % 10) as u8);
 }
 
 /// The decimal digits of `value` (exactly `len` of them, leading zeros if `value` is shorter).
@@ -272,9 +314,9 @@ fn decimal_len(value: u64) -> usize {
 // ------------------------------------------------------------------------------------------------
 
 /// NaN, ±Inf and ±0 exactly as [`format_code`] spells them.
-fn special_text(negative: bool, is_nan: bool, is_infinite: bool, style: NumberStyle) -> String {
+fn special_text(negative: bool, is_nan: bool, is_infinite: bool, style: NumberStyle) -> &'static str {
     let numpy = style == NumberStyle::Numpy;
-    let text = if is_nan {
+    if is_nan {
         if numpy {
             "nan"
         } else {
@@ -294,8 +336,7 @@ fn special_text(negative: bool, is_nan: bool, is_infinite: bool, style: NumberSt
             (_, false) => "0.0",
             (_, true) => "-0.0",
         }
-    };
-    text.to_string()
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -362,6 +403,53 @@ fn digits_of_text(text: &str) -> Option<Digits> {
 fn is_canonical_positional(text: &str) -> bool {
     let s = text.as_bytes();
     let s = s.strip_prefix(b"-").unwrap_or(s);
+    let n = s.len();
+    if !(8..=32).contains(&n) {
+        return n >= 3 && is_canonical_positional_bytewise(s);
+    }
+    // Whole words, with no branch per byte (the bytes are data: a branch on each mispredicts):
+    // words at 0, 8, ... and a last one ending at the end of the text, its bytes already seen
+    // masked off.
+    let word_at = |at: usize| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&s[at..at + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    let (mut points, mut others, mut point) = (0u32, 0u64, 0usize);
+    let mut at = 0;
+    while at + 8 < n {
+        let (p, o) = byte_classes(word_at(at), u64::MAX);
+        // Words with a point, and words with two (no popcount instruction on baseline x86-64).
+        points += u32::from(p != 0) + u32::from(p & p.wrapping_sub(1) != 0);
+        others |= o;
+        point = if p != 0 { at + p.trailing_zeros() as usize / 8 } else { point };
+        at += 8;
+    }
+    let last = n - 8;
+    let (p, o) = byte_classes(word_at(last), u64::MAX << (8 * (at - last)));
+    points += u32::from(p != 0) + u32::from(p & p.wrapping_sub(1) != 0);
+    others |= o;
+    point = if p != 0 { last + p.trailing_zeros() as usize / 8 } else { point };
+    points == 1 && others == 0 && canonical_parts(s, point)
+}
+
+/// Whether the digits around the one point at `point` of the digits-and-point text `s` have the
+/// canonical form: at least one digit on each side, no leading zero before it (but `0.`), no
+/// trailing zero after it (but `.0`), and not `0.0`.
+fn canonical_parts(s: &[u8], point: usize) -> bool {
+    let n = s.len();
+    // The first and the last byte are digits (a point there would leave an empty part).
+    let (int_len, fraction_len) = (point, n - point - 1);
+    int_len >= 1
+        && fraction_len >= 1
+        && (s[0] != b'0' || int_len == 1)
+        && (s[n - 1] != b'0' || fraction_len == 1)
+        // "0.0" is zero, which never gets here.
+        && !(int_len == 1 && fraction_len == 1 && s[0] == b'0' && s[2] == b'0')
+}
+
+/// [`is_canonical_positional`] of a short or long text (after the sign), a byte at a time.
+fn is_canonical_positional_bytewise(s: &[u8]) -> bool {
     let mut point = None;
     for (i, &b) in s.iter().enumerate() {
         if b == b'.' {
@@ -373,45 +461,55 @@ fn is_canonical_positional(text: &str) -> bool {
             return false;
         }
     }
-    let Some(point) = point else { return false };
-    let (int_len, fraction_len) = (point, s.len() - point - 1);
-    // The first and the last byte are digits (a point there would leave an empty part).
-    int_len >= 1
-        && fraction_len >= 1
-        && (s[0] != b'0' || int_len == 1)
-        && (s[s.len() - 1] != b'0' || fraction_len == 1)
-        // "0.0" is zero, which never gets here.
-        && !(int_len == 1 && fraction_len == 1 && s[0] == b'0' && s[2] == b'0')
+    point.is_some_and(|point| canonical_parts(s, point))
+}
+
+/// Of the bytes of a little-endian word whose top bits are in `keep`: those that are `.` and
+/// those that are neither `.` nor an ASCII digit, each as the top bit of its byte.
+fn byte_classes(v: u64, keep: u64) -> (u64, u64) {
+    const ONES: u64 = u64::MAX / 255;
+    const TOPS: u64 = ONES * 0x80;
+    let keep = keep & TOPS;
+    // The top bit of each byte of `y` that is zero: (y & 0x7F) + 0x7F reaches the top bit iff the
+    // low seven bits are not all zero, and never carries into the next byte.
+    let zero_bytes = |y: u64| !(((y & !TOPS) + !TOPS) | y) & TOPS;
+    let points = zero_bytes(v ^ (ONES * u64::from(b'.'))) & keep;
+    // A digit is 0x30 + d with d < 10: after xor 0x30, a high nibble of zero and a low nibble
+    // that, plus 6, stays below 0x10 (at most 0x15: no carry).
+    let d = v ^ (ONES * 0x30);
+    let not_digit = (d & (ONES * 0xF0)) | (((d & (ONES * 0x0F)) + ONES * 0x06) & (ONES * 0x10));
+    let digits = zero_bytes(not_digit);
+    (points, keep & !digits & !points)
 }
 
 /// The `spec`/numpy layout (see [`NumberStyle::Spec`]) of a positive number.
-fn write_shortest(out: &mut Ascii, d: Digits, positional: bool) {
+fn write_shortest(out: &mut TextSink<'_>, d: Digits, positional: bool) {
     let (digits, len) = digit_bytes(d.digits, d.len);
     let digits = &digits[..len];
     if positional {
         if d.exp10 >= 0 {
             let int_len = d.exp10 as usize + 1;
             if len > int_len {
-                out.extend(&digits[..int_len]);
-                out.push(b'.');
-                out.extend(&digits[int_len..]);
+                out.extend_ascii(&digits[..int_len]);
+                out.push_ascii(b'.');
+                out.extend_ascii(&digits[int_len..]);
             } else {
-                out.extend(digits);
-                out.zeros(int_len - len);
-                out.extend(b".0");
+                out.extend_ascii(digits);
+                out.repeat_ascii(b'0', int_len - len);
+                out.extend_ascii(b".0");
             }
         } else {
-            out.extend(b"0.");
-            out.zeros((-d.exp10 - 1) as usize);
-            out.extend(digits);
+            out.extend_ascii(b"0.");
+            out.repeat_ascii(b'0', (-d.exp10 - 1) as usize);
+            out.extend_ascii(digits);
         }
     } else {
-        out.push(digits[0]);
+        out.push_ascii(digits[0]);
         if len > 1 {
-            out.push(b'.');
-            out.extend(&digits[1..]);
+            out.push_ascii(b'.');
+            out.extend_ascii(&digits[1..]);
         }
-        out.exponent(d.exp10);
+        write_exponent(out, d.exp10);
     }
 }
 
@@ -431,7 +529,7 @@ const TEN_TO_8: u64 = 100_000_000;
 
 /// C's `%.8g` layout of a positive number (trailing zeros removed; scientific iff the exponent
 /// is below -4 or at least 8).
-fn write_printf_g8(out: &mut Ascii, e: EightDigits) {
+fn write_printf_g8(out: &mut TextSink<'_>, e: EightDigits) {
     let mut q = u64::from(e.q);
     let mut kept = 8;
     while kept > 1 && q % 10 == 0 {
@@ -441,26 +539,26 @@ fn write_printf_g8(out: &mut Ascii, e: EightDigits) {
     let (digits, _) = digit_bytes(q, kept);
     let digits = &digits[..kept];
     if e.exp10 < -4 || e.exp10 >= 8 {
-        out.push(digits[0]);
+        out.push_ascii(digits[0]);
         if kept > 1 {
-            out.push(b'.');
-            out.extend(&digits[1..]);
+            out.push_ascii(b'.');
+            out.extend_ascii(&digits[1..]);
         }
-        out.exponent(e.exp10);
+        write_exponent(out, e.exp10);
     } else if e.exp10 >= 0 {
         let int_len = e.exp10 as usize + 1;
         if kept > int_len {
-            out.extend(&digits[..int_len]);
-            out.push(b'.');
-            out.extend(&digits[int_len..]);
+            out.extend_ascii(&digits[..int_len]);
+            out.push_ascii(b'.');
+            out.extend_ascii(&digits[int_len..]);
         } else {
-            out.extend(digits);
-            out.zeros(int_len - kept);
+            out.extend_ascii(digits);
+            out.repeat_ascii(b'0', int_len - kept);
         }
     } else {
-        out.extend(b"0.");
-        out.zeros((-e.exp10 - 1) as usize);
-        out.extend(digits);
+        out.extend_ascii(b"0.");
+        out.repeat_ascii(b'0', (-e.exp10 - 1) as usize);
+        out.extend_ascii(digits);
     }
 }
 
@@ -618,68 +716,81 @@ fn positional(magnitude: f64, upper: f64) -> bool {
     (1e-4..upper).contains(&magnitude)
 }
 
-fn float32_text(bits: u32, style: NumberStyle) -> Option<String> {
+/// Writes the text of a float32; false (with whatever was written) where the exact code decides.
+#[inline]
+fn float32_into(out: &mut TextSink<'_>, bits: u32, style: NumberStyle) -> bool {
     let x = f32::from_bits(bits);
     let negative = bits >> 31 == 1;
     if !x.is_finite() || x == 0.0 {
-        return Some(special_text(negative, x.is_nan(), x.is_infinite(), style));
+        out.push_str(special_text(negative, x.is_nan(), x.is_infinite(), style));
+        return true;
     }
-    let mut out = Ascii::new();
     match style {
         NumberStyle::Spec | NumberStyle::Numpy => {
             let mut buffer = zmij::Buffer::new();
             let shortest = buffer.format_finite(x);
             let positional = positional(f64::from(x.abs()), 1e6);
             if positional && is_canonical_positional(shortest) {
-                out.0.push_str(shortest);
-                return out.finish();
+                out.push_str(shortest);
+                return true;
             }
+            let Some(d) = digits_of_text(shortest) else { return false };
             if negative {
-                out.push(b'-');
+                out.push_ascii(b'-');
             }
-            write_shortest(&mut out, digits_of_text(shortest)?, positional);
+            write_shortest(out, d, positional);
         }
         NumberStyle::PrintfG8 => {
-            if negative {
-                out.push(b'-');
-            }
             let field = (bits >> 23) & 0xFF;
             let fraction = bits & 0x7F_FFFF;
             let (m, e) = if field == 0 { (fraction, -149) } else { (fraction | 0x80_0000, field as i32 - 150) };
-            write_printf_g8(&mut out, printf_g8_digits_f32(m, e)?);
+            let Some(digits) = printf_g8_digits_f32(m, e) else { return false };
+            if negative {
+                out.push_ascii(b'-');
+            }
+            write_printf_g8(out, digits);
         }
     }
-    out.finish()
+    true
 }
 
-fn float64_text(bits: u64, style: NumberStyle) -> Option<String> {
+/// Writes the text of a float64; false (with whatever was written) where the exact code decides.
+#[inline]
+fn float64_into(out: &mut TextSink<'_>, bits: u64, style: NumberStyle) -> bool {
     let x = f64::from_bits(bits);
     let negative = bits >> 63 == 1;
     if !x.is_finite() || x == 0.0 {
-        return Some(special_text(negative, x.is_nan(), x.is_infinite(), style));
+        out.push_str(special_text(negative, x.is_nan(), x.is_infinite(), style));
+        return true;
     }
     let mut buffer = zmij::Buffer::new();
     let shortest = buffer.format_finite(x);
     let positional = positional(x.abs(), 1e16);
-    let mut out = Ascii::new();
     if positional && style != NumberStyle::PrintfG8 && is_canonical_positional(shortest) {
-        out.0.push_str(shortest);
-        return out.finish();
+        out.push_str(shortest);
+        return true;
     }
     // The module docs' argument for n <= 8 needs a relative precision of 2^-53, which
     // subnormals do not have: the exact code writes those.
     if style == NumberStyle::PrintfG8 && !x.is_normal() {
-        return None;
+        return false;
     }
-    let d = digits_of_text(shortest)?;
+    let Some(d) = digits_of_text(shortest) else { return false };
+    let eight = match style {
+        NumberStyle::Spec | NumberStyle::Numpy => None,
+        NumberStyle::PrintfG8 => match printf_g8_digits_from_shortest(d) {
+            Some(eight) => Some(eight),
+            None => return false,
+        },
+    };
     if negative {
-        out.push(b'-');
+        out.push_ascii(b'-');
     }
-    match style {
-        NumberStyle::Spec | NumberStyle::Numpy => write_shortest(&mut out, d, positional),
-        NumberStyle::PrintfG8 => write_printf_g8(&mut out, printf_g8_digits_from_shortest(d)?),
+    match eight {
+        None => write_shortest(out, d, positional),
+        Some(eight) => write_printf_g8(out, eight),
     }
-    out.finish()
+    true
 }
 
 #[cfg(test)]
@@ -700,6 +811,47 @@ mod tests {
     }
 
     #[test]
+    fn canonical_positional_texts() {
+        for yes in ["1.5", "-1.5", "0.001", "100.0", "0.5", "123456.75"] {
+            assert!(is_canonical_positional(yes), "{yes}");
+        }
+        for no in ["1", "1.", ".5", "01.5", "1.50", "0.0", "1e5", "1.5e+05", "1..5", "-", "", "1.5x", "+1.5"] {
+            assert!(!is_canonical_positional(no), "{no}");
+        }
+        // Every text of up to 5 bytes over a small alphabet, and longer ones across the 8-byte
+        // word boundaries, against the rule spelled out part by part.
+        let by_rule = |t: &str| {
+            let s = t.strip_prefix('-').unwrap_or(t);
+            let Some((int, fraction)) = s.split_once('.') else { return false };
+            let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+            digits(int)
+                && digits(fraction)
+                && (int == "0" || !int.starts_with('0'))
+                && (fraction == "0" || !fraction.ends_with('0'))
+                && s != "0.0"
+        };
+        let alphabet = ["0", "1", "9", ".", "e", "-", "/", ":", "é"];
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> =
+                texts.iter().flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}"))).collect();
+            texts.extend(longer);
+            texts.dedup();
+        }
+        for prefix in ["", "-"] {
+            for int_len in 1..25 {
+                for fraction in ["0", "5", "50", "05", "1234567890123", "x", "", "1.2", "12345.0", "1234567e"] {
+                    texts.push(format!("{prefix}{}.{fraction}", "7".repeat(int_len)));
+                    texts.push(format!("{prefix}{}{}.{fraction}", "0", "7".repeat(int_len)));
+                }
+            }
+        }
+        for t in &texts {
+            assert_eq!(is_canonical_positional(t), by_rule(t), "{t:?}");
+        }
+    }
+
+    #[test]
     fn wide_products_shift_exactly() {
         // 2^200 + 3 * 2^99 shifted by 100: 2^100 + 1, remainder 2^99 = exactly half.
         let high = 1u128 << 72;
@@ -713,7 +865,12 @@ mod tests {
 
     #[test]
     fn printf_g8_of_float32_examples() {
-        let g = |x: f32| float32_text(x.to_bits(), NumberStyle::PrintfG8).unwrap();
+        let g = |x: f32| {
+            let mut one = Texts::new();
+            one.push_with(|sink| if float32_into(sink, x.to_bits(), NumberStyle::PrintfG8) { Ok(()) } else { Err(()) })
+                .unwrap();
+            one.joined().to_owned()
+        };
         // Exact ties go to the even digit: 1234567.25 and 1234567.75.
         assert_eq!(g(4_938_269.0 / 4.0), "1234567.2");
         assert_eq!(g(4_938_271.0 / 4.0), "1234567.8");
