@@ -240,17 +240,32 @@ pub(crate) fn quantize_guarded(
     let q = quantize_checked(x, scale, zero_point, attrs, opset, profile)?;
     let n = x.len();
     let out_bytes = packing::raw_len(q.target, n)?;
-    guard
-        .before_allocating(n, out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES))?;
-    let scales = values(scale, "y_scale", &q.name)?;
-    let zeros = match zero_point {
-        Some(z) => values(z, "y_zero_point", &q.name)?,
-        None => vec![0.0],
-    };
+    let (scales, zeros) =
+        scales_and_zeros(scale, zero_point, ("y_scale", "y_zero_point"), &q.name, (n, out_bytes), guard)?;
     let mut out = crate::ops::zeroed(&q.name, out_bytes)?;
     let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
     q.run(x.dtype(), raw, n, &scales, &zeros, &mut out, profile)?;
     Tensor::from_raw(q.target, x.shape().to_vec(), out)
+}
+
+/// Charges `guard` with the output (`elements`, `out_bytes`), the scale and zero point values and the scratch
+/// of one call, then reads the scale's and the zero point's values (`names`; no zero point is 0).
+fn scales_and_zeros(
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    names: (&str, &str),
+    op: &str,
+    (elements, out_bytes): (usize, usize),
+    guard: &mut dyn AllocationGuard,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let charged = out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES);
+    guard.before_allocating(elements, charged)?;
+    let scales = values(scale, names.0, op)?;
+    let zeros = match zero_point {
+        Some(z) => values(z, names.1, op)?,
+        None => vec![0.0],
+    };
+    Ok((scales, zeros))
 }
 
 /// Scratch of one call, reused chunk after chunk.
@@ -662,13 +677,8 @@ pub(crate) fn dequantize_guarded(
     let d = dequantize_checked(x, scale, zero_point, attrs, opset, profile)?;
     let n = x.len();
     let out_bytes = packing::raw_len(d.output, n)?;
-    guard
-        .before_allocating(n, out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES))?;
-    let scales = values(scale, "x_scale", &d.name)?;
-    let zeros = match zero_point {
-        Some(z) => values(z, "x_zero_point", &d.name)?,
-        None => vec![0.0],
-    };
+    let (scales, zeros) =
+        scales_and_zeros(scale, zero_point, ("x_scale", "x_zero_point"), &d.name, (n, out_bytes), guard)?;
     if is_float8(x.dtype()) && zeros.iter().any(|&z| z != 0.0) {
         // Both implementations refuse it (the onnx reference and onnxruntime).
         return Err(invalid(&d.name, format!("x_zero_point of a {} input must be zero", x.dtype())));
