@@ -42,6 +42,7 @@ pub mod bench;
 pub mod cast;
 pub mod cli_cast;
 pub mod cli_range4;
+pub mod cli_verify;
 pub mod convert;
 pub mod dtype;
 pub mod error;
