@@ -308,10 +308,9 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-fn operation_word(text: &[u8], layout: &Layout) -> Option<String> {
+fn operation_word(text: &[u8]) -> Option<String> {
     let first = text.split(|b| b.is_ascii_whitespace()).find(|w| !w.is_empty())?;
-    let is_operand = first.len() == hex_digits(layout.operand_bits) && first.iter().all(u8::is_ascii_hexdigit);
-    (!is_operand && super::config::parse_mode(&String::from_utf8_lossy(first)).is_none())
+    (!first.iter().all(u8::is_ascii_hexdigit) && super::config::parse_mode(&String::from_utf8_lossy(first)).is_none())
         .then(|| String::from_utf8_lossy(first).into_owned())
 }
 
@@ -336,7 +335,7 @@ pub fn check_stream(
     let mut index = 0u64;
     while let Some((line, text)) = reader.next_line()? {
         if summary.operation.is_none() {
-            summary.operation = operation_word(text, &layout);
+            summary.operation = operation_word(text);
         }
         let Some(case) = layout.parse(text, name, line)? else { continue };
         let mode = case.mode.unwrap_or(options.mode);

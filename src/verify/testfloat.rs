@@ -100,13 +100,15 @@ impl Layout {
         let mut mode = None;
         // An operation word (`f32_to_f16`, anything that is not an operand) and a rounding-mode
         // word may come first.
-        if !(first.len() == operand_digits && parse_hex(first).is_some()) {
+        // A word is a number when it is all hex digits (a wrong width is then reported as such).
+        let is_number = |w: &[u8]| w.iter().all(u8::is_ascii_hexdigit);
+        if !is_number(first) {
             words.next();
             let word = String::from_utf8_lossy(first);
             if let Some(m) = parse_mode(&word) {
                 mode = Some(m);
             } else if let Some(second) = words.peek().copied() {
-                if !(second.len() == operand_digits && parse_hex(second).is_some()) {
+                if !is_number(second) {
                     mode = parse_mode(&String::from_utf8_lossy(second));
                     if mode.is_none() {
                         return Err(line_error(
