@@ -435,7 +435,7 @@ fn sixteen_bit_sweeps_match_the_oracle() {
     }
 }
 
-/// float32 sweeps whose digests are committed in tables/sweep-digests.csv: every float8 with
+/// float32 sweeps whose digests are committed in tables/verify/sweep-digests.csv: every float8 with
 /// saturation off and on, float4, both float6 and E8M0, nearest-even.
 fn committed_sweeps() -> Vec<(&'static str, &'static str)> {
     vec![
@@ -454,10 +454,10 @@ fn committed_sweeps() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-const DIGESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tables/sweep-digests.csv");
+const DIGESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tables/verify/sweep-digests.csv");
 
 /// Runs every committed float32 sweep (about a minute on two cores) and compares the digests with
-/// tables/sweep-digests.csv; with LOWBIT_WRITE_SWEEP_DIGESTS=1 it writes the file instead.
+/// tables/verify/sweep-digests.csv; with LOWBIT_WRITE_SWEEP_DIGESTS=1 it writes the file instead.
 #[test]
 #[ignore = "sweeps 2^32 float32 twelve times"]
 fn float32_sweep_digests_match_the_committed_table() {
