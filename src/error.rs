@@ -89,6 +89,11 @@ pub enum Error {
     #[error("graph output {name}: {why}; output names become file names inside the output directory")]
     UnsafeOutputName { name: String, why: &'static str },
 
+    /// A line of a test-vector dump (`lowbit check`) that does not read: wrong width, not
+    /// hexadecimal, flags over 0x1F, too long.
+    #[error("{input}: line {line}: {why}")]
+    DumpLine { input: String, line: u64, why: String },
+
     /// A tensor whose `external_data` cannot be read (bad keys, a location outside the model's
     /// directory, a range outside the file).
     #[error("tensor {tensor}: external data: {message}")]

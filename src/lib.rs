@@ -45,6 +45,7 @@ pub mod cast;
 pub mod cli_cast;
 pub mod cli_quantize;
 pub mod cli_range4;
+pub mod cli_verify;
 pub mod convert;
 pub mod dtype;
 pub mod error;

@@ -69,6 +69,42 @@ impl QuantBlocking {
     }
 }
 
+/// Source and target of a verification command.
+#[derive(clap::Args)]
+struct VerifyFormats {
+    /// Source: an ONNX dtype name or alias, or a format description
+    /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
+    /// (a bare eEmM that names an ONNX type, such as e4m3, is that type).
+    #[arg(long)]
+    from: String,
+    /// Target, spelled as --from.
+    #[arg(long)]
+    to: String,
+}
+
+/// The IEEE options of a verification command. These follow IEEE 754 and TestFloat: saturation
+/// is off unless asked for (unlike ONNX Cast's saturate=1 default).
+#[derive(clap::Args)]
+struct Rounding {
+    /// rne (nearest even), rtz (toward zero), rdn (toward -inf), rup (toward +inf), rmm (nearest,
+    /// ties away), raz (away from zero), rod (to odd), sr:R (stochastic, R random bits).
+    #[arg(long, default_value = "rne")]
+    round: String,
+    /// When a result is tiny for the underflow flag: before or after rounding (TestFloat's
+    /// default), or delivered (the result is subnormal or zero).
+    #[arg(long, default_value = "after")]
+    tininess: String,
+    /// 1: overflow and infinities give the largest finite value. Default 0 (IEEE semantics).
+    #[arg(long, default_value = "0")]
+    saturate: String,
+}
+
+impl Rounding {
+    fn options(&self) -> lowbit::Result<lowbit::verify::VerifyOptions> {
+        lowbit::cli_verify::options(&self.round, &self.tininess, &self.saturate)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the exhaustive tables (every code of every format of 8 bits or fewer, every cast between
@@ -256,6 +292,101 @@ enum Command {
         #[arg(long, value_name = "BYTES")]
         max_input_bytes: Option<String>,
     },
+    /// Test vectors for hardware verification: operands of --from with the results and IEEE flags of
+    /// converting them to --to, in TestFloat's layout (`operand result flags`, upper-case hex: 2
+    /// digits for 8 bits or fewer, 4 for 16, 8 for 32, 16 for 64), as $readmemh columns or as CSV.
+    /// Level 1 mixes special operands with random ones (one in three), level 2 one in two; -n
+    /// raises the count (never below what holds every special operand, as testfloat_gen).
+    Vectors {
+        #[command(flatten)]
+        formats: VerifyFormats,
+        #[command(flatten)]
+        rounding: Rounding,
+        /// 1 or 2 (TestFloat's levels), or all: every source pattern (sources up to 16 bits).
+        #[arg(long, default_value = "1")]
+        level: String,
+        /// Number of test cases (levels 1 and 2).
+        #[arg(short = 'n')]
+        count: Option<u64>,
+        /// Seed of the random operands and of stochastic rounding's random words
+        /// (seeded_random(seed, i) for case i, SplitMix64).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// testfloat, readmemh (DIR/in.hex, out.hex, flags.hex; needs --out) or csv (with a header).
+        #[arg(long, default_value = "testfloat")]
+        format: String,
+        /// Write into this folder (all files or none) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check a dump of `operand result [flags]` lines (testfloat_ver's layout; an operation word
+    /// and a rounding-mode word may come first, the mode then applies to that line) against the
+    /// IEEE semantics. Streams any size; prints the first 20 mismatches, a summary by class and
+    /// `N checked, M mismatches`; exit code 0 only without mismatches. NaN encodings and the
+    /// value of invalid float-to-integer results are ignored unless asked for, as testfloat_ver.
+    Check {
+        #[command(flatten)]
+        formats: VerifyFormats,
+        #[command(flatten)]
+        rounding: Rounding,
+        /// Count a NaN of another encoding or sign as a mismatch.
+        #[arg(long)]
+        check_nans: bool,
+        /// Count another value of an invalid float-to-integer result as a mismatch.
+        #[arg(long)]
+        check_inv_ints: bool,
+        /// Ignore the flags.
+        #[arg(long)]
+        no_flags: bool,
+        /// Find the configuration the dump follows: --to is only the width of its results (a
+        /// format or a number of bits); every rounding mode but stochastic, every tininess rule,
+        /// saturation on and off, every format of that width (8 bits or fewer: every e/m split
+        /// with each special= and subnormal= rule) and ONNX Cast under each profile (values only)
+        /// are ranked by agreement.
+        #[arg(long)]
+        which: bool,
+        /// Seed of stochastic rounding's random words, as given to `lowbit vectors`.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The dump (default or `-`: standard input).
+        file: Option<PathBuf>,
+    },
+    /// Every pattern of a source of up to 32 bits, in ascending order: first `sha256 <hex>` of the
+    /// concatenated output codes (each in its little-endian width, packed formats one code per
+    /// byte), then the count per class and per flag. A progress bar shows on a terminal.
+    Sweep {
+        #[command(flatten)]
+        formats: VerifyFormats,
+        #[command(flatten)]
+        rounding: Rounding,
+        /// A configuration instead of the flags above (see `lowbit diff --help`), for example
+        /// profile=onnxruntime,saturate=1 for ONNX Cast (values only).
+        #[arg(long)]
+        config: Option<String>,
+        /// Threads (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Where two configurations disagree over every pattern of a source of up to 32 bits: counts
+    /// by input class and the first 20 examples; exit code 0 only when they agree everywhere.
+    /// A configuration is comma-separated words: a mode (rne, rtz, rdn, rup, rmm, raz, rod, sr:R),
+    /// tininess=before|after|delivered, saturate=0|1, profile=spec|onnx-reference|onnxruntime|openvino
+    /// (ONNX Cast, values only), format=DESCRIPTION (the target; the format's own options
+    /// bias=, special=, subnormal=, unsigned follow it). Words not given keep --round, --tininess,
+    /// --saturate and --to. Example: lowbit diff --from f16 --to e4m3 rne rtz,tininess=before
+    Diff {
+        #[command(flatten)]
+        formats: VerifyFormats,
+        #[command(flatten)]
+        rounding: Rounding,
+        /// Threads (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The first configuration.
+        a: String,
+        /// The second configuration.
+        b: String,
+    },
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info {
@@ -394,7 +525,11 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 .collect();
             Ok(lines.join("\n"))
         }
-        Command::Conformance { .. } => unreachable!("handled in main"),
+        Command::Conformance { .. }
+        | Command::Vectors { .. }
+        | Command::Check { .. }
+        | Command::Sweep { .. }
+        | Command::Diff { .. } => unreachable!("handled in main"),
         Command::Quantize { mode, blocking, scale_round, input, scales, out, max_input_bytes } => {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
@@ -588,6 +723,85 @@ fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitC
     Ok(if outcomes.iter().all(|o| o.failure.is_none()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+/// The verification commands, which choose their exit code.
+fn verify(command: Command) -> Result<ExitCode, Failure> {
+    use lowbit::cli_verify;
+    let threads = |t: Option<usize>| t.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let exit = |ok: bool| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    match command {
+        Command::Vectors { formats, rounding, level, count, seed, format, out } => {
+            let layout = cli_verify::VectorLayout::parse(&format)?;
+            let request = cli_verify::VectorsRequest {
+                from: &formats.from,
+                to: &formats.to,
+                options: rounding.options()?,
+                level: &level,
+                count,
+                seed,
+                layout,
+                out: out.as_deref(),
+            };
+            let vectors = cli_verify::vectors(&request)?;
+            match out {
+                Some(dir) => {
+                    let written = cli_verify::write_vectors_to(&dir, &vectors, layout)?;
+                    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+                    print_text(&format!("wrote {} cases to {}", vectors.len(), names.join(", ")))?;
+                }
+                None if layout == cli_verify::VectorLayout::Readmemh => {
+                    return Err(lowbit::Error::InvalidOp {
+                        op: "vectors".into(),
+                        message: "--format readmemh writes one file per column: give --out DIR".into(),
+                    }
+                    .into());
+                }
+                None => {
+                    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+                    cli_verify::write_vectors(&mut stdout, &vectors, layout).map_err(output_failure)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { formats, rounding, check_nans, check_inv_ints, no_flags, which, seed, file } => {
+            let request = cli_verify::CheckRequest {
+                from: &formats.from,
+                to: &formats.to,
+                options: rounding.options()?,
+                check: lowbit::verify::check::CheckOptions {
+                    check_nans,
+                    check_invalid_integers: check_inv_ints,
+                    no_flags,
+                    seed,
+                },
+                which,
+                file: file.as_deref(),
+            };
+            let (report, clean) = cli_verify::run_check(&request)?;
+            print_text(&report)?;
+            Ok(exit(clean))
+        }
+        Command::Sweep { formats, rounding, config, threads: t } => {
+            let defaults = rounding.options()?;
+            let config = match config {
+                Some(text) => lowbit::verify::config::Config::parse(&text, defaults)?,
+                None => lowbit::verify::config::Config::ieee(defaults),
+            };
+            let (report, seconds) = cli_verify::run_sweep(&formats.from, &formats.to, &config, threads(t))?;
+            print_text(&report)?;
+            // The time is not part of the result: standard error.
+            let _ = writeln!(std::io::stderr(), "swept in {seconds:.2} s");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff { formats, rounding, threads: t, a, b } => {
+            let (report, agree) =
+                cli_verify::run_diff(&formats.from, &formats.to, &a, &b, rounding.options()?, threads(t))?;
+            print_text(&report)?;
+            Ok(exit(agree))
+        }
+        _ => unreachable!("only verification commands come here"),
+    }
+}
+
 /// Exit status after a closed pipe: 128 + SIGPIPE, what a shell reports for a tool the signal
 /// stopped (lowbit ignores the signal and stops by itself, with no message).
 const CLOSED_PIPE_STATUS: u8 = 141;
@@ -596,6 +810,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = if let Command::Conformance { dirs, profile, tolerance } = &cli.command {
         conformance(dirs, profile, tolerance)
+    } else if matches!(
+        cli.command,
+        Command::Vectors { .. } | Command::Check { .. } | Command::Sweep { .. } | Command::Diff { .. }
+    ) {
+        verify(cli.command)
     } else {
         run(cli).and_then(|text| print_text(&text)).map(|()| ExitCode::SUCCESS)
     };

@@ -358,3 +358,9 @@ fn to_integer(value: Value, bits: u32, signed: bool, options: &VerifyOptions, ra
         },
     }
 }
+
+pub mod check;
+pub mod config;
+pub mod sweep;
+pub mod testfloat;
+pub mod vectors;
