@@ -552,6 +552,16 @@ impl Plan {
     /// The lane engine over `n` elements, chunk by chunk.
     #[inline(always)]
     fn run_lanes(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Scratch) {
+        // float32 -> float16 with F16C where no NaN lane goes to the core: the instruction over the
+        // whole span, with nothing to hand over and so no chunks. (The kernel is chosen only where
+        // the CPU has F16C.)
+        #[cfg(target_arch = "x86_64")]
+        if let Route::Narrow { to_f32: ToF32::Exact, kernel: NarrowKernel::HardwareF16(_), nan_to_core: false } =
+            &lanes.route
+        {
+            simd::x86::f32_to_f16_unmarked(src, dst);
+            return;
+        }
         let width = self.from.bits().expect("fixed width") as usize / 8;
         let mut start = 0;
         while start < n {

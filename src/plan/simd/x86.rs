@@ -55,6 +55,38 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
     unsafe { f32_to_f16_f16c(src, out, nan_lanes) }
 }
 
+/// float32 source bytes to float16 bytes with F16C, NaN lanes converted by the instruction too
+/// (sign and top payload bits kept, quiet bit set): for plans whose core gives those codes.
+pub(crate) fn f32_to_f16_unmarked(src: &[u8], out: &mut [u8]) {
+    assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
+    unsafe { f32_to_f16_whole(src, out) }
+}
+
+/// # Safety
+/// The CPU must have F16C and AVX2.
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f32_to_f16_whole(src: &[u8], out: &mut [u8]) {
+    use std::arch::x86_64::{__m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT};
+    let lanes = (out.len() / 2).min(src.len() / 4);
+    let whole = lanes / 16 * 16;
+    for (s, o) in src[..whole * 4].chunks_exact(64).zip(out[..whole * 2].chunks_exact_mut(32)) {
+        // SAFETY: `s` is 64 bytes (16 float32s) and `o` 32 bytes (16 float16s); the unaligned
+        // accesses are what loadu/storeu allow.
+        unsafe {
+            let a = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr().cast::<f32>()));
+            let b = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(s.as_ptr().add(32).cast::<f32>()));
+            _mm_storeu_si128(o.as_mut_ptr().cast::<__m128i>(), a);
+            _mm_storeu_si128(o.as_mut_ptr().add(16).cast::<__m128i>(), b);
+        }
+    }
+    let mut ignored = [0u64; 1];
+    for i in whole..lanes {
+        // SAFETY: this function's own contract (F16C and AVX2), which `f32_to_f16_f16c` shares.
+        unsafe { f32_to_f16_f16c(&src[4 * i..4 * i + 4], &mut out[2 * i..2 * i + 2], &mut ignored) };
+    }
+}
+
 /// # Safety
 /// The CPU must have F16C and AVX2.
 #[target_feature(enable = "avx2,f16c")]
