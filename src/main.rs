@@ -122,10 +122,14 @@ enum Command {
     /// output. With --from and VALUES: a table of each value, its output code in hex and binary, its
     /// value and class. Without --from: `lowbit cast --to DTYPE IN.pb OUT.pb` casts a TensorProto file.
     Cast {
-        /// Source dtype (ONNX name or alias); omit it to cast a TensorProto file.
+        /// Source dtype (ONNX name or alias), or a format description
+        /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]; omit it to
+        /// cast a TensorProto file. With a described format on either side the conversion is
+        /// IEEE's through the core (nearest even, --saturate for targets of 8 bits or fewer, the
+        /// flags in the table), and a raw code of a described format takes 1, 2 or 4 bytes.
         #[arg(long)]
         from: Option<String>,
-        /// Target dtype.
+        /// Target dtype, or a format description as for --from.
         #[arg(long)]
         to: String,
         #[command(flatten)]
@@ -412,6 +416,18 @@ impl From<lowbit::Error> for Failure {
     }
 }
 
+/// The outcome of a raw stream from standard input to standard output.
+fn streamed<T>(result: Result<T, lowbit::plan::StreamError>) -> Result<String, Failure> {
+    match result {
+        Ok(_) => Ok(String::new()),
+        Err(lowbit::plan::StreamError::Output(e)) => Err(output_failure(e)),
+        Err(lowbit::plan::StreamError::Input(e)) => {
+            Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
+        }
+        Err(lowbit::plan::StreamError::Data(e)) => Err(e.into()),
+    }
+}
+
 fn output_failure(e: std::io::Error) -> Failure {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         Failure::ClosedPipe
@@ -558,6 +574,27 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(lowbit::cli_quantize::dequantize(&args)?)
         }
         Command::Cast { from, to, attributes, count, threads, max_input_bytes, values } => {
+            // A described format on a side: the IEEE conversion through the core.
+            let described = match &from {
+                Some(from) => lowbit::cli_cast::DescribedCast::new(from, &to, attributes.saturate == "1")?,
+                None => None,
+            };
+            if let Some(described) = described {
+                if !values.is_empty() {
+                    return Ok(described.table(&values)?);
+                }
+                if count.is_some() {
+                    return Err(lowbit::Error::InvalidOp {
+                        op: "cast".into(),
+                        message: "--count is for ONNX dtypes on both sides; a described format's raw codes are \
+                                  whole bytes each"
+                            .into(),
+                    }
+                    .into());
+                }
+                let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+                return streamed(described.stream(&mut input, &mut output));
+            }
             let to = lowbit::DType::parse(&to)?;
             let opts = attributes.options()?;
             let Some(from) = from else {
@@ -580,14 +617,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 let plan = lowbit::plan::Plan::new(from, to, &opts)?;
                 let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
                 let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
-                return match plan.run_stream(&mut input, &mut output, count, threads.max(1)) {
-                    Ok(_) => Ok(String::new()),
-                    Err(lowbit::plan::StreamError::Output(e)) => Err(output_failure(e)),
-                    Err(lowbit::plan::StreamError::Input(e)) => {
-                        Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
-                    }
-                    Err(lowbit::plan::StreamError::Data(e)) => Err(e.into()),
-                };
+                return streamed(plan.run_stream(&mut input, &mut output, count, threads.max(1)));
             }
             if values.is_empty() {
                 // STRING on a side: JSON text, read whole (its elements have no fixed size), within

@@ -670,6 +670,16 @@ fn parse_spec_number(text: &str) -> core::result::Result<Number, String> {
 // Text -> number
 // ------------------------------------------------------------------------------------------------
 
+/// The exact value of a decimal text in the `spec` grammar (the same numbers, NaN and infinity
+/// spellings [`parse_to_code`] reads): for rounding it into a format that is not an ONNX dtype.
+pub fn parse_exact_value(text: &str) -> Result<Value> {
+    parse_spec_number(text).map(|n| n.value()).map_err(|why| Error::ParseString {
+        text: shorten(text),
+        dtype: "a described format",
+        why,
+    })
+}
+
 /// One string to an element code of `dtype` (numeric dtypes and BOOL). `opts` gives saturate
 /// and round_mode for float8 and E8M0 targets, and the policy that narrows the float64 (Python)
 /// or float32 (strtod) reading to the target. Errors name the problem and quote the text.

@@ -116,3 +116,45 @@ fn cast_bad_input_is_one_line_and_nonzero() {
     let (ok, _, err) = lowbit_stdin(&["cast", "--from", "int4", "--to", "int8", "--count", "5"], &[0xE1, 0x03]);
     one_line_error(ok, &err, &["5 elements", "3 bytes", "2 bytes"]);
 }
+
+/// `lowbit cast` with a described format on a side: IEEE rounding through the core, flags in the
+/// table, raw codes one byte per code for a format of 8 bits or fewer. Expected codes by hand for
+/// `e4m3,special=ieee` (bias 7, infinity 0x78, largest finite 0x77 = 1.875 * 2^7 = 240, smallest
+/// subnormal 0x01 = 2^-9).
+#[test]
+fn cast_takes_described_formats() {
+    // 1.5 = 1.1b * 2^0: exponent field 7, fraction 100b: 0x3C. 300 overflows: saturate=1 gives
+    // 0x77 with overflow|inexact (05), saturate=0 infinity 0x78 with 05. 0.001 / 2^-9 = 0.512
+    // rounds to one subnormal unit: 0x01 with underflow|inexact (03).
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "1.5", "300", "0.001"]);
+    assert!(ok, "{err}");
+    let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows[0][..4], ["1.5", "0x3fc00000", "0x3c", "00"]);
+    assert_eq!(rows[1][..4], ["300", "0x43960000", "0x77", "05"]);
+    assert_eq!(rows[2][..4], ["0.001", "0x3a83126f", "0x1", "03"]);
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--saturate", "0", "300"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>()[..4],
+        ["300", "0x43960000", "0x78", "05"]
+    );
+    // Raw both ways: float32 240 and 1.5 -> 0x77 0x3C; back, 0x77 -> 240 (0x43700000) and the
+    // infinity 0x78 -> float32 +Inf (saturation is for targets of 8 bits or fewer, as ONNX's).
+    let input: Vec<u8> = [240f32, 1.5].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "f32", "--to", "e4m3,special=ieee"], &input);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0x77, 0x3C]);
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "e4m3,special=ieee", "--to", "f32"], &[0x77, 0x78]);
+    assert!(ok, "{err}");
+    assert_eq!(out, [240f32, f32::INFINITY].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+    // A 16-bit described format (e5m10 is float16's layout) writes two bytes per code: 240 is
+    // 0x5B80 in float16.
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "e4m3,special=ieee", "--to", "e5m10,special=ieee"], &[0x77]);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0x80, 0x5B]);
+    // A trailing partial element is one line naming where the input ends.
+    let (ok, _, err) = lowbit_stdin(&["cast", "--from", "f32", "--to", "e4m3,special=ieee"], &[0, 0, 0x70]);
+    one_line_error(ok, &err, &["ends inside an element", "byte 3"]);
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,bias=x", "1"]);
+    one_line_error(ok, &err, &["bias"]);
+}
