@@ -9,17 +9,9 @@ use lowbit::strings::{format_code, parse_to_code};
 use lowbit::tensor::Texts;
 use lowbit::{CastOptions, DType, Tensor};
 
-/// A reproducible generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Casts `codes` of `dtype` to STRING and back under every profile and compares each text and
 /// each code read back with the exact code.

@@ -24,21 +24,9 @@ use rayon::prelude::*;
 const STYLES: [NumberStyle; 3] = [NumberStyle::Spec, NumberStyle::Numpy, NumberStyle::PrintfG8];
 const GRAMMARS: [StringGrammar; 3] = [StringGrammar::Spec, StringGrammar::Python, StringGrammar::Strtod];
 
-/// A reproducible generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// The fast writer's texts for `codes` against `format_code` of each, in parallel chunks.
 fn check_writer(dtype: DType, style: NumberStyle, codes: &[u64]) {
