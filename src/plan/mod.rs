@@ -60,6 +60,8 @@ pub(crate) enum Engine {
     Bytes(Arc<lut::ByteTable>),
     /// A packed source into a packed target, four elements (whole bytes on both sides) at a time.
     Groups(Arc<lut::GroupTable>, Arc<lut::Table>),
+    /// An 8- or 16-bit integer into a wider integer by sign or zero extension.
+    IntegerWiden(Arc<lut::IntegerWiden>),
     Lanes(Lanes),
 }
 
@@ -187,6 +189,8 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
         Engine::Widen(widen)
     } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
         Engine::Bytes(Arc::new(bytes))
+    } else if let Some(widen) = lut::IntegerWiden::new(from, to, &table) {
+        Engine::IntegerWiden(Arc::new(widen))
     } else if let Some(groups) = lut::GroupTable::new(from, to, &table) {
         Engine::Groups(Arc::new(groups), table)
     } else {
@@ -545,6 +549,7 @@ impl Plan {
             Engine::Widen(widen) => widen.run(src, dst, n),
             Engine::Bytes(bytes) => bytes.run(src, dst, n),
             Engine::Groups(groups, table) => groups.run(table, self.from, self.to, src, dst, n),
+            Engine::IntegerWiden(widen) => widen.run(src, dst),
             Engine::Lanes(lanes) => self.run_lanes(lanes, src, dst, n, scratch.get_or_insert_with(Scratch::new)),
         }
     }
