@@ -279,23 +279,3 @@ fn zero_negative_and_nan_scales_compute() {
     // x / Inf = 0 (or -0): the zero point.
     assert_eq!(codes(f32::INFINITY, Profile::Spec), [1, 1, 1]);
 }
-
-/// 16M float32 per tensor into int8 and E4M3FN; run with `cargo test --release --test quant_linear
-/// -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn timing_16m_per_tensor() {
-    let n = 1 << 24;
-    let values: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.618).sin() * 300.0).collect();
-    let x = Tensor::from_f32(&values);
-    for (name, zp) in [("int8", scalar(DType::Int8, 3)), ("float8e4m3fn", scalar(DType::Float8E4M3FN, 0))] {
-        let mut best = f64::MAX;
-        for _ in 0..5 {
-            let t = std::time::Instant::now();
-            let y = q(&x, &scale(0.37), Some(&zp), &Default::default(), 21, Profile::Spec);
-            best = best.min(t.elapsed().as_secs_f64());
-            assert_eq!(y.len(), n);
-        }
-        println!("QuantizeLinear f32 -> {name}: {:.1} M elements/s", n as f64 / best / 1e6);
-    }
-}

@@ -1,5 +1,5 @@
-//! Single-thread MX throughput (ignored by default; a measurement, not a check of correctness):
-//! `cargo test --release --test mx_speed -- --ignored --nocapture`. 16,777,216 float32 elements,
+//! Single-thread quantization throughput (a measurement, not a check of correctness: the tests
+//! check the results): `cargo bench --bench quant`. MX quantize/dequantize of 16,777,216 float32 elements,
 //! best of 5 (each the average of repeated calls over at least 0.2 s), against a plain copy of the float32 input measured in the same run. Times are this
 //! thread's time on a CPU (`/proc/thread-self/schedstat`, in nanoseconds) where Linux gives it,
 //! so that other processes on a shared machine do not count; wall-clock time elsewhere.
@@ -7,8 +7,11 @@
 use lowbit::convert::CastOptions;
 use lowbit::packing;
 use lowbit::plan::Plan;
+use lowbit::profile::Profile;
+use lowbit::quant::linear::quantize_linear;
 use lowbit::quant::mx::{self, MxFormat, MxOptions};
 use lowbit::DType;
+use lowbit::Tensor;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -44,8 +47,11 @@ fn best(mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-#[test]
-#[ignore = "a measurement: run with --release --ignored --nocapture"]
+fn main() {
+    mx_throughput();
+    quantize_linear_throughput();
+}
+
 fn mx_throughput() {
     // Values over a spread of magnitudes, a new block exponent every few blocks.
     let mut state = 0x2545_F491_4F6C_DD1Du64;
@@ -102,5 +108,27 @@ fn mx_throughput() {
             rate(cast_to),
             rate(cast_from)
         );
+    }
+}
+
+/// QuantizeLinear-21 per tensor (scale 0.37) into int8 (zero point 3) and float8e4m3fn, against
+/// the same copy of the input.
+fn quantize_linear_throughput() {
+    let values: Vec<f32> = (0..N).map(|i| ((i as f32) * 0.618).sin() * 300.0).collect();
+    let x = Tensor::from_f32(&values);
+    let scale = Tensor::from_f32(&[0.37]).reshape(vec![]).unwrap();
+    let mut copy = vec![0f32; N];
+    let copy_s = best(|| {
+        copy.copy_from_slice(black_box(&values));
+        black_box(&mut copy);
+    });
+    for (dtype, zero) in [(DType::Int8, 3), (DType::Float8E4M3FN, 0)] {
+        let zero = Tensor::from_codes(dtype, vec![], &[zero]).unwrap();
+        let s = best(|| {
+            black_box(
+                quantize_linear(black_box(&x), &scale, Some(&zero), &Default::default(), 21, Profile::Spec).unwrap(),
+            );
+        });
+        println!("QuantizeLinear f32 -> {dtype}: {:.0} M elements/s ({:.2}x the copy)", N as f64 / s / 1e6, copy_s / s);
     }
 }
