@@ -159,10 +159,7 @@ fn options_from(
         Some(0) => false,
         Some(other) => return Err(bad(format!("saturate must be 0 or 1, not {other}"))),
     };
-    let float8_target = matches!(
-        to,
-        DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ | DType::Float8E8M0
-    );
+    let float8_target = to.is_float8() || to == DType::Float8E8M0;
     if !saturate && !float8_target && profile.policy().saturate_zero_needs_float8 {
         return Err(bad(format!("saturate=0 is only used for casts to float8 types, not {to} (onnxruntime)")));
     }

@@ -332,6 +332,12 @@ impl DType {
         }
     }
 
+    /// One of the four float8 types (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ); not the scale type E8M0.
+    #[must_use]
+    pub const fn is_float8(self) -> bool {
+        matches!(self, DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ)
+    }
+
     /// Mask of the bits a single element's code occupies (e.g. 0x3F for float6).
     #[must_use]
     pub const fn code_mask(self) -> u64 {
@@ -352,6 +358,17 @@ impl FromStr for DType {
     type Err = Error;
     fn from_str(s: &str) -> Result<DType> {
         DType::parse(s)
+    }
+}
+
+/// The smallest and the largest value of a `bits`-bit two's complement (`signed`) or unsigned
+/// integer (1 to 64 bits).
+#[must_use]
+pub const fn integer_bounds(bits: u32, signed: bool) -> (i128, i128) {
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
     }
 }
 

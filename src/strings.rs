@@ -751,15 +751,6 @@ fn shorten(text: &str) -> String {
     }
 }
 
-/// The target range of an integer dtype.
-fn integer_range(bits: u32, signed: bool) -> (i128, i128) {
-    if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    }
-}
-
 fn integer_code(i: i128, bits: u32) -> u64 {
     let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
     (i as u64) & mask
@@ -767,7 +758,7 @@ fn integer_code(i: i128, bits: u32) -> u64 {
 
 /// SEMANTICS.md row 19, `spec`: a decimal (fraction and exponent allowed) truncated toward zero.
 fn spec_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u64, String> {
-    let (lo, hi) = integer_range(bits, signed);
+    let (lo, hi) = crate::dtype::integer_bounds(bits, signed);
     let out_of_range = || format!("out of the range {lo} to {hi}");
     match parse_spec_number(text)? {
         Number::Nan { .. } => Err("NaN is not an integer".to_string()),
@@ -888,7 +879,7 @@ fn python_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u
     if digits.len() > PYTHON_MAX_STR_DIGITS {
         return Err(format!("Python int() rejects more than {PYTHON_MAX_STR_DIGITS} digits"));
     }
-    let (lo, hi) = integer_range(bits, signed);
+    let (lo, hi) = crate::dtype::integer_bounds(bits, signed);
     let significant = digits.iter().position(|&b| b != b'0').map_or(&digits[digits.len()..], |p| &digits[p..]);
     let value = if significant.len() > 30 {
         None

@@ -36,14 +36,13 @@ pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
 /// The integer range of an integer quantized type.
 fn integer_range(dtype: DType) -> Option<(i64, i64)> {
     match dtype.kind() {
-        Kind::Integer { bits, signed: true } => Some((-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)),
-        Kind::Integer { bits, signed: false } => Some((0, (1i64 << bits) - 1)),
+        // Quantized integer types have at most 16 bits: their bounds fit an i64.
+        Kind::Integer { bits, signed } => {
+            let (low, high) = crate::dtype::integer_bounds(bits, signed);
+            Some((low as i64, high as i64))
+        }
         _ => None,
     }
-}
-
-fn is_float8(dtype: DType) -> bool {
-    matches!(dtype, DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ)
 }
 
 /// The plans of an arithmetic rounding (IEEE, `spec`): to `dtype` and back to float64.
@@ -209,7 +208,7 @@ fn quantize_checked(
         division: division_type(policy, x.dtype(), scale.dtype(), precision),
         saturate,
         specials: policy.quantize_specials,
-        adds_zero_point: zero_point.is_some() && (!is_float8(target) || policy.quantize_float8_adds_zero_point),
+        adds_zero_point: zero_point.is_some() && (!target.is_float8() || policy.quantize_float8_adds_zero_point),
     })
 }
 
@@ -647,7 +646,7 @@ fn dequantize_checked(
     )?;
     let policy = profile.policy();
     let ignored =
-        is_float8(x.dtype()) || (x.dtype() == DType::Float4E2M1 && policy.dequantize_float4_ignores_zero_point);
+        x.dtype().is_float8() || (x.dtype() == DType::Float4E2M1 && policy.dequantize_float4_ignores_zero_point);
     Ok(Dequantize { name: name.to_string(), output, groups, subtract_zero_point: zero_point.is_some() && !ignored })
 }
 
@@ -679,7 +678,7 @@ pub(crate) fn dequantize_guarded(
     let out_bytes = packing::raw_len(d.output, n)?;
     let (scales, zeros) =
         scales_and_zeros(scale, zero_point, ("x_scale", "x_zero_point"), &d.name, (n, out_bytes), guard)?;
-    if is_float8(x.dtype()) && zeros.iter().any(|&z| z != 0.0) {
+    if x.dtype().is_float8() && zeros.iter().any(|&z| z != 0.0) {
         // Both implementations refuse it (the onnx reference and onnxruntime).
         return Err(invalid(&d.name, format!("x_zero_point of a {} input must be zero", x.dtype())));
     }

@@ -31,8 +31,9 @@
 //!   truncation, range and prefix rules; anything out of range goes to the exact code for its
 //!   error.
 
-use super::{integer_code, integer_range, parse_to_code, strtod_bits_to_small_integer, StringGrammar};
+use super::{integer_code, parse_to_code, strtod_bits_to_small_integer, StringGrammar};
 use crate::convert::{self, CastOptions};
+use crate::dtype::integer_bounds;
 use crate::dtype::{DType, Kind};
 use crate::error::Result;
 use crate::format::FloatFormat;
@@ -143,7 +144,7 @@ fn significant_bits(r: f64) -> u32 {
 }
 
 fn in_range_code(value: i128, bits: u32, signed: bool) -> Option<u64> {
-    let (low, high) = integer_range(bits, signed);
+    let (low, high) = integer_bounds(bits, signed);
     (low..=high).contains(&value).then(|| integer_code(value, bits))
 }
 

@@ -326,8 +326,7 @@ pub fn is_signalling(format: &FloatFormat, code: u64) -> bool {
 
 /// The float-to-integer (and integer-to-integer) rule of the module docs.
 fn to_integer(value: Value, bits: u32, signed: bool, options: &VerifyOptions, random: u64) -> (u64, Status) {
-    let (low, high): (i128, i128) =
-        if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let (low, high) = crate::dtype::integer_bounds(bits, signed);
     let mask = low_mask(bits);
     // `toward`: the bound an out-of-range value saturates to (None for NaN, which gives 0).
     let invalid = |toward: Option<i128>| {

@@ -282,8 +282,7 @@ fn source_code_of(from: &Format, x: Exact) -> u64 {
             round::encode_with_status(&f, Value::Finite(x), &options).0
         }
         Shape::Integer { bits, signed } => {
-            let (low, high): (i128, i128) =
-                if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+            let (low, high) = crate::dtype::integer_bounds(bits, signed);
             let i = match round::round_to_integer(x, RoundingMode::NearestEven) {
                 Some((negative, magnitude)) => {
                     let m = i128::from(magnitude);
@@ -384,8 +383,7 @@ fn target_thresholds(to: &Format) -> Vec<Exact> {
             }
         }
         Shape::Integer { bits, signed } => {
-            let (low, high): (i128, i128) =
-                if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+            let (low, high) = crate::dtype::integer_bounds(bits, signed);
             for k in [0, 1, 2, high - 1, high, high + 1, low - 1, low, low + 1] {
                 for twice in [2 * k - 1, 2 * k, 2 * k + 1] {
                     if let Ok(magnitude) = u64::try_from(twice.unsigned_abs()) {
