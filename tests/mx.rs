@@ -329,8 +329,10 @@ impl Rng {
 #[test]
 fn random_tensors_against_the_oracle() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let layouts: [(&[usize], i64, usize); 7] = [
+    let layouts: [(&[usize], i64, usize); 8] = [
         (&[4, 96], -1, 32),
+        // Whole blocks of the spec's size over several of the quantizer's pieces (2048 elements).
+        (&[3, 4096], -1, 32),
         (&[3, 37], 1, 32),
         (&[2, 7, 3], -1, 3),
         (&[9, 5], 0, 4),
@@ -356,8 +358,25 @@ fn random_tensors_against_the_oracle() {
                     let (l, k) = (rest / inner, rest % inner);
                     (o * blocks + l / block_size) * inner + k
                 };
-                let values: Vec<f32> =
+                let mut values: Vec<f32> =
                     (0..n).map(|i| rng.value(block_exponents[block_of(i)].clamp(-149, 127))).collect();
+                // About one block in 16 gets a NaN or an infinity, and one in 16 only zeros.
+                let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0];
+                for block in 0..block_exponents.len() {
+                    match rng.next() % 16 {
+                        0 => {
+                            let members: Vec<usize> = (0..n).filter(|&i| block_of(i) == block).collect();
+                            let at = members[rng.next() as usize % members.len()];
+                            values[at] = specials[rng.next() as usize % 3];
+                        }
+                        1 => {
+                            for i in (0..n).filter(|&i| block_of(i) == block) {
+                                values[i] = specials[3 + rng.next() as usize % 2];
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 let o = MxOptions { format, block_size, axis, scale_round: round };
                 let q = mx::quantize(&f32_tensor(shape, &values), &o).unwrap();
                 let (scales, elements) = (q.scales.codes().unwrap(), q.elements.codes().unwrap());

@@ -42,6 +42,8 @@ pub struct MinifloatEncoder {
     nan_positive: u32,
     nan_negative: u32,
     negative_zero: u32,
+    /// The magnitude code of the largest finite value.
+    max_magnitude: u32,
 }
 
 impl MinifloatEncoder {
@@ -78,6 +80,27 @@ impl MinifloatEncoder {
             nan_positive: u32::from(nan[0]),
             nan_negative: u32::from(nan[1]),
             negative_zero: u32::from(negative_zero),
+            max_magnitude: (f.max_code() & !f.sign_mask()) as u32,
+        })
+    }
+
+    /// The same encoder for finite lanes only, where it can be one: when the overflow codes are
+    /// the largest finite value or the code above it (a saturating target, or Inf/NaN coded just
+    /// above MAX), of either sign, and -0 is the sign bit alone.
+    #[must_use]
+    pub fn finite(&self) -> Option<FiniteEncoder> {
+        let overflow = self.overflow_positive;
+        let fits = (overflow == self.max_magnitude || overflow == self.max_magnitude + 1)
+            && overflow & self.sign_bit == 0
+            && self.overflow_negative == overflow | self.sign_bit
+            && self.negative_zero == self.sign_bit;
+        fits.then_some(FiniteEncoder {
+            min_normal_bits: self.min_normal_bits,
+            subnormal_magic: self.subnormal_magic,
+            shift: self.shift,
+            rebias: self.rebias,
+            sign_shift: 31 - self.sign_bit.trailing_zeros(),
+            overflow,
         })
     }
 
@@ -106,6 +129,41 @@ impl MinifloatEncoder {
         let finite = if magnitude == 0 && negative { self.negative_zero } else { magnitude | sign };
         let code = if abs >= self.overflow_threshold { overflow } else { finite };
         (if abs > 0x7F80_0000 { nan } else { code }) as u16
+    }
+}
+
+/// [`MinifloatEncoder`] on finite lanes, with less to select. The rounded magnitude code grows
+/// with |x| and is above the largest finite value's from the overflow threshold on, so overflow
+/// is its minimum with the overflow code; the sign is then one bit; and a zero magnitude with the
+/// sign is -0. For loops that know their lanes are finite (MX scales them into the element's
+/// range; a NaN or an infinity never reaches it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FiniteEncoder {
+    min_normal_bits: u32,
+    subnormal_magic: f32,
+    shift: u32,
+    rebias: u32,
+    /// Right shift from float32's sign bit to the target's.
+    sign_shift: u32,
+    /// The magnitude code of overflowing values (never below the largest finite value's).
+    overflow: u32,
+}
+
+impl FiniteEncoder {
+    /// Encodes one finite value (meaningless for NaN and the infinities).
+    #[inline]
+    #[must_use]
+    pub fn encode(&self, x: f32) -> u16 {
+        let bits = x.to_bits();
+        let abs = bits & 0x7FFF_FFFF;
+        // As MinifloatEncoder: both candidates, then one select.
+        let half_minus_one = (1u32 << (self.shift - 1)) - 1;
+        let odd = (abs >> self.shift) & 1;
+        let normal = ((abs + half_minus_one + odd) >> self.shift).wrapping_sub(self.rebias);
+        let subnormal =
+            (f32::from_bits(abs) + self.subnormal_magic).to_bits().wrapping_sub(self.subnormal_magic.to_bits());
+        let magnitude = if abs < self.min_normal_bits { subnormal } else { normal };
+        (magnitude.min(self.overflow) | (bits & 0x8000_0000) >> self.sign_shift) as u16
     }
 }
 
@@ -553,6 +611,26 @@ mod tests {
         assert_eq!(f32::from_bits(core_encoder(&format::F16, false).overflow_threshold), 65520.0);
         assert!(MinifloatEncoder::new(&format::E8M0, [0; 2], [0; 2], 0).is_none());
         assert!(MinifloatEncoder::new(&format::F32, [0; 2], [0; 2], 0).is_none());
+    }
+
+    #[test]
+    fn finite_encoder_agrees_on_finite_lanes() {
+        // Every finite representative of the split tables (the top 16 bits of a float32, low bits
+        // zero or not), for the formats with -0 as the sign bit alone, saturating or not.
+        for f in [format::E4M3FN, format::E5M2, format::E2M3, format::E3M2, format::E2M1, format::F16, format::BF16] {
+            for saturate in [true, false] {
+                let full = core_encoder(&f, saturate);
+                let finite = full.finite().unwrap_or_else(|| panic!("{f:?} saturate={saturate}"));
+                for i in 0..1u32 << 17 {
+                    let x = f32::from_bits((i >> 1) << 16 | (i & 1) << 15);
+                    if x.is_finite() {
+                        assert_eq!(finite.encode(x), full.encode(x), "{x:e} {f:?} saturate={saturate}");
+                    }
+                }
+            }
+        }
+        // FNUZ formats code -0 as +0 and overflow as NaN 0x80: no finite encoder.
+        assert!(core_encoder(&format::E4M3FNUZ, true).finite().is_none());
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
-use encode::{ExponentKernel, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
+use encode::{ExponentKernel, FiniteEncoder, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -135,6 +135,56 @@ impl NarrowKernel {
             // F16C (the instruction): the sign and the top 10 payload bits, quiet bit set.
             NarrowKernel::HardwareF16(_) => (bits >> 16 & 0x8000) as u16 | 0x7E00 | (bits >> 13 & 0x3FF) as u16,
         }
+    }
+}
+
+/// A float32 lane kernel of a plan, lent to code that transforms its lanes before encoding them
+/// (MX scales them by a power of two): the same code as the plan gives, with no buffer between the
+/// transform and the encoding.
+pub(crate) trait LaneEncoder {
+    /// The target code of one float32 lane.
+    fn encode_lane(&self, x: f32) -> u16;
+}
+
+/// What a caller of [`Plan::with_finite_lane_encoder`] runs with the kernel: generic, so that it
+/// is compiled (and inlined) once per kernel type.
+pub(crate) trait WithLaneEncoder {
+    type Output;
+    fn run<E: LaneEncoder>(self, encoder: &E) -> Self::Output;
+}
+
+impl LaneEncoder for MinifloatEncoder {
+    #[inline(always)]
+    fn encode_lane(&self, x: f32) -> u16 {
+        self.encode(x)
+    }
+}
+
+impl LaneEncoder for FiniteEncoder {
+    #[inline(always)]
+    fn encode_lane(&self, x: f32) -> u16 {
+        self.encode(x)
+    }
+}
+
+impl LaneEncoder for TruncatedEncoder {
+    #[inline(always)]
+    fn encode_lane(&self, x: f32) -> u16 {
+        self.encode(x)
+    }
+}
+
+impl LaneEncoder for SplitTable {
+    #[inline(always)]
+    fn encode_lane(&self, x: f32) -> u16 {
+        u16::from(self.encode(x))
+    }
+}
+
+impl LaneEncoder for ExponentKernel {
+    #[inline(always)]
+    fn encode_lane(&self, x: f32) -> u16 {
+        u16::from(self.encode(x))
     }
 }
 
@@ -402,6 +452,31 @@ impl Plan {
             _ => unreachable!("fixed_width checked the target"),
         };
         Ok(Engine::Lanes(Lanes { source, route, in_block }))
+    }
+
+    /// For a float32 -> float (16 bits or fewer) plan: runs `user` with the plan's lane kernel (or
+    /// its finite-lane form, [`FiniteEncoder`], where it has one), which gives the plan's code for
+    /// every finite lane (a plan may hand NaN lanes to the core, which
+    /// the kernel does not). `None` for any other plan, and for plans whose lanes follow a
+    /// profile's vector-block rule (the code then depends on the lane's position).
+    #[inline(always)]
+    pub(crate) fn with_finite_lane_encoder<U: WithLaneEncoder>(&self, user: U) -> Option<U::Output> {
+        if self.blocks.is_some() {
+            return None;
+        }
+        let Engine::Lanes(Lanes { route: Route::Narrow { to_f32: ToF32::Exact, kernel, .. }, .. }) = &self.engine
+        else {
+            return None;
+        };
+        Some(match kernel {
+            NarrowKernel::Minifloat(e) | NarrowKernel::HardwareF16(e) => match e.finite() {
+                Some(finite) => user.run(&finite),
+                None => user.run(e),
+            },
+            NarrowKernel::Truncated(e) => user.run(e),
+            NarrowKernel::Exponent(k) => user.run(k.as_ref()),
+            NarrowKernel::Split(t) => user.run(t.as_ref()),
+        })
     }
 
     /// The source dtype.

@@ -41,9 +41,10 @@
 //! cleared (finite values order like their bits, and anything at or above the infinity pattern is
 //! an infinity or a NaN); the scale's exponent comes from that pattern's exponent field (or, for a
 //! subnormal, its leading bit): no float `log2`. Every element is multiplied by `1 / X`, a power of
-//! two, and the scaled tensor goes through one [`Plan`] from FLOAT to the element type (saturating,
-//! nearest even), resolved once per call and run piece by piece with [`Plan::run_pieces`]. MXINT8
-//! rounds with the plans' integer kernel ([`IntegerKernel`], nearest even) after a clamp to
+//! two and encoded at once by the lane kernel of the [`Plan`] from FLOAT to the element type
+//! (saturating, nearest even; the plan is resolved once per call and its kernel derived from the
+//! core), piece by piece, then packed. MXINT8 rounds with the plans' integer kernel
+//! ([`IntegerKernel`], nearest even) after a clamp to
 //! [-128, 127]. Dequantizing runs the element -> FLOAT plan (a table or arithmetic checked against
 //! it) and multiplies by the scales, which the E8M0 -> FLOAT plan decodes.
 
@@ -313,41 +314,96 @@ fn quantize_blocks(
     scales: &mut [u8],
     elements: &mut [u8],
 ) -> Result<()> {
-    let (g, n, element_dtype) = (*g, g.elements, opts.format.element_dtype());
     // Strided blocks: every scale first (one pass over the input), then the elements.
-    let factors = if g.inner > 1 { Some(strided_scales(&g, src, element, opts.scale_round, scales)) } else { None };
-    // Scaled values piece by piece (a multiple of 4 elements: whole bytes of every packing), each
-    // piece then through the plan. Plain loops, not closures handed to the plan, so that all of it
-    // is inlined into `simd::widest`'s copy.
-    let mut values = vec![0u8; 4 * PIECE];
-    let mut codes = vec![0u16; PIECE];
+    let factors = if g.inner > 1 { Some(strided_scales(g, src, element, opts.scale_round, scales)) } else { None };
+    let blocks = Blocks { g, src, element, round: opts.scale_round, factors: factors.as_deref() };
+    if opts.format == MxFormat::Int8 {
+        return quantize_int8(&blocks, scales, elements);
+    }
     // ONNX Cast FLOAT -> element with saturate=1 under `spec`: nearest even, out-of-range values
-    // clamp to the largest magnitude (float6 and float4 always clamp). MXINT8: the scaled value
-    // divided by its implicit 2^-6 (exact: a power of two), clamped to [-128, 127] and rounded to
-    // nearest even by the plan's quantizing loop.
-    let plan = match opts.format {
-        MxFormat::Int8 => None,
-        _ => Some(Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?),
-    };
+    // clamp to the largest magnitude (float6 and float4 always clamp). Its lane kernel encodes each
+    // scaled value as it is computed; the scaled values are never stored.
+    let element_dtype = opts.format.element_dtype();
+    let plan = Plan::new(DType::Float, element_dtype, &CastOptions::saturating(true))?;
+    let encode = EncodeScaled { blocks: &blocks, element_dtype, scales, elements };
+    plan.with_finite_lane_encoder(encode).unwrap_or_else(|| {
+        Err(Error::InvalidOp {
+            op: "MX quantize".into(),
+            message: format!("no float32 lane kernel for FLOAT -> {element_dtype}"),
+        })
+    })
+}
+
+/// Where the blocks' values come from and how their scales are found: what every quantizing pass
+/// over pieces of the input shares.
+struct Blocks<'a> {
+    g: &'a Geometry,
+    src: &'a [u8],
+    element: &'a ElementLimits,
+    round: ScaleRound,
+    /// Strided blocks: the factor of every block, computed beforehand.
+    factors: Option<&'a [f32]>,
+}
+
+impl Blocks<'_> {
+    /// `map` of the scaled values of elements `start..start + out.len()` into `out`; for blocks of
+    /// consecutive elements, the scale of every block they touch is computed here and stored.
+    #[inline(always)]
+    fn scaled_piece<T: Copy>(&self, scales: &mut [u8], start: usize, out: &mut [T], map: impl Fn(f32) -> T) {
+        match self.factors {
+            Some(factors) => fill_strided(self.g, self.src, factors, start, out, map),
+            None => fill_contiguous(self.g, self.src, self.element, self.round, scales, start, out, map),
+        }
+    }
+}
+
+/// The float element formats: each scaled value straight through the element plan's lane kernel,
+/// piece by piece, then packed.
+struct EncodeScaled<'a> {
+    blocks: &'a Blocks<'a>,
+    element_dtype: DType,
+    scales: &'a mut [u8],
+    elements: &'a mut [u8],
+}
+
+impl crate::plan::WithLaneEncoder for EncodeScaled<'_> {
+    type Output = Result<()>;
+    #[inline(always)]
+    fn run<E: crate::plan::LaneEncoder>(self, encoder: &E) -> Result<()> {
+        let EncodeScaled { blocks, element_dtype, scales, elements } = self;
+        // Scaled values are finite (a block with a NaN or an infinity is written as zeros), the
+        // lanes on which the kernel gives the plan's codes.
+        let mut codes = vec![0u16; PIECE];
+        let n = blocks.g.elements;
+        let mut start = 0;
+        while start < n {
+            let len = PIECE.min(n - start);
+            let codes = &mut codes[..len];
+            blocks.scaled_piece(scales, start, codes, |x| encoder.encode_lane(x));
+            let out = packing::raw_len(element_dtype, start)?..packing::raw_len(element_dtype, start + len)?;
+            packing::pack_u16(element_dtype, codes, &mut elements[out]);
+            start += len;
+        }
+        Ok(())
+    }
+}
+
+/// MXINT8: the scaled value divided by its implicit 2^-6 (exact: a power of two), clamped to
+/// [-128, 127] and rounded to nearest even by the plans' quantizing loop, piece by piece.
+#[inline(always)]
+fn quantize_int8(blocks: &Blocks, scales: &mut [u8], elements: &mut [u8]) -> Result<()> {
     let int8 = IntegerQuantizer::new(power_of_two(MXINT8_IMPLICIT_EXPONENT), 0, -128, 127, 0xFF)
         .expect("int8's bounds are exact in float32");
+    let mut values = vec![[0u8; 4]; PIECE];
+    let mut codes = vec![0u16; PIECE];
+    let n = blocks.g.elements;
     let mut start = 0;
     while start < n {
         let len = PIECE.min(n - start);
-        let values = &mut values[..4 * len];
-        match &factors {
-            Some(factors) => fill_strided(&g, src, factors, start, len, values),
-            None => fill_contiguous(&g, src, element, opts.scale_round, scales, start, len, values),
-        }
-        let out = &mut elements[packing::raw_len(element_dtype, start)?..packing::raw_len(element_dtype, start + len)?];
-        match &plan {
-            Some(plan) => plan.run(values, out, len)?,
-            None => {
-                int8.run(values, &mut codes[..len]);
-                for (o, &c) in out.iter_mut().zip(&codes[..len]) {
-                    *o = c as u8;
-                }
-            }
+        blocks.scaled_piece(scales, start, &mut values[..len], f32::to_le_bytes);
+        int8.run(values[..len].as_flattened(), &mut codes[..len]);
+        for (o, &c) in elements[start..start + len].iter_mut().zip(&codes[..len]) {
+            *o = c as u8;
         }
         start += len;
     }
@@ -534,6 +590,14 @@ impl Geometry {
         Ok(Geometry { outer, len, inner, block, blocks, axis, elements, scale_count })
     }
 
+    /// Whether elements `start..start + len` are whole blocks of the spec's size along a contiguous
+    /// axis whose every block is whole (the block loops then have a fixed shape).
+    #[inline]
+    fn whole_default_blocks(&self, start: usize, len: usize) -> bool {
+        let whole = |k: usize| k % DEFAULT_BLOCK_SIZE == 0;
+        self.inner == 1 && self.block == DEFAULT_BLOCK_SIZE && whole(self.len) && whole(start) && whole(len)
+    }
+
     fn scales_shape(&self, shape: &[usize]) -> Vec<usize> {
         let mut s = shape.to_vec();
         s[self.axis] = self.blocks;
@@ -704,21 +768,26 @@ fn scaled(x: f32, factor: f32) -> f32 {
     }
 }
 
-/// Scaled values of elements `start..start + len` for blocks of consecutive elements, computing
-/// (and storing) the scale of every block they touch from the whole block.
+/// `map` of the scaled values of elements `start..start + out.len()` for blocks of consecutive
+/// elements, computing (and storing) the scale of every block they touch from the whole block.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn fill_contiguous(
+fn fill_contiguous<T: Copy>(
     g: &Geometry,
     src: &[u8],
     element: &ElementLimits,
     round: ScaleRound,
     scales: &mut [u8],
     start: usize,
-    len: usize,
-    dst: &mut [u8],
+    out: &mut [T],
+    map: impl Fn(f32) -> T,
 ) {
-    let end = start + len;
+    // The spec's block size, every block whole: a loop of fixed shape (vectorised and unrolled,
+    // no block cursor), since every block of the piece starts at a multiple of 32.
+    if g.whole_default_blocks(start, out.len()) {
+        return fill_whole_blocks::<DEFAULT_BLOCK_SIZE, T>(src, element, round, scales, start, out, map);
+    }
+    let end = start + out.len();
     let mut i = start;
     // Divisions once per piece; then block by block.
     let mut cursor = g.contiguous_block(i);
@@ -726,18 +795,50 @@ fn fill_contiguous(
         let code = element.scale_code(amax_bits(&src[cursor.start * 4..cursor.end * 4]), round);
         scales[cursor.block] = code;
         let run_end = cursor.end.min(end);
-        let out = &mut dst[(i - start) * 4..(run_end - start) * 4];
+        let run = &mut out[i - start..run_end - start];
         if code == NAN_SCALE_CODE {
-            out.fill(0);
+            run.fill(map(0.0));
         } else {
             let factor = inverse_scale(code);
-            for (d, s) in out.chunks_exact_mut(4).zip(src[i * 4..run_end * 4].chunks_exact(4)) {
-                d.copy_from_slice(&(f32_at(s) * factor).to_le_bytes());
+            for (d, s) in run.iter_mut().zip(src[i * 4..run_end * 4].chunks_exact(4)) {
+                *d = map(f32_at(s) * factor);
             }
         }
         i = run_end;
         if i < end {
             cursor.advance(g);
+        }
+    }
+}
+
+/// [`fill_contiguous`] where every block is `B` consecutive elements, `start` is the start of one
+/// and `out` holds whole blocks.
+#[inline(always)]
+fn fill_whole_blocks<const B: usize, T: Copy>(
+    src: &[u8],
+    element: &ElementLimits,
+    round: ScaleRound,
+    scales: &mut [u8],
+    start: usize,
+    out: &mut [T],
+    map: impl Fn(f32) -> T,
+) {
+    // Arrays of B lanes, so that the loops have a fixed trip count (unrolled, no remainder).
+    let (lanes, _) = src[start * 4..(start + out.len()) * 4].as_chunks::<4>();
+    let (blocks, _) = lanes.as_chunks::<B>();
+    let (runs, _) = out.as_chunks_mut::<B>();
+    for ((block, run), scale) in blocks.iter().zip(runs).zip(&mut scales[start / B..]) {
+        // Signed maxima: the magnitudes fit an i32, and SSE2 (the portable build) compares signed.
+        let amax = block.iter().fold(0, |m, b| m.max(i32::from_le_bytes(*b) & F32_MAGNITUDE_MASK as i32)) as u32;
+        let code = element.scale_code(amax, round);
+        *scale = code;
+        if code == NAN_SCALE_CODE {
+            run.fill(map(0.0));
+        } else {
+            let factor = inverse_scale(code);
+            for (d, s) in run.iter_mut().zip(block) {
+                *d = map(f32::from_le_bytes(*s) * factor);
+            }
         }
     }
 }
@@ -769,23 +870,28 @@ fn strided_scales(g: &Geometry, src: &[u8], element: &ElementLimits, round: Scal
     factors
 }
 
-/// Scaled values of elements `start..start + len` for strided blocks.
+/// `map` of the scaled values of elements `start..start + out.len()` for strided blocks.
 #[inline(always)]
-fn fill_strided(g: &Geometry, src: &[u8], factors: &[f32], start: usize, len: usize, dst: &mut [u8]) {
-    let end = start + len;
+fn fill_strided<T: Copy>(
+    g: &Geometry,
+    src: &[u8],
+    factors: &[f32],
+    start: usize,
+    out: &mut [T],
+    map: impl Fn(f32) -> T,
+) {
+    let end = start + out.len();
     let mut i = start;
     while i < end {
         let (first, run_end) = g.strided_run(i, end);
-        let out = &mut dst[(i - start) * 4..(run_end - start) * 4];
-        let run = out.chunks_exact_mut(4).zip(src[i * 4..run_end * 4].chunks_exact(4)).zip(&factors[first..]);
-        for ((d, s), &f) in run {
-            d.copy_from_slice(&scaled(f32_at(s), f).to_le_bytes());
+        let run = out[i - start..run_end - start].iter_mut().zip(src[i * 4..run_end * 4].chunks_exact(4));
+        for ((d, s), &f) in run.zip(&factors[first..]) {
+            *d = map(scaled(f32_at(s), f));
         }
         i = run_end;
     }
 }
 
-/// Elements per piece of the MXINT8 loop (float32 scratch that stays in L1).
 /// `x * X` for decoded elements `start..` of `values`, into `out`. A NaN product is the element's
 /// NaN if the element is one, else the scale's: the same bits on every machine.
 #[inline(always)]
@@ -802,6 +908,19 @@ fn multiply(g: &Geometry, factors: &[f32], start: usize, values: &[u8], out: &mu
         } else {
             p
         }
+    }
+    if g.whole_default_blocks(start, values.len() / 4) {
+        // Loops of fixed trip count, as in `fill_whole_blocks`.
+        const B: usize = DEFAULT_BLOCK_SIZE;
+        let (values, _) = values.as_chunks::<4>();
+        let (out, _) = out.as_chunks_mut::<4>();
+        let blocks = values.as_chunks::<B>().0.iter().zip(out.as_chunks_mut::<B>().0);
+        for ((block, run), &f) in blocks.zip(&factors[start / B..]) {
+            for (d, s) in run.iter_mut().zip(block) {
+                *d = product(f32::from_le_bytes(*s), f).to_le_bytes();
+            }
+        }
+        return;
     }
     let end = start + values.len() / 4;
     let mut i = start;
