@@ -340,6 +340,33 @@ impl Widen {
     }
 }
 
+/// A float source's exact value of every code as one branch-free function of the code: the formula,
+/// with the exceptions' answers selected (the body of [`Widen::run`]'s loop for FLOAT targets).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FloatCodeValue {
+    formula: Formula,
+    select: Select,
+}
+
+impl FloatCodeValue {
+    /// The float32 value of `code` (a code of the source's width).
+    #[inline(always)]
+    pub(crate) fn value(self, code: u32) -> f32 {
+        f32::from_bits(self.select.apply(code, float_value(self.formula, code).to_bits()))
+    }
+}
+
+impl Widen {
+    /// The whole decoding as one function of the code, where it is one: a float source into
+    /// FLOAT whose exceptions are selected lane by lane.
+    pub(crate) fn float_code_value(&self) -> Option<FloatCodeValue> {
+        match (self.formula, self.select) {
+            (formula @ Formula::Float { .. }, Some(select)) if !self.double => Some(FloatCodeValue { formula, select }),
+            _ => None,
+        }
+    }
+}
+
 /// Calls `visit` with the index of every nonzero byte of `flags`, eight bytes at a time (the
 /// flags are rare, so most words are zero).
 #[inline(always)]

@@ -479,6 +479,18 @@ impl Plan {
         })
     }
 
+    /// For a plan from a float of 8 bits or fewer (one byte per code) to FLOAT that decodes by
+    /// arithmetic: the value of a code, exactly as the plan gives it, as a function to call in the
+    /// caller's own loop (MX dequantizing multiplies each value by its block's scale).
+    pub(crate) fn byte_code_value(&self) -> Option<decode::FloatCodeValue> {
+        match &self.engine {
+            Engine::Widen(widen) if self.from.packing() == crate::dtype::Packing::Bytes(1) && self.blocks.is_none() => {
+                widen.float_code_value()
+            }
+            _ => None,
+        }
+    }
+
     /// The source dtype.
     #[must_use]
     pub fn from(&self) -> DType {

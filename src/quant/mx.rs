@@ -45,8 +45,11 @@
 //! (saturating, nearest even; the plan is resolved once per call and its kernel derived from the
 //! core), piece by piece, then packed. MXINT8 rounds with the plans' integer kernel
 //! ([`IntegerKernel`], nearest even) after a clamp to
-//! [-128, 127]. Dequantizing runs the element -> FLOAT plan (a table or arithmetic checked against
-//! it) and multiplies by the scales, which the E8M0 -> FLOAT plan decodes.
+//! [-128, 127]. Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which
+//! the E8M0 -> FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
+//! one loop: one-byte elements through the plan's arithmetic decoding (a function of the code,
+//! checked against the core's table when the plan is built), 4-bit elements through their 16
+//! values (from the plan) held in vector registers where the CPU has AVX2.
 
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
@@ -410,6 +413,9 @@ fn quantize_int8(blocks: &Blocks, scales: &mut [u8], elements: &mut [u8]) -> Res
     Ok(())
 }
 
+/// The 16 codes 0..=15 packed as ONNX packs 4-bit elements (the low nibble first).
+const NIBBLE_CODES_IN_ORDER: [u8; 8] = [0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE];
+
 /// Elements per piece of the block loops: a multiple of 4, and small enough that a piece's scaled
 /// values stay in the first-level cache.
 const PIECE: usize = 2048;
@@ -524,7 +530,30 @@ impl crate::plan::simd::Kernel for DequantizeBlocks<'_> {
 
 #[inline(always)]
 fn dequantize_blocks(g: &Geometry, plan: &Plan, elements: &[u8], factors: &[f32], out: &mut [u8]) -> Result<()> {
+    // One-byte elements in whole blocks of 32 that the plan decodes by arithmetic: decoded and
+    // scaled in one loop, no value stored in between.
+    if let Some(value) = plan.byte_code_value().filter(|_| g.whole_default_blocks(0, g.elements)) {
+        const B: usize = DEFAULT_BLOCK_SIZE;
+        let blocks = elements.chunks_exact(B).zip(out.chunks_exact_mut(4 * B));
+        for ((codes, run), &f) in blocks.zip(factors) {
+            let codes: &[u8; B] = codes.try_into().expect("B codes");
+            let run: &mut [u8; 4 * B] = run.try_into().expect("4 * B bytes");
+            for (d, &c) in run.chunks_exact_mut(4).zip(codes) {
+                d.copy_from_slice(&product(value.value(u32::from(c)), f).to_le_bytes());
+            }
+        }
+        return Ok(());
+    }
     let element_dtype = plan.from();
+    // Nibble-packed elements in whole blocks of 32: the 16 values (from the plan) in registers.
+    if element_dtype.packing() == crate::dtype::Packing::Nibbles && g.whole_default_blocks(0, g.elements) {
+        let mut values = [0u8; 64];
+        plan.run(&NIBBLE_CODES_IN_ORDER, &mut values, 16)?;
+        let values: [f32; 16] = std::array::from_fn(|c| f32_at(&values[4 * c..4 * c + 4]));
+        if crate::plan::simd::nibble_blocks_to_f32(&values, elements, factors, out) {
+            return Ok(());
+        }
+    }
     let mut values = vec![0u8; 4 * PIECE];
     let mut start = 0;
     while start < g.elements {
@@ -734,6 +763,12 @@ fn inverse_scale(code: u8) -> f32 {
     }
 }
 
+/// Four bytes of a lane (a chunk of exactly 4).
+#[inline(always)]
+fn lane(b: &[u8]) -> [u8; 4] {
+    b.try_into().expect("4 bytes")
+}
+
 #[inline(always)]
 fn f32_at(b: &[u8]) -> f32 {
     f32::from_le_bytes(b.try_into().expect("4 bytes"))
@@ -785,7 +820,7 @@ fn fill_contiguous<T: Copy>(
     // The spec's block size, every block whole: a loop of fixed shape (vectorised and unrolled,
     // no block cursor), since every block of the piece starts at a multiple of 32.
     if g.whole_default_blocks(start, out.len()) {
-        return fill_whole_blocks::<DEFAULT_BLOCK_SIZE, T>(src, element, round, scales, start, out, map);
+        return fill_whole_blocks(src, element, round, scales, start, out, map);
     }
     let end = start + out.len();
     let mut i = start;
@@ -811,10 +846,10 @@ fn fill_contiguous<T: Copy>(
     }
 }
 
-/// [`fill_contiguous`] where every block is `B` consecutive elements, `start` is the start of one
-/// and `out` holds whole blocks.
+/// [`fill_contiguous`] where every block is the spec's 32 consecutive elements, `start` is the start
+/// of one and `out` holds whole blocks.
 #[inline(always)]
-fn fill_whole_blocks<const B: usize, T: Copy>(
+fn fill_whole_blocks<T: Copy>(
     src: &[u8],
     element: &ElementLimits,
     round: ScaleRound,
@@ -823,21 +858,22 @@ fn fill_whole_blocks<const B: usize, T: Copy>(
     out: &mut [T],
     map: impl Fn(f32) -> T,
 ) {
-    // Arrays of B lanes, so that the loops have a fixed trip count (unrolled, no remainder).
-    let (lanes, _) = src[start * 4..(start + out.len()) * 4].as_chunks::<4>();
-    let (blocks, _) = lanes.as_chunks::<B>();
-    let (runs, _) = out.as_chunks_mut::<B>();
-    for ((block, run), scale) in blocks.iter().zip(runs).zip(&mut scales[start / B..]) {
+    // Arrays of B lanes: loops of a constant trip count (unrolled, no remainder).
+    const B: usize = DEFAULT_BLOCK_SIZE;
+    let blocks = src[start * 4..(start + out.len()) * 4].chunks_exact(4 * B).zip(out.chunks_exact_mut(B));
+    for ((block, run), scale) in blocks.zip(&mut scales[start / B..]) {
+        let block: &[u8; 4 * B] = block.try_into().expect("4 * B bytes");
+        let run: &mut [T; B] = run.try_into().expect("B elements");
         // Signed maxima: the magnitudes fit an i32, and SSE2 (the portable build) compares signed.
-        let amax = block.iter().fold(0, |m, b| m.max(i32::from_le_bytes(*b) & F32_MAGNITUDE_MASK as i32)) as u32;
-        let code = element.scale_code(amax, round);
+        let amax = block.chunks_exact(4).fold(0, |m, b| m.max(i32::from_le_bytes(lane(b)) & F32_MAGNITUDE_MASK as i32));
+        let code = element.scale_code(amax as u32, round);
         *scale = code;
         if code == NAN_SCALE_CODE {
             run.fill(map(0.0));
         } else {
             let factor = inverse_scale(code);
-            for (d, s) in run.iter_mut().zip(block) {
-                *d = map(f32::from_le_bytes(*s) * factor);
+            for (d, s) in run.iter_mut().zip(block.chunks_exact(4)) {
+                *d = map(f32::from_le_bytes(lane(s)) * factor);
             }
         }
     }
@@ -892,32 +928,34 @@ fn fill_strided<T: Copy>(
     }
 }
 
-/// `x * X` for decoded elements `start..` of `values`, into `out`. A NaN product is the element's
-/// NaN if the element is one, else the scale's: the same bits on every machine.
+/// `x * f`; a NaN product is `x` if `x` is a NaN, else `f` (the NaN scale): the same bits on every
+/// machine, whatever NaN the hardware's multiplication would give.
+#[inline(always)]
+fn product(x: f32, f: f32) -> f32 {
+    let p = x * f;
+    if p.is_nan() {
+        if x.is_nan() {
+            x
+        } else {
+            f
+        }
+    } else {
+        p
+    }
+}
+
+/// `x * X` ([`product`]) for decoded elements `start..` of `values`, into `out`.
 #[inline(always)]
 fn multiply(g: &Geometry, factors: &[f32], start: usize, values: &[u8], out: &mut [u8]) {
-    #[inline(always)]
-    fn product(x: f32, f: f32) -> f32 {
-        let p = x * f;
-        if p.is_nan() {
-            if x.is_nan() {
-                x
-            } else {
-                f
-            }
-        } else {
-            p
-        }
-    }
     if g.whole_default_blocks(start, values.len() / 4) {
         // Loops of fixed trip count, as in `fill_whole_blocks`.
         const B: usize = DEFAULT_BLOCK_SIZE;
-        let (values, _) = values.as_chunks::<4>();
-        let (out, _) = out.as_chunks_mut::<4>();
-        let blocks = values.as_chunks::<B>().0.iter().zip(out.as_chunks_mut::<B>().0);
+        let blocks = values.chunks_exact(4 * B).zip(out.chunks_exact_mut(4 * B));
         for ((block, run), &f) in blocks.zip(&factors[start / B..]) {
-            for (d, s) in run.iter_mut().zip(block) {
-                *d = product(f32::from_le_bytes(*s), f).to_le_bytes();
+            let block: &[u8; 4 * B] = block.try_into().expect("4 * B bytes");
+            let run: &mut [u8; 4 * B] = run.try_into().expect("4 * B bytes");
+            for (d, s) in run.chunks_exact_mut(4).zip(block.chunks_exact(4)) {
+                d.copy_from_slice(&product(f32::from_le_bytes(lane(s)), f).to_le_bytes());
             }
         }
         return;

@@ -66,6 +66,22 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
     }
 }
 
+/// Blocks of 32 nibble-packed codes (16 bytes each, the low nibble first) to float32: code `c`'s
+/// value is `values[c]`, multiplied by its block's factor (a NaN product is the value if that is
+/// NaN, else the factor). Returns `false`, having written nothing, where the CPU has no AVX2 (the
+/// caller then runs its portable loops); the 16 values sit in two registers and each lane picks
+/// its own with a permute, where a portable loop loads from memory per element.
+#[inline]
+pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if isa() == Isa::Avx2 {
+        x86::nibble_blocks_to_f32(values, packed, factors, out);
+        return true;
+    }
+    let _ = (values, packed, factors, out);
+    false
+}
+
 /// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
 /// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
 /// as a function of its own, compiled for the baseline).

@@ -235,6 +235,48 @@ unsafe fn quantize_f32_avx2(
     lanes
 }
 
+/// [`super::nibble_blocks_to_f32`] with AVX2.
+pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    assert!(packed.len() == 16 * factors.len() && out.len() == 128 * factors.len(), "whole blocks of 32");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe { nibble_blocks_to_f32_avx2(values, packed, factors, out) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn nibble_blocks_to_f32_avx2(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
+    use std::arch::x86_64::{
+        _mm256_and_si256, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_mul_ps,
+        _mm256_permutevar8x32_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_slli_epi32,
+        _mm256_srlv_epi32, _mm256_storeu_ps, _CMP_UNORD_Q,
+    };
+    // SAFETY: `values` is 16 float32s: two loads of 8.
+    let (low_half, high_half) = unsafe { (_mm256_loadu_ps(values.as_ptr()), _mm256_loadu_ps(values.as_ptr().add(8))) };
+    // Lane j of a group of 8 codes (4 bytes read as one little-endian word) is bits 4j..4j+4.
+    let shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    let nibble = _mm256_set1_epi32(0xF);
+    for ((bytes, block_out), &factor) in packed.chunks_exact(16).zip(out.chunks_exact_mut(128)).zip(factors) {
+        let f = _mm256_set1_ps(factor);
+        for (word, lanes_out) in bytes.chunks_exact(4).zip(block_out.chunks_exact_mut(32)) {
+            let word = u32::from_le_bytes(word.try_into().expect("4 bytes"));
+            let codes = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(word as i32), shifts), nibble);
+            // The permutes use the low 3 bits of each code; bit 3 (moved to the sign bit) picks the half.
+            let x = _mm256_blendv_ps(
+                _mm256_permutevar8x32_ps(low_half, codes),
+                _mm256_permutevar8x32_ps(high_half, codes),
+                _mm256_castsi256_ps(_mm256_slli_epi32::<28>(codes)),
+            );
+            let p = _mm256_mul_ps(x, f);
+            let nan = _mm256_blendv_ps(f, x, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+            let result = _mm256_blendv_ps(p, nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(p, p));
+            // SAFETY: `lanes_out` is 32 bytes (8 float32s); storeu allows any alignment.
+            unsafe { _mm256_storeu_ps(lanes_out.as_mut_ptr().cast::<f32>(), result) };
+        }
+    }
+}
+
 /// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
 /// is compiled with them too.
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
