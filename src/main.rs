@@ -275,6 +275,20 @@ enum Command {
         /// be FLOAT), with a checksum of the outputs.
         #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
         sweep: bool,
+        /// Instead of a Cast: ONNX QuantizeLinear-28 from FLOAT into --to (no zero point; one
+        /// thread), on the input shaped [elements / 1024, 1024]: one scale, or with --block-size a
+        /// scale per block along the last axis. The scales are 400 / (--to's largest value) in
+        /// float32, times 1, 1.25, 1.5, 1.75 for blocks 0, 1, 2, 3 (mod 4), so peers can rebuild
+        /// them.
+        #[arg(long, conflicts_with_all = ["sweep", "mx", "threads"])]
+        quantize: bool,
+        /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
+        /// the input shaped [elements / 1024, 1024], blocks along the last axis.
+        #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+        mx: Option<String>,
+        /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
+        #[arg(long)]
+        block_size: Option<usize>,
     },
     /// Quantize a TensorProto file, in one of two modes.
     ///
@@ -527,6 +541,35 @@ fn run(cli: Cli) -> Result<String, Failure> {
             let sweep = lowbit::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
             Ok(if json { sweep.json() } else { sweep.table() })
         }
+        Command::Bench { from, to, elements, reps, json, write_input, quantize, mx, block_size, .. }
+            if quantize || mx.is_some() =>
+        {
+            if lowbit::DType::parse(&from)? != lowbit::DType::Float {
+                return Err(lowbit::Error::InvalidOp {
+                    op: "bench --quantize/--mx".into(),
+                    message: format!("the quantization benchmarks take float32 input; --from is {from}"),
+                }
+                .into());
+            }
+            let op = match mx {
+                Some(format) => lowbit::bench::QuantizeOp::Mx {
+                    format: lowbit::quant::mx::MxFormat::parse(&format)?,
+                    block_size: block_size.unwrap_or(lowbit::quant::mx::DEFAULT_BLOCK_SIZE),
+                },
+                None => lowbit::bench::QuantizeOp::Linear { to: lowbit::DType::parse(&to)?, block_size },
+            };
+            let config = lowbit::bench::QuantizeConfig { op, elements, reps: reps.max(1) };
+            let (report, input) = lowbit::bench::run_quantize(&config)?;
+            if let Some(path) = write_input {
+                lowbit::bench::write_input(&path, &input)?;
+            }
+            Ok(if json { report.json() } else { report.table() })
+        }
+        Command::Bench { block_size: Some(_), .. } => Err(lowbit::Error::InvalidOp {
+            op: "bench".into(),
+            message: "--block-size goes with --quantize or --mx".into(),
+        }
+        .into()),
         Command::Bench { from, to, elements, threads, reps, attributes, json, write_input, .. } => {
             let config = lowbit::bench::Config {
                 from: lowbit::DType::parse(&from)?,

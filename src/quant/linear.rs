@@ -247,6 +247,37 @@ pub(crate) fn quantize_guarded(
     Tensor::from_raw(q.target, x.shape().to_vec(), out)
 }
 
+/// [`quantize_linear`] into the caller's buffer (for timing the arithmetic without an allocation
+/// each call, as `lowbit bench --quantize` does): `out` must have the packed size of `x.len()`
+/// elements of the output type, which is returned (the zero point's type, else `output_dtype`,
+/// else UINT8). Every byte of `out` is written.
+pub fn quantize_linear_into(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &QuantizeAttributes,
+    opset: i64,
+    profile: Profile,
+    out: &mut [u8],
+) -> Result<DType> {
+    let q = quantize_checked(x, scale, zero_point, attrs, opset, profile)?;
+    let n = x.len();
+    let out_bytes = packing::raw_len(q.target, n)?;
+    if out.len() != out_bytes {
+        return Err(crate::error::Error::RawLength {
+            dtype: q.target.onnx_name(),
+            elements: n,
+            expected: out_bytes,
+            actual: out.len(),
+        });
+    }
+    let (scales, zeros) =
+        scales_and_zeros(scale, zero_point, ("y_scale", "y_zero_point"), &q.name, (n, out_bytes), &mut Unbudgeted)?;
+    let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
+    q.run(x.dtype(), raw, n, &scales, &zeros, out, profile)?;
+    Ok(q.target)
+}
+
 /// Charges `guard` with the output (`elements`, `out_bytes`), the scale and zero point values and the scratch
 /// of one call, then reads the scale's and the zero point's values (`names`; no zero point is 0).
 fn scales_and_zeros(
@@ -321,16 +352,25 @@ impl Quantize {
         while start < n {
             let len = CHUNK.min(n - start);
             let src = &raw[start * x_width..(start + len) * x_width];
+            let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
+            // Runs of elements sharing a scale, found from the geometry: long enough to pay for a
+            // loop each (per tensor, per axis over a long inner extent, blocks along the last axis).
+            let by_runs = fast && self.groups.run_length() >= 8;
+            if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes) {
+                packing::pack_u16(self.target, &s.codes, dst);
+                start += len;
+                continue;
+            }
+            if by_runs && self.float_runs(src, &scales32, zeros, start, &mut s.bytes) {
+                target_plan.as_ref().expect("float targets have a plan").run(&s.bytes, dst, len)?;
+                start += len;
+                continue;
+            }
             s.indices.resize(len, 0);
             if !self.groups.per_tensor {
                 self.groups.indices(start, &mut s.indices);
             }
-            let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
-            if fast && self.integer_runs(src, &scales32, zeros, &s.indices, integer, &mut s.codes) {
-                packing::pack_u16(self.target, &s.codes, dst);
-            } else if fast && self.float_runs(src, &scales32, zeros, &s.indices, &mut s.bytes) {
-                target_plan.as_ref().expect("float targets have a plan").run(&s.bytes, dst, len)?;
-            } else if fast {
+            if fast {
                 s.f32s.resize(len, 0.0);
                 if self.groups.per_tensor {
                     let d = scales32[0];
@@ -392,15 +432,15 @@ impl Quantize {
     }
 
     /// float32 `x` into an integer target under [`QuantizeSpecials::SaturateNanToMin`]: the plan's
-    /// quantizing loop over each run of elements that share a scale and a zero point. Fills
-    /// `codes`, or returns false (and leaves the chunk to the general path) where the loop does not
-    /// apply: another rule for the specials, or runs too short to pay for a call each.
+    /// quantizing loop over each run of elements that share a scale and a zero point (elements
+    /// `start..start + len` of `x`, `len` being `src`'s). Fills `codes`, or returns false (and
+    /// leaves the chunk to the general path) where the loop does not apply.
     fn integer_runs(
         &self,
         src: &[u8],
         scales: &[f32],
         zeros: &[f64],
-        indices: &[usize],
+        start: usize,
         integer: Option<(i64, i64)>,
         codes: &mut Vec<u16>,
     ) -> bool {
@@ -408,57 +448,33 @@ impl Quantize {
         if self.specials != QuantizeSpecials::SaturateNanToMin {
             return false;
         }
-        let len = indices.len();
-        let scale_of = |k: usize| if self.groups.per_tensor { 0 } else { indices[k] };
-        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
-        if runs > len / 8 + 1 {
-            return false;
-        }
+        let len = src.len() / 4;
         let mask = self.target.code_mask() as u16;
-        let quantizer = |k: usize| {
-            let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
-            IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask)
-        };
         codes.resize(len, 0);
-        let mut start = 0;
-        while start < len {
-            let k = scale_of(start);
-            let end = if self.groups.per_tensor {
-                len
-            } else {
-                start + indices[start..].iter().take_while(|&&i| i == k).count()
-            };
-            let Some(q) = quantizer(k) else { return false };
-            q.run(&src[4 * start..4 * end], &mut codes[start..end]);
-            start = end;
-        }
-        true
+        let mut applies = true;
+        self.groups.for_each_run(start, len, |at, run, k| {
+            let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
+            match IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask) {
+                Some(q) if applies => q.run(&src[4 * at..4 * (at + run)], &mut codes[at..at + run]),
+                _ => applies = false,
+            }
+        });
+        applies
     }
 
     /// float32 `x` into a float target: the float32 quotients (plus the zero point where the
     /// profile adds it) written straight into `bytes` for the target's plan, one loop per run of
-    /// elements sharing a scale. Returns false (the general path) for an integer target or runs too
-    /// short to pay for a loop each.
-    fn float_runs(&self, src: &[u8], scales: &[f32], zeros: &[f64], indices: &[usize], bytes: &mut Vec<u8>) -> bool {
+    /// elements sharing a scale (elements `start..start + len` of `x`, `len` being `src`'s).
+    /// Returns false (the general path) for an integer target.
+    fn float_runs(&self, src: &[u8], scales: &[f32], zeros: &[f64], start: usize, bytes: &mut Vec<u8>) -> bool {
         if integer_range(self.target).is_some() {
             return false;
         }
-        let len = indices.len();
-        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
-        if runs > len / 8 + 1 {
-            return false;
-        }
+        let len = src.len() / 4;
         bytes.resize(4 * len, 0);
-        let mut start = 0;
-        while start < len {
-            let k = if self.groups.per_tensor { 0 } else { indices[start] };
-            let end = if self.groups.per_tensor {
-                len
-            } else {
-                start + indices[start..].iter().take_while(|&&i| i == k).count()
-            };
+        self.groups.for_each_run(start, len, |at, run, k| {
             let d = scales[k];
-            let (out, from) = (&mut bytes[4 * start..4 * end], &src[4 * start..4 * end]);
+            let (out, from) = (&mut bytes[4 * at..4 * (at + run)], &src[4 * at..4 * (at + run)]);
             if self.adds_zero_point {
                 // Zero points are float4/float6/float8 values: exact in float32.
                 let z = zeros[if zeros.len() == 1 { 0 } else { k }] as f32;
@@ -470,8 +486,7 @@ impl Quantize {
                     o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
                 }
             }
-            start = end;
-        }
+        });
         true
     }
 
