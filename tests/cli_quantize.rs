@@ -527,3 +527,87 @@ fn the_cli_reproduces_the_peer_fixtures() {
     // 70 such cases without `precision`: 65 compared, 5 with a zero or NaN scale.
     assert!(compared >= 65 && refused >= 5, "{compared} compared, {refused} refused");
 }
+
+/// Blocked and per-axis QuantizeLinear into integers over runs of one scale long enough for the
+/// fast loops (blocks of 32 and 300 along the last axis, per axis over rows of 96; one zero point
+/// and one per block), element by element against the operator's formula written out here with
+/// Rust's float32 division and `round_ties_even` (spec profile: NaN to the type's minimum,
+/// infinities and huge quotients saturate by sign).
+#[test]
+fn long_runs_of_one_scale_follow_the_formula() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let value = |i: usize| -> f32 {
+        match i % 101 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => 3e38,
+            4 => -0.0,
+            // Ties of the quotient: k + 0.5 times the scale 0.5 or 2 (exact) land on halves.
+            5 => (i % 7) as f32 + 0.5,
+            _ => ((i * 7919 % 2003) as f32 - 1001.0) * 0.173,
+        }
+    };
+    // (x shape, scale shape, --block-size, --axis, zero point shape or none, dtype)
+    let cases: [(&[usize], &[usize], Option<usize>, i64, Option<&[usize]>, DType); 6] = [
+        (&[8, 96], &[8, 3], Some(32), -1, None, DType::Int8),
+        (&[8, 96], &[8, 3], Some(32), -1, Some(&[8, 3]), DType::Int8),
+        (&[8, 96], &[8, 3], Some(32), -1, None, DType::Uint4),
+        (&[8, 96], &[8, 3], Some(32), -1, Some(&[8, 3]), DType::Int4),
+        (&[2, 600], &[2, 2], Some(300), 1, None, DType::Uint8),
+        (&[8, 96], &[8], None, 0, Some(&[8]), DType::Int16),
+    ];
+    for (case, &(shape, scale_shape, block, axis, zero_shape, dtype)) in cases.iter().enumerate() {
+        let n: usize = shape.iter().product();
+        let xs: Vec<f32> = (0..n).map(value).collect();
+        let scale_count: usize = scale_shape.iter().product();
+        let scales: Vec<f32> = (0..scale_count).map(|k| [0.5, 2.0, 0.37, 11.0][k % 4]).collect();
+        let (qmin, qmax) = match dtype {
+            DType::Int8 => (-128i64, 127i64),
+            DType::Uint8 => (0, 255),
+            DType::Int4 => (-8, 7),
+            DType::Uint4 => (0, 15),
+            _ => (-32768, 32767),
+        };
+        let zeros: Vec<i64> = (0..scale_count)
+            .map(|k| if zero_shape.is_some() { [0, 3, -2, 1][k % 4].clamp(qmin, qmax) } else { 0 })
+            .collect();
+        write_tensor_file(&d.join("x.pb"), &Tensor::from_f32(&xs).reshape(shape.to_vec()).unwrap(), None).unwrap();
+        write_tensor_file(&d.join("s.pb"), &Tensor::from_f32(&scales).reshape(scale_shape.to_vec()).unwrap(), None)
+            .unwrap();
+        let mut args: Vec<String> = ["quantize", "x.pb", "--scale", "s.pb", "--to", dtype.onnx_name(), "--out", "q.pb"]
+            .map(String::from)
+            .to_vec();
+        args.extend(["--axis".into(), axis.to_string()]);
+        if let Some(b) = block {
+            args.extend(["--block-size".into(), b.to_string()]);
+        }
+        if let Some(z) = zero_shape {
+            let codes: Vec<u64> = zeros.iter().map(|&v| (v as u64) & dtype.code_mask()).collect();
+            write_tensor_file(&d.join("z.pb"), &Tensor::from_codes(dtype, z.to_vec(), &codes).unwrap(), None).unwrap();
+            args.extend(["--zero-point".into(), "z.pb".into()]);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = lowbit_in(d, &refs);
+        assert!(ok, "case {case}: {err}");
+        let got = read(d, "q.pb").codes().unwrap();
+        let row = shape[1];
+        for (i, &x) in xs.iter().enumerate() {
+            let (r, c) = (i / row, i % row);
+            let k = match block {
+                Some(b) => r * scale_shape[1] + c / b,
+                None => r, // per axis 0
+            };
+            let q = x / scales[k];
+            let z = zeros[k];
+            let v = if q.is_nan() {
+                qmin
+            } else {
+                // Saturate before converting (quotients reach 1e39 and infinity).
+                (f64::from(q.round_ties_even()) + z as f64).clamp(qmin as f64, qmax as f64) as i64
+            };
+            assert_eq!(got[i], (v as u64) & dtype.code_mask(), "case {case}, element {i}: {x} / {} + {z}", scales[k]);
+        }
+    }
+}

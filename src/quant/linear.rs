@@ -30,6 +30,10 @@ use crate::value::{Exact, Value};
 /// chunk's scratch stays in cache.
 const CHUNK: usize = 16384;
 
+/// Runs of one scale shorter than this take [`Quantize::integer_short_runs`]: a call of the plan's
+/// loop per run costs more than the run's arithmetic below it.
+const SHORT_RUN: usize = 256;
+
 /// Bytes of scratch a call uses besides its output and the decoded scales and zero points.
 pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
 
@@ -326,14 +330,24 @@ impl Quantize {
     ) -> Result<()> {
         let spec = CastOptions::default();
         let fast = x_dtype == DType::Float && self.division == DType::Float;
-        // Scales in the division precision (rounded once, as the operands of the division are).
-        let mut scales = scales.to_vec();
         let rounding = Rounding::new(self.division)?;
         let mut s = Scratch::default();
-        if let Some(r) = &rounding {
+        // Scales that are float32 values already (float32, float16, bfloat16 and E8M0 scales all
+        // are) are their own rounding to float32, the fast path's division precision: taken as
+        // they are, without a round trip through the plans (a blocked scale has many elements).
+        let as_f32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+        let already = fast && as_f32.iter().zip(scales).all(|(&a, &b)| f64::from(a) == b);
+        // Otherwise the scales in the division precision (rounded once, as the operands of the
+        // division are).
+        let mut scales = if already { Vec::new() } else { scales.to_vec() };
+        if let (Some(r), false) = (&rounding, already) {
             r.apply(&mut scales, &mut s.bytes, &mut s.wide)?;
         }
-        let scales32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+        let scales32: Vec<f32> = match (already, fast) {
+            (true, _) => as_f32,
+            (false, true) => scales.iter().map(|&v| v as f32).collect(),
+            (false, false) => Vec::new(),
+        };
         // x into the division precision, then widened (one plan when that precision is float64).
         let x_to_division = if fast { None } else { Some(Plan::new(x_dtype, self.division, &spec)?) };
         let division_to_f64 = match (&rounding, fast) {
@@ -356,6 +370,14 @@ impl Quantize {
             // Runs of elements sharing a scale, found from the geometry: long enough to pay for a
             // loop each (per tensor, per axis over a long inner extent, blocks along the last axis).
             let by_runs = fast && self.groups.run_length() >= 8;
+            if by_runs
+                && self.groups.run_length() < SHORT_RUN
+                && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s)
+            {
+                packing::pack_u16(self.target, &s.codes, dst);
+                start += len;
+                continue;
+            }
             if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes) {
                 packing::pack_u16(self.target, &s.codes, dst);
                 start += len;
@@ -460,6 +482,42 @@ impl Quantize {
             }
         });
         applies
+    }
+
+    /// [`Quantize::integer_runs`] for runs too short to pay for a call of the plan's loop each
+    /// (blocks of 32) with one zero point for all: the float32 quotients of every run first, each
+    /// run a loop of its own scale, then the plan's loop once over the chunk with divisor 1 (exact:
+    /// `q / 1 = q`), which clamps, rounds and adds the zero point as it does per run.
+    fn integer_short_runs(
+        &self,
+        src: &[u8],
+        scales: &[f32],
+        zeros: &[f64],
+        start: usize,
+        integer: Option<(i64, i64)>,
+        s: &mut Scratch,
+    ) -> bool {
+        let Some((qmin, qmax)) = integer else { return false };
+        if self.specials != QuantizeSpecials::SaturateNanToMin || zeros.len() != 1 {
+            return false;
+        }
+        let mask = self.target.code_mask() as u16;
+        let Some(quantizer) = IntegerQuantizer::new(1.0, zeros[0] as i32, qmin as i32, qmax as i32, mask) else {
+            return false;
+        };
+        let len = src.len() / 4;
+        s.bytes.resize(4 * len, 0);
+        let quotients = &mut s.bytes;
+        self.groups.for_each_run(start, len, |at, run, k| {
+            let d = scales[k];
+            let (out, from) = (&mut quotients[4 * at..4 * (at + run)], &src[4 * at..4 * (at + run)]);
+            for (o, b) in out.chunks_exact_mut(4).zip(from.chunks_exact(4)) {
+                o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
+            }
+        });
+        s.codes.resize(len, 0);
+        quantizer.run(&s.bytes, &mut s.codes);
+        true
     }
 
     /// float32 `x` into a float target: the float32 quotients (plus the zero point where the
