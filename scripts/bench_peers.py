@@ -26,7 +26,7 @@ figures including every sample and lowbit's own copy and reference-path figures.
 With --quantize, the quantization rows instead (see `quantize_main`): QuantizeLinear float32 ->
 INT8, INT4, UINT4, FLOAT8E4M3FN with one scale and with blocks of 32 along the last axis, timed in
 lowbit (`lowbit bench --quantize`, in process), the onnx reference (`ReferenceEvaluator` on a
-one-node model, on --reference-elements elements: it is slow) and onnxruntime (one-node model, one
+one-node model, on --reference-elements elements, default all) and onnxruntime (one-node model, one
 thread, IO binding); and MX quantize/dequantize (`lowbit bench --mx`) against the naive numpy
 formula (ml_dtypes element types, one byte per element, no packing).
 """
@@ -543,8 +543,8 @@ def main():
     ap.add_argument("--quant-targets", default=",".join(QUANT_TARGETS),
                     help="QuantizeLinear output types (--quantize)")
     ap.add_argument("--mx-formats", default="mxfp8e4m3,mxfp4", help="MX formats (--quantize); empty for none")
-    ap.add_argument("--reference-elements", type=int, default=1 << 20,
-                    help="elements for the onnx reference (--quantize; a multiple of 1024)")
+    ap.add_argument("--reference-elements", type=int,
+                    help="elements for the onnx reference (--quantize; a multiple of 1024; default --elements)")
     args = ap.parse_args()
     if args.string_elements is None:
         args.string_elements = max(1, args.elements // 16)
@@ -554,6 +554,8 @@ def main():
     versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                 "onnxruntime": ort.__version__, "onnx": onnx.__version__, "python": platform.python_version()}
     if args.quantize:
+        if args.reference_elements is None:
+            args.reference_elements = args.elements
         if args.elements % ROW or args.reference_elements < ROW:
             ap.error(f"--quantize takes --elements as a multiple of {ROW} and --reference-elements >= {ROW}")
         return quantize_main(args, versions)

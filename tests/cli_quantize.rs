@@ -550,7 +550,8 @@ fn long_runs_of_one_scale_follow_the_formula() {
         }
     };
     // (x shape, scale shape, --block-size, --axis, zero point shape or none, dtype)
-    let cases: [(&[usize], &[usize], Option<usize>, i64, Option<&[usize]>, DType); 6] = [
+    type Case = (&'static [usize], &'static [usize], Option<usize>, i64, Option<&'static [usize]>, DType);
+    let cases: [Case; 6] = [
         (&[8, 96], &[8, 3], Some(32), -1, None, DType::Int8),
         (&[8, 96], &[8, 3], Some(32), -1, Some(&[8, 3]), DType::Int8),
         (&[8, 96], &[8, 3], Some(32), -1, None, DType::Uint4),

@@ -78,8 +78,11 @@ fn only_output(result: lowbit::Result<Vec<(String, Tensor)>>) -> Tensor {
 /// not charged, what a node makes is).
 const N: usize = 1 << 20;
 
+/// An op type, a one-node model of it, and its inputs.
+type BudgetCase = (&'static str, ModelProto, Vec<(&'static str, Tensor)>);
+
 /// The budget tests' models: one node of each op over N elements, and its inputs.
-fn budget_cases() -> Vec<(&'static str, ModelProto, Vec<(&'static str, Tensor)>)> {
+fn budget_cases() -> Vec<BudgetCase> {
     let x = floats(N);
     let halves = floats(N).reshape(vec![N / 2, 2]).unwrap();
     let q = int8s(vec![N], &vec![5; N]);

@@ -442,7 +442,9 @@ mod tests {
     /// `for_each_run` gives, run by run, what `indices` gives element by element, from any start.
     #[test]
     fn runs_agree_with_indices() {
-        let cases: [(&[usize], &[usize], Option<i64>, Option<i64>); 6] = [
+        // (x shape, scale shape, axis, block size)
+        type Case = (&'static [usize], &'static [usize], Option<i64>, Option<i64>);
+        let cases: [Case; 6] = [
             (&[2, 5], &[2, 3], Some(1), Some(2)),
             (&[3, 4, 5], &[3, 2, 5], Some(1), Some(3)),
             (&[2, 3, 2], &[3], Some(1), None),
