@@ -22,6 +22,13 @@ run rewrites its input and the script checks it is the same bytes as the first o
 
 Prints a markdown table of M elements/s (stdout; progress goes to stderr) and, with --json, all the
 figures including every sample and lowbit's own copy and reference-path figures.
+
+With --quantize, the quantization rows instead (see `quantize_main`): QuantizeLinear float32 ->
+INT8, INT4, UINT4, FLOAT8E4M3FN with one scale and with blocks of 32 along the last axis, timed in
+lowbit (`lowbit bench --quantize`, in process), the onnx reference (`ReferenceEvaluator` on a
+one-node model, on --reference-elements elements, default all) and onnxruntime (one-node model, one
+thread, IO binding); and MX quantize/dequantize (`lowbit bench --mx`) against the naive numpy
+formula (ml_dtypes element types, one byte per element, no packing).
 """
 import argparse
 import ctypes
@@ -37,7 +44,8 @@ import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import onnx_dtypes  # scripts/onnx_dtypes.py
 
@@ -294,6 +302,233 @@ def table(results, args, versions):
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------------------------------
+# Quantization rows (--quantize)
+# ------------------------------------------------------------------------------------------------
+
+QUANT_TARGETS = ("INT8", "INT4", "UINT4", "FLOAT8E4M3FN")
+QUANT_BLOCK = 32
+ROW = 1024  # lowbit bench's quantization input is [elements / 1024, 1024]
+# What lowbit bench's scales are made from: 400 / the target's largest finite value.
+LARGEST = {"INT8": 127, "UINT8": 255, "INT4": 7, "UINT4": 15, "INT16": 32767, "UINT16": 65535,
+           "FLOAT8E4M3FN": 448, "FLOAT8E5M2": 57344}
+# MX formats: ml_dtypes element type, emax of the element format, largest element magnitude.
+MX = {"mxfp8e4m3": (ml_dtypes.float8_e4m3fn, 8, 448.0), "mxfp8e5m2": (ml_dtypes.float8_e5m2, 15, 57344.0),
+      "mxfp6e2m3": (ml_dtypes.float6_e2m3fn, 2, 7.5), "mxfp6e3m2": (ml_dtypes.float6_e3m2fn, 4, 28.0),
+      "mxfp4": (ml_dtypes.float4_e2m1fn, 2, 6.0), "mxint8": (None, 0, 127 / 64)}
+# onnxruntime runs QuantizeLinear up to opset 25; output_dtype exists from 21.
+QUANT_OPSET = 23
+
+
+def linear_scales(to, count):
+    """lowbit bench's scales (src/bench.rs `linear_scales`), in float32 arithmetic as there."""
+    s0 = np.float32(400.0 / LARGEST[to])
+    b = np.arange(count)
+    return (s0 * (np.float32(1) + (b % 4).astype(np.float32) / np.float32(4))).astype(np.float32)
+
+
+def quantize_model(to, rows, block):
+    """QuantizeLinear(x [rows, 1024] FLOAT, scale initializer) -> `to` via output_dtype."""
+    to_t = T.DataType.Value(to)
+    if block is None:
+        scale = linear_scales(to, 1).reshape(())
+        attrs = {"output_dtype": to_t}
+    else:
+        scale = linear_scales(to, rows * (ROW // block)).reshape(rows, ROW // block)
+        attrs = {"output_dtype": to_t, "axis": 1, "block_size": block}
+    x = helper.make_tensor_value_info("x", T.FLOAT, [rows, ROW])
+    y = helper.make_tensor_value_info("y", to_t, [rows, ROW])
+    node = helper.make_node("QuantizeLinear", ["x", "scale"], ["y"], **attrs)
+    graph = helper.make_graph([node], "q", [x], [y], initializer=[numpy_helper.from_array(scale, "scale")])
+    opsets = [helper.make_opsetid("", QUANT_OPSET)]
+    m = helper.make_model(graph, opset_imports=opsets)
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    return m
+
+
+def lowbit_quant_run(lowbit, extra, n, written):
+    cmd = [str(lowbit.path), "bench", *extra, "--elements", str(n), "--reps", "3", "--json",
+           "--write-input", str(written)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"`{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()}")
+    report = json.loads(p.stdout)
+    data = written.read_bytes()
+    written.unlink()
+    return report["m_elements_per_s"], data
+
+
+def best_rate(fn, n, reps):
+    fn()  # warm-up
+    return max(m_per_s(fn, n) for _ in range(reps))
+
+
+def bench_linear(lowbit, workdir, to, block, n, ref_n, rounds, reps):
+    extra = ["--quantize", "--to", to] + ([] if block is None else ["--block-size", str(block)])
+    samples = {"lowbit": [], "lowbit_copy": [], "onnxruntime": [], "onnx_reference": []}
+    errors = {}
+    figures, raw = lowbit_quant_run(lowbit, extra, n, workdir / "q-input")
+    x = np.frombuffer(raw, dtype=np.float32).reshape(n // ROW, ROW)
+    peers = {}
+    try:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(quantize_model(to, n // ROW, block).SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        xv = ort.OrtValue.ortvalue_from_numpy(x)
+        yv = ort.OrtValue.ortvalue_from_shape_and_type([n // ROW, ROW], T.DataType.Value(to))
+        binding = sess.io_binding()
+        binding.bind_ortvalue_input("x", xv)
+        binding.bind_ortvalue_output("y", yv)
+        peers["onnxruntime"] = (lambda: sess.run_with_iobinding(binding), n)
+    except Exception as e:
+        errors["onnxruntime"] = error_line(e)
+    try:
+        ref_rows = max(1, ref_n // ROW)
+        ref = ReferenceEvaluator(quantize_model(to, ref_rows, block))
+        x_ref = np.ascontiguousarray(x[:ref_rows])
+        peers["onnx_reference"] = (lambda: ref.run(None, {"x": x_ref}), ref_rows * ROW)
+    except Exception as e:
+        errors["onnx_reference"] = error_line(e)
+    for key, (fn, count) in list(peers.items()):
+        try:
+            fn()
+        except Exception as e:
+            errors[key] = error_line(e)
+            del peers[key]
+    samples["lowbit"].append(figures["lowbit"])
+    samples["lowbit_copy"].append(figures["copy"])
+    systems = list(peers) + ["lowbit"]
+    for r in range(rounds):
+        print(f"  {to} {'one scale' if block is None else f'blocks of {block}'}: round {r + 1}/{rounds}",
+              file=sys.stderr)
+        for system in systems[r % len(systems):] + systems[:r % len(systems)]:
+            if system == "lowbit":
+                if r > 0:
+                    figures, again = lowbit_quant_run(lowbit, extra, n, workdir / "q-input")
+                    if again != raw:
+                        raise RuntimeError("lowbit measured other input bytes than in its first run")
+                    samples["lowbit"].append(figures["lowbit"])
+                    samples["lowbit_copy"].append(figures["copy"])
+            else:
+                fn, count = peers[system]
+                samples[system] += [m_per_s(fn, count) for _ in range(reps)]
+    best = {k: max(v) if v else None for k, v in samples.items()}
+    return {"to": to, "block_size": block, "elements": n, "reference_elements": max(1, ref_n // ROW) * ROW,
+            "opset": QUANT_OPSET, "samples": samples, "errors": errors, "m_elements_per_s": best}
+
+
+def numpy_mx(fmt, x):
+    """The naive formula: per block of 32 along the last axis, X = 2^(floor(log2(amax)) - emax)
+    clamped to [2^-127, 2^127]; elements = x / X clipped to the element's range, to its type."""
+    elem, emax, largest = MX[fmt]
+    blocks = x.reshape(x.shape[0], -1, QUANT_BLOCK)
+
+    def quantize():
+        with np.errstate(all="ignore"):
+            amax = np.max(np.abs(blocks), axis=-1, keepdims=True)
+            e = np.clip(np.floor(np.log2(amax)) - emax, -127, 127)
+            scale = np.exp2(e).astype(np.float32)
+            q = np.clip(blocks / scale, -largest, largest)
+            codes = np.round(q * 64).astype(np.int8) if elem is None else q.astype(elem)
+        return codes, scale
+
+    codes, scale = quantize()
+
+    def dequantize():
+        values = codes.astype(np.float32) / np.float32(64) if elem is None else codes.astype(np.float32)
+        return values * scale
+
+    return quantize, dequantize
+
+
+def bench_mx(lowbit, workdir, fmt, n, rounds, reps):
+    samples = {"lowbit_quantize": [], "lowbit_dequantize": [], "lowbit_copy": [], "numpy_quantize": [],
+               "numpy_dequantize": []}
+    figures, raw = lowbit_quant_run(lowbit, ["--mx", fmt], n, workdir / "mx-input")
+    x = np.frombuffer(raw, dtype=np.float32).reshape(n // ROW, ROW)
+    quantize, dequantize = numpy_mx(fmt, x)
+    for r in range(rounds):
+        print(f"  {fmt}: round {r + 1}/{rounds}", file=sys.stderr)
+        if r > 0:
+            figures, _ = lowbit_quant_run(lowbit, ["--mx", fmt], n, workdir / "mx-input")
+        samples["lowbit_quantize"].append(figures["lowbit"])
+        samples["lowbit_dequantize"].append(figures["dequantize"])
+        samples["lowbit_copy"].append(figures["copy"])
+        samples["numpy_quantize"] += [m_per_s(quantize, n) for _ in range(reps)]
+        samples["numpy_dequantize"] += [m_per_s(dequantize, n) for _ in range(reps)]
+    best = {k: max(v) if v else None for k, v in samples.items()}
+    return {"format": fmt, "elements": n, "samples": samples, "m_elements_per_s": best}
+
+
+def ratio(a, b):
+    return "-" if a is None or b is None else f"{a / b:.2f}x"
+
+
+def quantize_table(linear, mx, args, versions):
+    lines = [f"Single thread, M elements/s, best of {args.rounds} interleaved rounds; {args.elements} float32 "
+             f"elements as [{args.elements // ROW}, {ROW}] (the onnx reference: "
+             f"{linear[0]['reference_elements'] if linear else '-'}); {cpu_name()}.", "",
+             f"| QuantizeLinear FLOAT -> | scales | lowbit | onnx reference {versions['onnx']} "
+             f"| onnxruntime {versions['onnxruntime']} | lowbit / reference | lowbit / onnxruntime | lowbit / copy |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in linear:
+        b = r["m_elements_per_s"]
+        scales = "one" if r["block_size"] is None else f"blocks of {r['block_size']}"
+        lines.append(f"| {r['to']} | {scales} | {fmt(b['lowbit'])} | {fmt(b['onnx_reference'])} "
+                     f"| {fmt(b['onnxruntime'])} | {ratio(b['lowbit'], b['onnx_reference'])} "
+                     f"| {ratio(b['lowbit'], b['onnxruntime'])} | {ratio(b['lowbit'], b['lowbit_copy'])} |")
+    if mx:
+        lines += ["", f"| MX (blocks of {QUANT_BLOCK}) | lowbit quantize | numpy quantize | ratio "
+                      "| lowbit dequantize | numpy dequantize | ratio |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in mx:
+            b = r["m_elements_per_s"]
+            lines.append(f"| {r['format']} | {fmt(b['lowbit_quantize'])} | {fmt(b['numpy_quantize'])} "
+                         f"| {ratio(b['lowbit_quantize'], b['numpy_quantize'])} | {fmt(b['lowbit_dequantize'])} "
+                         f"| {fmt(b['numpy_dequantize'])} | {ratio(b['lowbit_dequantize'], b['numpy_dequantize'])} |")
+    notes = [f"QuantizeLinear: one-node model, opset {QUANT_OPSET}, FLOAT x, FLOAT scale initializer "
+             "(400 / the target's largest value; per block times 1, 1.25, 1.5, 1.75), no zero point, "
+             "output_dtype; lowbit computes version 28 (`lowbit bench --quantize`, in process, output "
+             "buffer allocated once); onnxruntime: one thread, optimisations off, IO binding; the onnx "
+             "reference allocates its output each run.",
+             "MX numpy: the spec's formula in numpy with ml_dtypes element types (one byte per element, "
+             "not packed; MXINT8 as round(q * 64)); lowbit packs as ONNX does."]
+    for r in linear:
+        for system, message in r["errors"].items():
+            notes.append(f"{r['to']} {'one scale' if r['block_size'] is None else 'blocked'}, {system}: {message}")
+    lines.append("")
+    lines += [f"{i}. {note}" for i, note in enumerate(notes, 1)]
+    return "\n".join(lines)
+
+
+def quantize_main(args, versions):
+    linear, mx = [], []
+    with tempfile.TemporaryDirectory(prefix="bench_peers-") as tmp:
+        workdir = pathlib.Path(tmp)
+        lowbit = Lowbit(args.lowbit, workdir)
+        usage = subprocess.run([str(args.lowbit), "bench", "--help"], capture_output=True, text=True).stdout
+        if "--quantize" not in usage:
+            sys.exit(f"{args.lowbit} has no `bench --quantize`: it is older than this script")
+        for to in args.quant_targets.split(","):
+            for block in (None, QUANT_BLOCK):
+                print(f"QuantizeLinear FLOAT->{to} {block}", file=sys.stderr)
+                linear.append(bench_linear(lowbit, workdir, to.strip().upper(), block, args.elements,
+                                           args.reference_elements, args.rounds, args.reps))
+        for fmt_name in [f for f in args.mx_formats.split(",") if f]:
+            print(f"MX {fmt_name}", file=sys.stderr)
+            mx.append(bench_mx(lowbit, workdir, fmt_name.strip(), args.elements, args.rounds, args.reps))
+    print(quantize_table(linear, mx, args, versions))
+    if args.json:
+        args.json.write_text(json.dumps({
+            "versions": versions, "cpu": cpu_name(), "lowbit": str(args.lowbit), "elements": args.elements,
+            "rounds": args.rounds, "reps": args.reps, "unit": "M elements/s", "quantize_linear": linear,
+            "mx": mx}, indent=2, default=str) + "\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=parse_pairs, default=parse_pairs(DEFAULT_PAIRS),
@@ -304,6 +539,12 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="runs of each peer per round")
     ap.add_argument("--json", type=pathlib.Path, help="also write every figure here")
     ap.add_argument("--lowbit", type=pathlib.Path, default=ROOT / "target" / "release" / "lowbit")
+    ap.add_argument("--quantize", action="store_true", help="the quantization rows instead of the Cast pairs")
+    ap.add_argument("--quant-targets", default=",".join(QUANT_TARGETS),
+                    help="QuantizeLinear output types (--quantize)")
+    ap.add_argument("--mx-formats", default="mxfp8e4m3,mxfp4", help="MX formats (--quantize); empty for none")
+    ap.add_argument("--reference-elements", type=int,
+                    help="elements for the onnx reference (--quantize; a multiple of 1024; default --elements)")
     args = ap.parse_args()
     if args.string_elements is None:
         args.string_elements = max(1, args.elements // 16)
@@ -312,6 +553,12 @@ def main():
 
     versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                 "onnxruntime": ort.__version__, "onnx": onnx.__version__, "python": platform.python_version()}
+    if args.quantize:
+        if args.reference_elements is None:
+            args.reference_elements = args.elements
+        if args.elements % ROW or args.reference_elements < ROW:
+            ap.error(f"--quantize takes --elements as a multiple of {ROW} and --reference-elements >= {ROW}")
+        return quantize_main(args, versions)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_peers-") as tmp:
         lowbit = Lowbit(args.lowbit, pathlib.Path(tmp))

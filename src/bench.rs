@@ -250,6 +250,187 @@ fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
+// ------------------------------------------------------------------------------------------------
+// Quantization: `lowbit bench --quantize` and `lowbit bench --mx`
+// ------------------------------------------------------------------------------------------------
+
+/// The length of the last axis of the quantization benchmarks' input `[elements / 1024, 1024]`:
+/// blocks run along it.
+pub const QUANTIZE_ROW: usize = 1024;
+
+/// What a quantization benchmark times, on float32 input of shape `[elements / 1024, 1024]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantizeOp {
+    /// ONNX QuantizeLinear at [`crate::cli_quantize::LINEAR_OPSET`] into `to` (no zero point;
+    /// `output_dtype`): one scale ([`linear_scales`]) for the tensor, or one per block of
+    /// `block_size` along the last axis.
+    Linear { to: DType, block_size: Option<usize> },
+    /// MX quantize (scales and elements) and dequantize (to float32), blocks of `block_size`
+    /// along the last axis.
+    Mx { format: crate::quant::mx::MxFormat, block_size: usize },
+}
+
+/// A quantization benchmark.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantizeConfig {
+    pub op: QuantizeOp,
+    pub elements: usize,
+    /// Timed runs; the best is kept.
+    pub reps: usize,
+}
+
+/// Throughputs of a quantization benchmark in million elements per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuantizeReport {
+    pub op: QuantizeOp,
+    pub elements: usize,
+    /// QuantizeLinear, or MX quantize, into buffers allocated once.
+    pub quantize: f64,
+    /// MX dequantize into a float32 buffer allocated once.
+    pub dequantize: Option<f64>,
+    /// A copy of the float32 input's bytes.
+    pub copy: f64,
+}
+
+/// The scales of the QuantizeLinear benchmark, reproducible by the peer scripts: `s0 = 400 / M`
+/// rounded to float32, where M is the largest finite value of `to` (the input's finite values lie
+/// within ±347), and for block `b` (row-major over the scales) `s0 * (1 + (b % 4) / 4)` in float32.
+pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
+    let largest = match to.kind() {
+        Kind::Integer { bits, signed } => crate::dtype::integer_bounds(bits, signed).1 as f64,
+        Kind::Float(f) => f.to_f64(f.max_code()),
+        _ => {
+            return Err(Error::InvalidOp {
+                op: "bench --quantize".into(),
+                message: format!("{to} is not a quantized type"),
+            })
+        }
+    };
+    let s0 = (400.0 / largest) as f32;
+    Ok((0..count).map(|b| s0 * (1.0 + (b % 4) as f32 / 4.0)).collect())
+}
+
+/// Runs a quantization benchmark; returns the report and the input it used.
+pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)> {
+    use crate::quant::mx::{self, MxOptions};
+    use crate::quant::QuantizeAttributes;
+    let QuantizeConfig { op, elements: n, reps } = *config;
+    if n == 0 || n > MAX_ELEMENTS || n % QUANTIZE_ROW != 0 {
+        return Err(Error::TooLarge {
+            what: format!(
+                "--elements {n}: a quantization benchmark takes a multiple of {QUANTIZE_ROW} elements, up to \
+                 {MAX_ELEMENTS}"
+            ),
+        });
+    }
+    // The input, its copy's two buffers, a float32 output (MX dequantize) and smaller outputs.
+    check_memory(DType::Float, DType::Float, n, 4 * n)?;
+    let shape = vec![n / QUANTIZE_ROW, QUANTIZE_ROW];
+    let data = input(DType::Float, n)?.reshape(shape.clone())?;
+    let raw = data.raw().expect("float32 input is raw");
+    let mut copy_dst = vec![0u8; raw.len()];
+    let copy = best_of(reps, || {
+        copy_dst.copy_from_slice(std::hint::black_box(raw));
+        std::hint::black_box(&copy_dst);
+        Ok(())
+    })?;
+    drop(copy_dst);
+    let (quantize, dequantize) = match op {
+        QuantizeOp::Linear { to, block_size } => {
+            let (scale, axis) = match block_size {
+                None => (Tensor::from_f32(&linear_scales(to, 1)?).reshape(vec![])?, None),
+                Some(b) => {
+                    let blocks = QUANTIZE_ROW.div_ceil(b.max(1));
+                    let scales = linear_scales(to, shape[0] * blocks)?;
+                    (Tensor::from_f32(&scales).reshape(vec![shape[0], blocks])?, Some(1))
+                }
+            };
+            let attrs = QuantizeAttributes {
+                axis,
+                block_size: block_size.map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
+                output_dtype: Some(i64::from(to.onnx_number())),
+                ..QuantizeAttributes::default()
+            };
+            let mut out = vec![0u8; packing::raw_len(to, n)?];
+            let opset = crate::cli_quantize::LINEAR_OPSET;
+            let profile = crate::profile::Profile::Spec;
+            let q = best_of(reps, || {
+                crate::quant::linear::quantize_linear_into(&data, &scale, None, &attrs, opset, profile, &mut out)
+                    .map(drop)
+            })?;
+            (q, None)
+        }
+        QuantizeOp::Mx { format, block_size } => {
+            let opts = MxOptions { block_size, ..MxOptions::new(format) };
+            let mut scales = vec![0u8; mx::scales_shape(&shape, -1, block_size)?.iter().product()];
+            let mut elements = vec![0u8; packing::raw_len(format.element_dtype(), n)?];
+            let q = best_of(reps, || mx::quantize_into(DType::Float, &shape, raw, &opts, &mut scales, &mut elements))?;
+            let mut out = vec![0u8; 4 * n];
+            let d = best_of(reps, || mx::dequantize_into(&shape, &elements, &scales, &opts, &mut out))?;
+            (q, Some(d))
+        }
+    };
+    let per_s = |t: f64| n as f64 / t / 1e6;
+    let report = QuantizeReport {
+        op,
+        elements: n,
+        quantize: per_s(quantize),
+        dequantize: dequantize.map(per_s),
+        copy: per_s(copy),
+    };
+    Ok((report, data))
+}
+
+impl QuantizeReport {
+    fn describe(&self) -> String {
+        match self.op {
+            QuantizeOp::Linear { to, block_size: None } => format!("QuantizeLinear FLOAT -> {to}, one scale"),
+            QuantizeOp::Linear { to, block_size: Some(b) } => {
+                format!("QuantizeLinear FLOAT -> {to}, blocks of {b} along the last axis")
+            }
+            QuantizeOp::Mx { format, block_size } => format!("MX {} quantize, blocks of {block_size}", format.name()),
+        }
+    }
+
+    /// The JSON object of `lowbit bench --quantize/--mx --json`.
+    #[must_use]
+    pub fn json(&self) -> String {
+        let mut figures = serde_json::json!({ "lowbit": round1(self.quantize), "copy": round1(self.copy) });
+        if let Some(d) = self.dequantize {
+            figures["dequantize"] = serde_json::json!(round1(d));
+        }
+        let (op, to, block_size) = match self.op {
+            QuantizeOp::Linear { to, block_size } => ("QuantizeLinear", to.onnx_name().to_string(), block_size),
+            QuantizeOp::Mx { format, block_size } => ("MX", format.name().to_string(), Some(block_size)),
+        };
+        serde_json::json!({
+            "op": op,
+            "from": "FLOAT",
+            "to": to,
+            "block_size": block_size,
+            "elements": self.elements,
+            "shape": [self.elements / QUANTIZE_ROW, QUANTIZE_ROW],
+            "threads": 1,
+            "m_elements_per_s": figures,
+        })
+        .to_string()
+    }
+
+    /// The human-readable report.
+    #[must_use]
+    pub fn table(&self) -> String {
+        let mut rows = vec![(self.describe(), self.quantize)];
+        if let (QuantizeOp::Mx { format, .. }, Some(d)) = (self.op, self.dequantize) {
+            rows.push((format!("MX {} dequantize to FLOAT", format.name()), d));
+        }
+        rows.push(("copy of the float32 input (baseline)".to_string(), self.copy));
+        rows.iter()
+            .map(|(name, v)| format!("{name:<60} {v:>9.1} M elements/s  {:>7.3} x copy", v / self.copy))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// What `lowbit bench --sweep` measured: every float32 bit pattern through one plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sweep {
@@ -383,6 +564,36 @@ mod tests {
         assert!(values[3..997].iter().all(|v| v.is_finite()));
         assert_eq!(input(DType::Int4, 5).unwrap().raw().unwrap().len(), 3);
         assert_eq!(input(DType::String, 4).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn quantize_scales_follow_the_documented_rule() {
+        // INT8: 400 / 127 = 3.1496..., then times 1, 1.25, 1.5, 1.75, 1.
+        let s = linear_scales(DType::Int8, 5).unwrap();
+        let s0 = (400.0f64 / 127.0) as f32;
+        assert_eq!(s, [s0, s0 * 1.25, s0 * 1.5, s0 * 1.75, s0]);
+        // E4M3FN's largest value is 448; INT4's 7.
+        assert_eq!(linear_scales(DType::Float8E4M3FN, 1).unwrap(), [(400.0f64 / 448.0) as f32]);
+        assert_eq!(linear_scales(DType::Int4, 1).unwrap(), [(400.0f64 / 7.0) as f32]);
+        assert!(linear_scales(DType::String, 1).is_err());
+    }
+
+    #[test]
+    fn quantize_benchmarks_run_and_check_their_counts() {
+        let config = QuantizeConfig {
+            op: QuantizeOp::Linear { to: DType::Int4, block_size: Some(32) },
+            elements: 4096,
+            reps: 1,
+        };
+        let (report, data) = run_quantize(&config).unwrap();
+        assert_eq!(data.shape(), [4, 1024]);
+        assert!(report.quantize > 0.0 && report.dequantize.is_none());
+        assert!(report.json().contains("\"block_size\":32"), "{}", report.json());
+        let mx = QuantizeOp::Mx { format: crate::quant::mx::MxFormat::Fp4E2M1, block_size: 32 };
+        let (report, _) = run_quantize(&QuantizeConfig { op: mx, ..config }).unwrap();
+        assert!(report.dequantize.is_some_and(|d| d > 0.0) && report.json().contains("\"dequantize\""));
+        let err = run_quantize(&QuantizeConfig { elements: 1000, ..config }).unwrap_err().to_string();
+        assert!(err.contains("multiple of 1024"), "{err}");
     }
 
     #[test]

@@ -36,31 +36,59 @@ impl Attributes {
     }
 }
 
-/// How `lowbit quantize` and `lowbit dequantize` map values to codes.
+/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
+/// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
+/// `lowbit::cli_quantize::ModeFlags::mode`.
 #[derive(clap::Args)]
 struct QuantMode {
     /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
-    /// mxint8 (INT8 elements with an implicit 2^-6).
-    #[arg(long, required = true, value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+    /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
+    #[arg(long, value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
     mx: Option<String>,
+    /// MX only: the FLOAT8E8M0 scales file.
+    #[arg(long, value_name = "S.pb")]
+    scales: Option<PathBuf>,
+    /// Linear only: the scale, a number (one FLOAT scale for the whole tensor, rounded once to
+    /// float32) or a TensorProto file (1-D: per axis; the input's rank with --block-size:
+    /// blocked). Must be positive and finite. A text that reads as a number is a number (write
+    /// ./0.5 for a file of that name).
+    #[arg(long, value_name = "NUMBER|S.pb", allow_hyphen_values = true)]
+    scale: Option<String>,
+    /// Linear only: the zero point, a number (exactly a value of the quantized type, repeated
+    /// over the scale's shape) or a TensorProto file of the scale's shape. Default: none (0).
+    #[arg(long, value_name = "NUMBER|Z.pb", allow_hyphen_values = true)]
+    zero_point: Option<String>,
+    /// Linear only: which implementation to be bit-exact with where they differ.
+    #[arg(long, value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+    profile: Option<String>,
 }
 
 impl QuantMode {
-    fn mode(&self) -> lowbit::Result<lowbit::cli_quantize::Mode> {
-        let name = self.mx.as_deref().expect("clap requires --mx");
-        Ok(lowbit::cli_quantize::Mode::Mx(lowbit::quant::mx::MxFormat::parse(name)?))
+    fn flags(self, to: Option<String>) -> lowbit::cli_quantize::ModeFlags {
+        lowbit::cli_quantize::ModeFlags {
+            mx: self.mx,
+            scales: self.scales,
+            scale: self.scale,
+            zero_point: self.zero_point,
+            profile: self.profile,
+            to,
+            ..Default::default()
+        }
     }
 }
 
 /// The blocked axis and the block size.
 #[derive(clap::Args)]
 struct QuantBlocking {
-    /// Elements per block along --axis (at least 1). Default: 32 for MX.
+    /// Elements per block along --axis (at least 1). MX: default 32. Linear: blocked
+    /// quantization, with a scale file of the input's rank whose --axis is ceil(len / B) long (a
+    /// short last block is allowed).
     #[arg(long)]
     block_size: Option<usize>,
-    /// The blocked axis; negative counts from the last.
-    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
-    axis: i64,
+    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for MX, 1 for
+    /// linear (the ONNX attribute's default; ignored for a per-tensor scale).
+    #[arg(long, allow_hyphen_values = true)]
+    axis: Option<i64>,
 }
 
 impl QuantBlocking {
@@ -247,49 +275,88 @@ enum Command {
         /// be FLOAT), with a checksum of the outputs.
         #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
         sweep: bool,
+        /// Instead of a Cast: ONNX QuantizeLinear-28 from FLOAT into --to (no zero point; one
+        /// thread), on the input shaped [elements / 1024, 1024]: one scale, or with --block-size a
+        /// scale per block along the last axis. The scales are 400 / (--to's largest value) in
+        /// float32, times 1, 1.25, 1.5, 1.75 for blocks 0, 1, 2, 3 (mod 4), so peers can rebuild
+        /// them.
+        #[arg(long, conflicts_with_all = ["sweep", "mx", "threads"])]
+        quantize: bool,
+        /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
+        /// the input shaped [elements / 1024, 1024], blocks along the last axis.
+        #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+        mx: Option<String>,
+        /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
+        #[arg(long)]
+        block_size: Option<usize>,
     },
-    /// Quantize a TensorProto file. With --mx: OCP Microscaling (MX v1.0). IN (FLOAT, FLOAT16 or
-    /// BFLOAT16) is cut into blocks of --block-size along --axis (a short last block is a block of
-    /// its own); each block gets a power-of-two scale X = 2^(floor(log2(amax)) - emax), and its
-    /// elements are value / X rounded to nearest even and clamped. S.pb receives the scales
-    /// (FLOAT8E8M0, IN's shape with the blocked axis ceil(len / block size) long), E.pb the elements
-    /// (the element's ONNX type, packed as ONNX packs it): the x_scale and x of an ONNX
-    /// DequantizeLinear with block_size. Both files are written, or neither.
+    /// Quantize a TensorProto file, in one of two modes.
+    ///
+    /// --mx FORMAT: OCP Microscaling (MX v1.0). IN (FLOAT, FLOAT16 or BFLOAT16) is cut into blocks
+    /// of --block-size along --axis (a short last block is a block of its own); each block gets a
+    /// power-of-two scale X = 2^(floor(log2(amax)) - emax), and its elements are value / X rounded
+    /// to nearest even and clamped. --scales S.pb receives the scales (FLOAT8E8M0, IN's shape with
+    /// the blocked axis ceil(len / block size) long), --out the elements (the element's ONNX type,
+    /// packed as ONNX packs it): the x_scale and x of an ONNX DequantizeLinear with block_size.
+    /// Both files are written, or neither.
+    ///
+    /// --scale S: ONNX linear quantization, exactly ONNX QuantizeLinear-28 (the newest version
+    /// lowbit has; its type and attribute checks apply) with IN as x, S as y_scale, --zero-point as
+    /// y_zero_point, --to as output_dtype, and --axis, --block-size, --saturate as the attributes:
+    /// y = saturate(round_half_even(x / y_scale) + y_zero_point), packed as ONNX packs it.
+    ///
+    /// Examples: `lowbit quantize w.pb --mx mxfp4 --scales s.pb --out e.pb`;
+    /// `lowbit quantize x.pb --scale 0.05 --zero-point 3 --to int8 --out q.pb`;
+    /// `lowbit quantize w.pb --scale s.pb --block-size 32 --axis -1 --to int4 --out q.pb`.
     Quantize {
         #[command(flatten)]
         mode: QuantMode,
         #[command(flatten)]
         blocking: QuantBlocking,
-        /// MX: floor is the spec's scale (the largest elements may clamp); ceil takes the smallest
-        /// power of two that needs no clamping.
-        #[arg(long, default_value = "floor", value_parser = ["floor", "ceil"])]
-        scale_round: String,
+        /// Linear only: the output type (int8, uint8, int16, uint16, int4, uint4, int2, uint2, the
+        /// four float8, float4e2m1, float6e2m3, float6e3m2). Default: the --zero-point file's
+        /// type, else uint8 (as ONNX).
+        #[arg(long, value_name = "DTYPE")]
+        to: Option<String>,
+        /// Linear only: ONNX saturate for float8 outputs (1: out-of-range values and infinities
+        /// become the largest finite value; 0: infinity or NaN). Default 1.
+        #[arg(long, value_parser = ["0", "1"])]
+        saturate: Option<String>,
+        /// MX only: floor is the spec's scale (the largest elements may clamp); ceil takes the
+        /// smallest power of two that needs no clamping. Default floor.
+        #[arg(long, value_parser = ["floor", "ceil"])]
+        scale_round: Option<String>,
         /// The input TensorProto.
         input: PathBuf,
-        /// Where the scales go.
-        #[arg(long, value_name = "S.pb")]
-        scales: PathBuf,
-        /// Where the elements go.
-        #[arg(long, value_name = "E.pb")]
+        /// Where the output goes (MX: the elements).
+        #[arg(long, value_name = "OUT.pb")]
         out: PathBuf,
-        /// Largest IN.pb read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
+        /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
         #[arg(long, value_name = "BYTES")]
         max_input_bytes: Option<String>,
     },
-    /// Dequantize a TensorProto file of elements with its scales (from `lowbit quantize` or any
-    /// producer of the same layout) to FLOAT: element times its block's scale, rounded once. With
-    /// --mx, a NaN scale (0xFF) gives NaN for its whole block.
+    /// Dequantize a TensorProto file, in one of two modes.
+    ///
+    /// --mx FORMAT: the elements with their --scales (from `lowbit quantize --mx` or any producer
+    /// of the same layout) to FLOAT: element times its block's scale, rounded once. A NaN scale
+    /// (0xFF) gives NaN for its whole block.
+    ///
+    /// --scale S: exactly ONNX DequantizeLinear-28 with IN as x, S as x_scale, --zero-point as
+    /// x_zero_point (a number takes x's type), --to as output_dtype, --axis and --block-size as
+    /// the attributes: y = (x - x_zero_point) * x_scale.
+    ///
+    /// Example: `lowbit dequantize q.pb --scale 0.05 --zero-point 3 --out x2.pb`.
     Dequantize {
         #[command(flatten)]
         mode: QuantMode,
         #[command(flatten)]
         blocking: QuantBlocking,
-        /// The elements TensorProto.
+        /// Linear only: the output type, float, float16 or bfloat16. Default float.
+        #[arg(long, value_name = "DTYPE")]
+        to: Option<String>,
+        /// The input TensorProto (MX: the elements).
         input: PathBuf,
-        /// The scales TensorProto.
-        #[arg(long, value_name = "S.pb")]
-        scales: PathBuf,
-        /// Where the FLOAT result goes.
+        /// Where the result goes.
         #[arg(long, value_name = "OUT.pb")]
         out: PathBuf,
         /// Largest input file read (suffixes as above). Default: 4G.
@@ -474,6 +541,35 @@ fn run(cli: Cli) -> Result<String, Failure> {
             let sweep = lowbit::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
             Ok(if json { sweep.json() } else { sweep.table() })
         }
+        Command::Bench { from, to, elements, reps, json, write_input, quantize, mx, block_size, .. }
+            if quantize || mx.is_some() =>
+        {
+            if lowbit::DType::parse(&from)? != lowbit::DType::Float {
+                return Err(lowbit::Error::InvalidOp {
+                    op: "bench --quantize/--mx".into(),
+                    message: format!("the quantization benchmarks take float32 input; --from is {from}"),
+                }
+                .into());
+            }
+            let op = match mx {
+                Some(format) => lowbit::bench::QuantizeOp::Mx {
+                    format: lowbit::quant::mx::MxFormat::parse(&format)?,
+                    block_size: block_size.unwrap_or(lowbit::quant::mx::DEFAULT_BLOCK_SIZE),
+                },
+                None => lowbit::bench::QuantizeOp::Linear { to: lowbit::DType::parse(&to)?, block_size },
+            };
+            let config = lowbit::bench::QuantizeConfig { op, elements, reps: reps.max(1) };
+            let (report, input) = lowbit::bench::run_quantize(&config)?;
+            if let Some(path) = write_input {
+                lowbit::bench::write_input(&path, &input)?;
+            }
+            Ok(if json { report.json() } else { report.table() })
+        }
+        Command::Bench { block_size: Some(_), .. } => Err(lowbit::Error::InvalidOp {
+            op: "bench".into(),
+            message: "--block-size goes with --quantize or --mx".into(),
+        }
+        .into()),
         Command::Bench { from, to, elements, threads, reps, attributes, json, write_input, .. } => {
             let config = lowbit::bench::Config {
                 from: lowbit::DType::parse(&from)?,
@@ -546,28 +642,26 @@ fn run(cli: Cli) -> Result<String, Failure> {
         | Command::Check { .. }
         | Command::Sweep { .. }
         | Command::Diff { .. } => unreachable!("handled in main"),
-        Command::Quantize { mode, blocking, scale_round, input, scales, out, max_input_bytes } => {
+        Command::Quantize { mode, blocking, to, saturate, scale_round, input, out, max_input_bytes } => {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
+            let flags = lowbit::cli_quantize::ModeFlags { saturate, scale_round, ..mode.flags(to) };
             let args = lowbit::cli_quantize::QuantizeArgs {
-                mode: mode.mode()?,
+                mode: flags.mode(lowbit::cli_quantize::Direction::Quantize)?,
                 blocking: blocking.blocking(),
-                scale_round: lowbit::quant::mx::ScaleRound::parse(&scale_round)?,
                 input,
-                scales,
                 out,
                 limits,
             };
             Ok(lowbit::cli_quantize::quantize(&args)?)
         }
-        Command::Dequantize { mode, blocking, input, scales, out, max_input_bytes } => {
+        Command::Dequantize { mode, blocking, to, input, out, max_input_bytes } => {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
             let args = lowbit::cli_quantize::DequantizeArgs {
-                mode: mode.mode()?,
+                mode: mode.flags(to).mode(lowbit::cli_quantize::Direction::Dequantize)?,
                 blocking: blocking.blocking(),
                 input,
-                scales,
                 out,
                 limits,
             };

@@ -44,6 +44,15 @@ fn err(op: &str, message: impl Into<String>) -> Error {
     Error::InvalidOp { op: shown_op(op), message: message.into() }
 }
 
+/// An op's error with the node it happened in. A budget error already names the node and stays
+/// as it is (its type is what callers match on).
+fn at_node(op: &str, site: &Site<'_>, e: Error) -> Error {
+    match e {
+        Error::OverBudget { .. } => e,
+        e => err(op, format!("{site}: {e}")),
+    }
+}
+
 /// An op type as error messages show it: a hostile 100,000-character op type is cut short.
 fn shown_op(op: &str) -> String {
     if op.chars().nth(100).is_none() {
@@ -789,7 +798,11 @@ impl Runner {
                 let x = input(0)?;
                 let bound = |k: usize, name: &str| -> Result<Option<Number>> {
                     if self.opset < 11 {
-                        return Ok(attr(node, name).and_then(|a| a.f).map(|f| Number::Float(f64::from(f))));
+                        // Clip-6's float attributes default to float32's lowest and largest values
+                        // (numeric_limits<float>), so an infinity is clipped even without them.
+                        let default = if name == "min" { f32::MIN } else { f32::MAX };
+                        let bound = attr(node, name).and_then(|a| a.f).unwrap_or(default);
+                        return Ok(Some(Number::Float(f64::from(bound))));
                     }
                     match optional(k) {
                         None => Ok(None),
@@ -846,7 +859,7 @@ impl Runner {
                     self.profile,
                     guard,
                 )
-                .map_err(|e| err(op, format!("{site}: {e}")))?
+                .map_err(|e| at_node(op, site, e))?
             }
             "DequantizeLinear" => {
                 guard.weight = work_per_element(op, false);
@@ -864,12 +877,12 @@ impl Runner {
                     self.profile,
                     guard,
                 )
-                .map_err(|e| err(op, format!("{site}: {e}")))?
+                .map_err(|e| at_node(op, site, e))?
             }
             "DynamicQuantizeLinear" => {
                 guard.weight = work_per_element(op, false);
                 let (y, scale, zero) = quant::dynamic::dynamic_guarded(input(0)?, self.opset, self.profile, guard)
-                    .map_err(|e| err(op, format!("{site}: {e}")))?;
+                    .map_err(|e| at_node(op, site, e))?;
                 return Ok(vec![Out::New(y), Out::New(scale), Out::New(zero)]);
             }
             "Ceil" | "Relu" => {
@@ -1172,10 +1185,8 @@ fn binary(op: &str, a: &Tensor, b: &Tensor, guard: &mut dyn AllocationGuard) -> 
             (Number::Float(x), Number::Float(y)) => Number::Float(match op {
                 "Add" => x + y,
                 "Sub" => x - y,
-                // numpy's maximum and minimum (and ONNX Max/Min): NaN propagates.
-                "Max" | "Min" if x.is_nan() || y.is_nan() => f64::NAN,
-                "Max" => x.max(y),
-                "Min" => x.min(y),
+                "Max" => numpy_maximum(x, y),
+                "Min" => numpy_minimum(x, y),
                 _ => x / y,
             }),
             (Number::Int(x), Number::Int(y)) => Number::Int(match op {
@@ -1249,16 +1260,37 @@ fn round_half_even(x: f64) -> f64 {
     }
 }
 
-/// numpy's `clip(x, low, high)`: `minimum(maximum(x, low), high)`, NaN propagating.
+/// numpy's `maximum` (ONNX Max, ReduceMax): a NaN operand propagates (the first, if both are);
+/// of two equal operands (+0 and -0) the second, as numpy gives them.
+fn numpy_maximum(x: f64, y: f64) -> f64 {
+    if x.is_nan() || (!y.is_nan() && x > y) {
+        x
+    } else {
+        y
+    }
+}
+
+/// numpy's `minimum`, as [`numpy_maximum`].
+fn numpy_minimum(x: f64, y: f64) -> f64 {
+    if x.is_nan() || (!y.is_nan() && x < y) {
+        x
+    } else {
+        y
+    }
+}
+
+/// numpy's `clip(x, low, high)` (the onnx reference's Clip): the low bound, then the high one; a
+/// NaN value or bound propagates; a value equal to a bound stays itself (so -0 clipped below at
+/// +0 stays -0, as numpy gives it).
 fn clip(v: Number, low: Option<Number>, high: Option<Number>) -> Result<Number> {
     let bounded = |v: Number, b: Option<Number>, keep_larger: bool| match (v, b) {
         (v, None) => v,
-        (Number::Float(x), Some(Number::Float(b))) => Number::Float(if x.is_nan() || b.is_nan() {
-            f64::NAN
-        } else if keep_larger {
-            x.max(b)
+        (Number::Float(x), Some(Number::Float(b))) => Number::Float(if x.is_nan() {
+            x
+        } else if b.is_nan() || (keep_larger && x < b) || (!keep_larger && x > b) {
+            b
         } else {
-            x.min(b)
+            x
         }),
         (Number::Int(x), Some(Number::Int(b))) => Number::Int(if keep_larger { x.max(b) } else { x.min(b) }),
         // Clip-6 bounds are float attributes on any input type: compared as floats.
@@ -1272,6 +1304,29 @@ fn clip(v: Number, low: Option<Number>, high: Option<Number>) -> Result<Number> 
         }
     };
     Ok(bounded(bounded(v, low, true), high, false))
+}
+
+/// What ReduceMax (`largest` false) or ReduceMin of no elements gives: "minus infinity (if
+/// supported by the datatype) or the minimum value of the data type otherwise" (ReduceMax's
+/// text; plus infinity or the maximum for ReduceMin), as the onnx reference gives it.
+fn empty_reduction(dtype: DType, largest: bool) -> Number {
+    match dtype.kind() {
+        Kind::Float(f) => {
+            // Formats without infinities take their largest magnitude: saturation gives it.
+            let saturate = f.infinity_code(false).is_none();
+            let code = round::encode(
+                f,
+                Value::Infinite { negative: !largest },
+                RoundingOptions { saturate, ..RoundingOptions::IEEE },
+            );
+            Number::Float(f64::from_bits(round::encode(&format::F64, f.decode(code), RoundingOptions::IEEE)))
+        }
+        Kind::Integer { bits, signed } => {
+            let (low, high) = crate::dtype::integer_bounds(bits, signed);
+            Number::Int(if largest { high } else { low })
+        }
+        _ => Number::Int(i128::from(largest)),
+    }
 }
 
 /// ReduceMax or ReduceMin over `axes` (all when absent or empty, unless `noop`), NaN propagating;
@@ -1307,9 +1362,6 @@ fn reduce(
     let out_shape: Vec<usize> = a.shape().iter().zip(&reduced).filter(|(_, &r)| !r).map(|(&d, _)| d).collect();
     let kept_shape: Vec<usize> = a.shape().iter().zip(&reduced).map(|(&d, &r)| if r { 1 } else { d }).collect();
     let m = element_count(&out_shape)?;
-    if a.is_empty() && m > 0 {
-        return Err(err(op, format!("reduces zero elements (input shape {})", shown_shape(a.shape()))));
-    }
     let bytes = packing::raw_len(dtype, m)?;
     guard.before_allocating(a.len(), bytes.saturating_add(m.saturating_mul(core::mem::size_of::<Option<Number>>())))?;
     let mut acc: Vec<Option<Number>> = vec![None; m];
@@ -1319,21 +1371,18 @@ fn reduce(
         let v = number(dtype, packing::get(dtype, src, i))?;
         acc[k] = Some(match (acc[k], v) {
             (None, v) => v,
-            (Some(Number::Float(x)), Number::Float(y)) => Number::Float(if x.is_nan() || y.is_nan() {
-                f64::NAN
-            } else if op == "ReduceMax" {
-                x.max(y)
-            } else {
-                x.min(y)
-            }),
+            (Some(Number::Float(x)), Number::Float(y)) => {
+                Number::Float(if op == "ReduceMax" { numpy_maximum(x, y) } else { numpy_minimum(x, y) })
+            }
             (Some(Number::Int(x)), Number::Int(y)) => Number::Int(if op == "ReduceMax" { x.max(y) } else { x.min(y) }),
             _ => unreachable!("one dtype"),
         });
     }
     let mut out = ops::zeroed(op, bytes)?;
+    // Only an empty input leaves an output element without a value.
+    let identity = empty_reduction(dtype, op == "ReduceMin");
     for (k, v) in acc.into_iter().enumerate() {
-        let v = v.ok_or_else(|| err(op, "reduces zero elements"))?;
-        packing::set(dtype, &mut out, k, encode_number(dtype, v));
+        packing::set(dtype, &mut out, k, encode_number(dtype, v.unwrap_or(identity)));
     }
     let shape = if keepdims { kept_shape } else { out_shape };
     Tensor::from_raw(dtype, shape, out)

@@ -30,6 +30,10 @@ use crate::value::{Exact, Value};
 /// chunk's scratch stays in cache.
 const CHUNK: usize = 16384;
 
+/// Runs of one scale shorter than this take [`Quantize::integer_short_runs`]: a call of the plan's
+/// loop per run costs more than the run's arithmetic below it.
+const SHORT_RUN: usize = 256;
+
 /// Bytes of scratch a call uses besides its output and the decoded scales and zero points.
 pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
 
@@ -247,6 +251,37 @@ pub(crate) fn quantize_guarded(
     Tensor::from_raw(q.target, x.shape().to_vec(), out)
 }
 
+/// [`quantize_linear`] into the caller's buffer (for timing the arithmetic without an allocation
+/// each call, as `lowbit bench --quantize` does): `out` must have the packed size of `x.len()`
+/// elements of the output type, which is returned (the zero point's type, else `output_dtype`,
+/// else UINT8). Every byte of `out` is written.
+pub fn quantize_linear_into(
+    x: &Tensor,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    attrs: &QuantizeAttributes,
+    opset: i64,
+    profile: Profile,
+    out: &mut [u8],
+) -> Result<DType> {
+    let q = quantize_checked(x, scale, zero_point, attrs, opset, profile)?;
+    let n = x.len();
+    let out_bytes = packing::raw_len(q.target, n)?;
+    if out.len() != out_bytes {
+        return Err(crate::error::Error::RawLength {
+            dtype: q.target.onnx_name(),
+            elements: n,
+            expected: out_bytes,
+            actual: out.len(),
+        });
+    }
+    let (scales, zeros) =
+        scales_and_zeros(scale, zero_point, ("y_scale", "y_zero_point"), &q.name, (n, out_bytes), &mut Unbudgeted)?;
+    let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
+    q.run(x.dtype(), raw, n, &scales, &zeros, out, profile)?;
+    Ok(q.target)
+}
+
 /// Charges `guard` with the output (`elements`, `out_bytes`), the scale and zero point values and the scratch
 /// of one call, then reads the scale's and the zero point's values (`names`; no zero point is 0).
 fn scales_and_zeros(
@@ -295,14 +330,24 @@ impl Quantize {
     ) -> Result<()> {
         let spec = CastOptions::default();
         let fast = x_dtype == DType::Float && self.division == DType::Float;
-        // Scales in the division precision (rounded once, as the operands of the division are).
-        let mut scales = scales.to_vec();
         let rounding = Rounding::new(self.division)?;
         let mut s = Scratch::default();
-        if let Some(r) = &rounding {
+        // Scales that are float32 values already (float32, float16, bfloat16 and E8M0 scales all
+        // are) are their own rounding to float32, the fast path's division precision: taken as
+        // they are, without a round trip through the plans (a blocked scale has many elements).
+        let as_f32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+        let already = fast && as_f32.iter().zip(scales).all(|(&a, &b)| f64::from(a) == b);
+        // Otherwise the scales in the division precision (rounded once, as the operands of the
+        // division are).
+        let mut scales = if already { Vec::new() } else { scales.to_vec() };
+        if let (Some(r), false) = (&rounding, already) {
             r.apply(&mut scales, &mut s.bytes, &mut s.wide)?;
         }
-        let scales32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+        let scales32: Vec<f32> = match (already, fast) {
+            (true, _) => as_f32,
+            (false, true) => scales.iter().map(|&v| v as f32).collect(),
+            (false, false) => Vec::new(),
+        };
         // x into the division precision, then widened (one plan when that precision is float64).
         let x_to_division = if fast { None } else { Some(Plan::new(x_dtype, self.division, &spec)?) };
         let division_to_f64 = match (&rounding, fast) {
@@ -321,16 +366,33 @@ impl Quantize {
         while start < n {
             let len = CHUNK.min(n - start);
             let src = &raw[start * x_width..(start + len) * x_width];
+            let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
+            // Runs of elements sharing a scale, found from the geometry: long enough to pay for a
+            // loop each (per tensor, per axis over a long inner extent, blocks along the last axis).
+            let by_runs = fast && self.groups.run_length() >= 8;
+            if by_runs
+                && self.groups.run_length() < SHORT_RUN
+                && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s)
+            {
+                packing::pack_u16(self.target, &s.codes, dst);
+                start += len;
+                continue;
+            }
+            if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes) {
+                packing::pack_u16(self.target, &s.codes, dst);
+                start += len;
+                continue;
+            }
+            if by_runs && self.float_runs(src, &scales32, zeros, start, &mut s.bytes) {
+                target_plan.as_ref().expect("float targets have a plan").run(&s.bytes, dst, len)?;
+                start += len;
+                continue;
+            }
             s.indices.resize(len, 0);
             if !self.groups.per_tensor {
                 self.groups.indices(start, &mut s.indices);
             }
-            let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
-            if fast && self.integer_runs(src, &scales32, zeros, &s.indices, integer, &mut s.codes) {
-                packing::pack_u16(self.target, &s.codes, dst);
-            } else if fast && self.float_runs(src, &scales32, zeros, &s.indices, &mut s.bytes) {
-                target_plan.as_ref().expect("float targets have a plan").run(&s.bytes, dst, len)?;
-            } else if fast {
+            if fast {
                 s.f32s.resize(len, 0.0);
                 if self.groups.per_tensor {
                     let d = scales32[0];
@@ -392,15 +454,15 @@ impl Quantize {
     }
 
     /// float32 `x` into an integer target under [`QuantizeSpecials::SaturateNanToMin`]: the plan's
-    /// quantizing loop over each run of elements that share a scale and a zero point. Fills
-    /// `codes`, or returns false (and leaves the chunk to the general path) where the loop does not
-    /// apply: another rule for the specials, or runs too short to pay for a call each.
+    /// quantizing loop over each run of elements that share a scale and a zero point (elements
+    /// `start..start + len` of `x`, `len` being `src`'s). Fills `codes`, or returns false (and
+    /// leaves the chunk to the general path) where the loop does not apply.
     fn integer_runs(
         &self,
         src: &[u8],
         scales: &[f32],
         zeros: &[f64],
-        indices: &[usize],
+        start: usize,
         integer: Option<(i64, i64)>,
         codes: &mut Vec<u16>,
     ) -> bool {
@@ -408,57 +470,69 @@ impl Quantize {
         if self.specials != QuantizeSpecials::SaturateNanToMin {
             return false;
         }
-        let len = indices.len();
-        let scale_of = |k: usize| if self.groups.per_tensor { 0 } else { indices[k] };
-        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
-        if runs > len / 8 + 1 {
+        let len = src.len() / 4;
+        let mask = self.target.code_mask() as u16;
+        codes.resize(len, 0);
+        let mut applies = true;
+        self.groups.for_each_run(start, len, |at, run, k| {
+            let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
+            match IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask) {
+                Some(q) if applies => q.run(&src[4 * at..4 * (at + run)], &mut codes[at..at + run]),
+                _ => applies = false,
+            }
+        });
+        applies
+    }
+
+    /// [`Quantize::integer_runs`] for runs too short to pay for a call of the plan's loop each
+    /// (blocks of 32) with one zero point for all: the float32 quotients of every run first, each
+    /// run a loop of its own scale, then the plan's loop once over the chunk with divisor 1 (exact:
+    /// `q / 1 = q`), which clamps, rounds and adds the zero point as it does per run.
+    fn integer_short_runs(
+        &self,
+        src: &[u8],
+        scales: &[f32],
+        zeros: &[f64],
+        start: usize,
+        integer: Option<(i64, i64)>,
+        s: &mut Scratch,
+    ) -> bool {
+        let Some((qmin, qmax)) = integer else { return false };
+        if self.specials != QuantizeSpecials::SaturateNanToMin || zeros.len() != 1 {
             return false;
         }
         let mask = self.target.code_mask() as u16;
-        let quantizer = |k: usize| {
-            let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
-            IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask)
+        let Some(quantizer) = IntegerQuantizer::new(1.0, zeros[0] as i32, qmin as i32, qmax as i32, mask) else {
+            return false;
         };
-        codes.resize(len, 0);
-        let mut start = 0;
-        while start < len {
-            let k = scale_of(start);
-            let end = if self.groups.per_tensor {
-                len
-            } else {
-                start + indices[start..].iter().take_while(|&&i| i == k).count()
-            };
-            let Some(q) = quantizer(k) else { return false };
-            q.run(&src[4 * start..4 * end], &mut codes[start..end]);
-            start = end;
-        }
+        let len = src.len() / 4;
+        s.bytes.resize(4 * len, 0);
+        let quotients = &mut s.bytes;
+        self.groups.for_each_run(start, len, |at, run, k| {
+            let d = scales[k];
+            let (out, from) = (&mut quotients[4 * at..4 * (at + run)], &src[4 * at..4 * (at + run)]);
+            for (o, b) in out.chunks_exact_mut(4).zip(from.chunks_exact(4)) {
+                o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
+            }
+        });
+        s.codes.resize(len, 0);
+        quantizer.run(&s.bytes, &mut s.codes);
         true
     }
 
     /// float32 `x` into a float target: the float32 quotients (plus the zero point where the
     /// profile adds it) written straight into `bytes` for the target's plan, one loop per run of
-    /// elements sharing a scale. Returns false (the general path) for an integer target or runs too
-    /// short to pay for a loop each.
-    fn float_runs(&self, src: &[u8], scales: &[f32], zeros: &[f64], indices: &[usize], bytes: &mut Vec<u8>) -> bool {
+    /// elements sharing a scale (elements `start..start + len` of `x`, `len` being `src`'s).
+    /// Returns false (the general path) for an integer target.
+    fn float_runs(&self, src: &[u8], scales: &[f32], zeros: &[f64], start: usize, bytes: &mut Vec<u8>) -> bool {
         if integer_range(self.target).is_some() {
             return false;
         }
-        let len = indices.len();
-        let runs = if self.groups.per_tensor { 1 } else { 1 + indices.windows(2).filter(|w| w[0] != w[1]).count() };
-        if runs > len / 8 + 1 {
-            return false;
-        }
+        let len = src.len() / 4;
         bytes.resize(4 * len, 0);
-        let mut start = 0;
-        while start < len {
-            let k = if self.groups.per_tensor { 0 } else { indices[start] };
-            let end = if self.groups.per_tensor {
-                len
-            } else {
-                start + indices[start..].iter().take_while(|&&i| i == k).count()
-            };
+        self.groups.for_each_run(start, len, |at, run, k| {
             let d = scales[k];
-            let (out, from) = (&mut bytes[4 * start..4 * end], &src[4 * start..4 * end]);
+            let (out, from) = (&mut bytes[4 * at..4 * (at + run)], &src[4 * at..4 * (at + run)]);
             if self.adds_zero_point {
                 // Zero points are float4/float6/float8 values: exact in float32.
                 let z = zeros[if zeros.len() == 1 { 0 } else { k }] as f32;
@@ -470,8 +544,7 @@ impl Quantize {
                     o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
                 }
             }
-            start = end;
-        }
+        });
         true
     }
 

@@ -219,6 +219,69 @@ impl Groups {
     pub const PER_TENSOR: Groups =
         Groups { axis_len: 1, inner: 1, block: 1, outer_stride: 0, axis_stride: 0, inner_stride: 0, per_tensor: true };
 
+    /// The length of the runs of consecutive elements that share a scale, away from the ends of
+    /// blocks cut short by the axis: the whole tensor, `inner` elements per axis index, a block
+    /// along the last axis, or 1 (blocks along an earlier axis change scale at every element).
+    pub fn run_length(&self) -> usize {
+        if self.per_tensor {
+            usize::MAX
+        } else if self.inner > 1 && self.inner_stride != 0 {
+            1
+        } else {
+            self.block.min(self.axis_len).saturating_mul(self.inner)
+        }
+    }
+
+    /// Calls `f(offset, run, scale_index)` for each run of consecutive elements among
+    /// `start..start + len` that share a scale, in order; `offset` counts from `start`. The same
+    /// scale indices as [`Groups::indices`], one call per run instead of one entry per element.
+    pub fn for_each_run(&self, start: usize, len: usize, mut f: impl FnMut(usize, usize, usize)) {
+        if self.per_tensor || len == 0 {
+            if len > 0 {
+                f(0, len, 0);
+            }
+            return;
+        }
+        let (inner, axis_len, block) = (self.inner, self.axis_len, self.block);
+        // Element `start` is (o, i, j) of [outer, axis_len, inner], in block b of its axis, which
+        // ends at block_end; the divisions are done once, then the position steps run by run
+        // (a division per run costs as much as quantizing a block of 32).
+        let mut j = start % inner;
+        let mut i = (start / inner) % axis_len;
+        let mut o = start / (inner * axis_len);
+        let mut b = i / block;
+        let mut block_end = ((b + 1) * block).min(axis_len);
+        // Blocked along an earlier axis: the scale changes with every inner element.
+        let per_element = inner > 1 && self.inner_stride != 0;
+        let mut offset = 0;
+        while offset < len {
+            let index = o * self.outer_stride + b * self.axis_stride + j * self.inner_stride;
+            // The rest of this axis index's inner elements, then the rest of its block.
+            let full = if per_element { 1 } else { (inner - j) + (block_end - i - 1) * inner };
+            let run = full.min(len - offset);
+            f(offset, run, index);
+            offset += run;
+            // Only a full run is followed by another: step past it.
+            if per_element {
+                j += 1;
+                if j < inner {
+                    continue;
+                }
+                j = 0;
+                i += 1;
+            } else {
+                j = 0;
+                i = block_end;
+            }
+            if i == axis_len {
+                (i, o, b, block_end) = (0, o + 1, 0, block.min(axis_len));
+            } else if i == block_end {
+                b += 1;
+                block_end = (block_end + block).min(axis_len);
+            }
+        }
+    }
+
     /// Writes the scale index of elements `start..start + out.len()` into `out`.
     pub fn indices(&self, start: usize, out: &mut [usize]) {
         if self.per_tensor {
@@ -374,6 +437,43 @@ mod tests {
         let mut tail = [0; 4];
         g.indices(6, &mut tail);
         assert_eq!(tail, [3, 4, 4, 5]);
+    }
+
+    /// `for_each_run` gives, run by run, what `indices` gives element by element, from any start.
+    #[test]
+    fn runs_agree_with_indices() {
+        // (x shape, scale shape, axis, block size)
+        type Case = (&'static [usize], &'static [usize], Option<i64>, Option<i64>);
+        let cases: [Case; 6] = [
+            (&[2, 5], &[2, 3], Some(1), Some(2)),
+            (&[3, 4, 5], &[3, 2, 5], Some(1), Some(3)),
+            (&[2, 3, 2], &[3], Some(1), None),
+            (&[4, 7], &[4], Some(0), None),
+            (&[6, 33], &[6, 2], Some(-1), Some(32)),
+            (&[5], &[], None, None),
+        ];
+        for (x, scale, axis, block) in cases {
+            let g = groups("Q", &QUANTIZE_SCHEMAS[3], x, scale, None, axis, block, ("s", "z")).unwrap();
+            let n: usize = x.iter().product();
+            let mut expected = vec![0; n];
+            g.indices(0, &mut expected);
+            for start in 0..n {
+                for len in 0..=n - start {
+                    let mut got = Vec::new();
+                    g.for_each_run(start, len, |at, run, k| {
+                        assert_eq!(at, got.len(), "{x:?} runs are in order");
+                        assert!(run > 0);
+                        got.extend(std::iter::repeat_n(k, run));
+                    });
+                    if g.per_tensor {
+                        assert!(got.iter().all(|&k| k == 0));
+                        assert_eq!(got.len(), len);
+                    } else {
+                        assert_eq!(got, expected[start..start + len], "{x:?} {scale:?} from {start}, {len}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
