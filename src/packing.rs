@@ -252,7 +252,11 @@ const BYTE_CODES_STEP: usize = 1024;
 fn byte_code_dtype(op: &'static str, dtype: DType) -> Result<()> {
     match dtype.bits() {
         Some(bits) if bits <= 8 => Ok(()),
-        _ => Err(Error::UnsupportedDType { op, dtype: dtype.onnx_name(), why: "one code per byte needs 8 bits or fewer" }),
+        _ => Err(Error::UnsupportedDType {
+            op,
+            dtype: dtype.onnx_name(),
+            why: "one code per byte needs 8 bits or fewer",
+        }),
     }
 }
 
