@@ -268,7 +268,7 @@ fn cast_from_strings(
         let opts = cast_options(py, saturate, round_mode, profile)?;
         let dst = slice_mut(py, &mut dst, "destination")?;
         let n = texts.len();
-        py.detach(|| -> lowbit::Result<()> {
+        let parsed = py.detach(|| -> lowbit::Result<()> {
             let out = lowbit::cast::cast(&Tensor::from_strings(vec![n], texts)?, to, &opts)?;
             let raw = out.raw().ok_or(Error::UnsupportedDType {
                 op: "Cast",
@@ -276,8 +276,13 @@ fn cast_from_strings(
                 why: "cast from STRING to STRING is the identity; lowbit.cast returns the input",
             })?;
             from_raw(to, raw, n, dst, dst_codes)
-        })
-        .or_raise(py)
+        });
+        match parsed {
+            // The crate names the element that does not read ("element 3: cannot parse ...");
+            // from a STRING source that is the only operation error Cast has.
+            Err(e @ Error::InvalidOp { .. }) => Err(exception(py, "ParseError", e.to_string())),
+            other => other.or_raise(py),
+        }
     })
 }
 
