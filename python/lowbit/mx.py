@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _native
 from . import _dtypes
-from ._errors import DTypeError
+from ._errors import DTypeError, ShapeError
 
 #: The MX format names: ``mxfp8e4m3``, ``mxfp8e5m2``, ``mxfp6e2m3``, ``mxfp6e3m2``, ``mxfp4``,
 #: ``mxint8``.
@@ -90,6 +90,12 @@ def dequantize(
     if s.dtype not in (_dtypes.numpy_dtype("FLOAT8E8M0"), np.dtype(np.uint8)):
         raise DTypeError(f"MX scales are float8_e8m0fnu (or uint8 codes), not {s.dtype}")
     shape = [int(d) for d in e.shape]
+    want = tuple(_native.mx_scales_shape(shape, axis, block_size))
+    if s.shape != want:
+        raise ShapeError(
+            f"the scales have shape {s.shape}, but elements of shape {tuple(shape)} in blocks of {block_size} "
+            f"along axis {axis} need scales of shape {want}"
+        )
     n = math.prod(shape)
     out = np.empty(4 * n, np.uint8)
     _native.mx_dequantize_into(
