@@ -318,7 +318,12 @@ fn cast_to_strings<'py>(
 
 /// Packs one code per byte (`src`, `n` elements) into the ONNX layout (`dst`).
 #[pyfunction]
-fn pack_codes(py: Python<'_>, src: PyReadonlyArray1<'_, u8>, mut dst: PyReadwriteArray1<'_, u8>, name: &str) -> PyResult<()> {
+fn pack_codes(
+    py: Python<'_>,
+    src: PyReadonlyArray1<'_, u8>,
+    mut dst: PyReadwriteArray1<'_, u8>,
+    name: &str,
+) -> PyResult<()> {
     guarded(py, || {
         let d = dtype(py, name)?;
         let (src, dst) = (slice(py, &src, "source")?, slice_mut(py, &mut dst, "destination")?);
@@ -328,7 +333,12 @@ fn pack_codes(py: Python<'_>, src: PyReadonlyArray1<'_, u8>, mut dst: PyReadwrit
 
 /// Unpacks the ONNX layout (`src`) into one code per byte (`dst`, one byte per element).
 #[pyfunction]
-fn unpack_codes(py: Python<'_>, src: PyReadonlyArray1<'_, u8>, mut dst: PyReadwriteArray1<'_, u8>, name: &str) -> PyResult<()> {
+fn unpack_codes(
+    py: Python<'_>,
+    src: PyReadonlyArray1<'_, u8>,
+    mut dst: PyReadwriteArray1<'_, u8>,
+    name: &str,
+) -> PyResult<()> {
     guarded(py, || {
         let d = dtype(py, name)?;
         let (src, dst) = (slice(py, &src, "source")?, slice_mut(py, &mut dst, "destination")?);
@@ -549,7 +559,12 @@ fn mx_dequantize_into(
 // Verification
 // ------------------------------------------------------------------------------------------------
 
-fn verify_options(py: Python<'_>, round: &str, tininess: &str, saturate: bool) -> PyResult<lowbit::verify::VerifyOptions> {
+fn verify_options(
+    py: Python<'_>,
+    round: &str,
+    tininess: &str,
+    saturate: bool,
+) -> PyResult<lowbit::verify::VerifyOptions> {
     lowbit::cli_verify::options(round, tininess, if saturate { "1" } else { "0" }).or_raise(py)
 }
 
