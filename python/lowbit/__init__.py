@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native
-from ._dtypes import NUMPY, SUB_BYTE, numpy_dtype as _numpy_dtype, of_array as _of_array, resolve as _resolve
+from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype
+from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
+from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
 
 __version__: str = _native.__version__
@@ -193,7 +195,11 @@ def cast(
 
     `to`: an ONNX name (``"FLOAT8E4M3FN"``), a lowbit name or alias (``"float8e4m3fn"``,
     ``"e4m3fn"``), an ml_dtypes name (``"float8_e4m3fn"``), an ONNX number, or a numpy/ml_dtypes
-    dtype (see :func:`onnx_name`).
+    dtype (see :func:`onnx_name`); or a format description (``"e4m3,special=ieee"``, see
+    :func:`info`) or one of ml_dtypes' types that are no ONNX type (``float8_e4m3``,
+    ``float8_e3m4``, ``float8_e4m3b11fnuz``), on either side: that conversion follows IEEE rules
+    (nearest even, rounded once, NaN payloads kept where both sides have them) with no profile,
+    and a described result without an ml_dtypes type holds its codes as uint8/16/32.
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
     finite value instead of infinity or NaN. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
@@ -212,10 +218,12 @@ def cast(
     saturate = _flag(saturate, "saturate")
     packed = _flag(packed, "packed")
     a = np.asarray(x)
-    src = _of_array(a)
-    dst = _resolve(to)
+    src = _format_of_array(a)
+    dst = _resolve_format(to)
     shape = a.shape
     n = a.size
+    if "," in src or "," in dst:
+        return _cast_described(a, src, dst, saturate, profile, packed)
     if dst == "STRING" and packed:
         raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")
     if not packed and dst != "STRING":
@@ -234,6 +242,26 @@ def cast(
     out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
     _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, not packed)
     return _from_native(out, dst, shape, packed)
+
+
+def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, profile: str, packed: bool) -> np.ndarray:
+    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding),
+    no ONNX profile."""
+    if profile != "spec":
+        raise Error(
+            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes; a described format "
+            f"({src if ',' in src else dst}) converts by IEEE rules (nearest even, one rounding)"
+        )
+    if "STRING" in (src, dst):
+        raise DTypeError("STRING does not convert to or from a described format")
+    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, src in SUB_BYTE, not packed)
+    if packed:
+        return out
+    if "," in dst:
+        dtype = _described_numpy_dtype(dst, _native.info(dst)["bits"])
+        result = out.view(dtype.newbyteorder("<")).reshape(a.shape)
+        return result.astype(dtype) if sys.byteorder == "big" else result
+    return _from_native(out, dst, a.shape, False)
 
 
 def pack(x: Any) -> np.ndarray:

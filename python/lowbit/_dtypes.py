@@ -50,6 +50,18 @@ NUMPY: Dict[str, Optional[np.dtype]] = {
     "FLOAT6E3M2": _ml("float6_e3m2fn"),
 }
 
+# ml_dtypes' types that are no ONNX type, as lowbit's format descriptions (IEEE-style 1-4-3 and
+# 1-3-4 with infinities; Graphcore's 1-4-3 with bias 11, NaN at -0).
+DESCRIBED = {
+    description: d
+    for description, d in [
+        ("e4m3,special=ieee", _ml("float8_e4m3")),
+        ("e3m4,special=ieee", _ml("float8_e3m4")),
+        ("e4m3,bias=11,special=fnuz", _ml("float8_e4m3b11fnuz")),
+    ]
+    if d is not None
+}
+
 # The dtypes numpy holds one element per byte although ONNX packs them.
 SUB_BYTE = frozenset({"UINT4", "INT4", "FLOAT4E2M1", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2"})
 
@@ -62,14 +74,18 @@ def numpy_dtype(onnx_name: str) -> np.dtype:
     return d
 
 
-def _from_numpy(d: np.dtype, shown: Any) -> str:
+def _from_numpy(d: np.dtype, described: bool = False) -> str:
     if d.kind in "USO":
         return "STRING"
+    if described:
+        for description, extra in DESCRIBED.items():
+            if extra == d.newbyteorder("="):
+                return description
     for name, candidate in NUMPY.items():
         if candidate is not None and name != "STRING" and candidate == d.newbyteorder("="):
             return name
     known = ", ".join(str(v) for k, v in NUMPY.items() if v is not None and k != "STRING")
-    raise DTypeError(f"numpy dtype {shown!r} has no ONNX type; lowbit takes {known} and strings")
+    raise DTypeError(f"numpy dtype {d} has no ONNX type; lowbit takes {known}, strings and {', '.join(map(str, DESCRIBED.values()))} (as format descriptions)")
 
 
 def resolve(to: Any) -> str:
@@ -86,7 +102,7 @@ def resolve(to: Any) -> str:
                 d = np.dtype(to)
             except TypeError:
                 raise lowbit_error from None
-            return _from_numpy(d, to)
+            return _from_numpy(d)
     if to is None:
         raise DTypeError("no dtype given (None)")
     if isinstance(to, (int, np.integer)) and not isinstance(to, (bool, np.bool_)):
@@ -97,9 +113,46 @@ def resolve(to: Any) -> str:
         raise DTypeError(
             f"{to!r} is neither a dtype name, an ONNX number nor a numpy dtype"
         ) from None
-    return _from_numpy(d, to)
+    return _from_numpy(d)
 
 
 def of_array(a: np.ndarray) -> str:
     """The ONNX name of an array's dtype."""
-    return _from_numpy(a.dtype, a.dtype)
+    return _from_numpy(a.dtype)
+
+
+def format_of_array(a: np.ndarray) -> str:
+    """The ONNX name of an array's dtype, or the description of an ml_dtypes type that is no ONNX
+    type (float8_e4m3, float8_e3m4, float8_e4m3b11fnuz)."""
+    return _from_numpy(a.dtype, described=True)
+
+
+def resolve_format(to: Any) -> str:
+    """Like :func:`resolve`, but a format description (``"e4m3,special=ieee"``) or an ml_dtypes
+    type that is no ONNX type gives the normalized description (it always contains a comma)."""
+    if isinstance(to, str):
+        try:
+            return _native.resolve_dtype(to)
+        except DTypeError as lowbit_error:
+            if "," in to or to.strip().lower().startswith("e"):
+                return _native.format_name(to)
+            try:
+                d = np.dtype(to)
+            except TypeError:
+                raise lowbit_error from None
+            return _from_numpy(d, described=True)
+    if to is None or isinstance(to, (int, np.integer)):
+        return resolve(to)
+    try:
+        d = np.dtype(to)
+    except TypeError:
+        return resolve(to)
+    return _from_numpy(d, described=True)
+
+
+def described_numpy_dtype(description: str, bits: int) -> np.dtype:
+    """The array dtype of a described format's codes: ml_dtypes' type where it has one, else the
+    unsigned integer of the code's width (1, 2 or 4 bytes)."""
+    if description in DESCRIBED:
+        return DESCRIBED[description]
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)

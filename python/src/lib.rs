@@ -249,6 +249,76 @@ fn cast_into(
     })
 }
 
+/// A conversion where a side is a described format (`e4m3,special=ieee`; ml_dtypes' float8_e4m3,
+/// float8_e3m4, float8_e4m3b11fnuz): the IEEE conversion of `lowbit cast` ([`DescribedCast`]),
+/// rounded once to nearest even, saturating as asked (float targets of 8 bits or fewer). A
+/// described side holds one little-endian code of 1, 2 or 4 bytes per element. Returns the
+/// result's bytes (an ONNX sub-byte target one code per byte when `dst_codes`).
+///
+/// [`DescribedCast`]: lowbit::cli_cast::DescribedCast
+#[pyfunction]
+#[pyo3(signature = (src, from_, to, n, saturate, src_codes, dst_codes))]
+#[allow(clippy::too_many_arguments)]
+fn cast_described<'py>(
+    py: Python<'py>,
+    src: PyReadonlyArray1<'_, u8>,
+    from_: &str,
+    to: &str,
+    n: usize,
+    saturate: bool,
+    src_codes: bool,
+    dst_codes: bool,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    guarded(py, || {
+        let src = slice(py, &src, "source")?;
+        let (from_format, to_format) = (format(py, from_)?, format(py, to)?);
+        let out = py
+            .detach(|| -> lowbit::Result<Vec<u8>> {
+                // A packed ONNX source would be read to its last whole byte (padding elements
+                // included): widen it to FLOAT first, which holds every such value exactly.
+                let (from, widened) = match from_format {
+                    Format::Onnx(d) if sub_byte(d) => {
+                        check_len(d, n, src_codes, src.len())?;
+                        let raw = to_raw(d, src, src_codes)?;
+                        let mut wide = vec![0u8; packing::raw_len(DType::Float, n)?];
+                        Plan::new(d, DType::Float, &CastOptions::default())?.run(&raw, &mut wide, n)?;
+                        (DType::Float.onnx_name().to_string(), Some(wide))
+                    }
+                    _ => (from_.to_string(), None),
+                };
+                let cast = lowbit::cli_cast::DescribedCast::new(&from, to, saturate)?.ok_or(Error::InvalidOp {
+                    op: "cast".into(),
+                    message: "neither side is a described format".into(),
+                })?;
+                let mut input: &[u8] = widened.as_deref().unwrap_or(src);
+                let mut out = Vec::new();
+                cast.stream(&mut input, &mut out).map_err(|e| match e {
+                    lowbit::plan::StreamError::Data(e) => e,
+                    // Reading a slice and writing a Vec do not fail; kept for completeness.
+                    lowbit::plan::StreamError::Input(e) | lowbit::plan::StreamError::Output(e) => {
+                        Error::InvalidOp { op: "cast".into(), message: e.to_string() }
+                    }
+                })?;
+                match to_format {
+                    Format::Onnx(d) if dst_codes && sub_byte(d) => {
+                        let mut codes = vec![0u8; n];
+                        packing::unpack_byte_codes(d, &out[..packing::raw_len(d, n)?.min(out.len())], &mut codes)?;
+                        Ok(codes)
+                    }
+                    _ => Ok(out),
+                }
+            })
+            .or_raise(py)?;
+        Ok(PyArray1::from_vec(py, out))
+    })
+}
+
+/// The description of a format (`e4m3,special=ieee`), or the ONNX name of a dtype.
+#[pyfunction]
+fn format_name(py: Python<'_>, text: &str) -> PyResult<String> {
+    guarded(py, || Ok(format(py, text)?.to_string()))
+}
+
 /// ONNX Cast from STRING: `texts` read under the profile's grammar into `dst`.
 #[pyfunction]
 #[pyo3(signature = (texts, dst, to, saturate, round_mode, profile, dst_codes))]
@@ -366,13 +436,16 @@ fn tensor(py: Python<'_>, arg: &TensorArg<'_>, what: &str) -> PyResult<Tensor> {
     Tensor::from_raw(d, shape.clone(), raw).or_raise(py)
 }
 
+/// A result tensor as Python gets it: ONNX name, shape, bytes.
+type TensorOut<'py> = (&'static str, Vec<usize>, Bound<'py, PyArray1<u8>>);
+
 /// A result tensor for Python: (ONNX name, shape, bytes), sub-byte types one code per byte
 /// unless `packed`.
 fn tensor_out<'py>(
     py: Python<'py>,
     t: &Tensor,
     packed: bool,
-) -> PyResult<(&'static str, Vec<usize>, Bound<'py, PyArray1<u8>>)> {
+) -> PyResult<TensorOut<'py>> {
     let raw = t.raw().ok_or_else(|| usage(py, "a result without raw data"))?;
     let d = t.dtype();
     let bytes = if !packed && sub_byte(d) {
@@ -411,7 +484,7 @@ fn quantize_linear<'py>(
     opset: Option<i64>,
     profile: &str,
     packed: bool,
-) -> PyResult<(&'static str, Vec<usize>, Bound<'py, PyArray1<u8>>)> {
+) -> PyResult<TensorOut<'py>> {
     guarded(py, || {
         let (x, scale) = (tensor(py, &x, "x")?, tensor(py, &scale, "y_scale")?);
         let zero_point = zero_point.as_ref().map(|z| tensor(py, z, "y_zero_point")).transpose()?;
@@ -445,7 +518,7 @@ fn dequantize_linear<'py>(
     output_dtype: Option<&str>,
     opset: Option<i64>,
     profile: &str,
-) -> PyResult<(&'static str, Vec<usize>, Bound<'py, PyArray1<u8>>)> {
+) -> PyResult<TensorOut<'py>> {
     guarded(py, || {
         let (x, scale) = (tensor(py, &x, "x")?, tensor(py, &scale, "x_scale")?);
         let zero_point = zero_point.as_ref().map(|z| tensor(py, z, "x_zero_point")).transpose()?;
@@ -645,7 +718,7 @@ fn check<'py>(
     py: Python<'py>,
     from_: &str,
     to: &str,
-    text: Option<Vec<u8>>,
+    text: Option<&[u8]>,
     path: Option<std::path::PathBuf>,
     arrays: Option<DumpArrays<'_>>,
     round: &str,
@@ -662,11 +735,11 @@ fn check<'py>(
         let options = verify_options(py, round, tininess, saturate)?;
         let check = CheckOptions { check_nans, check_invalid_integers, no_flags, seed };
         let text = match arrays {
-            Some(arrays) if text.is_none() => Some(dump_text(py, &from, to, which, &arrays)?),
+            Some(arrays) if text.is_none() => Some(std::borrow::Cow::Owned(dump_text(py, &from, to, which, &arrays)?)),
             Some(_) => return Err(usage(py, "give the dump as text, as a path or as arrays, not several")),
-            None => text,
+            None => text.map(std::borrow::Cow::Borrowed),
         };
-        let (input, name): (Box<dyn std::io::Read + Send>, String) = match (text, path) {
+        let (input, name): (Box<dyn std::io::Read + Send + '_>, String) = match (text, path) {
             (Some(t), None) => (Box::new(std::io::Cursor::new(t)), "the dump".into()),
             (None, Some(p)) => {
                 let file = std::fs::File::open(&p)
@@ -931,6 +1004,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_names, m)?)?;
     m.add_function(wrap_pyfunction!(cast_into, m)?)?;
+    m.add_function(wrap_pyfunction!(cast_described, m)?)?;
+    m.add_function(wrap_pyfunction!(format_name, m)?)?;
     m.add_function(wrap_pyfunction!(cast_from_strings, m)?)?;
     m.add_function(wrap_pyfunction!(cast_to_strings, m)?)?;
     m.add_function(wrap_pyfunction!(pack_codes, m)?)?;

@@ -120,10 +120,10 @@ def test_bad_names_raise_with_lowbit_message():
         lowbit.cast(x, "float7")
     assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
     assert '"float7"' in str(e.value) and "FLOAT8E4M3FN" in str(e.value) and "e4m3fn" in str(e.value)
-    with pytest.raises(lowbit.DTypeError, match="float8_e3m4"):
-        lowbit.cast(x, ml_dtypes.float8_e3m4)
-    with pytest.raises(lowbit.DTypeError, match="float8_e3m4"):
-        lowbit.cast(x.astype(ml_dtypes.float8_e3m4), "f32")
+    with pytest.raises(lowbit.DTypeError, match="int1"):
+        lowbit.cast(x, ml_dtypes.int1)
+    with pytest.raises(lowbit.DTypeError, match="datetime64"):
+        lowbit.cast(np.zeros(2, "datetime64[s]"), "f32")
     with pytest.raises(lowbit.DTypeError):
         lowbit.cast(x, None)
     with pytest.raises(lowbit.DTypeError, match="29"):
@@ -317,3 +317,45 @@ def test_internal_error_is_not_a_value_error():
     assert issubclass(lowbit.InternalError, RuntimeError)
     assert not issubclass(lowbit.InternalError, ValueError)
     assert issubclass(lowbit.FileError, OSError) and issubclass(lowbit.FileError, lowbit.Error)
+
+
+# ------------------------------------------------------------------------------------------------
+# described formats, and ml_dtypes' types that are no ONNX type
+# ------------------------------------------------------------------------------------------------
+
+EXTRA = [ml_dtypes.float8_e4m3, ml_dtypes.float8_e3m4, ml_dtypes.float8_e4m3b11fnuz]
+
+
+@pytest.mark.parametrize("t", EXTRA, ids=[np.dtype(t).name for t in EXTRA])
+def test_ml_dtypes_extra_types_equal_astype(t):
+    # Every float16 pattern in (IEEE rules, nearest even, no saturation), every code out: the
+    # values ml_dtypes' astype gives; NaN where it gives NaN (payloads are not compared).
+    with np.errstate(invalid="ignore", over="ignore"):
+        plain = ALL_F16.astype(t)
+    got = lowbit.cast(ALL_F16, t, saturate=False)
+    assert got.dtype == np.dtype(t)
+    nan = np.isnan(plain.astype(np.float32))
+    assert np.array_equal(np.isnan(got.astype(np.float32)), nan)
+    assert np.array_equal(got.view(np.uint8)[~nan], plain.view(np.uint8)[~nan])
+    codes = np.arange(256, dtype=np.uint8).view(t)
+    wide = lowbit.cast(codes, np.float32)
+    finite = ~np.isnan(codes.astype(np.float32))
+    assert np.array_equal(wide[finite], codes.astype(np.float32)[finite])
+
+
+def test_described_formats_by_hand():
+    x = np.array([1.0, 1.5, 1000.0, -0.0], np.float32)
+    # e2m5,special=fn: bias 1, 1.0 = exponent field 1, fraction 0: 0 01 00000 = 0x20; 1.5 adds the
+    # top fraction bit 0x10: 0x30; MAX is the all-ones magnitude less one (all ones is NaN):
+    # 0x7E = 2^(3-1) * (1 + 30/32) = 7.75, so 1000 saturates to 0x7E; -0 is 0x80.
+    got = lowbit.cast(x, "e2m5,special=fn")
+    assert got.dtype == np.uint8 and got.tolist() == [0x20, 0x30, 0x7E, 0x80]
+    assert lowbit.cast(np.array([1.0], np.float32), "e4m3,special=ieee").dtype == np.dtype(ml_dtypes.float8_e4m3)
+    # From a packed ONNX type: int4 -8 and 7 into E4M3 (IEEE): -8 = 1 1010 000 = 0xD0, 7 = 1.75 * 2^2
+    # = 0 1001 110 = 0x4E.
+    q = np.array([-8, 7], dtype=ml_dtypes.int4)
+    assert lowbit.cast(q, ml_dtypes.float8_e4m3).view(np.uint8).tolist() == [0xD0, 0x4E]
+    with pytest.raises(lowbit.Error, match="IEEE"):
+        lowbit.cast(x, "e4m3,special=ieee", profile="onnxruntime")
+    with pytest.raises(lowbit.DTypeError, match="bias"):
+        lowbit.cast(x, "e4m3,bias=x")
