@@ -12,12 +12,19 @@ the point of saturate), not in the work done. Targets: >= 5x ml_dtypes for the f
 """
 
 import argparse
+import os
+import sys
 import time
 
 import ml_dtypes
 import numpy as np
 
-import lowbit
+# Python puts this script's folder first on the path; in a checkout that folder holds the
+# package's sources without the compiled module, so import the installed package instead.
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    sys.path.pop(0)
+
+import lowbit  # noqa: E402
 
 TARGETS = {
     "float8_e4m3fn": (ml_dtypes.float8_e4m3fn, 5.0),
