@@ -441,11 +441,7 @@ type TensorOut<'py> = (&'static str, Vec<usize>, Bound<'py, PyArray1<u8>>);
 
 /// A result tensor for Python: (ONNX name, shape, bytes), sub-byte types one code per byte
 /// unless `packed`.
-fn tensor_out<'py>(
-    py: Python<'py>,
-    t: &Tensor,
-    packed: bool,
-) -> PyResult<TensorOut<'py>> {
+fn tensor_out<'py>(py: Python<'py>, t: &Tensor, packed: bool) -> PyResult<TensorOut<'py>> {
     let raw = t.raw().ok_or_else(|| usage(py, "a result without raw data"))?;
     let d = t.dtype();
     let bytes = if !packed && sub_byte(d) {
