@@ -244,6 +244,68 @@ pub fn pack_u16(dtype: DType, codes: &[u16], raw: &mut [u8]) {
     }
 }
 
+/// Codes converted per step by [`pack_byte_codes`] and [`unpack_byte_codes`]: a multiple of 4 (a
+/// group boundary for every packing), small enough to stay in L1.
+const BYTE_CODES_STEP: usize = 1024;
+
+/// A dtype of 8 bits or fewer, or an error naming `op`.
+fn byte_code_dtype(op: &'static str, dtype: DType) -> Result<()> {
+    match dtype.bits() {
+        Some(bits) if bits <= 8 => Ok(()),
+        _ => Err(Error::UnsupportedDType {
+            op,
+            dtype: dtype.onnx_name(),
+            why: "one code per byte needs 8 bits or fewer",
+        }),
+    }
+}
+
+fn check_raw_len(dtype: DType, n: usize, actual: usize) -> Result<()> {
+    let expected = raw_len(dtype, n)?;
+    if actual != expected {
+        return Err(Error::RawLength { dtype: dtype.onnx_name(), elements: n, expected, actual });
+    }
+    Ok(())
+}
+
+/// Packs elements held one code per byte (the code in the low bits; the higher bits are ignored),
+/// which is how ml_dtypes and other one-element-per-byte arrays hold int4, float4, int2 and float6,
+/// into `raw` in the ONNX layout. `dtype` has 8 bits or fewer; `raw` must be exactly
+/// `raw_len(dtype, codes.len())` bytes.
+pub fn pack_byte_codes(dtype: DType, codes: &[u8], raw: &mut [u8]) -> Result<()> {
+    byte_code_dtype("pack_byte_codes", dtype)?;
+    check_raw_len(dtype, codes.len(), raw.len())?;
+    let mask = dtype.code_mask() as u16;
+    let mut step = [0u16; BYTE_CODES_STEP];
+    for (k, part) in codes.chunks(BYTE_CODES_STEP).enumerate() {
+        let start = k * BYTE_CODES_STEP;
+        for (s, &c) in step.iter_mut().zip(part) {
+            *s = u16::from(c) & mask;
+        }
+        let (from, to) = (raw_len(dtype, start)?, raw_len(dtype, start + part.len())?);
+        pack_u16(dtype, &step[..part.len()], &mut raw[from..to]);
+    }
+    Ok(())
+}
+
+/// The reverse of [`pack_byte_codes`]: every element of `raw` (ONNX layout, exactly
+/// `raw_len(dtype, codes.len())` bytes) as one code per byte, higher bits zero.
+pub fn unpack_byte_codes(dtype: DType, raw: &[u8], codes: &mut [u8]) -> Result<()> {
+    byte_code_dtype("unpack_byte_codes", dtype)?;
+    check_raw_len(dtype, codes.len(), raw.len())?;
+    let mut step = [0u16; BYTE_CODES_STEP];
+    for (k, part) in codes.chunks_mut(BYTE_CODES_STEP).enumerate() {
+        let start = k * BYTE_CODES_STEP;
+        let (from, to) = (raw_len(dtype, start)?, raw_len(dtype, start + part.len())?);
+        unpack_u16(dtype, &raw[from..to], &mut step[..part.len()]);
+        for (c, &s) in part.iter_mut().zip(&step) {
+            // Codes of 8 bits or fewer.
+            *c = s as u8;
+        }
+    }
+    Ok(())
+}
+
 /// Writes `codes` as consecutive elements of a byte-wide `dtype` (1, 2, 4 or 8 bytes each) into `raw`
 /// (exactly `raw_len(dtype, codes.len())` bytes).
 pub fn pack_u64(dtype: DType, codes: &[u64], raw: &mut [u8]) {
@@ -303,6 +365,55 @@ mod tests {
             for (i, &c) in codes.iter().enumerate() {
                 let want = if i == 4 { !c & mask } else { c };
                 assert_eq!(get(dtype, &raw, i), want, "{dtype} element {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_codes() {
+        // The examples of `onnx_examples`, one code per byte: int4 [1, -2, 3] is 01 0E 03 (high
+        // bits set are ignored on the way in: F1 and FE read as 1 and 0xE), packed e1 03.
+        let mut raw = [0u8; 2];
+        pack_byte_codes(DType::Int4, &[0xF1, 0xFE, 0x03], &mut raw).unwrap();
+        assert_eq!(raw, [0xE1, 0x03]);
+        let mut codes = [0xAAu8; 3];
+        unpack_byte_codes(DType::Int4, &raw, &mut codes).unwrap();
+        assert_eq!(codes, [0x01, 0x0E, 0x03]);
+        // float6e2m3 codes [08, 10, 14, 28, 04] -> 08 44 a1 04.
+        let mut raw = [0u8; 4];
+        pack_byte_codes(DType::Float6E2M3, &[0x08, 0x10, 0x14, 0x28, 0x04], &mut raw).unwrap();
+        assert_eq!(raw, [0x08, 0x44, 0xA1, 0x04]);
+        // int2 [1, 2, 3, 0, 1, 2, 3] -> 39 39.
+        let mut codes = [0u8; 7];
+        unpack_byte_codes(DType::Int2, &[0x39, 0x39], &mut codes).unwrap();
+        assert_eq!(codes, [1, 2, 3, 0, 1, 2, 3]);
+        // Byte-wide dtypes are copies.
+        let mut raw = [0u8; 2];
+        pack_byte_codes(DType::Float8E4M3FN, &[0x7E, 0xFF], &mut raw).unwrap();
+        assert_eq!(raw, [0x7E, 0xFF]);
+        // Lengths and widths are checked.
+        let err = pack_byte_codes(DType::Int4, &[0; 5], &mut [0u8; 2]).unwrap_err().to_string();
+        assert!(err.contains("3 bytes") && err.contains("2 bytes"), "{err}");
+        assert!(unpack_byte_codes(DType::Uint2, &[0u8; 2], &mut [0u8; 9]).is_err());
+        assert!(pack_byte_codes(DType::Float16, &[0; 2], &mut [0u8; 4]).is_err());
+        assert!(unpack_byte_codes(DType::String, &[], &mut []).is_err());
+    }
+
+    #[test]
+    fn byte_codes_agree_with_get_and_set_across_steps() {
+        // Lengths around the step of 1024 codes, every packed layout, against the element functions.
+        for dtype in [DType::Int4, DType::Uint2, DType::Float6E3M2, DType::Float4E2M1] {
+            for n in [0, 1, 1023, 1024, 1025, 2051] {
+                let mask = dtype.code_mask();
+                let codes: Vec<u64> = (0..n as u64).map(|i| (i * 0x9E37 + 0x1D) & mask).collect();
+                let raw = pack(dtype, &codes).unwrap();
+                let bytes: Vec<u8> = codes.iter().map(|&c| c as u8 | 0xC0).collect();
+                let mut packed = vec![0x55u8; raw.len()];
+                pack_byte_codes(dtype, &bytes, &mut packed).unwrap();
+                assert_eq!(packed, raw, "{dtype} n={n}");
+                let mut back = vec![0xFFu8; n];
+                unpack_byte_codes(dtype, &raw, &mut back).unwrap();
+                assert_eq!(back.iter().map(|&c| u64::from(c)).collect::<Vec<_>>(), codes, "{dtype} n={n}");
             }
         }
     }

@@ -1,0 +1,561 @@
+"""lowbit: bit-exact ONNX casts, quantization and verification vectors on numpy arrays.
+
+The Rust crate lowbit is the reference for low-precision numerics: ONNX ``Cast`` between every
+pair of data types (float8 in four variants, saturating or not, float6, float4, the MX scale
+E8M0, bfloat16, float16, int4/uint4/int2/uint2, integers, bool, strings), with every case where
+implementations disagree decided by a profile (``PROFILES``): ``spec`` (the ONNX text, rounded
+once), ``onnx-reference`` (onnx's ReferenceEvaluator), ``onnxruntime`` and more.
+
+Arrays are numpy arrays; the narrow types are ml_dtypes' dtypes (``ml_dtypes.float8_e4m3fn``,
+``ml_dtypes.int4``, ...), which hold one element per byte. ``packed=True`` gives (and
+:func:`unpack` reads) the ONNX ``raw_data`` layout instead: two int4 per byte, four int2 per byte,
+four float6 per three bytes.
+
+Casts run the Rust library's plans (a conversion resolved once, then run over the buffer with no
+per-element dispatch) on the numpy buffer itself, with the GIL released.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _native
+from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype
+from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
+from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
+from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
+
+__version__: str = _native.__version__
+
+#: Every profile name lowbit knows, in the crate's order (``spec`` first, the default).
+PROFILES: Tuple[str, ...] = tuple(_native.profiles())
+
+#: Every ONNX dtype name, in ONNX number order (``UNDEFINED`` is 0).
+DTYPES: Tuple[str, ...] = tuple(_native.dtype_names())
+
+__all__ = [
+    "PROFILES",
+    "DTYPES",
+    "cast",
+    "pack",
+    "unpack",
+    "quantize_linear",
+    "dequantize_linear",
+    "mx",
+    "vectors",
+    "check",
+    "sweep",
+    "info",
+    "onnx_name",
+    "numpy_dtype",
+    "Error",
+    "DTypeError",
+    "ShapeError",
+    "ParseError",
+    "FileError",
+    "InternalError",
+]
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------------
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A boolean option: True/False or the ONNX attribute's 1/0."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise Error(f"{name} must be True or False (or 1 or 0), not {value!r}")
+
+
+def _shape(shape: Any) -> Tuple[int, ...]:
+    """A shape: an int or a sequence of non-negative ints."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    out = []
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
+            raise ShapeError(f"shape {shape!r}: dimension {d!r} is not an integer")
+        if d < 0:
+            raise ShapeError(f"shape {shape!r}: dimension {d} is negative")
+        out.append(int(d))
+    return tuple(out)
+
+
+def _little_endian(a: np.ndarray) -> np.ndarray:
+    """`a` C-contiguous with little-endian elements (lowbit's layout); no copy when it already is."""
+    a = np.ascontiguousarray(a)
+    order = a.dtype.byteorder
+    if order == ">" or (order == "=" and sys.byteorder == "big"):
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a
+
+
+def _flat_bytes(a: np.ndarray) -> np.ndarray:
+    """The elements of `a` as one flat uint8 view (a copy only if `a` is not contiguous or not
+    little-endian)."""
+    return _little_endian(a).reshape(-1).view(np.uint8)
+
+
+def _as_bytes(buf: Any) -> np.ndarray:
+    """A bytes-like object or a uint8 array as a flat uint8 array (no copy)."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8:
+            raise DTypeError(f"packed data must be uint8 (ONNX raw_data), not {buf.dtype}")
+        return np.ascontiguousarray(buf).reshape(-1)
+    try:
+        return np.frombuffer(buf, dtype=np.uint8)
+    except TypeError:
+        raise Error(f"packed data must be bytes, bytearray, memoryview or a uint8 array, not {type(buf).__name__}") from None
+
+
+def _from_native(out: np.ndarray, name: str, shape: Tuple[int, ...], packed: bool) -> np.ndarray:
+    """A result buffer as the array the caller gets: the raw bytes (`packed`), or a view with the
+    numpy dtype of `name` in `shape`."""
+    if packed:
+        return out
+    result = out.view(_numpy_dtype(name)).reshape(shape)
+    if sys.byteorder == "big" and result.dtype.itemsize > 1:
+        result = result.view(result.dtype.newbyteorder("<")).astype(result.dtype)
+    return result
+
+
+def _texts(a: np.ndarray) -> List[str]:
+    texts = a.reshape(-1).tolist()
+    out = []
+    for i, t in enumerate(texts):
+        if isinstance(t, str):
+            out.append(t)
+        elif isinstance(t, bytes):
+            out.append(t.decode("utf-8"))
+        else:
+            raise DTypeError(f"element {i} of a string array is {type(t).__name__}, not str or bytes")
+    return out
+
+
+def _string_array(texts: Sequence[str], shape: Tuple[int, ...]) -> np.ndarray:
+    out = np.empty(len(texts), dtype=object)
+    out[:] = texts
+    return out.reshape(shape)
+
+
+def _format(x: Any) -> str:
+    """A verification format: a name or description as given, or a dtype's ONNX name."""
+    return x if isinstance(x, str) else _resolve(x)
+
+
+# ------------------------------------------------------------------------------------------------
+# names
+# ------------------------------------------------------------------------------------------------
+
+
+def onnx_name(dtype: Any) -> str:
+    """The ONNX name (``"FLOAT8E4M3FN"``) of a dtype given as an ONNX name, a lowbit name or alias
+    (``"e4m3fn"``, ``"bf16"``), an ml_dtypes name (``"float8_e4m3fn"``), an ONNX number (17), or
+    a numpy / ml_dtypes dtype or type (``ml_dtypes.float8_e4m3fn``, ``np.float32``).
+
+    Strings are read by lowbit first, so ``"float"`` is ONNX FLOAT (float32), then by numpy
+    (``"f4"``). Raises :class:`DTypeError` (with every valid name) for an unknown one."""
+    return _resolve(dtype)
+
+
+def numpy_dtype(dtype: Any) -> np.dtype:
+    """The numpy or ml_dtypes dtype that holds `dtype` (any spelling :func:`onnx_name` takes);
+    ``object`` for STRING."""
+    return _numpy_dtype(_resolve(dtype))
+
+
+# ------------------------------------------------------------------------------------------------
+# cast, pack, unpack
+# ------------------------------------------------------------------------------------------------
+
+
+def cast(
+    x: Any,
+    to: Any,
+    *,
+    saturate: bool = True,
+    round_mode: str = "up",
+    profile: str = "spec",
+    threads: Optional[int] = None,
+    packed: bool = False,
+) -> np.ndarray:
+    """ONNX ``Cast(to)`` of every element of `x`, bit-exact under `profile`.
+
+    `x`: a numpy array (or anything ``np.asarray`` takes) of a castable dtype: float32/64,
+    float16, ml_dtypes' bfloat16, float8_*, float6_*, float4_e2m1fn, float8_e8m0fnu, int4, uint4,
+    int2, uint2, the integers, bool, or strings (``str``/``bytes``/``object`` arrays).
+
+    `to`: an ONNX name (``"FLOAT8E4M3FN"``), a lowbit name or alias (``"float8e4m3fn"``,
+    ``"e4m3fn"``), an ml_dtypes name (``"float8_e4m3fn"``), an ONNX number, or a numpy/ml_dtypes
+    dtype (see :func:`onnx_name`); or a format description (``"e4m3,special=ieee"``, see
+    :func:`info`) or one of ml_dtypes' types that are no ONNX type (``float8_e4m3``,
+    ``float8_e3m4``, ``float8_e4m3b11fnuz``), on either side: that conversion follows IEEE rules
+    (nearest even, rounded once, NaN payloads kept where both sides have them) with no profile,
+    and a described result without an ml_dtypes type holds its codes as uint8/16/32.
+
+    `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
+    finite value instead of infinity or NaN. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
+    FLOAT8E8M0 targets only). `profile`: one of :data:`PROFILES`. `threads`: threads of the
+    conversion (None: every core; the result is the same for any count).
+
+    Returns an array of `x`'s shape whose dtype is the numpy/ml_dtypes dtype of `to` (``object``
+    of ``str`` for STRING). With ``packed=True``: the ONNX ``raw_data`` bytes as a flat uint8
+    array (int4/uint4/float4 two per byte, int2/uint2 four per byte, float6 four per three bytes;
+    other types their little-endian bytes); :func:`unpack` reads them back.
+
+    `x` is read in place when it is C-contiguous and little-endian (else one copy is made); the
+    result is the one allocation. Errors: :class:`DTypeError` for names and dtypes,
+    :class:`ParseError` for strings that are not numbers, :class:`Error` for the rest.
+    """
+    saturate = _flag(saturate, "saturate")
+    packed = _flag(packed, "packed")
+    a = np.asarray(x)
+    src = _format_of_array(a)
+    dst = _resolve_format(to)
+    shape = a.shape
+    n = a.size
+    if "," in src or "," in dst:
+        return _cast_described(a, src, dst, saturate, profile, packed)
+    if dst == "STRING" and packed:
+        raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")
+    if not packed and dst != "STRING":
+        _numpy_dtype(dst)  # fails before any work when ml_dtypes lacks the type
+    if src == "STRING":
+        texts = _texts(a)
+        if dst == "STRING":
+            return _string_array(texts, shape)
+        out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
+        _native.cast_from_strings(texts, out, dst, saturate, round_mode, profile, not packed)
+        return _from_native(out, dst, shape, packed)
+    src_bytes = _flat_bytes(a)
+    if dst == "STRING":
+        texts = _native.cast_to_strings(src_bytes, src, n, saturate, round_mode, profile, src in SUB_BYTE)
+        return _string_array(texts, shape)
+    out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
+    _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, not packed)
+    return _from_native(out, dst, shape, packed)
+
+
+def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, profile: str, packed: bool) -> np.ndarray:
+    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding),
+    no ONNX profile."""
+    if profile != "spec":
+        raise Error(
+            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes; a described format "
+            f"({src if ',' in src else dst}) converts by IEEE rules (nearest even, one rounding)"
+        )
+    if "STRING" in (src, dst):
+        raise DTypeError("STRING does not convert to or from a described format")
+    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, src in SUB_BYTE, not packed)
+    if packed:
+        return out
+    if "," in dst:
+        dtype = _described_numpy_dtype(dst, _native.info(dst)["bits"])
+        result = out.view(dtype.newbyteorder("<")).reshape(a.shape)
+        return result.astype(dtype) if sys.byteorder == "big" else result
+    return _from_native(out, dst, a.shape, False)
+
+
+def pack(x: Any) -> np.ndarray:
+    """The ONNX ``raw_data`` bytes of `x` (a flat uint8 array): int4/uint4/float4 two per byte
+    (element 2k in the low nibble), int2/uint2 four per byte, float6 four per three bytes, other
+    types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``."""
+    a = np.asarray(x)
+    return cast(a, a.dtype, packed=True)
+
+
+def unpack(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
+    """Reads ONNX ``raw_data`` bytes (`buf`: bytes, bytearray, memoryview or a uint8 array) as an
+    array of `dtype` (any spelling :func:`onnx_name` takes) and `shape`, in the numpy/ml_dtypes
+    dtype (sub-byte types one element per byte). `buf` must hold exactly the bytes `shape`'s
+    elements take (:class:`ShapeError` otherwise); padding bits are ignored."""
+    name = _resolve(dtype)
+    raw = _as_bytes(buf)
+    dims = _shape(shape)
+    n = math.prod(dims)
+    if name == "STRING":
+        raise DTypeError("STRING has no raw_data layout to unpack")
+    _numpy_dtype(name)
+    out = np.empty(_native.buffer_size(name, n, True), np.uint8)
+    _native.cast_into(raw, out, name, name, n, True, "up", "spec", 1, False, True)
+    return _from_native(out, name, dims, False)
+
+
+# ------------------------------------------------------------------------------------------------
+# quantization
+# ------------------------------------------------------------------------------------------------
+
+
+def _tensor(a: Any, like: Optional[np.dtype] = None) -> Tuple[np.ndarray, str, List[int], bool]:
+    """An array handed to the native side: bytes, ONNX name, shape, one-code-per-byte. A Python
+    number (not an array) takes the dtype `like`."""
+    if like is not None and not isinstance(a, (np.ndarray, np.generic)):
+        a = np.asarray(a, dtype=like)
+    a = np.asarray(a)
+    name = _of_array(a)
+    if name == "STRING":
+        raise DTypeError("quantization takes numeric arrays, not strings")
+    return _flat_bytes(a), name, list(a.shape), name in SUB_BYTE
+
+
+def _tensor_from_native(result: Tuple[str, List[int], np.ndarray], packed: bool = False) -> np.ndarray:
+    name, shape, data = result
+    return _from_native(data, name, tuple(shape), packed)
+
+
+def quantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: Optional[int] = None,
+    saturate: Optional[bool] = None,
+    block_size: Optional[int] = None,
+    output_dtype: Any = None,
+    precision: Any = None,
+    opset: Optional[int] = None,
+    profile: str = "spec",
+    packed: bool = False,
+) -> np.ndarray:
+    """ONNX ``QuantizeLinear``: ``y = saturate(round(x / scale) + zero_point)``, bit-exact.
+
+    `x` float32/float16/bfloat16 (int32 too from opset 10's rules); `scale` per tensor (a scalar),
+    per axis (1-D along `axis`) or blocked (`block_size` along `axis`); `zero_point` sets the
+    output type (default uint8, or `output_dtype`). The types and attributes `opset` allows are
+    checked first (default: the newest opset lowbit knows). A Python number for `scale` takes
+    `x`'s dtype when `x` is float32/float16/bfloat16, float32 otherwise; for `zero_point`,
+    `output_dtype` (default uint8). `saturate` applies to float8 outputs. `profile` decides where
+    the onnx reference and onnxruntime differ. ``packed=True`` returns the ONNX raw_data bytes.
+    """
+    xa = np.asarray(x)
+    x_arg = _tensor(xa)
+    scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
+    scale_arg = _tensor(scale, like=scale_like)
+    out_name = None if output_dtype is None else _resolve(output_dtype)
+    zp_arg = None
+    if zero_point is not None:
+        zp_arg = _tensor(zero_point, like=_numpy_dtype(out_name or "UINT8"))
+    result = _native.quantize_linear(
+        x_arg,
+        scale_arg,
+        zp_arg,
+        axis,
+        None if saturate is None else _flag(saturate, "saturate"),
+        block_size,
+        out_name,
+        None if precision is None else _resolve(precision),
+        opset,
+        profile,
+        _flag(packed, "packed"),
+    )
+    return _tensor_from_native(result, _flag(packed, "packed"))
+
+
+def dequantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: Optional[int] = None,
+    block_size: Optional[int] = None,
+    output_dtype: Any = None,
+    opset: Optional[int] = None,
+    profile: str = "spec",
+) -> np.ndarray:
+    """ONNX ``DequantizeLinear``: ``y = (x - zero_point) * scale`` in the output type
+    (`output_dtype`, else the scale's type), bit-exact. `x` is a quantized array (int8, uint8,
+    int4, float8_*, float4_e2m1fn, ... in the ml_dtypes dtype); `scale` and `zero_point` as in
+    :func:`quantize_linear` (a Python number for `scale` is float32, for `zero_point` `x`'s
+    dtype). Default `opset`: the newest lowbit knows."""
+    xa = np.asarray(x)
+    x_arg = _tensor(xa)
+    scale_arg = _tensor(scale, like=np.dtype(np.float32))
+    zp_arg = None if zero_point is None else _tensor(zero_point, like=xa.dtype)
+    result = _native.dequantize_linear(
+        x_arg,
+        scale_arg,
+        zp_arg,
+        axis,
+        block_size,
+        None if output_dtype is None else _resolve(output_dtype),
+        opset,
+        profile,
+    )
+    return _tensor_from_native(result)
+
+
+# ------------------------------------------------------------------------------------------------
+# verification
+# ------------------------------------------------------------------------------------------------
+
+
+def _level(level: Union[int, str]) -> str:
+    if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
+        return str(int(level))
+    if isinstance(level, str):
+        return level
+    raise Error(f"level must be 1, 2 or \"all\", not {level!r}")
+
+
+def vectors(
+    from_: Any,
+    to: Any,
+    *,
+    round: str = "rne",
+    tininess: str = "after",
+    saturate: bool = False,
+    level: Union[int, str] = 1,
+    count: Optional[int] = None,
+    seed: int = 1,
+    layout: Optional[str] = None,
+) -> Union[Dict[str, Any], str]:
+    """TestFloat-style golden vectors of the conversion `from_` -> `to` under IEEE semantics.
+
+    `from_`, `to`: dtype names (any spelling :func:`onnx_name` takes) or format descriptions
+    ``eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]`` (a bare
+    ``e4m3`` or ``e5m2`` names the ONNX type). `round`: ``rne``, ``rtz``, ``rdn``, ``rup``,
+    ``rmm``, ``raz``, ``rod`` or ``sr:R`` (stochastic, R random bits). `tininess`: ``before``,
+    ``after`` or ``delivered``. `level`: 1 or 2 (TestFloat's levels: special operands mixed with
+    random ones; `count` raises the number of cases) or ``"all"`` (every pattern of a source of
+    16 bits or fewer). `seed` seeds the random operands and stochastic rounding.
+
+    Returns a dict of arrays, one element per case: ``operand`` and ``result`` (codes, uint64),
+    ``flags`` (uint8, TestFloat's bits: 1 inexact, 2 underflow, 4 overflow, 8 infinite, 16
+    invalid), ``random`` (uint64, stochastic rounding only), and ``specials`` (how many special
+    operands the level has). With ``layout="testfloat"`` or ``"csv"``: the text of that layout.
+    """
+    return _native.vectors(
+        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), _level(level), count, seed, layout
+    )
+
+
+def check(
+    from_: Any,
+    to: Any,
+    dump: Any,
+    *,
+    round: str = "rne",
+    tininess: str = "after",
+    saturate: bool = False,
+    check_nans: bool = False,
+    check_invalid_integers: bool = False,
+    no_flags: bool = False,
+    seed: int = 1,
+    which: bool = False,
+) -> Dict[str, Any]:
+    """Checks a simulator's dump of `from_` -> `to` conversions against the IEEE semantics (the
+    options of :func:`vectors`), every mismatch classified, as ``testfloat_ver`` does.
+
+    `dump`: the text of ``operand result [flags]`` lines in TestFloat's layout (``str`` or
+    ``bytes``), a path (``os.PathLike``, read as a stream), or a tuple ``(operands, results)`` or
+    ``(operands, results, flags)`` of integer arrays. A NaN of another encoding and the value of
+    an invalid float-to-integer result count only with `check_nans` / `check_invalid_integers`.
+
+    Returns a dict: ``checked``, ``mismatches``, ``classes`` (count per kind of mismatch),
+    ``flags_missing`` / ``flags_extra`` (per flag), ``shown`` (the first mismatches, one line
+    each), ``report`` (the text ``lowbit check`` prints). With ``which=True`` (`to` may then be a
+    width in bits): ``checked``, ``ranking`` (``(configuration, description, lines agreeing)``,
+    best first, over every rounding mode, tininess rule, saturation, format of that width and
+    ONNX profile) and ``report``.
+    """
+    text = path = arrays = None
+    if isinstance(dump, str):
+        text = dump.encode("utf-8")
+    elif isinstance(dump, (bytes, bytearray, memoryview)):
+        text = bytes(dump)
+    elif isinstance(dump, os.PathLike):
+        path = os.fspath(dump)
+    elif isinstance(dump, tuple) and len(dump) in (2, 3):
+        ops = np.ascontiguousarray(np.asarray(dump[0]).reshape(-1), dtype=np.uint64)
+        res = np.ascontiguousarray(np.asarray(dump[1]).reshape(-1), dtype=np.uint64)
+        flags = None if len(dump) == 2 else np.ascontiguousarray(np.asarray(dump[2]).reshape(-1), dtype=np.uint8)
+        arrays = (ops, res, flags)
+    else:
+        raise Error(
+            "dump must be text (str or bytes), a path (os.PathLike) or a tuple (operands, results[, flags]), "
+            f"not {type(dump).__name__}"
+        )
+    return _native.check(
+        _format(from_),
+        str(to) if isinstance(to, (int, np.integer)) else _format(to),
+        text,
+        path,
+        arrays,
+        round,
+        tininess,
+        _flag(saturate, "saturate"),
+        _flag(check_nans, "check_nans"),
+        _flag(check_invalid_integers, "check_invalid_integers"),
+        _flag(no_flags, "no_flags"),
+        seed,
+        _flag(which, "which"),
+    )
+
+
+def sweep(
+    from_: Any,
+    to: Any,
+    *,
+    round: str = "rne",
+    tininess: str = "after",
+    saturate: bool = False,
+    config: Optional[str] = None,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Every pattern of a source of at most 32 bits, in ascending order, through the conversion:
+    the SHA-256 of the concatenated result codes (each in its little-endian width, sub-byte
+    formats one code per byte) and the counts per class and per flag, as ``lowbit sweep``.
+
+    `config`: a configuration instead of `round`/`tininess`/`saturate`, in ``lowbit diff``'s
+    grammar, e.g. ``"profile=onnxruntime,saturate=1"`` for ONNX Cast (values only: ``flags`` is
+    then None). Returns a dict: ``sha256``, ``patterns``, ``config``, ``classes``, ``flags``,
+    ``no_flag``, ``seconds``, ``report``. The GIL is released while it runs.
+    """
+    return _native.sweep_patterns(
+        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), config, threads
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# info
+# ------------------------------------------------------------------------------------------------
+
+
+def info(dtype: Any) -> Dict[str, Any]:
+    """The descriptor of a dtype (any spelling :func:`onnx_name` takes) or of a described format
+    (``"e4m3,special=ieee"``) as a dict.
+
+    Every dtype: ``name``, ``onnx_number`` (None for a description), ``kind`` (``float``,
+    ``integer``, ``bool``, ``string``, ``complex``, ``described float``), ``bits``, ``packing``,
+    ``numpy`` (the numpy/ml_dtypes dtype name, or None). Integers: ``signed``, ``min``, ``max``.
+    Floats: ``description``, ``exponent_bits``, ``mantissa_bits``, ``bias``, ``signed``,
+    ``subnormals``, ``flush_subnormals``, ``special`` (``ieee``, ``fn``, ``fnuz``, ``none``),
+    ``zero``, ``has_inf``, ``has_nan``, ``nan_payload``, ``max``, ``lowest``, ``min_normal``,
+    ``min_subnormal`` (floats; exact, or infinity beyond float64's range) and ``codes`` (the codes
+    of those values and of zero, -0, infinities and NaNs; None where the format has none).
+    """
+    if isinstance(dtype, str):
+        try:
+            d = _native.info(dtype)
+        except DTypeError as lowbit_error:
+            try:
+                name = _resolve(dtype)
+            except DTypeError:
+                raise lowbit_error from None
+            d = _native.info(name)
+    else:
+        d = _native.info(_resolve(dtype))
+    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else None
+    d["numpy"] = None if np_dtype is None else ("str" if d["name"] == "STRING" else str(np_dtype))
+    return d
+
+
+from . import mx  # noqa: E402  (the submodule uses the helpers above)

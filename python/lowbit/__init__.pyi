@@ -1,0 +1,121 @@
+"""Type stubs of the lowbit package (see the docstrings in lowbit/__init__.py)."""
+
+import os
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import mx as mx
+from ._errors import (
+    DTypeError as DTypeError,
+    Error as Error,
+    FileError as FileError,
+    InternalError as InternalError,
+    ParseError as ParseError,
+    ShapeError as ShapeError,
+)
+
+__version__: str
+PROFILES: Tuple[str, ...]
+DTYPES: Tuple[str, ...]
+
+# A dtype: an ONNX name ("FLOAT8E4M3FN"), a lowbit name or alias ("e4m3fn", "bf16"), an ml_dtypes
+# name ("float8_e4m3fn"), an ONNX number, or a numpy / ml_dtypes dtype or scalar type.
+DTypeLike = Union[str, int, np.dtype[Any], type]
+# A verification format: a DTypeLike or a description "eEmM[,bias=B][,special=...][,subnormal=...][,unsigned]".
+FormatLike = Union[str, np.dtype[Any], type]
+RoundMode = Literal["up", "down", "nearest"]
+
+def onnx_name(dtype: DTypeLike) -> str: ...
+def numpy_dtype(dtype: DTypeLike) -> np.dtype[Any]: ...
+def cast(
+    x: npt.ArrayLike,
+    to: DTypeLike,
+    *,
+    saturate: bool = True,
+    round_mode: RoundMode = "up",
+    profile: str = "spec",
+    threads: Optional[int] = None,
+    packed: bool = False,
+) -> npt.NDArray[Any]: ...
+def pack(x: npt.ArrayLike) -> npt.NDArray[np.uint8]: ...
+def unpack(
+    buf: Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]], dtype: DTypeLike, shape: Union[int, Tuple[int, ...], List[int]]
+) -> npt.NDArray[Any]: ...
+def quantize_linear(
+    x: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    zero_point: Optional[npt.ArrayLike] = None,
+    *,
+    axis: Optional[int] = None,
+    saturate: Optional[bool] = None,
+    block_size: Optional[int] = None,
+    output_dtype: Optional[DTypeLike] = None,
+    precision: Optional[DTypeLike] = None,
+    opset: Optional[int] = None,
+    profile: str = "spec",
+    packed: bool = False,
+) -> npt.NDArray[Any]: ...
+def dequantize_linear(
+    x: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    zero_point: Optional[npt.ArrayLike] = None,
+    *,
+    axis: Optional[int] = None,
+    block_size: Optional[int] = None,
+    output_dtype: Optional[DTypeLike] = None,
+    opset: Optional[int] = None,
+    profile: str = "spec",
+) -> npt.NDArray[Any]: ...
+
+class Vectors(TypedDict, total=False):
+    operand: npt.NDArray[np.uint64]
+    result: npt.NDArray[np.uint64]
+    flags: npt.NDArray[np.uint8]
+    random: npt.NDArray[np.uint64]
+    specials: int
+
+def vectors(
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: bool = False,
+    level: Union[int, Literal["all"]] = 1,
+    count: Optional[int] = None,
+    seed: int = 1,
+    layout: Optional[Literal["testfloat", "csv"]] = None,
+) -> Union[Vectors, str]: ...
+def check(
+    from_: FormatLike,
+    to: Union[FormatLike, int],
+    dump: Union[
+        str,
+        bytes,
+        os.PathLike[str],
+        Tuple[npt.ArrayLike, npt.ArrayLike],
+        Tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
+    ],
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: bool = False,
+    check_nans: bool = False,
+    check_invalid_integers: bool = False,
+    no_flags: bool = False,
+    seed: int = 1,
+    which: bool = False,
+) -> Dict[str, Any]: ...
+def sweep(
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: bool = False,
+    config: Optional[str] = None,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]: ...
+def info(dtype: FormatLike) -> Dict[str, Any]: ...
