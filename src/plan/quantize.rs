@@ -48,6 +48,25 @@ impl IntegerQuantizer {
     }
 
     /// Quantizes the float32 lanes of `src` (little-endian bytes) into `codes`.
+    /// [`IntegerQuantizer::run`] over runs of 32 elements, each with its own divisor (this
+    /// quantizer's own divisor is not used): `src` holds `32 * divisors.len()` float32s and `codes`
+    /// receives as many codes. Blocked quantization (ONNX `block_size` 32, MX) in one pass.
+    pub fn run_blocks_of_32(&self, src: &[u8], divisors: &[f32], codes: &mut [u16]) {
+        assert!(src.len() == 128 * divisors.len() && codes.len() == 32 * divisors.len(), "whole runs of 32");
+        #[cfg(target_arch = "x86_64")]
+        if simd::isa() == simd::Isa::Avx2 {
+            let bounds = (self.low, self.high);
+            simd::x86::quantize_f32_runs32(src, codes, divisors, bounds, self.zero_point, self.mask);
+            return;
+        }
+        for ((s, c), &divisor) in src.chunks_exact(128).zip(codes.chunks_exact_mut(32)).zip(divisors) {
+            let run = IntegerQuantizer { divisor, ..*self };
+            for (c, b) in c.iter_mut().zip(s.chunks_exact(4)) {
+                *c = run.code(f32::from_le_bytes(b.try_into().expect("4 bytes")));
+            }
+        }
+    }
+
     pub fn run(&self, src: &[u8], codes: &mut [u16]) {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]

@@ -506,6 +506,14 @@ impl Quantize {
             return false;
         };
         let len = src.len() / 4;
+        s.codes.resize(len, 0);
+        // Blocks of 32 (ONNX's usual block size) along the last axis: element i's scale is
+        // scale i / 32, and one pass divides each block by its scale inside the quantizing loop.
+        const BLOCK: usize = 32;
+        if self.groups.is_blocks_of(BLOCK) && start % BLOCK == 0 && len % BLOCK == 0 {
+            quantizer.run_blocks_of_32(src, &scales[start / BLOCK..(start + len) / BLOCK], &mut s.codes);
+            return true;
+        }
         s.bytes.resize(4 * len, 0);
         let quotients = &mut s.bytes;
         self.groups.for_each_run(start, len, |at, run, k| {
@@ -515,7 +523,6 @@ impl Quantize {
                 o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
             }
         });
-        s.codes.resize(len, 0);
         quantizer.run(&s.bytes, &mut s.codes);
         true
     }

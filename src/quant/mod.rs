@@ -219,6 +219,17 @@ impl Groups {
     pub const PER_TENSOR: Groups =
         Groups { axis_len: 1, inner: 1, block: 1, outer_stride: 0, axis_stride: 0, inner_stride: 0, per_tensor: true };
 
+    /// Whether element `i` uses scale `i / size`, for every `i`: blocks of `size` along the last
+    /// axis (or an axis with nothing after it), every block whole, scales in row-major order.
+    pub fn is_blocks_of(&self, size: usize) -> bool {
+        !self.per_tensor
+            && self.inner == 1
+            && self.block == size
+            && self.axis_len % size == 0
+            && self.axis_stride == 1
+            && self.outer_stride == self.axis_len / size
+    }
+
     /// The length of the runs of consecutive elements that share a scale, away from the ends of
     /// blocks cut short by the axis: the whole tensor, `inner` elements per axis index, a block
     /// along the last axis, or 1 (blocks along an earlier axis change scale at every element).
@@ -472,6 +483,31 @@ mod tests {
                         assert_eq!(got, expected[start..start + len], "{x:?} {scale:?} from {start}, {len}");
                     }
                 }
+            }
+        }
+    }
+
+    /// Where `is_blocks_of` says so, element i uses scale i / size (by `indices`); and it says so for
+    /// blocks of 32 along the last axis.
+    #[test]
+    fn blocks_of_a_size_are_what_indices_say() {
+        type Case = (&'static [usize], &'static [usize], Option<i64>, Option<i64>, bool);
+        let cases: [Case; 6] = [
+            (&[3, 64], &[3, 2], Some(1), Some(32), true),
+            (&[2, 3, 64], &[2, 3, 2], Some(-1), Some(32), true),
+            (&[6, 33], &[6, 2], Some(-1), Some(32), false),
+            (&[64, 2], &[2, 2], Some(0), Some(32), false),
+            (&[3, 64], &[3, 4], Some(1), Some(16), false),
+            (&[64], &[], None, None, false),
+        ];
+        for (x, scale, axis, block, want) in cases {
+            let g = groups("Q", &QUANTIZE_SCHEMAS[3], x, scale, None, axis, block, ("s", "z")).unwrap();
+            assert_eq!(g.is_blocks_of(32), want, "{x:?} {scale:?}");
+            if want {
+                let n: usize = x.iter().product();
+                let mut indices = vec![0; n];
+                g.indices(0, &mut indices);
+                assert!(indices.iter().enumerate().all(|(i, &k)| k == i / 32), "{x:?}");
             }
         }
     }

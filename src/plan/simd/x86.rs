@@ -277,6 +277,60 @@ unsafe fn nibble_blocks_to_f32_avx2(values: &[f32; 16], packed: &[u8], factors: 
     }
 }
 
+/// [`quantize_f32`] over runs of 32 lanes, run `r` divided by `divisors[r]`: `src` holds
+/// `32 * divisors.len()` float32s and `codes` as many codes.
+pub(crate) fn quantize_f32_runs32(
+    src: &[u8],
+    codes: &mut [u16],
+    divisors: &[f32],
+    bounds: (f32, f32),
+    zero: i32,
+    mask: u16,
+) {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    assert!(src.len() == 128 * divisors.len() && codes.len() == 32 * divisors.len(), "whole runs of 32");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe { quantize_f32_runs32_avx2(src, codes, divisors, bounds, zero, mask) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn quantize_f32_runs32_avx2(
+    src: &[u8],
+    codes: &mut [u16],
+    divisors: &[f32],
+    (low, high): (f32, f32),
+    zero: i32,
+    mask: u16,
+) {
+    use std::arch::x86_64::{
+        __m256, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cvtps_epi32, _mm256_div_ps, _mm256_loadu_ps,
+        _mm256_max_ps, _mm256_min_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32, _mm256_set1_ps,
+        _mm256_storeu_si256,
+    };
+    let (lo, hi) = (_mm256_set1_ps(low), _mm256_set1_ps(high));
+    let (z, keep) = (_mm256_set1_epi32(zero), _mm256_set1_epi32(i32::from(mask)));
+    let one = |x: __m256, d: __m256| -> __m256i {
+        // As quantize_f32: maxps gives its second operand (`low`) for a NaN quotient.
+        let q = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(x, d), lo), hi);
+        _mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(q), z), keep)
+    };
+    for ((s, c), &divisor) in src.chunks_exact(128).zip(codes.chunks_exact_mut(32)).zip(divisors) {
+        let d = _mm256_set1_ps(divisor);
+        for (s, c) in s.chunks_exact(64).zip(c.chunks_exact_mut(16)) {
+            // SAFETY: `s` is 64 bytes (16 float32s) and `c` 16 u16s (32 bytes); the unaligned
+            // accesses are what loadu/storeu allow.
+            unsafe {
+                let a = one(_mm256_loadu_ps(s.as_ptr().cast::<f32>()), d);
+                let b = one(_mm256_loadu_ps(s.as_ptr().add(32).cast::<f32>()), d);
+                let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
+                _mm256_storeu_si256(c.as_mut_ptr().cast::<__m256i>(), packed);
+            }
+        }
+    }
+}
+
 /// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
 /// is compiled with them too.
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
