@@ -112,15 +112,7 @@ impl MinifloatEncoder {
         let bits = x.to_bits();
         let negative = bits >> 31 == 1;
         let abs = bits & 0x7FFF_FFFF;
-        // Normal results: round the fraction to nearest-even in the integer domain; the carry
-        // runs into the exponent. Wrapping: below the normal range this candidate is discarded.
-        let half_minus_one = (1u32 << (self.shift - 1)) - 1;
-        let odd = (abs >> self.shift) & 1;
-        let normal = ((abs + half_minus_one + odd) >> self.shift).wrapping_sub(self.rebias);
-        // Subnormal results: one float32 addition rounds to the target's subnormal step.
-        let subnormal =
-            (f32::from_bits(abs) + self.subnormal_magic).to_bits().wrapping_sub(self.subnormal_magic.to_bits());
-        let magnitude = if abs < self.min_normal_bits { subnormal } else { normal };
+        let magnitude = rounded_magnitude(abs, self.shift, self.rebias, self.subnormal_magic, self.min_normal_bits);
         let (sign, overflow, nan) = if negative {
             (self.sign_bit, self.overflow_negative, self.nan_negative)
         } else {
@@ -129,6 +121,24 @@ impl MinifloatEncoder {
         let finite = if magnitude == 0 && negative { self.negative_zero } else { magnitude | sign };
         let code = if abs >= self.overflow_threshold { overflow } else { finite };
         (if abs > 0x7F80_0000 { nan } else { code }) as u16
+    }
+}
+
+/// The magnitude code of |x| (float32 bits `abs`, below the overflow threshold) rounded to nearest
+/// even, for a format whose fraction is `23 - shift` bits: both candidates, then one select.
+#[inline(always)]
+fn rounded_magnitude(abs: u32, shift: u32, rebias: u32, subnormal_magic: f32, min_normal_bits: u32) -> u32 {
+    // Normal results: round the fraction to nearest-even in the integer domain; the carry runs
+    // into the exponent. Wrapping: below the normal range this candidate is discarded.
+    let half_minus_one = (1u32 << (shift - 1)) - 1;
+    let odd = (abs >> shift) & 1;
+    let normal = ((abs + half_minus_one + odd) >> shift).wrapping_sub(rebias);
+    // Subnormal results: one float32 addition rounds to the target's subnormal step.
+    let subnormal = (f32::from_bits(abs) + subnormal_magic).to_bits().wrapping_sub(subnormal_magic.to_bits());
+    if abs < min_normal_bits {
+        subnormal
+    } else {
+        normal
     }
 }
 
@@ -156,13 +166,7 @@ impl FiniteEncoder {
     pub fn encode(&self, x: f32) -> u16 {
         let bits = x.to_bits();
         let abs = bits & 0x7FFF_FFFF;
-        // As MinifloatEncoder: both candidates, then one select.
-        let half_minus_one = (1u32 << (self.shift - 1)) - 1;
-        let odd = (abs >> self.shift) & 1;
-        let normal = ((abs + half_minus_one + odd) >> self.shift).wrapping_sub(self.rebias);
-        let subnormal =
-            (f32::from_bits(abs) + self.subnormal_magic).to_bits().wrapping_sub(self.subnormal_magic.to_bits());
-        let magnitude = if abs < self.min_normal_bits { subnormal } else { normal };
+        let magnitude = rounded_magnitude(abs, self.shift, self.rebias, self.subnormal_magic, self.min_normal_bits);
         (magnitude.min(self.overflow) | (bits & 0x8000_0000) >> self.sign_shift) as u16
     }
 }

@@ -830,15 +830,7 @@ fn fill_contiguous<T: Copy>(
         let code = element.scale_code(amax_bits(&src[cursor.start * 4..cursor.end * 4]), round);
         scales[cursor.block] = code;
         let run_end = cursor.end.min(end);
-        let run = &mut out[i - start..run_end - start];
-        if code == NAN_SCALE_CODE {
-            run.fill(map(0.0));
-        } else {
-            let factor = inverse_scale(code);
-            for (d, s) in run.iter_mut().zip(src[i * 4..run_end * 4].chunks_exact(4)) {
-                *d = map(f32_at(s) * factor);
-            }
-        }
+        scale_run(code, &src[i * 4..run_end * 4], &mut out[i - start..run_end - start], &map);
         i = run_end;
         if i < end {
             cursor.advance(g);
@@ -868,13 +860,20 @@ fn fill_whole_blocks<T: Copy>(
         let amax = block.chunks_exact(4).fold(0, |m, b| m.max(i32::from_le_bytes(lane(b)) & F32_MAGNITUDE_MASK as i32));
         let code = element.scale_code(amax as u32, round);
         *scale = code;
-        if code == NAN_SCALE_CODE {
-            run.fill(map(0.0));
-        } else {
-            let factor = inverse_scale(code);
-            for (d, s) in run.iter_mut().zip(block.chunks_exact(4)) {
-                *d = map(f32::from_le_bytes(lane(s)) * factor);
-            }
+        scale_run(code, block, run, &map);
+    }
+}
+
+/// `map` of a run's values (`src`, float32 bytes) divided by the scale of `code` into `out`; a NaN
+/// scale's run is `map(0.0)` throughout.
+#[inline(always)]
+fn scale_run<T: Copy>(code: u8, src: &[u8], out: &mut [T], map: &impl Fn(f32) -> T) {
+    if code == NAN_SCALE_CODE {
+        out.fill(map(0.0));
+    } else {
+        let factor = inverse_scale(code);
+        for (d, s) in out.iter_mut().zip(src.chunks_exact(4)) {
+            *d = map(f32::from_le_bytes(lane(s)) * factor);
         }
     }
 }
