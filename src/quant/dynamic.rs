@@ -11,7 +11,7 @@
 //! on float32 tensors) computes it. NaN in `x` and a flat input (where the text divides 0 by 0) are
 //! profile rows ([`crate::profile::Policy::dynamic_nan`], [`crate::profile::Policy::dynamic_flat_scale`]).
 
-use super::linear::Quantize;
+use super::linear::{Quantize, ScaleValues};
 use super::{check_type, invalid, Groups, DYNAMIC_QUANTIZE_LINEAR_VERSIONS};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -80,7 +80,15 @@ pub(crate) fn dynamic_guarded(
         adds_zero_point: true,
     };
     let mut out = crate::ops::zeroed(&name, n)?;
-    quantize.run(DType::Float, raw, n, &[f64::from(scale)], &[f64::from(zero)], &mut out, profile)?;
+    quantize.run(
+        DType::Float,
+        raw,
+        n,
+        ScaleValues::Exact(vec![f64::from(scale)]),
+        &[f64::from(zero)],
+        &mut out,
+        profile,
+    )?;
     Ok((
         Tensor::from_raw(DType::Uint8, x.shape().to_vec(), out)?,
         Tensor::from_f32(&[scale]).reshape(vec![])?,

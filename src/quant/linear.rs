@@ -243,11 +243,10 @@ pub(crate) fn quantize_guarded(
     let q = quantize_checked(x, scale, zero_point, attrs, opset, profile)?;
     let n = x.len();
     let out_bytes = packing::raw_len(q.target, n)?;
-    let (scales, zeros) =
-        scales_and_zeros(scale, zero_point, ("y_scale", "y_zero_point"), &q.name, (n, out_bytes), guard)?;
+    let (scales, zeros) = quantize_scales_and_zeros(&q, x.dtype(), scale, zero_point, (n, out_bytes), guard)?;
     let mut out = crate::ops::zeroed(&q.name, out_bytes)?;
     let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
-    q.run(x.dtype(), raw, n, &scales, &zeros, &mut out, profile)?;
+    q.run(x.dtype(), raw, n, scales, &zeros, &mut out, profile)?;
     Tensor::from_raw(q.target, x.shape().to_vec(), out)
 }
 
@@ -275,10 +274,9 @@ pub fn quantize_linear_into(
             actual: out.len(),
         });
     }
-    let (scales, zeros) =
-        scales_and_zeros(scale, zero_point, ("y_scale", "y_zero_point"), &q.name, (n, out_bytes), &mut Unbudgeted)?;
+    let (scales, zeros) = quantize_scales_and_zeros(&q, x.dtype(), scale, zero_point, (n, out_bytes), &mut Unbudgeted)?;
     let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
-    q.run(x.dtype(), raw, n, &scales, &zeros, out, profile)?;
+    q.run(x.dtype(), raw, n, scales, &zeros, out, profile)?;
     Ok(q.target)
 }
 
@@ -292,14 +290,68 @@ fn scales_and_zeros(
     (elements, out_bytes): (usize, usize),
     guard: &mut dyn AllocationGuard,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let charged = out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES);
-    guard.before_allocating(elements, charged)?;
+    charge_scales(scale, (elements, out_bytes), guard)?;
     let scales = values(scale, names.0, op)?;
-    let zeros = match zero_point {
-        Some(z) => values(z, names.1, op)?,
-        None => vec![0.0],
-    };
-    Ok((scales, zeros))
+    Ok((scales, zero_values(zero_point, names.1, op)?))
+}
+
+/// [`scales_and_zeros`] for QuantizeLinear: a FLOAT scale of a float32 division is read as its
+/// float32 values, which are the division's operands, with no float64 copy.
+fn quantize_scales_and_zeros(
+    q: &Quantize,
+    x_dtype: DType,
+    scale: &Tensor,
+    zero_point: Option<&Tensor>,
+    sizes: (usize, usize),
+    guard: &mut dyn AllocationGuard,
+) -> Result<(ScaleValues, Vec<f64>)> {
+    let names = ("y_scale", "y_zero_point");
+    if !(q.divides_in_float32(x_dtype) && scale.dtype() == DType::Float) {
+        let (scales, zeros) = scales_and_zeros(scale, zero_point, names, &q.name, sizes, guard)?;
+        return Ok((ScaleValues::Exact(scales), zeros));
+    }
+    charge_scales(scale, sizes, guard)?;
+    let raw = scale.raw().ok_or_else(|| invalid(&q.name, "y_scale has no raw data"))?;
+    let scales = raw.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+    Ok((ScaleValues::Float32(scales), zero_values(zero_point, names.1, &q.name)?))
+}
+
+fn charge_scales(scale: &Tensor, (elements, out_bytes): (usize, usize), guard: &mut dyn AllocationGuard) -> Result<()> {
+    let charged = out_bytes.saturating_add(scale.len().saturating_mul(16)).saturating_add(SCRATCH_BYTES);
+    guard.before_allocating(elements, charged)
+}
+
+fn zero_values(zero_point: Option<&Tensor>, name: &str, op: &str) -> Result<Vec<f64>> {
+    match zero_point {
+        Some(z) => values(z, name, op),
+        None => Ok(vec![0.0]),
+    }
+}
+
+/// [`packing::pack_u16`] compiled for the widest instruction set the CPU has (the 4-bit and 2-bit
+/// packings vectorise far better with AVX2).
+fn pack_codes(dtype: DType, codes: &[u16], raw: &mut [u8]) {
+    struct Pack<'a> {
+        dtype: DType,
+        codes: &'a [u16],
+        raw: &'a mut [u8],
+    }
+    impl crate::plan::simd::Kernel for Pack<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn run(self) {
+            packing::pack_u16(self.dtype, self.codes, self.raw);
+        }
+    }
+    crate::plan::simd::widest(Pack { dtype, codes, raw });
+}
+
+/// A QuantizeLinear scale's values.
+pub(crate) enum ScaleValues {
+    /// Exact, as float64 (every scale type's values are float64 values).
+    Exact(Vec<f64>),
+    /// A FLOAT scale's own values, for a division in float32.
+    Float32(Vec<f32>),
 }
 
 /// Scratch of one call, reused chunk after chunk.
@@ -315,6 +367,12 @@ struct Scratch {
 }
 
 impl Quantize {
+    /// Whether `x` of this dtype is divided in float32 (the fast path: float32 `x`, float32
+    /// division precision).
+    fn divides_in_float32(&self, x_dtype: DType) -> bool {
+        x_dtype == DType::Float && self.division == DType::Float
+    }
+
     /// Runs over `n` elements of `x` (raw data of `x_dtype`): `scales` and `zeros` are the scale's
     /// and zero point's values (`zeros` may hold one value for all).
     #[allow(clippy::too_many_arguments)]
@@ -323,30 +381,37 @@ impl Quantize {
         x_dtype: DType,
         raw: &[u8],
         n: usize,
-        scales: &[f64],
+        scales: ScaleValues,
         zeros: &[f64],
         out: &mut [u8],
         profile: Profile,
     ) -> Result<()> {
         let spec = CastOptions::default();
-        let fast = x_dtype == DType::Float && self.division == DType::Float;
+        let fast = self.divides_in_float32(x_dtype);
         let rounding = Rounding::new(self.division)?;
         let mut s = Scratch::default();
-        // Scales that are float32 values already (float32, float16, bfloat16 and E8M0 scales all
-        // are) are their own rounding to float32, the fast path's division precision: taken as
-        // they are, without a round trip through the plans (a blocked scale has many elements).
-        let as_f32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
-        let already = fast && as_f32.iter().zip(scales).all(|(&a, &b)| f64::from(a) == b);
-        // Otherwise the scales in the division precision (rounded once, as the operands of the
-        // division are).
-        let mut scales = if already { Vec::new() } else { scales.to_vec() };
-        if let (Some(r), false) = (&rounding, already) {
-            r.apply(&mut scales, &mut s.bytes, &mut s.wide)?;
-        }
-        let scales32: Vec<f32> = match (already, fast) {
-            (true, _) => as_f32,
-            (false, true) => scales.iter().map(|&v| v as f32).collect(),
-            (false, false) => Vec::new(),
+        let (scales, scales32) = match scales {
+            ScaleValues::Float32(scales32) if fast => (Vec::new(), scales32),
+            ScaleValues::Float32(scales32) => (scales32.iter().map(|&v| f64::from(v)).collect(), Vec::new()),
+            ScaleValues::Exact(scales) => {
+                // Scales that are float32 values already (float16, bfloat16 and E8M0 scales all
+                // are) are their own rounding to float32, the fast path's division precision:
+                // taken as they are, without a round trip through the plans.
+                let as_f32: Vec<f32> = if fast { scales.iter().map(|&v| v as f32).collect() } else { Vec::new() };
+                let already = fast && as_f32.iter().zip(&scales).all(|(&a, &b)| f64::from(a) == b);
+                // Otherwise the scales in the division precision (rounded once, as the operands
+                // of the division are).
+                let mut scales = if already { Vec::new() } else { scales };
+                if let (Some(r), false) = (&rounding, already) {
+                    r.apply(&mut scales, &mut s.bytes, &mut s.wide)?;
+                }
+                let scales32: Vec<f32> = match (already, fast) {
+                    (true, _) => as_f32,
+                    (false, true) => scales.iter().map(|&v| v as f32).collect(),
+                    (false, false) => Vec::new(),
+                };
+                (scales, scales32)
+            }
         };
         // x into the division precision, then widened (one plan when that precision is float64).
         let x_to_division = if fast { None } else { Some(Plan::new(x_dtype, self.division, &spec)?) };
@@ -374,12 +439,12 @@ impl Quantize {
                 && self.groups.run_length() < SHORT_RUN
                 && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s)
             {
-                packing::pack_u16(self.target, &s.codes, dst);
+                pack_codes(self.target, &s.codes, dst);
                 start += len;
                 continue;
             }
             if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes) {
-                packing::pack_u16(self.target, &s.codes, dst);
+                pack_codes(self.target, &s.codes, dst);
                 start += len;
                 continue;
             }
