@@ -678,7 +678,7 @@ impl Quantize {
                         }
                     }
                 }
-                packing::pack_u16(self.target, codes, dst);
+                pack_codes(self.target, codes, dst);
             }
             None => {
                 // Added even when zero: -0 + 0 is +0, as the implementations that add give.
