@@ -6,7 +6,7 @@
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
-use crate::profile::{E8M0Rule, Float8SpecialsToInteger, Float8ToBool, NanPayload, Policy, Profile};
+use crate::profile::{E8M0Rule, Float8SpecialsToInteger, Float8ToBool, NanPayload, Policy, Profile, Uint32Conversion};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::{Exact, Value};
 
@@ -241,24 +241,26 @@ fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
 
 /// Converts one code from one numeric dtype to another: ONNX `Cast` on a single element, under
 /// the options' profile. (Where a profile's result depends on the element's position in a tensor,
-/// this is the element-by-element result; [`crate::cast::cast`] handles positions.)
+/// this is the result outside its vector blocks; [`crate::cast::cast`] handles positions.)
 pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    convert_code_in(from, to, code, opts, false)
+    convert_code_in(opts.profile.policy().for_cast(from, to), from, to, code, opts)
 }
 
-/// Like [`convert_code`] for an element that the profile's implementation converts in a vectorised
-/// block ([`crate::profile::VectorBlocks`]): NaN payloads follow the hardware rule.
+/// Like [`convert_code`] for an element inside one of the profile's vector blocks
+/// ([`crate::profile::VectorBlock`]): the block's rows apply. For a pair without vector blocks,
+/// the same as [`convert_code`].
 pub fn convert_code_in_block(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    convert_code_in(from, to, code, opts, true)
+    let policy = opts.profile.policy().for_cast(from, to);
+    let policy = policy.vector_block(from, to).map_or(policy, |block| block.policy);
+    convert_code_in(policy, from, to, code, opts)
 }
 
-fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vector_block: bool) -> Result<u64> {
-    if from == to {
+fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    if from == to && !policy.identity_converts(from, opts.saturate) {
         // An identity Cast is a copy: NaN payloads and all bits survive.
         fixed_width("Cast", from)?;
         return Ok(code & from.code_mask());
     }
-    let policy = opts.profile.policy().for_cast(from, to);
     let mut element = decode_element(from, code)?;
     let narrow_source = from.float_format().filter(|f| f.width() <= 8);
     match (element, to.kind()) {
@@ -279,7 +281,7 @@ fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vec
         }
         (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
             if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
-                return Ok(nan_between_ieee(policy, source, target, negative, payload, in_vector_block));
+                return Ok(nan_between_ieee(policy, source, target, negative, payload));
             }
         }
         (Element::Float(Value::Nan { payload, .. }), Kind::Float(target))
@@ -304,20 +306,10 @@ fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vec
 }
 
 /// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
-fn nan_between_ieee(
-    policy: &Policy,
-    from: &FloatFormat,
-    to: &FloatFormat,
-    negative: bool,
-    payload: u64,
-    in_vector_block: bool,
-) -> u64 {
+fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
     let rules = &policy.nan_payloads;
     let (f16, bf16, f32, f64) = (&format::F16, &format::BF16, &format::F32, &format::F64);
-    let rule = if in_vector_block {
-        // F16C's vcvtps2ph / vcvtph2ps: the x86 rule.
-        NanPayload::QuietTopBits
-    } else if from == f16 && to == f32 {
+    let rule = if from == f16 && to == f32 {
         rules.float16_to_float32
     } else if from == f16 && to == f64 {
         rules.float16_to_float64
@@ -366,8 +358,10 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
     let x = match v {
         Value::Finite(x) => x,
         // NaN and ±Inf: cvtt's "integer indefinite" for the wide types, 0 for the packed ones.
-        Value::Nan { .. } => return nan_or_inf_to_integer(bits, signed, None),
-        Value::Infinite { negative } => return nan_or_inf_to_integer(bits, signed, Some(negative)),
+        Value::Nan { .. } => return nan_or_inf_to_integer(bits, signed, None, policy.float_to_uint32),
+        Value::Infinite { negative } => {
+            return nan_or_inf_to_integer(bits, signed, Some(negative), policy.float_to_uint32)
+        }
     };
     // A magnitude of 2^64 or more stands in as ±2^100: outside every window below, same sign.
     let signed_value = |mode| match round::round_to_integer(x, mode) {
@@ -396,11 +390,12 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
             i if i < 0 => 1 << 63,
             _ => 0,
         },
-        (32, false) => match truncated {
-            i if (0..(1 << 32)).contains(&i) => i as u64,
-            i if (-TWO_31 + 1..0).contains(&i) => low_bits(i, 32),
-            i if i < 0 => 1 << 31,
-            _ => 0,
+        (32, false) => match (policy.float_to_uint32, truncated) {
+            (_, i) if (-TWO_31 + 1..(1 << 32)).contains(&i) => low_bits(i, 32),
+            (Uint32Conversion::LowBitsOfInt64, i) if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 32),
+            (Uint32Conversion::LowBitsOfInt64, _) => 0,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, i) if i < 0 => 1 << 31,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, _) => 0,
         },
         // int8, int16, uint8, uint16 and int32: the int32 result, then its low bits.
         _ => match truncated {
@@ -438,14 +433,17 @@ fn float8_special_to_integer(special: Value, bits: u32, signed: bool) -> u64 {
     low_bits(limit, bits)
 }
 
-fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>) -> u64 {
+fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>, uint32: Uint32Conversion) -> u64 {
     match (bits, signed, infinity_negative) {
         (b, _, _) if b <= 4 => 0,
         (64, _, None) | (64, true, _) | (64, false, Some(true)) => 1 << 63,
         (64, false, Some(false)) => 0,
-        (32, false, None) => 1 << 31,
-        // research §9: uint32 from ±Inf is 0 in the reference (scalar path).
-        (32, false, Some(_)) => 0,
+        (32, false, infinity_negative) => match (uint32, infinity_negative) {
+            (Uint32Conversion::LowBitsOfInt64, _) | (_, Some(false)) | (Uint32Conversion::Spec, Some(true)) => 0,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, None) | (Uint32Conversion::Vector, Some(true)) => {
+                1 << 31
+            }
+        },
         (b, _, _) => low_bits(-(1i128 << 31), b),
     }
 }

@@ -338,11 +338,7 @@ impl Plan {
         fixed_width(to)?;
         let opts = *opts;
         let policy = opts.profile.policy().for_cast(from, to);
-        let block = policy.vector_blocks.and_then(|b| match (from, to) {
-            (DType::Float, DType::Float16) => Some(b.float32_to_float16),
-            (DType::Float16, DType::Float) => Some(b.float16_to_float32),
-            _ => None,
-        });
+        let block = policy.vector_block(from, to).map(|b| b.length);
         let engine = Self::engine(from, to, &opts, false)?;
         let blocks = match block {
             Some(b) => Some((b, Self::engine(from, to, &opts, true)?)),
@@ -352,7 +348,7 @@ impl Plan {
     }
 
     fn engine(from: DType, to: DType, opts: &CastOptions, in_block: bool) -> Result<Engine> {
-        if from == to {
+        if from == to && !opts.profile.policy().identity_converts(from, opts.saturate) {
             return Ok(Engine::Copy);
         }
         let bits = from.bits().expect("fixed width");
