@@ -163,11 +163,7 @@ fn encode_under(policy: &Policy, dtype: DType, element: Element, opts: &CastOpti
 
 fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &CastOptions) -> u64 {
     if *f == format::E8M0 {
-        return match policy.e8m0 {
-            E8M0Rule::Spec => round::encode(f, value, opts.rounding_under(policy, f)),
-            E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
-            E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
-        };
+        return encode_e8m0(policy, policy.e8m0, value, opts);
     }
     let code = round::encode(f, value, opts.rounding_under(policy, f));
     match value {
@@ -176,6 +172,40 @@ fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &C
             onnxruntime_overflow_quirk(f, value, code)
         }
         _ => code,
+    }
+}
+
+fn encode_e8m0(policy: &Policy, rule: E8M0Rule, value: Value, opts: &CastOptions) -> u64 {
+    match rule {
+        E8M0Rule::Spec => round::encode(&format::E8M0, value, opts.rounding_under(policy, &format::E8M0)),
+        E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
+        E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
+        E8M0Rule::NearestPowerOfTwo { tiny } => e8m0_nearest_power_of_two(value, tiny),
+    }
+}
+
+/// ml_dtypes' float8_e8m0fnu (see [`E8M0Rule::NearestPowerOfTwo`]); its sources are float32 or
+/// float64 values, or integers (whose magnitudes are 1 or more), so the comparisons near 2^-127
+/// are exact in `f64`.
+fn e8m0_nearest_power_of_two(value: Value, tiny: u64) -> u64 {
+    const NAN: u64 = 0xFF;
+    let Value::Finite(x) = value else { return NAN };
+    if x.negative || x.is_zero() {
+        return NAN;
+    }
+    let magnitude = to_f64(value);
+    let min = 2f64.powi(-127);
+    if magnitude < min {
+        tiny
+    } else if magnitude == min {
+        0x00
+    } else if magnitude < 2.0 * min {
+        0x01
+    } else {
+        // Nearest with ties away from zero, on a format without fraction bits: the midpoint
+        // between 2^k and 2^(k+1) is 1.5 * 2^k. Beyond 2^127 it overflows to NaN.
+        let nearest = RoundingOptions { mode: RoundingMode::NearestTiesAway, ..RoundingOptions::IEEE };
+        round::encode(&format::E8M0, value, nearest)
     }
 }
 
@@ -256,6 +286,9 @@ pub fn convert_code_in_block(from: DType, to: DType, code: u64, opts: &CastOptio
 }
 
 fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    // An implementation without the attribute converts float8 one way whatever it says.
+    let fixed = policy.fixed_saturate.map(|saturate| CastOptions { saturate, ..*opts });
+    let opts = fixed.as_ref().unwrap_or(opts);
     if from == to && !policy.identity_converts(from, opts.saturate) {
         // An identity Cast is a copy: NaN payloads and all bits survive.
         fixed_width("Cast", from)?;
@@ -302,6 +335,11 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
     } else {
         element
     };
+    if to == DType::Float8E8M0 {
+        if let Some(&(_, rule)) = policy.e8m0_by_source.iter().find(|(source, _)| *source == from) {
+            return Ok(encode_e8m0(policy, rule, as_value(element), opts));
+        }
+    }
     encode_under(policy, to, element, opts)
 }
 

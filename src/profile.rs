@@ -27,11 +27,13 @@ pub enum Profile {
     OnnxReference,
     OnnxRuntime,
     OpenVino,
+    MlDtypes,
 }
 
 impl Profile {
-    /// Every profile, in the order of SEMANTICS.md.
-    pub const ALL: [Profile; 4] = [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino];
+    /// Every profile, in the order of the decision table.
+    pub const ALL: [Profile; 5] =
+        [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino, Profile::MlDtypes];
 
     /// The profile's policy table.
     #[must_use]
@@ -41,6 +43,7 @@ impl Profile {
             Profile::OnnxReference => &ONNX_REFERENCE,
             Profile::OnnxRuntime => &ONNXRUNTIME,
             Profile::OpenVino => &OPENVINO,
+            Profile::MlDtypes => &ML_DTYPES,
         }
     }
 
@@ -254,6 +257,11 @@ pub enum E8M0Rule {
     /// onnxruntime's observed kernel: `Spec`, except that negative inputs give 0x00 (saturate) or
     /// NaN, and anything above 2^127 is judged before rounding.
     OnnxRuntime,
+    /// ml_dtypes' `float8_e8m0fnu` (no attributes): NaN, ±Inf, ±0 and negatives give 0xFF; x below
+    /// 2^-127 gives `tiny`, 2^-127 itself 0x00, (2^-127, 2^-126) 0x01; from 2^-126 on the nearest
+    /// power of two with ties (1.5 * 2^k) away from zero, and a result above 2^127 is 0xFF
+    /// (1.4 * 2^127 -> 0xFE, 1.5 * 2^127 -> 0xFF).
+    NearestPowerOfTwo { tiny: u64 },
 }
 
 /// The precision of `x / y_scale` in QuantizeLinear.
@@ -366,6 +374,10 @@ pub struct Policy {
     pub bfloat16_nan_unsigned_without_saturate: bool,
     /// Row 22.
     pub e8m0: E8M0Rule,
+    /// Row 22 for particular sources (the first match wins over `e8m0`).
+    pub e8m0_by_source: &'static [(DType, E8M0Rule)],
+    /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
+    pub fixed_saturate: Option<bool>,
     /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
     pub saturate_zero_needs_float8: bool,
     /// Rows 18, 19, 20: how strings are read.
@@ -449,6 +461,8 @@ pub const SPEC: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
     bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Spec,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Spec,
     number_style: NumberStyle::Spec,
@@ -497,10 +511,11 @@ const ML_DTYPES_ONLY: &[DType] = &[
     DType::Uint2,
 ];
 
-/// The pairs ml_dtypes 0.6.0 registers no cast for (`astype` raises TypeError; so does the onnx
-/// reference, which calls it). FLOAT8E8M0 -> float8 raises in the reference only with
-/// saturate=0 (with saturate=1 `np.clip` hands astype a float32 array), where the reference's
-/// rows give `spec`'s answers anyway.
+/// The 36 pairs ml_dtypes 0.6.0 registers no cast for (`astype` raises TypeError). The first 25
+/// raise in the onnx reference too, which calls astype ([`REFERENCE_MISSING_CASTS`]); the last 11,
+/// into FLOAT8E8M0, do not, because the reference reaches E8M0 through float32. FLOAT8E8M0 ->
+/// float8 raises in the reference only with saturate=0 (with saturate=1 `np.clip` hands astype a
+/// float32 array), where the reference's rows give `spec`'s answers anyway.
 const ML_DTYPES_MISSING_CASTS: &[(DType, DType)] = &[
     (DType::Uint4, DType::Int4),
     (DType::Uint4, DType::Uint2),
@@ -527,7 +542,22 @@ const ML_DTYPES_MISSING_CASTS: &[(DType, DType)] = &[
     (DType::Int2, DType::Uint2),
     (DType::Float6E2M3, DType::Uint4),
     (DType::Float6E2M3, DType::Int4),
+    (DType::Float8E4M3FN, DType::Float8E8M0),
+    (DType::Float8E4M3FNUZ, DType::Float8E8M0),
+    (DType::Float8E5M2, DType::Float8E8M0),
+    (DType::Float8E5M2FNUZ, DType::Float8E8M0),
+    (DType::Uint4, DType::Float8E8M0),
+    (DType::Int4, DType::Float8E8M0),
+    (DType::Float4E2M1, DType::Float8E8M0),
+    (DType::Uint2, DType::Float8E8M0),
+    (DType::Int2, DType::Float8E8M0),
+    (DType::Float6E2M3, DType::Float8E8M0),
+    (DType::Float6E3M2, DType::Float8E8M0),
 ];
+
+/// The pairs the onnx reference raises TypeError on: [`ML_DTYPES_MISSING_CASTS`] but those into
+/// FLOAT8E8M0.
+const REFERENCE_MISSING_CASTS: &[(DType, DType)] = ML_DTYPES_MISSING_CASTS.split_at(25).0;
 
 /// [`ML_DTYPES_ONLY`] but FLOAT8E8M0.
 const ML_DTYPES_EXCEPT_E8M0: &[DType] = &[
@@ -587,11 +617,13 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
     bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Reference,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Python,
     number_style: NumberStyle::Numpy,
     cast_falls_back: &[],
-    pairs_fall_back: ML_DTYPES_MISSING_CASTS,
+    pairs_fall_back: REFERENCE_MISSING_CASTS,
     // STRING -> FLOAT8E8M0 is `to_float8e8m0(np.asarray(x, dtype=float32))`: numpy reads the
     // texts ("inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
     strings_fall_back: StringFallbacks { reading: ML_DTYPES_EXCEPT_E8M0, writing: ML_DTYPES_ONLY },
@@ -662,6 +694,8 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
     bfloat16_nan_unsigned_without_saturate: true,
     e8m0: E8M0Rule::OnnxRuntime,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
     saturate_zero_needs_float8: true,
     string_grammar: StringGrammar::Strtod,
     number_style: NumberStyle::PrintfG8,
@@ -713,6 +747,47 @@ const NUMPY_BLOCKS: &[VectorBlock] = &[
 /// The onnx reference inside numpy's vector blocks.
 const NUMPY_VECTOR: Policy =
     Policy { name: "onnx-reference (vector blocks)", float_to_uint32: Uint32Conversion::Vector, ..ONNX_REFERENCE_ROWS };
+
+/// ml_dtypes 0.6.0 `astype` (numpy 2.4.6), x86-64: the onnx reference's Cast rows with saturate=0
+/// (the reference calls the same casts), except that E8M0 is ml_dtypes' own conversion, no
+/// attribute applies, identity casts are copies, and the pairs ml_dtypes has no cast for (and
+/// every ml_dtypes type to or from STRING) are `spec`'s. Range, Slice and QuantizeLinear are not
+/// ml_dtypes', so those rows are `spec`'s.
+pub const ML_DTYPES: Policy = Policy { vector_blocks: ML_DTYPES_BLOCKS, ..ML_DTYPES_ROWS };
+
+const ML_DTYPES_ROWS: Policy = Policy {
+    name: "ml-dtypes",
+    peer: "ml_dtypes 0.6.0 astype (numpy 2.4.6), x86-64 (AVX2)",
+    via_float32: ONNX_REFERENCE_ROWS.via_float32,
+    nan_to_float4: ONNX_REFERENCE_ROWS.nan_to_float4,
+    nan_to_float6: ONNX_REFERENCE_ROWS.nan_to_float6,
+    float_to_subbyte_int: ONNX_REFERENCE_ROWS.float_to_subbyte_int,
+    nan_payloads: ONNX_REFERENCE_ROWS.nan_payloads,
+    vector_blocks: &[],
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    fixed_saturate: Some(false),
+    string_grammar: StringGrammar::Python,
+    number_style: NumberStyle::Numpy,
+    pairs_fall_back: ML_DTYPES_MISSING_CASTS,
+    strings_fall_back: StringFallbacks::both(ML_DTYPES_ONLY),
+    ..SPEC
+};
+
+/// ml_dtypes inside numpy's vector blocks (see [`NUMPY_BLOCKS`]).
+const ML_DTYPES_BLOCKS: &[VectorBlock] = &[
+    VectorBlock {
+        sources: &[DType::Float, DType::Double],
+        targets: &[DType::Uint32],
+        length: 4,
+        policy: &ML_DTYPES_VECTOR,
+    },
+    VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &ML_DTYPES_VECTOR },
+];
+
+const ML_DTYPES_VECTOR: Policy =
+    Policy { name: "ml-dtypes (vector blocks)", float_to_uint32: Uint32Conversion::Vector, ..ML_DTYPES_ROWS };
 
 /// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only
 /// Range-1 and Range-4 differ from `spec` (its core reference, research/range_slice_gather.md §2.2).
