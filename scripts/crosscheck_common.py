@@ -113,6 +113,11 @@ def _float64_specials():
               4294967296.0, 2.0 ** 63, 2.0 ** 64, 2.0 ** 63 - 1024, -(2.0 ** 63) - 2048, 1.0 + 2.0 ** -52,
               464.00000001, 1.0625 + 2.0 ** -30, 0.25 + 2.0 ** -40, 1.0 + 2.0 ** -11 + 2.0 ** -30):
         s.append(int(np.float64(v).view(np.uint64)))
+    # Around float32's smallest normal: the midpoint with its largest subnormal and its neighbours
+    # (a result that rounds up to the normal is not tiny after rounding).
+    for v in (2.0 ** -126 - 2.0 ** -150, 2.0 ** -126 - 2.0 ** -149, 2.0 ** -126 - 2.0 ** -151):
+        b = int(np.float64(v).view(np.uint64))
+        s += [b - 1, b, b + 1, b | (1 << 63)]
     for k in range(-1080, 1030, 7):
         b = int(np.float64(2.0 ** k).view(np.uint64)) if -1075 < k < 1024 else None
         if b:

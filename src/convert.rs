@@ -6,9 +6,12 @@
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
-use crate::profile::{E8M0Rule, Float8SpecialsToInteger, Float8ToBool, NanPayload, Policy, Profile, Uint32Conversion};
+use crate::profile::{
+    E8M0Rule, Float8SpecialsToInteger, Float8ToBool, FloatToInteger, NanPayload, Policy, Profile, Uint32Conversion,
+};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::{Exact, Value};
+use core::num::FpCategory;
 
 /// ONNX `round_mode` (Cast-24+), which only affects float8e8m0 targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -165,6 +168,12 @@ fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &C
     if *f == format::E8M0 {
         return encode_e8m0(policy, policy.e8m0, value, opts);
     }
+    if policy.float6_overflow_to_zero && f.width() == 6 {
+        let encoded = round::encode_with_status(f, value, &round::EncodeOptions::onnx(opts.rounding_under(policy, f)));
+        let overflow = matches!(value, Value::Infinite { .. })
+            || (matches!(value, Value::Finite(_)) && encoded.1.contains(round::Status::OVERFLOW));
+        return if overflow { f.sign_mask() * u64::from(value.is_negative()) } else { encoded.0 };
+    }
     let code = round::encode(f, value, opts.rounding_under(policy, f));
     match value {
         Value::Nan { .. } if *f == format::E5M2 => policy.e5m2_nan | (code & f.sign_mask()),
@@ -296,6 +305,17 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
     }
     let mut element = decode_element(from, code)?;
     let narrow_source = from.float_format().filter(|f| f.width() <= 8);
+    if let Element::Float(Value::Nan { negative: true, payload }) = element {
+        if matches!(from, DType::Float8E4M3FNUZ | DType::Float8E5M2FNUZ) && !policy.fnuz_nan_is_negative {
+            element = Element::Float(Value::Nan { negative: false, payload });
+        }
+    }
+    let flush = policy.flush_subnormals.contains(&(from, to));
+    if flush && from.float_format().is_some_and(|f| f.classify(code & from.code_mask()) == FpCategory::Subnormal) {
+        // DAZ: a subnormal input reads as zero with its sign.
+        let negative = matches!(element, Element::Float(v) if v.is_negative());
+        element = Element::Float(Value::Finite(Exact::zero(negative)));
+    }
     match (element, to.kind()) {
         (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if from == DType::Float8E8M0 => {
             // research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
@@ -311,6 +331,12 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
             if narrow_source.is_some_and(|f| f.width() == 8) && policy.float8_to_bool == Float8ToBool::ByBits =>
         {
             return Ok(u64::from(code & from.code_mask() != 0));
+        }
+        (Element::Float(Value::Nan { negative, .. }), _)
+            if to == DType::Float8E5M2 && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
+        {
+            let (_, nan) = policy.e5m2_nan_by_source.iter().find(|(s, _)| *s == from).expect("just found");
+            return Ok(nan.code | if nan.keep_sign && negative { 0x80 } else { 0 });
         }
         (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
             if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
@@ -330,8 +356,12 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
     // SEMANTICS.md rows 6 and 7: the profile may round a wide source to float32 first.
     let wide_source = matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
     let element = if wide_source && policy.via_float32.applies_to(to) {
-        let f32_code = round::encode(&format::F32, as_value(element), RoundingOptions::IEEE);
-        Element::Float(format::F32.decode(f32_code))
+        let value = as_value(element);
+        if flush && tiny(&format::F32, value) {
+            Element::Float(Value::Finite(Exact::zero(value.is_negative())))
+        } else {
+            Element::Float(format::F32.decode(round::encode(&format::F32, value, RoundingOptions::IEEE)))
+        }
     } else {
         element
     };
@@ -340,7 +370,76 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
             return Ok(encode_e8m0(policy, rule, as_value(element), opts));
         }
     }
-    encode_under(policy, to, element, opts)
+    if let (Element::Float(v), Kind::Integer { bits, signed }) = (element, to.kind()) {
+        if policy.float_to_integer == FloatToInteger::SaturateInSourceType {
+            return saturate_in_source_type(policy, from, v, bits, signed);
+        }
+    }
+    match (to.float_format(), element) {
+        // FTZ: a result that is tiny is written as zero with its sign.
+        (Some(f), Element::Float(value)) if flush && tiny(f, value) => {
+            Ok(f.sign_mask() * u64::from(value.is_negative()))
+        }
+        _ => encode_under(policy, to, element, opts),
+    }
+}
+
+/// Whether a nonzero finite value is tiny in `format` as x86 judges it for FTZ: after rounding to
+/// nearest-even with an unbounded exponent range. So |x| below m * (1 - 2^-(p+1)), with m the
+/// smallest normal and p the precision (the midpoint between m and the largest p-bit value below
+/// it rounds up to m, to even). Observed in XLA: float64 2^-126 - 2^-150 -> float32 0, and
+/// 2^-126 - 2^-151 -> 2^-126. Every value handed here is exact in `f64`.
+fn tiny(format: &FloatFormat, value: Value) -> bool {
+    let smallest_normal = to_f64(format.decode(1 << format.mantissa_bits));
+    let threshold = smallest_normal * (1.0 - 2f64.powi(-(format.mantissa_bits as i32 + 2)));
+    let magnitude = match value {
+        Value::Finite(_) => to_f64(value).abs(),
+        _ => return false,
+    };
+    magnitude != 0.0 && magnitude < threshold
+}
+
+/// [`FloatToInteger::SaturateInSourceType`]: truncate toward zero, saturate at the target's bounds
+/// as the source type holds them (each bound converted into the source by the profile's own Cast),
+/// NaN -> 0. Every float value of every format fits an `f64` exactly, so the comparisons are exact.
+fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, signed: bool) -> Result<u64> {
+    let (min, max): (i128, i128) =
+        if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let x = match v {
+        Value::Nan { .. } => return Ok(0),
+        Value::Infinite { negative } => return Ok(low_bits(if negative { min } else { max }, bits)),
+        Value::Finite(_) => to_f64(v),
+    };
+    // The bound as the source type holds it; None where it does not convert to a finite value.
+    let in_source = |bound: i128| -> Result<Option<f64>> {
+        if !from.float_format().is_some_and(|f| f.width() < 64) {
+            // float64 (and integer sources): the bound rounded to float64, as a comparison does.
+            return Ok(Some(bound as f64));
+        }
+        let (wide, code) = if bound < 0 { (DType::Int64, bound as i64 as u64) } else { (DType::Uint64, bound as u64) };
+        let source_code = convert_code_in(policy, wide, from, code, &CastOptions::with_profile(Profile::Spec))?;
+        Ok(match decode_element(from, source_code)? {
+            Element::Float(value @ Value::Finite(_)) => Some(to_f64(value)),
+            _ => None,
+        })
+    };
+    if in_source(max)?.is_some_and(|b| x >= b) {
+        return Ok(low_bits(max, bits));
+    }
+    if in_source(min)?.is_some_and(|b| x <= b) {
+        return Ok(low_bits(min, bits));
+    }
+    let truncated = x.trunc();
+    // Inside (min_source, max_source) the truncated value can still be outside the range where a
+    // bound converted to a larger value; it saturates there too.
+    let i = if truncated >= max as f64 {
+        max
+    } else if truncated <= min as f64 {
+        min
+    } else {
+        truncated as i128
+    };
+    Ok(low_bits(i, bits))
 }
 
 /// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
@@ -357,6 +456,8 @@ fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negat
         rules.bfloat16_to_float64
     } else if from == bf16 && to == f16 {
         rules.bfloat16_to_float16
+    } else if from == f64 && to == f16 {
+        rules.float64_to_float16
     } else if to == f16 {
         rules.to_float16
     } else if to == bf16 {

@@ -28,12 +28,19 @@ pub enum Profile {
     OnnxRuntime,
     OpenVino,
     MlDtypes,
+    Xla,
 }
 
 impl Profile {
     /// Every profile, in the order of the decision table.
-    pub const ALL: [Profile; 5] =
-        [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino, Profile::MlDtypes];
+    pub const ALL: [Profile; 6] = [
+        Profile::Spec,
+        Profile::OnnxReference,
+        Profile::OnnxRuntime,
+        Profile::OpenVino,
+        Profile::MlDtypes,
+        Profile::Xla,
+    ];
 
     /// The profile's policy table.
     #[must_use]
@@ -44,6 +51,7 @@ impl Profile {
             Profile::OnnxRuntime => &ONNXRUNTIME,
             Profile::OpenVino => &OPENVINO,
             Profile::MlDtypes => &ML_DTYPES,
+            Profile::Xla => &XLA,
         }
     }
 
@@ -154,8 +162,10 @@ pub struct NanPayloads {
     pub float16_to_float64: NanPayload,
     pub bfloat16_to_float32: NanPayload,
     pub bfloat16_to_float64: NanPayload,
-    /// Into float16 from float32 or float64.
+    /// Into float16 from float32.
     pub to_float16: NanPayload,
+    /// Into float16 from float64.
+    pub float64_to_float16: NanPayload,
     /// From bfloat16 into float16.
     pub bfloat16_to_float16: NanPayload,
     /// Into bfloat16 from float32, float64 or float16.
@@ -234,6 +244,30 @@ impl StringFallbacks {
     const fn both(dtypes: &'static [DType]) -> StringFallbacks {
         StringFallbacks { reading: dtypes, writing: dtypes }
     }
+}
+
+/// How a float becomes an integer where it is out of the target's range (rows 10, 13 and 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatToInteger {
+    /// What the machine's conversions give: x86's `cvtt` results for the wide types (row 14's
+    /// table, [`Policy::float_to_uint32`] for UINT32), the low bits of the rounded value for
+    /// int4/uint4/int2/uint2 (0 when |x| >= 2^31 or not finite).
+    Machine,
+    /// Truncate toward zero and saturate, every width: NaN -> 0, ±Inf and values beyond the range
+    /// -> MAX or MIN (0 for negatives into unsigned types). The bounds are compared in the source
+    /// type, converted there by the profile's own conversion (so a float4 source, whose largest
+    /// value 6 is what 7, 15, 127 and every larger bound become, saturates at 6: 6.0 -> int4 7).
+    /// XLA's lowering of float -> int.
+    SaturateInSourceType,
+}
+
+/// The NaN a source's NaN becomes in FLOAT8E5M2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NanCode {
+    /// The code without the sign bit.
+    pub code: u64,
+    /// Whether the NaN's sign is kept.
+    pub keep_sign: bool,
 }
 
 /// How float8 codes become bool (SEMANTICS.md row 15).
@@ -348,14 +382,22 @@ pub struct Policy {
     pub float8_overflow_quirks: bool,
     /// Row 4: the E5M2 code for NaN, before the sign bit.
     pub e5m2_nan: u64,
+    /// Row 4 for particular sources (instead of `e5m2_nan` and the NaN's sign).
+    pub e5m2_nan_by_source: &'static [(DType, NanCode)],
+    /// Row 16: the FNUZ formats' NaN (0x80) reads as -NaN (its sign bit is set); false: as +NaN.
+    pub fnuz_nan_is_negative: bool,
     /// Row 8: NaN into float4e2m1.
     pub nan_to_float4: NanFallback,
     /// NaN into float6 (research §11). The Cast-28 text is silent, so `spec` does what the onnx
     /// reference does.
     pub nan_to_float6: NanFallback,
+    /// Overflow and ±Inf into float6 give ±0 instead of ±MAX.
+    pub float6_overflow_to_zero: bool,
     /// Row 10: how a float is rounded to an integer before its low bits go into int4/uint4/int2/
     /// uint2 (technical/int4.md: "nearest-integer with ties to even").
     pub float_to_subbyte_int: RoundingMode,
+    /// Rows 10, 13 and 14: out-of-range floats into integers.
+    pub float_to_integer: FloatToInteger,
     /// Row 15.
     pub float8_to_bool: Float8ToBool,
     /// Row 17.
@@ -378,6 +420,10 @@ pub struct Policy {
     pub e8m0_by_source: &'static [(DType, E8M0Rule)],
     /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
     pub fixed_saturate: Option<bool>,
+    /// Pairs (from, to) converted with subnormal inputs read as zero and subnormal results written
+    /// as zero (the sign kept; a float32 step on the way, row 7, is flushed too): x86's DAZ and FTZ
+    /// modes, which XLA's CPU code runs in.
+    pub flush_subnormals: &'static [(DType, DType)],
     /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
     pub saturate_zero_needs_float8: bool,
     /// Rows 18, 19, 20: how strings are read.
@@ -386,6 +432,8 @@ pub struct Policy {
     pub number_style: NumberStyle,
     /// Dtypes the implementation has no Cast for, in either direction; such casts use `spec`.
     pub cast_falls_back: &'static [DType],
+    /// Dtypes the implementation has no Cast from; such casts use `spec`.
+    pub sources_fall_back: &'static [DType],
     /// Pairs (from, to) the implementation has no Cast for; such casts use `spec`.
     pub pairs_fall_back: &'static [(DType, DType)],
     /// Dtypes the implementation cannot convert to or from STRING; such casts use `spec`.
@@ -436,6 +484,7 @@ const ALL_QUIET: NanPayloads = NanPayloads {
     bfloat16_to_float32: NanPayload::QuietTopBits,
     bfloat16_to_float64: NanPayload::QuietTopBits,
     to_float16: NanPayload::QuietTopBits,
+    float64_to_float16: NanPayload::QuietTopBits,
     bfloat16_to_float16: NanPayload::QuietTopBits,
     to_bfloat16: NanPayload::QuietTopBits,
 };
@@ -447,9 +496,13 @@ pub const SPEC: Policy = Policy {
     via_float32: ViaFloat32::NEVER,
     float8_overflow_quirks: false,
     e5m2_nan: 0x7E,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::PositiveMax,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::NearestEven,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByValue,
     nan_payloads: ALL_QUIET,
     vector_blocks: &[],
@@ -463,10 +516,12 @@ pub const SPEC: Policy = Policy {
     e8m0: E8M0Rule::Spec,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Spec,
     number_style: NumberStyle::Spec,
     cast_falls_back: &[],
+    sources_fall_back: &[],
     pairs_fall_back: &[],
     strings_fall_back: StringFallbacks::NONE,
     range_count: RangeCount::Exact,
@@ -586,9 +641,13 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     via_float32: ViaFloat32 { float16: false, bfloat16: true, float8: true, float6: true, float4: true },
     float8_overflow_quirks: false,
     e5m2_nan: 0x7E,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::SignFlippedNegativeZero,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::TowardZero,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByValue,
     nan_payloads: NanPayloads {
         float16_to_float32: NanPayload::Exact,
@@ -597,6 +656,7 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
         // ml_dtypes widens bfloat16 through float, and float -> double quiets.
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::TopBitsNonzero,
+        float64_to_float16: NanPayload::TopBitsNonzero,
         // ml_dtypes goes through float and Eigen's half, which canonicalises (observed: 7F81 -> 7E00).
         bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
@@ -619,10 +679,12 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     e8m0: E8M0Rule::Reference,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Python,
     number_style: NumberStyle::Numpy,
     cast_falls_back: &[],
+    sources_fall_back: &[],
     pairs_fall_back: REFERENCE_MISSING_CASTS,
     // STRING -> FLOAT8E8M0 is `to_float8e8m0(np.asarray(x, dtype=float32))`: numpy reads the
     // texts ("inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
@@ -672,9 +734,13 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: true, float6: true, float4: true },
     float8_overflow_quirks: true,
     e5m2_nan: 0x7F,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::PositiveMax,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::NearestTiesAway,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByBits,
     nan_payloads: NanPayloads {
         float16_to_float32: NanPayload::Exact,
@@ -683,6 +749,7 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
         bfloat16_to_float32: NanPayload::Exact,
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::Canonical,
+        float64_to_float16: NanPayload::Canonical,
         bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
     },
@@ -696,11 +763,13 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     e8m0: E8M0Rule::OnnxRuntime,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: true,
     string_grammar: StringGrammar::Strtod,
     number_style: NumberStyle::PrintfG8,
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
+    sources_fall_back: &[],
     pairs_fall_back: &[],
     strings_fall_back: StringFallbacks::both(&[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2]),
     range_count: RangeCount::DoubleOperands,
@@ -789,6 +858,75 @@ const ML_DTYPES_BLOCKS: &[VectorBlock] = &[
 const ML_DTYPES_VECTOR: Policy =
     Policy { name: "ml-dtypes (vector blocks)", float_to_uint32: Uint32Conversion::Vector, ..ML_DTYPES_ROWS };
 
+/// JAX/XLA on CPU (`jax.jit` of `astype`, jax and jaxlib 0.12.0.1, x86-64): XLA's convert. It has
+/// no saturate or round_mode attribute, no strings, and does not compile conversions from float6.
+/// Range, Slice and QuantizeLinear are not XLA's, so those rows are `spec`'s.
+pub const XLA: Policy = Policy {
+    name: "xla",
+    peer: "jax and jaxlib 0.12.0.1, XLA on CPU under jax.jit, x86-64 (AVX2)",
+    // float64 and 32/64-bit integers reach float16 and bfloat16 through float32 (observed: int64
+    // 16842753 -> bfloat16 0x4B80); float64 -> float8/float6/float4/E8M0 is rounded once
+    // (464.00000001 -> E4M3FN 0x7F, NaN).
+    via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: false, float6: false, float4: false },
+    // NaN into E5M2: 0x7E with the sign from float32/float64, 0x7F without it from the 16-bit and
+    // 8-bit formats (observed: float16 0xFC01 -> 0x7F).
+    e5m2_nan_by_source: &[
+        (DType::Float16, XLA_E5M2_NAN),
+        (DType::Bfloat16, XLA_E5M2_NAN),
+        (DType::Float8E4M3FN, XLA_E5M2_NAN),
+        (DType::Float8E4M3FNUZ, XLA_E5M2_NAN),
+        (DType::Float8E5M2FNUZ, XLA_E5M2_NAN),
+        (DType::Float8E8M0, XLA_E5M2_NAN),
+    ],
+    // FNUZ 0x80 -> float32 0x7FC00000 (observed).
+    fnuz_nan_is_negative: false,
+    // NaN -> float4 0x8 whatever its sign; -> float6 +NaN 0x00, -NaN 0x20 (observed).
+    nan_to_float4: NanFallback::NegativeZero,
+    nan_to_float6: NanFallback::SignedZero,
+    // float32 100.0, +Inf -> E2M3 0x00; -100.0 -> 0x20; 7.75 (rounds to 8) -> 0x00 (observed).
+    float6_overflow_to_zero: true,
+    float_to_subbyte_int: RoundingMode::TowardZero,
+    float_to_integer: FloatToInteger::SaturateInSourceType,
+    nan_payloads: NanPayloads {
+        // float16 -> float32/float64 quiets (0x7C01 -> 0x7FC02000).
+        float16_to_float32: NanPayload::QuietTopBits,
+        float16_to_float64: NanPayload::QuietTopBits,
+        bfloat16_to_float32: NanPayload::Exact,
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        // float32 -> float16 keeps the top payload bits, quiet; float64 -> float16 gives the
+        // canonical NaN (0x7FFFFFFFFFFFFFFF -> 0x7E00).
+        to_float16: NanPayload::QuietTopBits,
+        float64_to_float16: NanPayload::Canonical,
+        // bfloat16 0x7F81 -> float16 0x7E08.
+        bfloat16_to_float16: NanPayload::QuietTopBits,
+        to_bfloat16: NanPayload::Canonical,
+    },
+    float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
+    // ml_dtypes' rule from float32 (1e-39 -> 0x00); from float64 rounded once, and below 2^-127
+    // NaN (1.5 - 2^-30 -> 0x7F, 1e-39 -> 0xFF).
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF })],
+    fixed_saturate: Some(false),
+    // Subnormals read and written as zero (observed: float32 0x00000001 -> bool false and -> float64
+    // 0; float64 2^-127 -> float32 0 and -> bfloat16 0; bfloat16 0x0001 -> float64 0 and -> bool
+    // false); float16, and float32 -> float16/bfloat16, keep them.
+    flush_subnormals: &[
+        (DType::Float, DType::Double),
+        (DType::Double, DType::Float),
+        (DType::Double, DType::Bfloat16),
+        (DType::Bfloat16, DType::Double),
+        (DType::Float, DType::Bool),
+        (DType::Bfloat16, DType::Bool),
+        (DType::Double, DType::Bool),
+    ],
+    cast_falls_back: &[DType::String],
+    sources_fall_back: &[DType::Float6E2M3, DType::Float6E3M2],
+    ..SPEC
+};
+
+/// XLA's NaN into E5M2 from formats narrower than float32.
+const XLA_E5M2_NAN: NanCode = NanCode { code: 0x7F, keep_sign: false };
+
 /// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only
 /// Range-1 and Range-4 differ from `spec` (its core reference, research/range_slice_gather.md §2.2).
 pub const OPENVINO: Policy = Policy {
@@ -815,7 +953,8 @@ impl Policy {
     #[must_use]
     pub fn falls_back(&self, from: DType, to: DType) -> bool {
         let lacks = |d: DType| self.cast_falls_back.contains(&d);
-        lacks(from)
+        self.sources_fall_back.contains(&from)
+            || lacks(from)
             || lacks(to)
             || self.pairs_fall_back.contains(&(from, to))
             || (to == DType::String && self.strings_fall_back.writing.contains(&from))
