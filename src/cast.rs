@@ -26,11 +26,14 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
     let from = input.dtype();
     castable("Cast", from)?;
     castable("Cast", to)?;
-    if from == to {
+    let policy = opts.profile.policy().for_cast(from, to);
+    if from == to && !policy.identity_converts(from, opts.saturate) {
         return Ok(input.clone());
     }
     let shape = input.shape().to_vec();
-    let policy = opts.profile.policy().for_cast(from, to);
+    // Where the profile hands the pair to `spec`, every attribute-dependent rule is spec's too.
+    let spec_opts = CastOptions { profile: Profile::Spec, ..*opts };
+    let opts = if opts.profile.policy().falls_back(from, to) { &spec_opts } else { opts };
     match input.data() {
         Data::Strings(texts) => {
             let reader = strings::TextReader::new(to, policy.string_grammar, opts);

@@ -6,9 +6,12 @@
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
-use crate::profile::{E8M0Rule, Float8SpecialsToInteger, Float8ToBool, NanPayload, Policy, Profile};
+use crate::profile::{
+    E8M0Rule, Float8SpecialsToInteger, Float8ToBool, FloatToInteger, NanPayload, Policy, Profile, Uint32Conversion,
+};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::{Exact, Value};
+use core::num::FpCategory;
 
 /// ONNX `round_mode` (Cast-24+), which only affects float8e8m0 targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -163,11 +166,13 @@ fn encode_under(policy: &Policy, dtype: DType, element: Element, opts: &CastOpti
 
 fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &CastOptions) -> u64 {
     if *f == format::E8M0 {
-        return match policy.e8m0 {
-            E8M0Rule::Spec => round::encode(f, value, opts.rounding_under(policy, f)),
-            E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
-            E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
-        };
+        return encode_e8m0(policy, policy.e8m0, value, opts);
+    }
+    if policy.float6_overflow_to_zero && f.width() == 6 {
+        let encoded = round::encode_with_status(f, value, &round::EncodeOptions::onnx(opts.rounding_under(policy, f)));
+        let overflow = matches!(value, Value::Infinite { .. })
+            || (matches!(value, Value::Finite(_)) && encoded.1.contains(round::Status::OVERFLOW));
+        return if overflow { f.sign_mask() * u64::from(value.is_negative()) } else { encoded.0 };
     }
     let code = round::encode(f, value, opts.rounding_under(policy, f));
     match value {
@@ -176,6 +181,40 @@ fn encode_float(policy: &Policy, f: &'static FloatFormat, value: Value, opts: &C
             onnxruntime_overflow_quirk(f, value, code)
         }
         _ => code,
+    }
+}
+
+fn encode_e8m0(policy: &Policy, rule: E8M0Rule, value: Value, opts: &CastOptions) -> u64 {
+    match rule {
+        E8M0Rule::Spec => round::encode(&format::E8M0, value, opts.rounding_under(policy, &format::E8M0)),
+        E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
+        E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
+        E8M0Rule::NearestPowerOfTwo { tiny } => e8m0_nearest_power_of_two(value, tiny),
+    }
+}
+
+/// ml_dtypes' float8_e8m0fnu (see [`E8M0Rule::NearestPowerOfTwo`]); its sources are float32 or
+/// float64 values, or integers (whose magnitudes are 1 or more), so the comparisons near 2^-127
+/// are exact in `f64`.
+fn e8m0_nearest_power_of_two(value: Value, tiny: u64) -> u64 {
+    const NAN: u64 = 0xFF;
+    let Value::Finite(x) = value else { return NAN };
+    if x.negative || x.is_zero() {
+        return NAN;
+    }
+    let magnitude = to_f64(value);
+    let min = 2f64.powi(-127);
+    if magnitude < min {
+        tiny
+    } else if magnitude == min {
+        0x00
+    } else if magnitude < 2.0 * min {
+        0x01
+    } else {
+        // Nearest with ties away from zero, on a format without fraction bits: the midpoint
+        // between 2^k and 2^(k+1) is 1.5 * 2^k. Beyond 2^127 it overflows to NaN.
+        let nearest = RoundingOptions { mode: RoundingMode::NearestTiesAway, ..RoundingOptions::IEEE };
+        round::encode(&format::E8M0, value, nearest)
     }
 }
 
@@ -241,26 +280,42 @@ fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
 
 /// Converts one code from one numeric dtype to another: ONNX `Cast` on a single element, under
 /// the options' profile. (Where a profile's result depends on the element's position in a tensor,
-/// this is the element-by-element result; [`crate::cast::cast`] handles positions.)
+/// this is the result outside its vector blocks; [`crate::cast::cast`] handles positions.)
 pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    convert_code_in(from, to, code, opts, false)
+    convert_code_in(opts.profile.policy().for_cast(from, to), from, to, code, opts)
 }
 
-/// Like [`convert_code`] for an element that the profile's implementation converts in a vectorised
-/// block ([`crate::profile::VectorBlocks`]): NaN payloads follow the hardware rule.
+/// Like [`convert_code`] for an element inside one of the profile's vector blocks
+/// ([`crate::profile::VectorBlock`]): the block's rows apply. For a pair without vector blocks,
+/// the same as [`convert_code`].
 pub fn convert_code_in_block(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    convert_code_in(from, to, code, opts, true)
+    let policy = opts.profile.policy().for_cast(from, to);
+    let policy = policy.vector_block(from, to).map_or(policy, |block| block.policy);
+    convert_code_in(policy, from, to, code, opts)
 }
 
-fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vector_block: bool) -> Result<u64> {
-    if from == to {
+fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    // An implementation without the attribute converts float8 one way whatever it says.
+    let fixed = policy.fixed_saturate.map(|saturate| CastOptions { saturate, ..*opts });
+    let opts = fixed.as_ref().unwrap_or(opts);
+    if from == to && !policy.identity_converts(from, opts.saturate) {
         // An identity Cast is a copy: NaN payloads and all bits survive.
         fixed_width("Cast", from)?;
         return Ok(code & from.code_mask());
     }
-    let policy = opts.profile.policy().for_cast(from, to);
     let mut element = decode_element(from, code)?;
     let narrow_source = from.float_format().filter(|f| f.width() <= 8);
+    if let Element::Float(Value::Nan { negative: true, payload }) = element {
+        if matches!(from, DType::Float8E4M3FNUZ | DType::Float8E5M2FNUZ) && !policy.fnuz_nan_is_negative {
+            element = Element::Float(Value::Nan { negative: false, payload });
+        }
+    }
+    let flush = policy.flush_subnormals.contains(&(from, to));
+    if flush && from.float_format().is_some_and(|f| f.classify(code & from.code_mask()) == FpCategory::Subnormal) {
+        // DAZ: a subnormal input reads as zero with its sign.
+        let negative = matches!(element, Element::Float(v) if v.is_negative());
+        element = Element::Float(Value::Finite(Exact::zero(negative)));
+    }
     match (element, to.kind()) {
         (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if from == DType::Float8E8M0 => {
             // research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
@@ -277,9 +332,15 @@ fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vec
         {
             return Ok(u64::from(code & from.code_mask() != 0));
         }
+        (Element::Float(Value::Nan { negative, .. }), _)
+            if to == DType::Float8E5M2 && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
+        {
+            let (_, nan) = policy.e5m2_nan_by_source.iter().find(|(s, _)| *s == from).expect("just found");
+            return Ok(nan.code | if nan.keep_sign && negative { 0x80 } else { 0 });
+        }
         (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
             if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
-                return Ok(nan_between_ieee(policy, source, target, negative, payload, in_vector_block));
+                return Ok(nan_between_ieee(policy, source, target, negative, payload));
             }
         }
         (Element::Float(Value::Nan { payload, .. }), Kind::Float(target))
@@ -295,29 +356,97 @@ fn convert_code_in(from: DType, to: DType, code: u64, opts: &CastOptions, in_vec
     // SEMANTICS.md rows 6 and 7: the profile may round a wide source to float32 first.
     let wide_source = matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
     let element = if wide_source && policy.via_float32.applies_to(to) {
-        let f32_code = round::encode(&format::F32, as_value(element), RoundingOptions::IEEE);
-        Element::Float(format::F32.decode(f32_code))
+        let value = as_value(element);
+        if flush && tiny(&format::F32, value) {
+            Element::Float(Value::Finite(Exact::zero(value.is_negative())))
+        } else {
+            Element::Float(format::F32.decode(round::encode(&format::F32, value, RoundingOptions::IEEE)))
+        }
     } else {
         element
     };
-    encode_under(policy, to, element, opts)
+    if to == DType::Float8E8M0 {
+        if let Some(&(_, rule)) = policy.e8m0_by_source.iter().find(|(source, _)| *source == from) {
+            return Ok(encode_e8m0(policy, rule, as_value(element), opts));
+        }
+    }
+    if let (Element::Float(v), Kind::Integer { bits, signed }) = (element, to.kind()) {
+        if policy.float_to_integer == FloatToInteger::SaturateInSourceType {
+            return saturate_in_source_type(policy, from, v, bits, signed);
+        }
+    }
+    match (to.float_format(), element) {
+        // FTZ: a result that is tiny is written as zero with its sign.
+        (Some(f), Element::Float(value)) if flush && tiny(f, value) => {
+            Ok(f.sign_mask() * u64::from(value.is_negative()))
+        }
+        _ => encode_under(policy, to, element, opts),
+    }
+}
+
+/// Whether a nonzero finite value is tiny in `format` as x86 judges it for FTZ: after rounding to
+/// nearest-even with an unbounded exponent range. So |x| below m * (1 - 2^-(p+1)), with m the
+/// smallest normal and p the precision (the midpoint between m and the largest p-bit value below
+/// it rounds up to m, to even). Observed in XLA: float64 2^-126 - 2^-150 -> float32 0, and
+/// 2^-126 - 2^-151 -> 2^-126. Every value handed here is exact in `f64`.
+fn tiny(format: &FloatFormat, value: Value) -> bool {
+    let smallest_normal = to_f64(format.decode(1 << format.mantissa_bits));
+    let threshold = smallest_normal * (1.0 - 2f64.powi(-(format.mantissa_bits as i32 + 2)));
+    let magnitude = match value {
+        Value::Finite(_) => to_f64(value).abs(),
+        _ => return false,
+    };
+    magnitude != 0.0 && magnitude < threshold
+}
+
+/// [`FloatToInteger::SaturateInSourceType`]: truncate toward zero, saturate at the target's bounds
+/// as the source type holds them (each bound converted into the source by the profile's own Cast),
+/// NaN -> 0. Every float value of every format fits an `f64` exactly, so the comparisons are exact.
+fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, signed: bool) -> Result<u64> {
+    let (min, max): (i128, i128) =
+        if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+    let x = match v {
+        Value::Nan { .. } => return Ok(0),
+        Value::Infinite { negative } => return Ok(low_bits(if negative { min } else { max }, bits)),
+        Value::Finite(_) => to_f64(v),
+    };
+    // The bound as the source type holds it; None where it does not convert to a finite value.
+    let in_source = |bound: i128| -> Result<Option<f64>> {
+        if !from.float_format().is_some_and(|f| f.width() < 64) {
+            // float64 (and integer sources): the bound rounded to float64, as a comparison does.
+            return Ok(Some(bound as f64));
+        }
+        let (wide, code) = if bound < 0 { (DType::Int64, bound as i64 as u64) } else { (DType::Uint64, bound as u64) };
+        let source_code = convert_code_in(policy, wide, from, code, &CastOptions::with_profile(Profile::Spec))?;
+        Ok(match decode_element(from, source_code)? {
+            Element::Float(value @ Value::Finite(_)) => Some(to_f64(value)),
+            _ => None,
+        })
+    };
+    if in_source(max)?.is_some_and(|b| x >= b) {
+        return Ok(low_bits(max, bits));
+    }
+    if in_source(min)?.is_some_and(|b| x <= b) {
+        return Ok(low_bits(min, bits));
+    }
+    let truncated = x.trunc();
+    // Inside (min_source, max_source) the truncated value can still be outside the range where a
+    // bound converted to a larger value; it saturates there too.
+    let i = if truncated >= max as f64 {
+        max
+    } else if truncated <= min as f64 {
+        min
+    } else {
+        truncated as i128
+    };
+    Ok(low_bits(i, bits))
 }
 
 /// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
-fn nan_between_ieee(
-    policy: &Policy,
-    from: &FloatFormat,
-    to: &FloatFormat,
-    negative: bool,
-    payload: u64,
-    in_vector_block: bool,
-) -> u64 {
+fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
     let rules = &policy.nan_payloads;
     let (f16, bf16, f32, f64) = (&format::F16, &format::BF16, &format::F32, &format::F64);
-    let rule = if in_vector_block {
-        // F16C's vcvtps2ph / vcvtph2ps: the x86 rule.
-        NanPayload::QuietTopBits
-    } else if from == f16 && to == f32 {
+    let rule = if from == f16 && to == f32 {
         rules.float16_to_float32
     } else if from == f16 && to == f64 {
         rules.float16_to_float64
@@ -327,6 +456,8 @@ fn nan_between_ieee(
         rules.bfloat16_to_float64
     } else if from == bf16 && to == f16 {
         rules.bfloat16_to_float16
+    } else if from == f64 && to == f16 {
+        rules.float64_to_float16
     } else if to == f16 {
         rules.to_float16
     } else if to == bf16 {
@@ -366,8 +497,10 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
     let x = match v {
         Value::Finite(x) => x,
         // NaN and ±Inf: cvtt's "integer indefinite" for the wide types, 0 for the packed ones.
-        Value::Nan { .. } => return nan_or_inf_to_integer(bits, signed, None),
-        Value::Infinite { negative } => return nan_or_inf_to_integer(bits, signed, Some(negative)),
+        Value::Nan { .. } => return nan_or_inf_to_integer(bits, signed, None, policy.float_to_uint32),
+        Value::Infinite { negative } => {
+            return nan_or_inf_to_integer(bits, signed, Some(negative), policy.float_to_uint32)
+        }
     };
     // A magnitude of 2^64 or more stands in as ±2^100: outside every window below, same sign.
     let signed_value = |mode| match round::round_to_integer(x, mode) {
@@ -396,11 +529,12 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
             i if i < 0 => 1 << 63,
             _ => 0,
         },
-        (32, false) => match truncated {
-            i if (0..(1 << 32)).contains(&i) => i as u64,
-            i if (-TWO_31 + 1..0).contains(&i) => low_bits(i, 32),
-            i if i < 0 => 1 << 31,
-            _ => 0,
+        (32, false) => match (policy.float_to_uint32, truncated) {
+            (_, i) if (-TWO_31 + 1..(1 << 32)).contains(&i) => low_bits(i, 32),
+            (Uint32Conversion::LowBitsOfInt64, i) if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 32),
+            (Uint32Conversion::LowBitsOfInt64, _) => 0,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, i) if i < 0 => 1 << 31,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, _) => 0,
         },
         // int8, int16, uint8, uint16 and int32: the int32 result, then its low bits.
         _ => match truncated {
@@ -438,14 +572,17 @@ fn float8_special_to_integer(special: Value, bits: u32, signed: bool) -> u64 {
     low_bits(limit, bits)
 }
 
-fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>) -> u64 {
+fn nan_or_inf_to_integer(bits: u32, signed: bool, infinity_negative: Option<bool>, uint32: Uint32Conversion) -> u64 {
     match (bits, signed, infinity_negative) {
         (b, _, _) if b <= 4 => 0,
         (64, _, None) | (64, true, _) | (64, false, Some(true)) => 1 << 63,
         (64, false, Some(false)) => 0,
-        (32, false, None) => 1 << 31,
-        // research §9: uint32 from ±Inf is 0 in the reference (scalar path).
-        (32, false, Some(_)) => 0,
+        (32, false, infinity_negative) => match (uint32, infinity_negative) {
+            (Uint32Conversion::LowBitsOfInt64, _) | (_, Some(false)) | (Uint32Conversion::Spec, Some(true)) => 0,
+            (Uint32Conversion::Spec | Uint32Conversion::Vector, None) | (Uint32Conversion::Vector, Some(true)) => {
+                1 << 31
+            }
+        },
         (b, _, _) => low_bits(-(1i128 << 31), b),
     }
 }

@@ -22,7 +22,7 @@ struct Attributes {
     #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
     round_mode: String,
     /// Which implementation to be bit-exact with.
-    #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+    #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
     profile: String,
 }
 
@@ -191,7 +191,7 @@ enum Command {
         /// Where the outputs go.
         #[arg(long)]
         output_dir: PathBuf,
-        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
         profile: String,
         /// Bytes the run may hold at once (K, M, G, T suffixes are powers of 1024; `unlimited`).
         /// Default: half of this machine's memory (physical, cgroup and address-space limits), or
@@ -212,7 +212,7 @@ enum Command {
         /// Test folders, or folders of test folders.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        #[arg(long, default_value = "spec", value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
         profile: String,
         /// exact: bits (NaN payloads included); onnx: the ONNX backend runner's rtol 1e-3, atol 1e-7.
         #[arg(long, default_value = "exact", value_parser = ["exact", "onnx"])]
@@ -441,7 +441,7 @@ enum Command {
     /// Where two configurations disagree over every pattern of a source of up to 32 bits: counts
     /// by input class and the first 20 examples; exit code 0 only when they agree everywhere.
     /// A configuration is comma-separated words: a mode (rne, rtz, rdn, rup, rmm, raz, rod, sr:R),
-    /// tininess=before|after|delivered, saturate=0|1, profile=spec|onnx-reference|onnxruntime|openvino
+    /// tininess=before|after|delivered, saturate=0|1, profile=NAME (a profile, as `lowbit profiles` lists them)
     /// (ONNX Cast, values only), format=DESCRIPTION (the target; the format's own options
     /// bias=, special=, subnormal=, unsigned follow it). Words not given keep --round, --tininess,
     /// --saturate and --to. Example: lowbit diff --from f16 --to e4m3 rne rtz,tininess=before
@@ -457,6 +457,13 @@ enum Command {
         a: String,
         /// The second configuration.
         b: String,
+    },
+    /// The profiles: each one's name and what it is bit-exact with; with --json also the dtype
+    /// pairs where its implementation has no cast (the profile gives spec's answer there).
+    Profiles {
+        /// Machine-readable output (used by the cross-check scripts).
+        #[arg(long)]
+        json: bool,
     },
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
@@ -518,6 +525,23 @@ fn print_text(text: &str) -> Result<(), Failure> {
     write_stdout(format!("{text}\n").as_bytes())
 }
 
+/// `lowbit profiles`.
+fn profiles(json: bool) -> String {
+    use lowbit::profile::Profile;
+    if !json {
+        return Profile::ALL.iter().map(|p| format!("{:<15} {}", p.name(), p.peer())).collect::<Vec<_>>().join("\n");
+    }
+    let entries: Vec<serde_json::Value> = Profile::ALL
+        .iter()
+        .map(|p| {
+            let pairs: Vec<[&str; 2]> =
+                p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
+            serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs })
+        })
+        .collect();
+    serde_json::json!({ "profiles": entries }).to_string()
+}
+
 fn run(cli: Cli) -> Result<String, Failure> {
     match cli.command {
         Command::Tables { out: Some(dir), .. } => {
@@ -530,6 +554,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(&lowbit::verify::Format::parse(&dtype)?)),
+        Command::Profiles { json } => Ok(profiles(json)),
         Command::Bench { from, to, threads, attributes, json, sweep: true, .. } => {
             if lowbit::DType::parse(&from)? != lowbit::DType::Float {
                 return Err(lowbit::Error::InvalidOp {

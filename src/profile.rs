@@ -27,11 +27,20 @@ pub enum Profile {
     OnnxReference,
     OnnxRuntime,
     OpenVino,
+    MlDtypes,
+    Xla,
 }
 
 impl Profile {
-    /// Every profile, in the order of SEMANTICS.md.
-    pub const ALL: [Profile; 4] = [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino];
+    /// Every profile, in the order of the decision table.
+    pub const ALL: [Profile; 6] = [
+        Profile::Spec,
+        Profile::OnnxReference,
+        Profile::OnnxRuntime,
+        Profile::OpenVino,
+        Profile::MlDtypes,
+        Profile::Xla,
+    ];
 
     /// The profile's policy table.
     #[must_use]
@@ -41,6 +50,8 @@ impl Profile {
             Profile::OnnxReference => &ONNX_REFERENCE,
             Profile::OnnxRuntime => &ONNXRUNTIME,
             Profile::OpenVino => &OPENVINO,
+            Profile::MlDtypes => &ML_DTYPES,
+            Profile::Xla => &XLA,
         }
     }
 
@@ -50,15 +61,49 @@ impl Profile {
         self.policy().name
     }
 
+    /// Every profile's name, in the order of [`Profile::ALL`]: the values `--profile` takes.
+    pub const NAMES: [&'static str; Profile::ALL.len()] = {
+        let mut names = [""; Profile::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Profile::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
     /// Parses a profile name.
     pub fn parse(name: &str) -> Result<Profile> {
         Profile::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| Error::InvalidOp {
             op: "profile".into(),
             message: format!(
-                "unknown profile {}; valid profiles: spec, onnx-reference, onnxruntime, openvino",
-                crate::error::quoted(name)
+                "unknown profile {}; valid profiles: {}",
+                crate::error::quoted(name),
+                Profile::NAMES.join(", ")
             ),
         })
+    }
+
+    /// What the profile is bit-exact with.
+    #[must_use]
+    pub const fn peer(self) -> &'static str {
+        self.policy().peer
+    }
+
+    /// Every pair of castable dtypes (STRING included) the profile hands to `spec` because its
+    /// implementation has no cast there.
+    #[must_use]
+    pub fn fallback_pairs(self) -> Vec<(DType, DType)> {
+        let castable: Vec<DType> = DType::ALL
+            .into_iter()
+            .filter(|d| !matches!(d, DType::Undefined | DType::Complex64 | DType::Complex128))
+            .collect();
+        let policy = self.policy();
+        castable
+            .iter()
+            .flat_map(|&from| castable.iter().map(move |&to| (from, to)))
+            .filter(|&(from, to)| policy.falls_back(from, to))
+            .collect()
     }
 }
 
@@ -117,8 +162,10 @@ pub struct NanPayloads {
     pub float16_to_float64: NanPayload,
     pub bfloat16_to_float32: NanPayload,
     pub bfloat16_to_float64: NanPayload,
-    /// Into float16 from float32 or float64.
+    /// Into float16 from float32.
     pub to_float16: NanPayload,
+    /// Into float16 from float64.
+    pub float64_to_float16: NanPayload,
     /// From bfloat16 into float16.
     pub bfloat16_to_float16: NanPayload,
     /// Into bfloat16 from float32, float64 or float16.
@@ -137,15 +184,90 @@ pub enum Float8SpecialsToInteger {
     LikeFloat32,
 }
 
-/// onnxruntime converts float32 <-> float16 with F16C in whole blocks and element by element in the
-/// tail; a NaN's payload depends on which (observed with scripts/crosscheck_cast.py: blocks keep
-/// the top payload bits and set the quiet bit, the tail follows [`NanPayloads`]).
+/// A positional rule: the implementation converts these pairs in a vectorised loop over whole
+/// blocks of `length` elements from the tensor's first element, and the elements after the last
+/// whole block one at a time, and the two loops give different answers for some inputs. Inside the
+/// blocks the rows of `policy` apply; in the tail the profile's own rows. (Observed by converting
+/// tensors of every length from 1 to 35 filled with one special value, and by the cross-check
+/// scripts, whose tensors end in a tail of 7 specials.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VectorBlocks {
-    /// Block length of the float32 -> float16 loop.
-    pub float32_to_float16: usize,
-    /// Block length of the float16 -> float32 loop.
-    pub float16_to_float32: usize,
+pub struct VectorBlock {
+    /// The sources the rule applies to.
+    pub sources: &'static [DType],
+    /// The targets it applies to, from any of `sources`.
+    pub targets: &'static [DType],
+    /// Elements per block.
+    pub length: usize,
+    /// The rows inside the blocks.
+    pub policy: &'static Policy,
+}
+
+/// How a float becomes a UINT32 where the ONNX text leaves it undefined (NaN, ±Inf, values
+/// outside uint32's range); in range every rule truncates toward zero, and values in (-2^31, 0)
+/// wrap (-1.0 -> 0xFFFFFFFF).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uint32Conversion {
+    /// `spec`'s answer: NaN and x <= -2^31 give 0x80000000, ±Inf and x >= 2^32 give 0.
+    Spec,
+    /// A scalar C conversion on x86-64: truncate to int64 (`cvttss2si`/`cvttsd2si` with a 64-bit
+    /// destination) and keep the low 32 bits, so x in [-2^63, 2^63) gives its low 32 bits
+    /// (-2147483904.0 -> 0x7FFFFF00, 5e9 -> 0x2A05F200) and NaN, ±Inf and |x| >= 2^63 give 0.
+    LowBitsOfInt64,
+    /// The vectorised sequence (AVX2 has no float -> uint32 instruction): x < 2^31 converts as int32
+    /// (`cvttps2dq`), larger x as x - 2^31 with the top bit flipped back, so NaN and x <= -2^31
+    /// (-Inf included) give 0x80000000 and x >= 2^32 (+Inf included) gives 0.
+    Vector,
+}
+
+/// Identity casts (`to` equal to the input's type) that an implementation computes as a
+/// conversion (decode, then encode with the Cast's attributes) instead of a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdentityConversion {
+    pub dtype: DType,
+    /// Only with `saturate=1` (without it the implementation copies).
+    pub only_saturating: bool,
+}
+
+/// Dtypes an implementation cannot cast from or to STRING; such casts use `spec`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StringFallbacks {
+    /// STRING -> these.
+    pub reading: &'static [DType],
+    /// These -> STRING.
+    pub writing: &'static [DType],
+}
+
+impl StringFallbacks {
+    const NONE: StringFallbacks = StringFallbacks { reading: &[], writing: &[] };
+
+    /// The same dtypes in both directions.
+    const fn both(dtypes: &'static [DType]) -> StringFallbacks {
+        StringFallbacks { reading: dtypes, writing: dtypes }
+    }
+}
+
+/// How a float becomes an integer where it is out of the target's range (rows 10, 13 and 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatToInteger {
+    /// What the machine's conversions give: x86's `cvtt` results for the wide types (row 14's
+    /// table, [`Policy::float_to_uint32`] for UINT32), the low bits of the rounded value for
+    /// int4/uint4/int2/uint2 (0 when |x| >= 2^31 or not finite).
+    Machine,
+    /// Truncate toward zero and saturate, every width: NaN -> 0, ±Inf and values beyond the range
+    /// -> MAX or MIN (0 for negatives into unsigned types). The bounds are compared in the source
+    /// type, converted there by the profile's own conversion (so a float4 source, whose largest
+    /// value 6 is what 7, 15, 127 and every larger bound become, saturates at 6: 6.0 -> int4 7).
+    /// XLA's lowering of float -> int.
+    SaturateInSourceType,
+}
+
+/// The NaN a source's NaN becomes in FLOAT8E5M2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NanCode {
+    /// The code without the sign bit.
+    pub code: u64,
+    /// Whether the NaN's sign is kept.
+    pub keep_sign: bool,
 }
 
 /// How float8 codes become bool (SEMANTICS.md row 15).
@@ -169,6 +291,11 @@ pub enum E8M0Rule {
     /// onnxruntime's observed kernel: `Spec`, except that negative inputs give 0x00 (saturate) or
     /// NaN, and anything above 2^127 is judged before rounding.
     OnnxRuntime,
+    /// ml_dtypes' `float8_e8m0fnu` (no attributes): NaN, ±Inf, ±0 and negatives give 0xFF; x below
+    /// 2^-127 gives `tiny`, 2^-127 itself 0x00, (2^-127, 2^-126) 0x01; from 2^-126 on the nearest
+    /// power of two with ties (1.5 * 2^k) away from zero, and a result above 2^127 is 0xFF
+    /// (1.4 * 2^127 -> 0xFE, 1.5 * 2^127 -> 0xFF).
+    NearestPowerOfTwo { tiny: u64 },
 }
 
 /// The precision of `x / y_scale` in QuantizeLinear.
@@ -246,6 +373,8 @@ pub enum DynamicFlatScale {
 pub struct Policy {
     /// The profile's name as the command line spells it.
     pub name: &'static str,
+    /// The implementation the profile is bit-exact with (name, version, platform).
+    pub peer: &'static str,
     /// Rows 1, 6, 7.
     pub via_float32: ViaFloat32,
     /// Row 3: onnxruntime's non-saturating overflow quirks (E4M3FN 480 <= |x| < 496 -> 0x7E|s,
@@ -253,20 +382,33 @@ pub struct Policy {
     pub float8_overflow_quirks: bool,
     /// Row 4: the E5M2 code for NaN, before the sign bit.
     pub e5m2_nan: u64,
+    /// Row 4 for particular sources (instead of `e5m2_nan` and the NaN's sign).
+    pub e5m2_nan_by_source: &'static [(DType, NanCode)],
+    /// Row 16: the FNUZ formats' NaN (0x80) reads as -NaN (its sign bit is set); false: as +NaN.
+    pub fnuz_nan_is_negative: bool,
     /// Row 8: NaN into float4e2m1.
     pub nan_to_float4: NanFallback,
     /// NaN into float6 (research §11). The Cast-28 text is silent, so `spec` does what the onnx
     /// reference does.
     pub nan_to_float6: NanFallback,
+    /// Overflow and ±Inf into float6 give ±0 instead of ±MAX.
+    pub float6_overflow_to_zero: bool,
     /// Row 10: how a float is rounded to an integer before its low bits go into int4/uint4/int2/
     /// uint2 (technical/int4.md: "nearest-integer with ties to even").
     pub float_to_subbyte_int: RoundingMode,
+    /// Rows 10, 13 and 14: out-of-range floats into integers.
+    pub float_to_integer: FloatToInteger,
     /// Row 15.
     pub float8_to_bool: Float8ToBool,
     /// Row 17.
     pub nan_payloads: NanPayloads,
-    /// Row 17, for elements a vectorised loop converts (by position in the tensor).
-    pub vector_blocks: Option<VectorBlocks>,
+    /// Positional rules: pairs the implementation converts in whole vector blocks and a scalar
+    /// tail, with the rows that apply inside the blocks (row 17's NaN payloads, row 14's UINT32).
+    pub vector_blocks: &'static [VectorBlock],
+    /// Row 14 for UINT32 targets from float sources (outside the vector blocks).
+    pub float_to_uint32: Uint32Conversion,
+    /// Identity casts computed as conversions.
+    pub identity_converts: &'static [IdentityConversion],
     /// Row 14 for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
     pub float8_specials_to_integer: Float8SpecialsToInteger,
     /// onnxruntime: a bfloat16 NaN cast to float8 with `saturate=0` loses its sign (observed:
@@ -274,6 +416,14 @@ pub struct Policy {
     pub bfloat16_nan_unsigned_without_saturate: bool,
     /// Row 22.
     pub e8m0: E8M0Rule,
+    /// Row 22 for particular sources (the first match wins over `e8m0`).
+    pub e8m0_by_source: &'static [(DType, E8M0Rule)],
+    /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
+    pub fixed_saturate: Option<bool>,
+    /// Pairs (from, to) converted with subnormal inputs read as zero and subnormal results written
+    /// as zero (the sign kept; a float32 step on the way, row 7, is flushed too): x86's DAZ and FTZ
+    /// modes, which XLA's CPU code runs in.
+    pub flush_subnormals: &'static [(DType, DType)],
     /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
     pub saturate_zero_needs_float8: bool,
     /// Rows 18, 19, 20: how strings are read.
@@ -282,8 +432,12 @@ pub struct Policy {
     pub number_style: NumberStyle,
     /// Dtypes the implementation has no Cast for, in either direction; such casts use `spec`.
     pub cast_falls_back: &'static [DType],
+    /// Dtypes the implementation has no Cast from; such casts use `spec`.
+    pub sources_fall_back: &'static [DType],
+    /// Pairs (from, to) the implementation has no Cast for; such casts use `spec`.
+    pub pairs_fall_back: &'static [(DType, DType)],
     /// Dtypes the implementation cannot convert to or from STRING; such casts use `spec`.
-    pub strings_fall_back: &'static [DType],
+    pub strings_fall_back: StringFallbacks,
     /// "ONNX Range count".
     pub range_count: RangeCount,
     /// "ONNX Range values".
@@ -330,6 +484,7 @@ const ALL_QUIET: NanPayloads = NanPayloads {
     bfloat16_to_float32: NanPayload::QuietTopBits,
     bfloat16_to_float64: NanPayload::QuietTopBits,
     to_float16: NanPayload::QuietTopBits,
+    float64_to_float16: NanPayload::QuietTopBits,
     bfloat16_to_float16: NanPayload::QuietTopBits,
     to_bfloat16: NanPayload::QuietTopBits,
 };
@@ -337,24 +492,38 @@ const ALL_QUIET: NanPayloads = NanPayloads {
 /// The default profile.
 pub const SPEC: Policy = Policy {
     name: "spec",
+    peer: "the ONNX operator text of the newest version and the technical notes, computed exactly and rounded once",
     via_float32: ViaFloat32::NEVER,
     float8_overflow_quirks: false,
     e5m2_nan: 0x7E,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::PositiveMax,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::NearestEven,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByValue,
     nan_payloads: ALL_QUIET,
-    vector_blocks: None,
+    vector_blocks: &[],
+    // Undefined in the text; the answers lowbit has always given (the vector loops' answers of
+    // the implementations, except ±Inf -> 0).
+    float_to_uint32: Uint32Conversion::Spec,
+    identity_converts: &[],
     // The ONNX text leaves these undefined, so `spec` follows the reference.
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
     bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Spec,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Spec,
     number_style: NumberStyle::Spec,
     cast_falls_back: &[],
-    strings_fall_back: &[],
+    sources_fall_back: &[],
+    pairs_fall_back: &[],
+    strings_fall_back: StringFallbacks::NONE,
     range_count: RangeCount::Exact,
     range_values: RangeValues::Exact,
     range_newest_version: 27,
@@ -397,16 +566,88 @@ const ML_DTYPES_ONLY: &[DType] = &[
     DType::Uint2,
 ];
 
+/// The 36 pairs ml_dtypes 0.6.0 registers no cast for (`astype` raises TypeError). The first 25
+/// raise in the onnx reference too, which calls astype ([`REFERENCE_MISSING_CASTS`]); the last 11,
+/// into FLOAT8E8M0, do not, because the reference reaches E8M0 through float32. FLOAT8E8M0 ->
+/// float8 raises in the reference only with saturate=0 (with saturate=1 `np.clip` hands astype a
+/// float32 array), where the reference's rows give `spec`'s answers anyway.
+const ML_DTYPES_MISSING_CASTS: &[(DType, DType)] = &[
+    (DType::Uint4, DType::Int4),
+    (DType::Uint4, DType::Uint2),
+    (DType::Uint4, DType::Int2),
+    (DType::Uint4, DType::Float6E2M3),
+    (DType::Int4, DType::Uint4),
+    (DType::Int4, DType::Uint2),
+    (DType::Int4, DType::Int2),
+    (DType::Int4, DType::Float6E2M3),
+    (DType::Float8E8M0, DType::Float8E4M3FN),
+    (DType::Float8E8M0, DType::Float8E4M3FNUZ),
+    (DType::Float8E8M0, DType::Float8E5M2),
+    (DType::Float8E8M0, DType::Float8E5M2FNUZ),
+    (DType::Float8E8M0, DType::Uint4),
+    (DType::Float8E8M0, DType::Int4),
+    (DType::Float8E8M0, DType::Float4E2M1),
+    (DType::Float8E8M0, DType::Uint2),
+    (DType::Float8E8M0, DType::Int2),
+    (DType::Float8E8M0, DType::Float6E2M3),
+    (DType::Float8E8M0, DType::Float6E3M2),
+    (DType::Uint2, DType::Int4),
+    (DType::Uint2, DType::Int2),
+    (DType::Int2, DType::Uint4),
+    (DType::Int2, DType::Uint2),
+    (DType::Float6E2M3, DType::Uint4),
+    (DType::Float6E2M3, DType::Int4),
+    (DType::Float8E4M3FN, DType::Float8E8M0),
+    (DType::Float8E4M3FNUZ, DType::Float8E8M0),
+    (DType::Float8E5M2, DType::Float8E8M0),
+    (DType::Float8E5M2FNUZ, DType::Float8E8M0),
+    (DType::Uint4, DType::Float8E8M0),
+    (DType::Int4, DType::Float8E8M0),
+    (DType::Float4E2M1, DType::Float8E8M0),
+    (DType::Uint2, DType::Float8E8M0),
+    (DType::Int2, DType::Float8E8M0),
+    (DType::Float6E2M3, DType::Float8E8M0),
+    (DType::Float6E3M2, DType::Float8E8M0),
+];
+
+/// The pairs the onnx reference raises TypeError on: [`ML_DTYPES_MISSING_CASTS`] but those into
+/// FLOAT8E8M0.
+const REFERENCE_MISSING_CASTS: &[(DType, DType)] = ML_DTYPES_MISSING_CASTS.split_at(25).0;
+
+/// [`ML_DTYPES_ONLY`] but FLOAT8E8M0.
+const ML_DTYPES_EXCEPT_E8M0: &[DType] = &[
+    DType::Bfloat16,
+    DType::Float8E4M3FN,
+    DType::Float8E4M3FNUZ,
+    DType::Float8E5M2,
+    DType::Float8E5M2FNUZ,
+    DType::Float6E2M3,
+    DType::Float6E3M2,
+    DType::Float4E2M1,
+    DType::Int4,
+    DType::Uint4,
+    DType::Int2,
+    DType::Uint2,
+];
+
 /// onnx 1.23.2's reference evaluator.
-pub const ONNX_REFERENCE: Policy = Policy {
+pub const ONNX_REFERENCE: Policy = Policy { vector_blocks: NUMPY_BLOCKS, ..ONNX_REFERENCE_ROWS };
+
+/// The reference's rows but its positional ones.
+const ONNX_REFERENCE_ROWS: Policy = Policy {
     name: "onnx-reference",
+    peer: "onnx 1.23.2 ReferenceEvaluator (numpy 2.4.6, ml_dtypes 0.6.0), x86-64",
     // ml_dtypes casts double to its own types through float; numpy rounds double -> half directly.
     via_float32: ViaFloat32 { float16: false, bfloat16: true, float8: true, float6: true, float4: true },
     float8_overflow_quirks: false,
     e5m2_nan: 0x7E,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::SignFlippedNegativeZero,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::TowardZero,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByValue,
     nan_payloads: NanPayloads {
         float16_to_float32: NanPayload::Exact,
@@ -415,19 +656,39 @@ pub const ONNX_REFERENCE: Policy = Policy {
         // ml_dtypes widens bfloat16 through float, and float -> double quiets.
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::TopBitsNonzero,
+        float64_to_float16: NanPayload::TopBitsNonzero,
         // ml_dtypes goes through float and Eigen's half, which canonicalises (observed: 7F81 -> 7E00).
         bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
     },
-    vector_blocks: None,
+    vector_blocks: &[],
+    // numpy's scalar loop (the tail of a float32/float64 tensor, every float16 element).
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    // `saturate_cast` (np.clip, then astype) for float8 with saturate=1: E5M2 0x7C -> 0x7B, NaN
+    // 0x7D -> 0x7E; `to_float8e8m0` for E8M0 whatever the attributes: 0x00 (2^-127, a float32
+    // subnormal with a fraction) -> 0x01 with round_mode="up".
+    identity_converts: &[
+        IdentityConversion { dtype: DType::Float8E4M3FN, only_saturating: true },
+        IdentityConversion { dtype: DType::Float8E4M3FNUZ, only_saturating: true },
+        IdentityConversion { dtype: DType::Float8E5M2, only_saturating: true },
+        IdentityConversion { dtype: DType::Float8E5M2FNUZ, only_saturating: true },
+        IdentityConversion { dtype: DType::Float8E8M0, only_saturating: false },
+    ],
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
     bfloat16_nan_unsigned_without_saturate: false,
     e8m0: E8M0Rule::Reference,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     string_grammar: StringGrammar::Python,
     number_style: NumberStyle::Numpy,
     cast_falls_back: &[],
-    strings_fall_back: ML_DTYPES_ONLY,
+    sources_fall_back: &[],
+    pairs_fall_back: REFERENCE_MISSING_CASTS,
+    // STRING -> FLOAT8E8M0 is `to_float8e8m0(np.asarray(x, dtype=float32))`: numpy reads the
+    // texts ("inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
+    strings_fall_back: StringFallbacks { reading: ML_DTYPES_EXCEPT_E8M0, writing: ML_DTYPES_ONLY },
     range_count: RangeCount::Numpy,
     range_values: RangeValues::Numpy,
     range_newest_version: 27,
@@ -449,14 +710,37 @@ pub const ONNX_REFERENCE: Policy = Policy {
 
 /// onnxruntime 1.31.1 on CPU.
 pub const ONNXRUNTIME: Policy = Policy {
+    vector_blocks: &[
+        // F16C's vcvtps2ph / vcvtph2ps: blocks keep the top payload bits and set the quiet bit.
+        VectorBlock { sources: &[DType::Float], targets: &[DType::Float16], length: 8, policy: &ONNXRUNTIME_BLOCKS },
+        VectorBlock { sources: &[DType::Float16], targets: &[DType::Float], length: 16, policy: &ONNXRUNTIME_BLOCKS },
+        // Eigen's vectorised casts: float32 and float64 in blocks of 4, bfloat16 of 8.
+        VectorBlock {
+            sources: &[DType::Float, DType::Double],
+            targets: &[DType::Uint32],
+            length: 4,
+            policy: &ONNXRUNTIME_BLOCKS,
+        },
+        VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &ONNXRUNTIME_BLOCKS },
+    ],
+    ..ONNXRUNTIME_ROWS
+};
+
+/// onnxruntime's rows but its positional ones.
+const ONNXRUNTIME_ROWS: Policy = Policy {
     name: "onnxruntime",
+    peer: "onnxruntime 1.31.1, CPU execution provider, x86-64 (AVX2, F16C)",
     // Every narrowing from double goes through float (Eigen/MLAS and the float8 constructors).
     via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: true, float6: true, float4: true },
     float8_overflow_quirks: true,
     e5m2_nan: 0x7F,
+    e5m2_nan_by_source: &[],
+    fnuz_nan_is_negative: true,
     nan_to_float4: NanFallback::PositiveMax,
     nan_to_float6: NanFallback::SignFlippedNegativeZero,
+    float6_overflow_to_zero: false,
     float_to_subbyte_int: RoundingMode::NearestTiesAway,
+    float_to_integer: FloatToInteger::Machine,
     float8_to_bool: Float8ToBool::ByBits,
     nan_payloads: NanPayloads {
         float16_to_float32: NanPayload::Exact,
@@ -465,19 +749,29 @@ pub const ONNXRUNTIME: Policy = Policy {
         bfloat16_to_float32: NanPayload::Exact,
         bfloat16_to_float64: NanPayload::QuietTopBits,
         to_float16: NanPayload::Canonical,
+        float64_to_float16: NanPayload::Canonical,
         bfloat16_to_float16: NanPayload::Canonical,
         to_bfloat16: NanPayload::Canonical,
     },
-    vector_blocks: Some(VectorBlocks { float32_to_float16: 8, float16_to_float32: 16 }),
+    vector_blocks: &[],
+    // The scalar loops: the tail of a float32/float64/bfloat16 tensor, every float16 element, and
+    // float8 sources through float32 (observed: float16 and float8 NaN -> 0).
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    identity_converts: &[],
     float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
     bfloat16_nan_unsigned_without_saturate: true,
     e8m0: E8M0Rule::OnnxRuntime,
+    e8m0_by_source: &[],
+    fixed_saturate: None,
+    flush_subnormals: &[],
     saturate_zero_needs_float8: true,
     string_grammar: StringGrammar::Strtod,
     number_style: NumberStyle::PrintfG8,
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
-    strings_fall_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
+    sources_fall_back: &[],
+    pairs_fall_back: &[],
+    strings_fall_back: StringFallbacks::both(&[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2]),
     range_count: RangeCount::DoubleOperands,
     range_values: RangeValues::RepeatedAddition,
     // 1.31.1 loads opsets up to 26 and refuses Range-27's opset.
@@ -498,23 +792,184 @@ pub const ONNXRUNTIME: Policy = Policy {
     dynamic_flat_scale: DynamicFlatScale::One,
 };
 
+/// onnxruntime inside its vector blocks.
+const ONNXRUNTIME_BLOCKS: Policy = Policy {
+    name: "onnxruntime (vector blocks)",
+    nan_payloads: ALL_QUIET,
+    float_to_uint32: Uint32Conversion::Vector,
+    ..ONNXRUNTIME_ROWS
+};
+
+/// numpy's float32/float64 -> uint32 loop runs 4 elements a step, ml_dtypes' bfloat16 -> uint32 8
+/// (observed with numpy 2.4.6 and ml_dtypes 0.6.0 on x86-64, AVX2): NaN and -Inf give 0x80000000
+/// in the blocks, 0 in the tail.
+const NUMPY_BLOCKS: &[VectorBlock] = &[
+    VectorBlock {
+        sources: &[DType::Float, DType::Double],
+        targets: &[DType::Uint32],
+        length: 4,
+        policy: &NUMPY_VECTOR,
+    },
+    VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &NUMPY_VECTOR },
+];
+
+/// The onnx reference inside numpy's vector blocks.
+const NUMPY_VECTOR: Policy =
+    Policy { name: "onnx-reference (vector blocks)", float_to_uint32: Uint32Conversion::Vector, ..ONNX_REFERENCE_ROWS };
+
+/// ml_dtypes 0.6.0 `astype` (numpy 2.4.6), x86-64: the onnx reference's Cast rows with saturate=0
+/// (the reference calls the same casts), except that E8M0 is ml_dtypes' own conversion, no
+/// attribute applies, identity casts are copies, and the pairs ml_dtypes has no cast for (and
+/// every ml_dtypes type to or from STRING) are `spec`'s. Range, Slice and QuantizeLinear are not
+/// ml_dtypes', so those rows are `spec`'s.
+pub const ML_DTYPES: Policy = Policy { vector_blocks: ML_DTYPES_BLOCKS, ..ML_DTYPES_ROWS };
+
+const ML_DTYPES_ROWS: Policy = Policy {
+    name: "ml-dtypes",
+    peer: "ml_dtypes 0.6.0 astype (numpy 2.4.6), x86-64 (AVX2)",
+    via_float32: ONNX_REFERENCE_ROWS.via_float32,
+    nan_to_float4: ONNX_REFERENCE_ROWS.nan_to_float4,
+    nan_to_float6: ONNX_REFERENCE_ROWS.nan_to_float6,
+    float_to_subbyte_int: ONNX_REFERENCE_ROWS.float_to_subbyte_int,
+    nan_payloads: ONNX_REFERENCE_ROWS.nan_payloads,
+    vector_blocks: &[],
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    fixed_saturate: Some(false),
+    string_grammar: StringGrammar::Python,
+    number_style: NumberStyle::Numpy,
+    pairs_fall_back: ML_DTYPES_MISSING_CASTS,
+    strings_fall_back: StringFallbacks::both(ML_DTYPES_ONLY),
+    ..SPEC
+};
+
+/// ml_dtypes inside numpy's vector blocks (see [`NUMPY_BLOCKS`]).
+const ML_DTYPES_BLOCKS: &[VectorBlock] = &[
+    VectorBlock {
+        sources: &[DType::Float, DType::Double],
+        targets: &[DType::Uint32],
+        length: 4,
+        policy: &ML_DTYPES_VECTOR,
+    },
+    VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &ML_DTYPES_VECTOR },
+];
+
+const ML_DTYPES_VECTOR: Policy =
+    Policy { name: "ml-dtypes (vector blocks)", float_to_uint32: Uint32Conversion::Vector, ..ML_DTYPES_ROWS };
+
+/// JAX/XLA on CPU (`jax.jit` of `astype`, jax and jaxlib 0.12.0.1, x86-64): XLA's convert. It has
+/// no saturate or round_mode attribute, no strings, and does not compile conversions from float6.
+/// Range, Slice and QuantizeLinear are not XLA's, so those rows are `spec`'s.
+pub const XLA: Policy = Policy {
+    name: "xla",
+    peer: "jax and jaxlib 0.12.0.1, XLA on CPU under jax.jit, x86-64 (AVX2)",
+    // float64 and 32/64-bit integers reach float16 and bfloat16 through float32 (observed: int64
+    // 16842753 -> bfloat16 0x4B80); float64 -> float8/float6/float4/E8M0 is rounded once
+    // (464.00000001 -> E4M3FN 0x7F, NaN).
+    via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: false, float6: false, float4: false },
+    // NaN into E5M2: 0x7E with the sign from float32/float64, 0x7F without it from the 16-bit and
+    // 8-bit formats (observed: float16 0xFC01 -> 0x7F).
+    e5m2_nan_by_source: &[
+        (DType::Float16, XLA_E5M2_NAN),
+        (DType::Bfloat16, XLA_E5M2_NAN),
+        (DType::Float8E4M3FN, XLA_E5M2_NAN),
+        (DType::Float8E4M3FNUZ, XLA_E5M2_NAN),
+        (DType::Float8E5M2FNUZ, XLA_E5M2_NAN),
+        (DType::Float8E8M0, XLA_E5M2_NAN),
+    ],
+    // FNUZ 0x80 -> float32 0x7FC00000 (observed).
+    fnuz_nan_is_negative: false,
+    // NaN -> float4 0x8 whatever its sign; -> float6 +NaN 0x00, -NaN 0x20 (observed).
+    nan_to_float4: NanFallback::NegativeZero,
+    nan_to_float6: NanFallback::SignedZero,
+    // float32 100.0, +Inf -> E2M3 0x00; -100.0 -> 0x20; 7.75 (rounds to 8) -> 0x00 (observed).
+    float6_overflow_to_zero: true,
+    float_to_subbyte_int: RoundingMode::TowardZero,
+    float_to_integer: FloatToInteger::SaturateInSourceType,
+    nan_payloads: NanPayloads {
+        // float16 -> float32/float64 quiets (0x7C01 -> 0x7FC02000).
+        float16_to_float32: NanPayload::QuietTopBits,
+        float16_to_float64: NanPayload::QuietTopBits,
+        bfloat16_to_float32: NanPayload::Exact,
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        // float32 -> float16 keeps the top payload bits, quiet; float64 -> float16 gives the
+        // canonical NaN (0x7FFFFFFFFFFFFFFF -> 0x7E00).
+        to_float16: NanPayload::QuietTopBits,
+        float64_to_float16: NanPayload::Canonical,
+        // bfloat16 0x7F81 -> float16 0x7E08.
+        bfloat16_to_float16: NanPayload::QuietTopBits,
+        to_bfloat16: NanPayload::Canonical,
+    },
+    float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
+    // ml_dtypes' rule from float32 (1e-39 -> 0x00); from float64 rounded once, and below 2^-127
+    // NaN (1.5 - 2^-30 -> 0x7F, 1e-39 -> 0xFF).
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF })],
+    fixed_saturate: Some(false),
+    // Subnormals read and written as zero (observed: float32 0x00000001 -> bool false and -> float64
+    // 0; float64 2^-127 -> float32 0 and -> bfloat16 0; bfloat16 0x0001 -> float64 0 and -> bool
+    // false); float16, and float32 -> float16/bfloat16, keep them.
+    flush_subnormals: &[
+        (DType::Float, DType::Double),
+        (DType::Double, DType::Float),
+        (DType::Double, DType::Bfloat16),
+        (DType::Bfloat16, DType::Double),
+        (DType::Float, DType::Bool),
+        (DType::Bfloat16, DType::Bool),
+        (DType::Double, DType::Bool),
+    ],
+    cast_falls_back: &[DType::String],
+    sources_fall_back: &[DType::Float6E2M3, DType::Float6E3M2],
+    ..SPEC
+};
+
+/// XLA's NaN into E5M2 from formats narrower than float32.
+const XLA_E5M2_NAN: NanCode = NanCode { code: 0x7F, keep_sign: false };
+
 /// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only
 /// Range-1 and Range-4 differ from `spec` (its core reference, research/range_slice_gather.md §2.2).
-pub const OPENVINO: Policy = Policy { name: "openvino", openvino_range: OpenVinoRange::CoreReference, ..SPEC };
+pub const OPENVINO: Policy = Policy {
+    name: "openvino",
+    peer: "OpenVINO 2026.4 core reference (its Cast is spec's; Range-1 and Range-4 differ)",
+    openvino_range: OpenVinoRange::CoreReference,
+    ..SPEC
+};
 
 impl Policy {
     /// The policy that actually decides a cast from `from` to `to`: this one, or `spec` where the
     /// implementation has no behaviour for the pair.
     #[must_use]
     pub fn for_cast(&'static self, from: DType, to: DType) -> &'static Policy {
-        let strings = from == DType::String || to == DType::String;
-        let lacks = |d: DType| self.cast_falls_back.contains(&d) || (strings && self.strings_fall_back.contains(&d));
-        // (The reference also raises on int4 <-> uint4; every profile reinterprets the nibble, so
-        // that pair needs no entry.)
-        if lacks(from) || lacks(to) {
+        if self.falls_back(from, to) {
             &SPEC
         } else {
             self
         }
+    }
+
+    /// Whether the implementation has no cast from `from` to `to` (it raises, or has no kernel), so
+    /// that the profile gives `spec`'s answer.
+    #[must_use]
+    pub fn falls_back(&self, from: DType, to: DType) -> bool {
+        let lacks = |d: DType| self.cast_falls_back.contains(&d);
+        self.sources_fall_back.contains(&from)
+            || lacks(from)
+            || lacks(to)
+            || self.pairs_fall_back.contains(&(from, to))
+            || (to == DType::String && self.strings_fall_back.writing.contains(&from))
+            || (from == DType::String && self.strings_fall_back.reading.contains(&to))
+    }
+
+    /// The positional rule of the pair, if the implementation converts it in vector blocks.
+    #[must_use]
+    pub fn vector_block(&self, from: DType, to: DType) -> Option<&'static VectorBlock> {
+        self.vector_blocks.iter().find(|b| b.sources.contains(&from) && b.targets.contains(&to))
+    }
+
+    /// Whether an identity cast of `dtype` is a conversion rather than a copy.
+    #[must_use]
+    pub fn identity_converts(&self, dtype: DType, saturate: bool) -> bool {
+        self.identity_converts.iter().any(|c| c.dtype == dtype && (saturate || !c.only_saturating))
     }
 }

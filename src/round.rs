@@ -122,6 +122,10 @@ pub enum NanFallback {
     /// The code of -0 with its sign bit flipped by the NaN's sign (+NaN -> -0, -NaN -> +0): what
     /// ml_dtypes, and so the onnx reference, produce.
     SignFlippedNegativeZero,
+    /// The code of -0 whatever the sign (XLA into float4).
+    NegativeZero,
+    /// The zero with the NaN's sign (XLA into float6).
+    SignedZero,
 }
 
 /// Options of one rounding. `saturate` is honoured for every target: callers that implement
@@ -346,6 +350,8 @@ fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: &Roundin
             let fallback = match opts.nan_fallback {
                 NanFallback::PositiveMax => format.max_code(),
                 NanFallback::SignFlippedNegativeZero => sign_of(format, !negative),
+                NanFallback::NegativeZero => sign_of(format, true),
+                NanFallback::SignedZero => sign_of(format, negative),
             };
             return (fallback, Status::INVALID);
         }

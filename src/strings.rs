@@ -1045,7 +1045,8 @@ fn c_strtoint(text: &str, unsigned: bool) -> core::result::Result<u64, String> {
 /// onnxruntime's float targets from a `std::stod` result: DOUBLE keeps it; everything else is
 /// `static_cast<float>` first, then the float32 -> target conversion of `opts`' policy (float8
 /// honours saturate there). bfloat16's `BFloat16(float)` constructor, which the string path uses,
-/// writes NaN as 0x7FC1 with the sign (research/onnx_cast.md §5).
+/// writes every NaN as 0x7FC1, sign dropped (research/onnx_cast.md §5; observed with
+/// scripts/crosscheck_cast.py: "-nan" -> 0x7FC1).
 fn strtod_to_float(bits: u64, dtype: DType, opts: &CastOptions) -> Result<u64> {
     if dtype == DType::Double {
         return Ok(bits);
@@ -1055,7 +1056,7 @@ fn strtod_to_float(bits: u64, dtype: DType, opts: &CastOptions) -> Result<u64> {
         return Ok(f32_bits);
     }
     if dtype == DType::Bfloat16 && f32::from_bits(f32_bits as u32).is_nan() {
-        return Ok(0x7FC1 | ((f32_bits >> 16) & 0x8000));
+        return Ok(0x7FC1);
     }
     convert::convert_code(DType::Float, dtype, f32_bits, opts)
 }

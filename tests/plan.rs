@@ -33,11 +33,7 @@ fn all_options(to: DType) -> Vec<CastOptions> {
 /// How many leading elements of `n` a profile's implementation converts in whole vector blocks.
 fn blocked(from: DType, to: DType, opts: &CastOptions, n: usize) -> usize {
     let policy = opts.profile.policy().for_cast(from, to);
-    match (policy.vector_blocks, from, to) {
-        (Some(b), DType::Float, DType::Float16) => n - n % b.float32_to_float16,
-        (Some(b), DType::Float16, DType::Float) => n - n % b.float16_to_float32,
-        _ => 0,
-    }
+    policy.vector_block(from, to).map_or(0, |b| n - n % b.length)
 }
 
 /// Runs the plan over `codes` as one tensor and compares each element with the core. Returns the

@@ -1,5 +1,8 @@
-//! SEMANTICS.md's Cast decision table, row by row: what every profile returns. Each array is
-//! `[spec, onnx-reference, onnxruntime, openvino]`; the bytes come from research/onnx_cast.md.
+//! The Cast decision table (tables/profiles.md), row by row: what the ONNX profiles return. Each
+//! array is `[spec, onnx-reference, onnxruntime, openvino]`; the bytes were observed with onnx
+//! 1.23.2's reference evaluator (numpy 2.4.6, ml_dtypes 0.6.0) and onnxruntime 1.31.1 on x86-64
+//! (AVX2, F16C), by hand and with scripts/crosscheck_cast.py. tests/profiles_peers.rs has the
+//! ml-dtypes and xla profiles.
 
 use lowbit::cast::{cast, cast_op, CastAttributes, CastTo};
 use lowbit::convert::{convert_code, CastOptions, RoundMode};
@@ -11,8 +14,11 @@ fn each(from: DType, to: DType, code: u64, saturate: bool) -> [u64; 4] {
     each_with(from, to, code, saturate, RoundMode::Up)
 }
 
+/// The ONNX profiles, in the order of the arrays below.
+const ONNX: [Profile; 4] = [Profile::Spec, Profile::OnnxReference, Profile::OnnxRuntime, Profile::OpenVino];
+
 fn each_with(from: DType, to: DType, code: u64, saturate: bool, round_mode: RoundMode) -> [u64; 4] {
-    Profile::ALL.map(|profile| convert_code(from, to, code, &CastOptions { saturate, round_mode, profile }).unwrap())
+    ONNX.map(|profile| convert_code(from, to, code, &CastOptions { saturate, round_mode, profile }).unwrap())
 }
 
 fn f32c(x: f32) -> u64 {
@@ -219,7 +225,7 @@ fn row_22_e8m0() {
 fn row_23_saturate_zero_on_other_targets() {
     let x = Tensor::from_f32(&[1.5]);
     let attrs = CastAttributes { to: Some(CastTo::Number(10)), saturate: Some(0), round_mode: None };
-    let results = Profile::ALL.map(|p| cast_op(&x, &attrs, 21, p).is_ok());
+    let results = ONNX.map(|p| cast_op(&x, &attrs, 21, p).is_ok());
     assert_eq!(results, [true, true, false, true]);
     // Where it is accepted it changes nothing.
     let plain = cast(&x, DType::Float16, &CastOptions::default()).unwrap();
@@ -281,7 +287,7 @@ fn bfloat16_negative_nan_into_float8() {
 
 /// Casts one string under every profile: `Some(code)` or `None` for an error.
 fn parse_each(text: &str, to: DType) -> [Option<u64>; 4] {
-    Profile::ALL.map(|profile| {
+    ONNX.map(|profile| {
         let x = Tensor::from_strings(vec![1], vec![text.to_string()]).unwrap();
         cast(&x, to, &CastOptions::with_profile(profile)).ok().map(|y| y.code(0).unwrap())
     })
@@ -289,7 +295,7 @@ fn parse_each(text: &str, to: DType) -> [Option<u64>; 4] {
 
 /// Formats one code under every profile.
 fn format_each(from: DType, code: u64) -> [String; 4] {
-    Profile::ALL.map(|profile| {
+    ONNX.map(|profile| {
         let x = Tensor::from_codes(from, vec![1], &[code]).unwrap();
         cast(&x, DType::String, &CastOptions::with_profile(profile)).unwrap().strings().unwrap()[0].to_string()
     })
@@ -309,8 +315,12 @@ fn row_18_string_to_float() {
     assert_eq!(parse_each("1e400", DType::Float), [Some(0x7F80_0000), Some(0x7F80_0000), None, Some(0x7F80_0000)]);
     assert_eq!(parse_each(" -Infinity ", DType::Float), [Some(0xFF80_0000); 4]);
     assert_eq!(parse_each("-nan", DType::Float).map(|c| c.map(|c| c >> 31)), [Some(1); 4]);
-    // bfloat16: the reference cannot (TypeError) and falls back to spec; onnxruntime's NaN is 7FC1.
+    // bfloat16: the reference cannot (TypeError) and falls back to spec; onnxruntime's NaN is 7FC1
+    // whatever its sign (observed: "-nan" -> 0x7FC1).
     assert_eq!(parse_each("nan", DType::Bfloat16), [Some(0x7FC0), Some(0x7FC0), Some(0x7FC1), Some(0x7FC0)]);
+    assert_eq!(parse_each("-nan", DType::Bfloat16), [Some(0xFFC0), Some(0xFFC0), Some(0x7FC1), Some(0xFFC0)]);
+    // float4: the reference cannot, so every rule is spec's, NaN -> 0x7 included.
+    assert_eq!(parse_each("nan", DType::Float4E2M1), [Some(0x7), Some(0x7), Some(0x7), Some(0x7)]);
     // float8 honours saturate in every profile that has it.
     assert_eq!(parse_each("1e3", DType::Float8E4M3FN), [Some(0x7E); 4]);
 }
@@ -347,4 +357,98 @@ fn row_21_number_to_string() {
     assert_eq!(format_each(DType::Bfloat16, 0x3DCD), ["0.1", "0.1", "0.10009766", "0.1"]);
     assert_eq!(format_each(DType::Float8E4M3FN, 0x1D), ["0.1", "0.1", "0.1015625", "0.1"]);
     assert_eq!(format_each(DType::Int8, 0x80), ["-128"; 4]);
+}
+
+/// Casts `codes` as one tensor under a profile and returns the output codes.
+fn tensor_cast(from: DType, to: DType, codes: &[u64], opts: &CastOptions) -> Vec<u64> {
+    let x = Tensor::from_codes(from, vec![codes.len()], codes).unwrap();
+    let y = cast(&x, to, opts).unwrap();
+    (0..codes.len()).map(|i| y.code(i).unwrap()).collect()
+}
+
+/// Row 14, UINT32 (undefined in the text for NaN, ±Inf and out-of-range values). Observed with
+/// numpy 2.4.6 (`astype`, the reference's Cast), ml_dtypes 0.6.0 and onnxruntime 1.31.1 on x86-64
+/// with AVX2, on tensors of 1 to 35 copies of one value: float32 and float64 tensors convert in
+/// whole blocks of 4 from the first element (NaN, -Inf, -1e20 -> 0x80000000) and one by one in the
+/// remaining 1-3 elements (NaN, -Inf, -1e20 -> 0; -2147483904 -> 0x7FFFFF00); bfloat16 in blocks
+/// of 8; float16 (and, in onnxruntime, float8) always one by one.
+#[test]
+fn row_14_uint32_depends_on_the_position() {
+    let nan32 = f32c(f32::NAN);
+    let expect_7 = [0x8000_0000, 0x8000_0000, 0x8000_0000, 0x8000_0000, 0, 0, 0];
+    for profile in [Profile::OnnxReference, Profile::OnnxRuntime] {
+        let opts = CastOptions::with_profile(profile);
+        assert_eq!(tensor_cast(DType::Float, DType::Uint32, &[nan32; 7], &opts), expect_7, "{profile:?}");
+        let neg_inf = f64c(f64::NEG_INFINITY);
+        assert_eq!(tensor_cast(DType::Double, DType::Uint32, &[neg_inf; 7], &opts), expect_7, "{profile:?}");
+        let x = f32c(-2_147_483_904.0);
+        let got = tensor_cast(DType::Float, DType::Uint32, &[x; 5], &opts);
+        assert_eq!(got, [0x8000_0000, 0x8000_0000, 0x8000_0000, 0x8000_0000, 0x7FFF_FF00], "{profile:?}");
+        // 5e9: its low 32 bits alone (5e9 - 2^32 = 705032704 = 0x2A05F200), 0 in a block.
+        let got = tensor_cast(DType::Float, DType::Uint32, &[f32c(5e9); 5], &opts);
+        assert_eq!(got, [0, 0, 0, 0, 0x2A05_F200], "{profile:?}");
+        let bf16_nan = vec![0x7FC0; 11];
+        let got = tensor_cast(DType::Bfloat16, DType::Uint32, &bf16_nan, &opts);
+        assert_eq!(got, [[0x8000_0000; 8].as_slice(), &[0, 0, 0]].concat(), "{profile:?}");
+        assert_eq!(tensor_cast(DType::Float16, DType::Uint32, &[0x7E00; 9], &opts), [0; 9], "{profile:?}");
+    }
+    // Element by element (outside the blocks) and under spec, which has no positions.
+    assert_eq!(each(DType::Float, DType::Uint32, f32c(f32::NAN), true), [0x8000_0000, 0, 0, 0x8000_0000]);
+    assert_eq!(each(DType::Float, DType::Uint32, f32c(f32::NEG_INFINITY), true), [0, 0, 0, 0]);
+    assert_eq!(each(DType::Float8E5M2, DType::Uint32, 0x7F, true), [0, 0, 0, 0]);
+    let spec = tensor_cast(DType::Float, DType::Uint32, &[nan32; 7], &CastOptions::default());
+    assert_eq!(spec, [0x8000_0000; 7]);
+    // In range every rule truncates, and (-2^31, 0) wraps.
+    assert_eq!(each(DType::Float, DType::Uint32, f32c(-1.0), true), [0xFFFF_FFFF; 4]);
+}
+
+/// The reference computes some identity casts: `saturate_cast` (np.clip, then astype) for float8
+/// with saturate=1, `to_float8e8m0` for E8M0 (observed with onnx 1.23.2, ml_dtypes 0.6.0).
+#[test]
+fn identity_casts_of_the_reference() {
+    let e5m2 = |code, saturate| each(DType::Float8E5M2, DType::Float8E5M2, code, saturate);
+    assert_eq!(e5m2(0x7C, true), [0x7C, 0x7B, 0x7C, 0x7C]);
+    assert_eq!(e5m2(0xFC, true), [0xFC, 0xFB, 0xFC, 0xFC]);
+    assert_eq!(e5m2(0x7D, true), [0x7D, 0x7E, 0x7D, 0x7D]);
+    assert_eq!(e5m2(0xFF, true), [0xFF, 0xFE, 0xFF, 0xFF]);
+    assert_eq!(e5m2(0x7C, false), [0x7C; 4]);
+    let e8m0 = |code, mode| each_with(DType::Float8E8M0, DType::Float8E8M0, code, false, mode);
+    // 0x00 is 2^-127, float32 0x00400000: a fraction, so "up" adds one to the exponent field.
+    assert_eq!(e8m0(0x00, RoundMode::Up), [0x00, 0x01, 0x00, 0x00]);
+    assert_eq!(e8m0(0x00, RoundMode::Down), [0x00; 4]);
+    assert_eq!(e8m0(0x00, RoundMode::Nearest), [0x00; 4]);
+    assert_eq!(e8m0(0xFF, RoundMode::Up), [0xFF; 4]);
+    // The tensor path agrees.
+    let reference = CastOptions::with_profile(Profile::OnnxReference);
+    assert_eq!(tensor_cast(DType::Float8E5M2, DType::Float8E5M2, &[0x7C, 0x7D, 0x3C], &reference), [0x7B, 0x7E, 0x3C]);
+}
+
+/// STRING -> FLOAT8E8M0 in the reference is `to_float8e8m0(np.asarray(x, dtype=float32))`
+/// (observed: "inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
+#[test]
+fn reference_reads_e8m0_from_text() {
+    let read = |text: &str, saturate| {
+        let x = Tensor::from_strings(vec![1], vec![text.to_string()]).unwrap();
+        ONNX.map(|profile| {
+            let opts = CastOptions { saturate, round_mode: RoundMode::Up, profile };
+            cast(&x, DType::Float8E8M0, &opts).ok().map(|y| y.code(0).unwrap())
+        })
+    };
+    assert_eq!(read("inf", true), [Some(0xFE), Some(0xFF), Some(0xFE), Some(0xFE)]);
+    assert_eq!(read("0", false), [Some(0xFF), Some(0x00), Some(0xFF), Some(0xFF)]);
+    assert_eq!(read("3", true), [Some(0x81); 4]);
+}
+
+/// Pairs ml_dtypes 0.6.0 has no cast for raise TypeError in the reference; its profile gives
+/// spec's answer there.
+#[test]
+fn reference_falls_back_where_ml_dtypes_has_no_cast() {
+    let policy = Profile::OnnxReference.policy();
+    for (from, to) in [(DType::Int4, DType::Uint4), (DType::Float8E8M0, DType::Float4E2M1), (DType::Int2, DType::Uint2)]
+    {
+        assert!(policy.falls_back(from, to), "{from} -> {to}");
+    }
+    assert!(!policy.falls_back(DType::Float6E3M2, DType::Int4));
+    // E8M0 -> float4: spec's NaN rule (0x7), not the reference's (+NaN -> 0x8).
+    assert_eq!(each(DType::Float8E8M0, DType::Float4E2M1, 0xFF, true), [0x7; 4]);
 }

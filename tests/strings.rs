@@ -556,9 +556,10 @@ fn strtod_float_targets_go_through_float32() {
     assert_eq!(ok("1e-46", DType::Float, st), 0);
     assert_eq!(ok("-nan", DType::Float, st), 0xFFC0_0000);
     assert_eq!(ok("nan(0x4000000000000)", DType::Float, st), 0x7FE0_0000);
-    // BFloat16(float), the constructor onnxruntime's string path uses: NaN is 0x7FC1.
+    // BFloat16(float), the constructor onnxruntime's string path uses: NaN is 0x7FC1, sign dropped
+    // (observed with onnxruntime 1.31.1 on x86-64: "-NaN" and "-nan" -> 0x7FC1).
     assert_eq!(ok("nan", DType::Bfloat16, st), 0x7FC1);
-    assert_eq!(ok("-NaN", DType::Bfloat16, st), 0xFFC1);
+    assert_eq!(ok("-NaN", DType::Bfloat16, st), 0x7FC1);
     assert_eq!(ok("0.1", DType::Bfloat16, st), 0x3DCD);
     assert_eq!(ok("65504", DType::Float16, st), 0x7BFF);
     assert_eq!(parse_to_code("1e3", DType::Float8E4M3FN, st, &CastOptions::saturating(true)).unwrap(), 0x7E);

@@ -76,11 +76,7 @@ fn check_elements(x: &Tensor, to: DType, opts: &CastOptions, y: &Tensor) {
     let what = format!("{from} {:?} -> {to} {opts:?}", x.shape());
     let policy = opts.profile.policy().for_cast(from, to);
     if fixed_width(from) && fixed_width(to) {
-        let block = policy.vector_blocks.and_then(|b| match (from, to) {
-            (DType::Float, DType::Float16) => Some(b.float32_to_float16),
-            (DType::Float16, DType::Float) => Some(b.float16_to_float32),
-            _ => None,
-        });
+        let block = policy.vector_block(from, to).map(|b| b.length);
         let n = x.len();
         let in_blocks = if from == to { 0 } else { block.map_or(0, |b| n - n % b) };
         for i in 0..n {

@@ -48,10 +48,7 @@ fn check_plans(from: DType, codes: &[u64]) {
                     plan.run_parallel(&raw, &mut parallel, n, 3).expect("lengths match");
                     assert_eq!(parallel, out, "{from} -> {to} {opts:?}: run_parallel differs from run");
                     let policy = profile.policy().for_cast(from, to);
-                    let blocked = match (policy.vector_blocks, from, to) {
-                        (Some(b), DType::Float, DType::Float16) => n - n % b.float32_to_float16,
-                        _ => 0,
-                    };
+                    let blocked = policy.vector_block(from, to).map_or(0, |b| n - n % b.length);
                     for (i, &code) in codes.iter().enumerate() {
                         let got = packing::get(to, &out, i);
                         let want = if i < blocked {

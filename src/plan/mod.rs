@@ -82,6 +82,9 @@ pub(crate) struct Lanes {
     route: Route,
     /// Whether the lanes handed to the core are inside a vector block (their NaN rule differs).
     in_block: bool,
+    /// The profile flushes subnormals in this pair ([`crate::profile::Policy::flush_subnormals`]):
+    /// lanes with 0 < |x| < 2^-126 are converted again by the core after the kernel.
+    flush: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -89,7 +92,9 @@ enum Route {
     /// To float32 lanes, then a kernel to a target of 16 bits or fewer.
     Narrow { to_f32: ToF32, kernel: NarrowKernel, nan_to_core: bool },
     /// Rounded to an integer, low bits kept (float lanes with |x| < 2^31; the rest to the core).
-    Integer(IntegerKernel),
+    /// With `within`, only lanes in that closed range (the target's, for a profile whose floats
+    /// saturate into integers) are the kernel's; the rest go to the core.
+    Integer { kernel: IntegerKernel, within: Option<(f64, f64)> },
     /// x != 0 (NaN is true).
     Bool,
     /// float64 lanes rounded to float32 by the hardware (nearest-even); NaN to the core.
@@ -388,11 +393,7 @@ impl Plan {
         fixed_width(to)?;
         let opts = *opts;
         let policy = opts.profile.policy().for_cast(from, to);
-        let block = policy.vector_blocks.and_then(|b| match (from, to) {
-            (DType::Float, DType::Float16) => Some(b.float32_to_float16),
-            (DType::Float16, DType::Float) => Some(b.float16_to_float32),
-            _ => None,
-        });
+        let block = policy.vector_block(from, to).map(|b| b.length);
         let engine = Self::engine(from, to, &opts, false)?;
         let blocks = match block {
             Some(b) => Some((b, Self::engine(from, to, &opts, true)?)),
@@ -402,7 +403,7 @@ impl Plan {
     }
 
     fn engine(from: DType, to: DType, opts: &CastOptions, in_block: bool) -> Result<Engine> {
-        if from == to {
+        if from == to && !opts.profile.policy().identity_converts(from, opts.saturate) {
             return Ok(Engine::Copy);
         }
         let bits = from.bits().expect("fixed width");
@@ -432,8 +433,17 @@ impl Plan {
         let route = match to.kind() {
             Kind::Bool if float_source => Route::Bool,
             Kind::Bool => Route::IntToInt { mask: 1, to_bool: true },
-            Kind::Integer { bits, .. } if float_source => {
-                Route::Integer(IntegerKernel { mode: convert::integer_rounding(policy, bits), mask: to.code_mask() })
+            Kind::Integer { bits, signed } if float_source => {
+                let within =
+                    (policy.float_to_integer == crate::profile::FloatToInteger::SaturateInSourceType).then(|| {
+                        if signed {
+                            (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0)
+                        } else {
+                            (0.0, 2f64.powi(bits as i32) - 1.0)
+                        }
+                    });
+                let kernel = IntegerKernel { mode: convert::integer_rounding(policy, bits), mask: to.code_mask() };
+                Route::Integer { kernel, within }
             }
             Kind::Integer { .. } => Route::IntToInt { mask: to.code_mask(), to_bool: false },
             Kind::Float(f) if f.width() == 32 => Route::ToF32,
@@ -451,7 +461,8 @@ impl Plan {
             }
             _ => unreachable!("fixed_width checked the target"),
         };
-        Ok(Engine::Lanes(Lanes { source, route, in_block }))
+        let flush = policy.flush_subnormals.contains(&(from, to));
+        Ok(Engine::Lanes(Lanes { source, route, in_block, flush }))
     }
 
     /// For a float32 -> float (16 bits or fewer) plan: runs `user` with the plan's lane kernel (or
@@ -648,8 +659,10 @@ impl Plan {
         // whole span, with nothing to hand over and so no chunks. (The kernel is chosen only where
         // the CPU has F16C.)
         #[cfg(target_arch = "x86_64")]
-        if let Route::Narrow { to_f32: ToF32::Exact, kernel: NarrowKernel::HardwareF16(_), nan_to_core: false } =
-            &lanes.route
+        if let (
+            Route::Narrow { to_f32: ToF32::Exact, kernel: NarrowKernel::HardwareF16(_), nan_to_core: false },
+            false,
+        ) = (&lanes.route, lanes.flush)
         {
             simd::x86::f32_to_f16_unmarked(src, dst);
             return;
@@ -661,7 +674,32 @@ impl Plan {
             let s = &src[start * width..(start + len) * width];
             let d = &mut dst[raw_len(self.to, start)..raw_len(self.to, start + len)];
             self.run_chunk(lanes, s, d, len, scratch);
+            if lanes.flush {
+                self.flush_tiny_lanes(lanes, s, d);
+            }
             start += len;
+        }
+    }
+
+    /// Converts the lanes of a chunk whose |x| is below float32's smallest normal (zero aside)
+    /// again with the core, for a profile that flushes subnormals in this pair. Such lanes are rare
+    /// and only XLA's profile flushes, so they are found one by one.
+    #[cold]
+    fn flush_tiny_lanes(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8]) {
+        let width = self.from.bits().expect("fixed width") as usize / 8;
+        for (i, b) in src.chunks_exact(width).enumerate() {
+            let x = match lanes.source {
+                Wide::F32 => f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+                Wide::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+                _ => return,
+            };
+            if x != 0.0 && x.abs() < f64::from(f32::MIN_POSITIVE) {
+                let mut buf = [0u8; 8];
+                buf[..width].copy_from_slice(b);
+                let code = convert::convert_code(self.from, self.to, u64::from_le_bytes(buf), &self.opts)
+                    .expect("the plan checked both dtypes");
+                packing::set(self.to, dst, i, code);
+            }
         }
     }
 
@@ -799,12 +837,13 @@ impl Plan {
                 packing::pack_u16(self.to, codes16, dst);
                 return;
             }
-            Route::Integer(kernel) => {
+            Route::Integer { kernel, within } => {
                 // Targets of 16 bits or fewer from float32, nearest-even: one pass of the CPU's
                 // rounding conversion writes the codes and marks the lanes for the core.
                 #[cfg(target_arch = "x86_64")]
                 if lanes.source == Wide::F32
                     && narrow_target
+                    && within.is_none()
                     && kernel.mode == crate::round::RoundingMode::NearestEven
                     && simd::isa() == simd::Isa::Avx2
                 {
@@ -823,13 +862,25 @@ impl Plan {
                     packing::pack_u16(self.to, codes16, dst);
                     return;
                 }
-                if lanes.source == Wide::F32 {
-                    kernel.round_f32(src, ints);
-                    mark_f32(declined, src, |x| !x.fits_i32());
-                } else {
-                    read_f64(lanes.source, src, f64s, false);
-                    kernel.round(f64s, ints);
-                    mark(declined, f64s, |x| !x.fits_i32());
+                match (lanes.source, *within) {
+                    (Wide::F32, None) => {
+                        kernel.round_f32(src, ints);
+                        mark_f32(declined, src, |x| !x.fits_i32());
+                    }
+                    (Wide::F32, Some((lo, hi))) => {
+                        kernel.round_f32(src, ints);
+                        mark_f32(declined, src, |x| !(x.fits_i32() && lo <= f64::from(x) && f64::from(x) <= hi));
+                    }
+                    (_, None) => {
+                        read_f64(lanes.source, src, f64s, false);
+                        kernel.round(f64s, ints);
+                        mark(declined, f64s, |x| !x.fits_i32());
+                    }
+                    (_, Some((lo, hi))) => {
+                        read_f64(lanes.source, src, f64s, false);
+                        kernel.round(f64s, ints);
+                        mark(declined, f64s, |x| !(x.fits_i32() && lo <= x && x <= hi));
+                    }
                 }
                 if narrow_target {
                     for (c, &i) in codes16.iter_mut().zip(ints.iter()) {

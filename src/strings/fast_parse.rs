@@ -45,12 +45,16 @@ pub struct TextReader {
     dtype: DType,
     grammar: StringGrammar,
     opts: CastOptions,
+    /// float64 -> float32 is the hardware's nearest-even under the profile (no flushing of
+    /// subnormals), so the fast path may narrow with `as f32`.
+    plain_narrowing: bool,
 }
 
 impl TextReader {
     #[must_use]
     pub fn new(dtype: DType, grammar: StringGrammar, opts: &CastOptions) -> TextReader {
-        TextReader { dtype, grammar, opts: *opts }
+        let plain_narrowing = !opts.profile.policy().flush_subnormals.contains(&(DType::Double, DType::Float));
+        TextReader { dtype, grammar, opts: *opts, plain_narrowing }
     }
 
     /// The code of one string, as [`parse_to_code`] gives it (errors included).
@@ -107,10 +111,13 @@ impl TextReader {
             (DType::Double, StringGrammar::Spec | StringGrammar::Python) => Some(p.nearest_f64(text)?.to_bits()),
             (DType::Double, StringGrammar::Strtod) => Some(strtod_without_erange(p, text)?.to_bits()),
             (DType::Float, StringGrammar::Spec) => Some(u64::from(p.nearest_f32(text)?.to_bits())),
-            // float64 -> float32 is IEEE's nearest-even in every profile (the exact code's
-            // convert_code; checked against it in tests/strings_fast.rs).
-            (DType::Float, StringGrammar::Python) => Some(u64::from((p.nearest_f64(text)? as f32).to_bits())),
-            (DType::Float, StringGrammar::Strtod) => {
+            // float64 -> float32 is IEEE's nearest-even in every profile that does not flush
+            // subnormals (the exact code's convert_code; checked against it in
+            // tests/strings_fast.rs); the others take the exact code.
+            (DType::Float, StringGrammar::Python) if self.plain_narrowing => {
+                Some(u64::from((p.nearest_f64(text)? as f32).to_bits()))
+            }
+            (DType::Float, StringGrammar::Strtod) if self.plain_narrowing => {
                 Some(u64::from((strtod_without_erange(p, text)? as f32).to_bits()))
             }
             (_, StringGrammar::Spec) => {

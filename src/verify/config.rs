@@ -177,7 +177,7 @@ impl Config {
                 }
                 ("profile", Some(v)) => {
                     profile = Some(Profile::parse(v).map_err(|_| {
-                        config_error(text, word, "the profiles are spec, onnx-reference, onnxruntime and openvino")
+                        config_error(text, word, &format!("the profiles are {}", Profile::NAMES.join(", ")))
                     })?);
                 }
                 ("round", Some(v)) => {
