@@ -10,7 +10,8 @@
 //! * the slice API (`convert_from_f32_slice_with`, `convert_from_f16_slice`,
 //!   `convert_from_f64_slice`) gives `convert_code` from FLOAT, FLOAT16 and DOUBLE;
 //! * `DecodeTable` (and the slice API's `to_f32_vec`) gives `convert_code(format, FLOAT)` for every
-//!   narrow float format (exact in every profile, SEMANTICS.md row 16).
+//!   narrow float format: the same bits under `spec`, and under every profile the same value (a
+//!   profile may read a NaN code as another NaN: `xla` reads FNUZ's 0x80 as +NaN).
 
 #![no_main]
 
@@ -75,7 +76,9 @@ fn check_decode_tables(codes: &[u8]) {
             assert_eq!(got, fresh.decode(code).to_bits(), "cached and fresh tables differ at {d} {code:#x}");
             for profile in Profile::ALL {
                 let want = core(d, DType::Float, u64::from(code), &CastOptions::with_profile(profile));
-                assert_eq!(u64::from(got), want, "table {d} {code:#x} under {profile:?}: {got:08x}, core {want:08x}");
+                let nan = |bits: u64| f32::from_bits(bits as u32).is_nan();
+                let same = u64::from(got) == want || (profile != Profile::Spec && nan(got.into()) && nan(want));
+                assert!(same, "table {d} {code:#x} under {profile:?}: {got:08x}, core {want:08x}");
             }
         }
     }
