@@ -412,12 +412,15 @@ fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, si
     };
     // The bound as the source type holds it; None where it does not convert to a finite value.
     let in_source = |bound: i128| -> Result<Option<f64>> {
-        if !from.float_format().is_some_and(|f| f.width() < 64) {
+        if from.float_format().is_none_or(|f| f.width() >= 64) {
             // float64 (and integer sources): the bound rounded to float64, as a comparison does.
             return Ok(Some(bound as f64));
         }
         let (wide, code) = if bound < 0 { (DType::Int64, bound as i64 as u64) } else { (DType::Uint64, bound as u64) };
-        let source_code = convert_code_in(policy, wide, from, code, &CastOptions::with_profile(Profile::Spec))?;
+        // Without saturation: a bound beyond the source's range is no value of it (NaN or
+        // infinity where the format has them, its largest value where it has neither).
+        let unsaturated = CastOptions { saturate: false, ..CastOptions::default() };
+        let source_code = convert_code_in(policy, wide, from, code, &unsaturated)?;
         Ok(match decode_element(from, source_code)? {
             Element::Float(value @ Value::Finite(_)) => Some(to_f64(value)),
             _ => None,

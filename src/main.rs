@@ -462,8 +462,12 @@ enum Command {
     /// pairs where its implementation has no cast (the profile gives spec's answer there).
     Profiles {
         /// Machine-readable output (used by the cross-check scripts).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         json: bool,
+        /// The whole decision table, as tables/profiles.md holds it: every row of every profile
+        /// with its observation, and where every two profiles differ (takes a few seconds).
+        #[arg(long)]
+        markdown: bool,
     },
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
@@ -554,7 +558,8 @@ fn run(cli: Cli) -> Result<String, Failure> {
         }
         Command::Tables { .. } => unreachable!("clap requires --out or --check"),
         Command::Info { dtype } => Ok(info(&lowbit::verify::Format::parse(&dtype)?)),
-        Command::Profiles { json } => Ok(profiles(json)),
+        Command::Profiles { markdown: true, .. } => Ok(lowbit::tables::profiles_markdown().trim_end().to_string()),
+        Command::Profiles { json, .. } => Ok(profiles(json)),
         Command::Bench { from, to, threads, attributes, json, sweep: true, .. } => {
             if lowbit::DType::parse(&from)? != lowbit::DType::Float {
                 return Err(lowbit::Error::InvalidOp {

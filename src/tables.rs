@@ -9,6 +9,7 @@ use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{quoted, Error, Result};
 use crate::onnx::files::{open_regular, read_bounded};
+use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
 use crate::value::Value;
 use core::fmt::Write as _;
@@ -209,7 +210,240 @@ pub fn render() -> TableSet {
         .collect();
     set.extend(casts);
     set.insert(PathBuf::from("digests.csv"), digests().into_bytes());
+    set.insert(PathBuf::from("profiles.md"), profiles_markdown().into_bytes());
     set
+}
+
+// ------------------------------------------------------------------------------------------------
+// tables/profiles.md: the decision table
+
+/// The input classes the profile differences are counted in: those of `lowbit diff` (floats:
+/// zero, subnormal, normal, infinity, NaN; integers and BOOL: zero, positive, negative).
+pub const INPUT_CLASSES: [&str; 7] = ["zero", "subnormal", "normal", "infinity", "NaN", "positive", "negative"];
+
+fn input_class(from: DType, code: u64) -> usize {
+    match from.kind() {
+        Kind::Float(f) => match f.classify(code) {
+            FpCategory::Zero => 0,
+            FpCategory::Subnormal => 1,
+            FpCategory::Normal => 2,
+            FpCategory::Infinite => 3,
+            FpCategory::Nan => 4,
+        },
+        Kind::Integer { bits, signed } if signed && code >> (bits - 1) & 1 == 1 => 6,
+        _ if code == 0 => 0,
+        _ => 5,
+    }
+}
+
+/// Where two profiles disagree: conversions by input class, and how many (source, target,
+/// attributes) combinations have any.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileDifference {
+    pub a: Profile,
+    pub b: Profile,
+    pub by_class: [u64; 7],
+    pub combinations: u64,
+}
+
+/// The attribute sets the profile differences cover for `to`: saturate 1 and 0 for float8
+/// targets, every round_mode as well for FLOAT8E8M0, the defaults elsewhere.
+fn attribute_sets(to: DType) -> Vec<CastOptions> {
+    if to == DType::Float8E8M0 || to.is_float8() {
+        option_sets(to).into_iter().map(|(_, opts)| opts).collect()
+    } else {
+        vec![CastOptions::default()]
+    }
+}
+
+/// Every source of 16 bits or fewer, every fixed-width target (identity included), every
+/// attribute set: the conversions element by element (positional rules aside), compared between
+/// every pair of profiles. Returns the differences and the number of conversions per profile.
+#[must_use]
+pub fn profile_differences() -> (Vec<ProfileDifference>, u64) {
+    let fixed: Vec<DType> = DType::ALL
+        .into_iter()
+        .filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool))
+        .collect();
+    let jobs: Vec<(DType, DType, CastOptions)> = fixed
+        .iter()
+        .filter(|d| d.bits().is_some_and(|b| b <= 16))
+        .flat_map(|&from| fixed.iter().flat_map(move |&to| attribute_sets(to).into_iter().map(move |o| (from, to, o))))
+        .collect();
+    let pairs: Vec<(usize, usize)> =
+        (0..Profile::ALL.len()).flat_map(|i| (i + 1..Profile::ALL.len()).map(move |j| (i, j))).collect();
+    let per_job: Vec<(Vec<[u64; 7]>, u64)> = jobs
+        .par_iter()
+        .map(|&(from, to, opts)| {
+            let codes: Vec<Vec<u64>> =
+                Profile::ALL.iter().map(|&profile| all_codes(from, to, profile, &opts)).collect();
+            let counts = pairs.iter().map(|&(i, j)| count_by_class(from, &codes[i], &codes[j])).collect();
+            (counts, from.code_mask() + 1)
+        })
+        .collect();
+    let mut out: Vec<ProfileDifference> = pairs
+        .iter()
+        .map(|&(i, j)| ProfileDifference { a: Profile::ALL[i], b: Profile::ALL[j], ..ProfileDifference::default() })
+        .collect();
+    let mut conversions = 0;
+    for (counts, n) in per_job {
+        conversions += n;
+        for (d, by_class) in out.iter_mut().zip(counts) {
+            d.combinations += u64::from(by_class.iter().any(|&c| c > 0));
+            for (total, c) in d.by_class.iter_mut().zip(by_class) {
+                *total += c;
+            }
+        }
+    }
+    (out, conversions)
+}
+
+/// Every code of `from` cast to `to` under `profile` with the attributes of `opts`.
+fn all_codes(from: DType, to: DType, profile: Profile, opts: &CastOptions) -> Vec<u64> {
+    (0..=from.code_mask()).map(|c| cast(from, to, c, &CastOptions { profile, ..*opts })).collect()
+}
+
+fn count_by_class(from: DType, a: &[u64], b: &[u64]) -> [u64; 7] {
+    let mut by_class = [0u64; 7];
+    for (code, (x, y)) in a.iter().zip(b).enumerate() {
+        if x != y {
+            by_class[input_class(from, code as u64)] += 1;
+        }
+    }
+    by_class
+}
+
+/// One combination of [`profile_differences`]: every code of `from` (16 bits or fewer) into
+/// `to` with the attributes of `opts`, under profiles `a` and `b`, disagreements by input class
+/// (in the order of [`INPUT_CLASSES`]).
+#[must_use]
+pub fn profile_difference(from: DType, to: DType, opts: &CastOptions, a: Profile, b: Profile) -> [u64; 7] {
+    count_by_class(from, &all_codes(from, to, a, opts), &all_codes(from, to, b, opts))
+}
+
+fn checked_by(profile: Profile, field: &str) -> &'static str {
+    if field.starts_with("range_") || field.starts_with("slice_") {
+        return match profile {
+            Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_ops.py",
+            _ => "",
+        };
+    }
+    if field.starts_with("quantize_") || field.starts_with("dequantize_") || field.starts_with("dynamic_") {
+        return match profile {
+            Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_quant.py",
+            _ => "",
+        };
+    }
+    if field == "openvino_range" {
+        return "";
+    }
+    match profile {
+        Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_cast.py",
+        Profile::MlDtypes => "scripts/crosscheck_ml_dtypes.py",
+        Profile::Xla => "scripts/crosscheck_xla.py",
+        Profile::Spec | Profile::OpenVino => "",
+    }
+}
+
+/// A table cell: `|` escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// `tables/profiles.md`: every profile, every row of the policy table with each profile's value
+/// and the observation behind it, and where every two profiles differ.
+#[must_use]
+pub fn profiles_markdown() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# lowbit profiles: the decision table\n\n\
+         Generated from `src/profile.rs` by `lowbit tables --out tables` (also `lowbit profiles --markdown`) \
+         and checked byte for byte by `lowbit tables --check tables` and the test suite. Do not edit by hand.\n\n\
+         A profile is one implementation's answers, bit for bit, to the questions where the ONNX text, the \
+         implementations and lowbit could disagree: one field of `Policy` per row below. Conversion code \
+         reads the fields and never asks which profile it runs. Where an implementation has no behaviour \
+         (it raises, or has no kernel), its profile gives `spec`'s answer (the coverage rows list where).\n\n",
+    );
+    out.push_str("| profile | bit-exact with | checked against the live implementation by |\n|---|---|---|\n");
+    for p in Profile::ALL {
+        let script = match p {
+            Profile::Spec => "the independent oracle (tests/oracle_agreement.rs) and tables/",
+            Profile::OpenVino => "tests only: no OpenVINO on this machine (tests/ops_range.rs)",
+            other => checked_by(other, ""),
+        };
+        let _ = writeln!(out, "| `{}` | {} | {} |", p.name(), cell(p.peer()), script);
+    }
+    out.push_str(
+        "\nRows marked **undefined in the ONNX text** are questions the text leaves open (or is silent on): \
+         there every value, `spec`'s included, is what an implementation returns, and `spec` follows the onnx \
+         reference unless the row says otherwise. Rows marked *coverage* say where an implementation has no \
+         conversion at all.\n\n",
+    );
+    let undefined: Vec<String> =
+        ROWS.iter().filter(|r| r.onnx_text == OnnxText::Undefined).map(|r| format!("`{}`", r.field)).collect();
+    let _ = writeln!(out, "Undefined in the ONNX text: {}.\n", undefined.join(", "));
+    out.push_str("## Rows\n");
+    for row in ROWS {
+        let mark = match row.onnx_text {
+            OnnxText::Decides => "decided by the ONNX text",
+            OnnxText::Undefined => "**undefined in the ONNX text**: here is what the implementations return",
+            OnnxText::Coverage => "*coverage*",
+        };
+        let _ = write!(
+            out,
+            "\n### `{}`\n\n{} ({mark}).\n\n| profile | value | observed | checked by |\n|---|---|---|---|\n",
+            row.field, row.case
+        );
+        for p in Profile::ALL {
+            let observed = row.observations.iter().find(|(q, _)| *q == p).map_or("", |(_, o)| *o);
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} |",
+                p.name(),
+                cell(&(row.value)(p.policy())),
+                cell(observed),
+                checked_by(p, row.field)
+            );
+        }
+    }
+    let (differences, conversions) = profile_differences();
+    let _ = write!(
+        out,
+        "\n## Where the profiles differ\n\n\
+         Every bit pattern of every source of 16 bits or fewer into every fixed-width target (identity \
+         included), with saturate 1 and 0 for the float8 targets and every round_mode for FLOAT8E8M0: \
+         {} conversions per profile, element by element (the positional rules of `vector_blocks` aside). \
+         Each count is what `lowbit diff --from F --to T profile=A,saturate=S profile=B,saturate=S` reports \
+         for one combination, summed over all of them, by the class of the input.\n\n",
+        thousands(conversions)
+    );
+    let _ = writeln!(out, "| A | B | {} | all | combinations |", INPUT_CLASSES.join(" | "));
+    let _ = writeln!(out, "|---|---|{}---:|---:|", "---:|".repeat(INPUT_CLASSES.len()));
+    for d in &differences {
+        let counts: Vec<String> = d.by_class.iter().map(|&c| thousands(c)).collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} |",
+            d.a.name(),
+            d.b.name(),
+            counts.join(" | "),
+            thousands(d.by_class.iter().sum()),
+            d.combinations
+        );
+    }
+    out
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Writes every table under `dir` (creating it), returning the number of files written. All or

@@ -682,23 +682,29 @@ impl Plan {
     }
 
     /// Converts the lanes of a chunk whose |x| is below float32's smallest normal (zero aside)
-    /// again with the core, for a profile that flushes subnormals in this pair. Such lanes are rare
-    /// and only XLA's profile flushes, so they are found one by one.
-    #[cold]
+    /// again with the core, for a profile that flushes subnormals in this pair (only XLA's). Such
+    /// lanes are rare: each group of 64 lanes is tested as a whole first.
+    #[inline(always)]
     fn flush_tiny_lanes(&self, lanes: &Lanes, src: &[u8], dst: &mut [u8]) {
         let width = self.from.bits().expect("fixed width") as usize / 8;
-        for (i, b) in src.chunks_exact(width).enumerate() {
-            let x = match lanes.source {
-                Wide::F32 => f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))),
-                Wide::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
-                _ => return,
-            };
-            if x != 0.0 && x.abs() < f64::from(f32::MIN_POSITIVE) {
+        let value = |b: &[u8]| match lanes.source {
+            Wide::F32 => f64::from(f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+            _ => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+        };
+        let tiny = |x: f64| x != 0.0 && x.abs() < f64::from(f32::MIN_POSITIVE);
+        if !matches!(lanes.source, Wide::F32 | Wide::F64) {
+            return;
+        }
+        for (g, group) in src.chunks(64 * width).enumerate() {
+            if !group.chunks_exact(width).fold(false, |any, b| any | tiny(value(b))) {
+                continue;
+            }
+            for (j, b) in group.chunks_exact(width).enumerate().filter(|&(_, b)| tiny(value(b))) {
                 let mut buf = [0u8; 8];
                 buf[..width].copy_from_slice(b);
                 let code = convert::convert_code(self.from, self.to, u64::from_le_bytes(buf), &self.opts)
                     .expect("the plan checked both dtypes");
-                packing::set(self.to, dst, i, code);
+                packing::set(self.to, dst, g * 64 + j, code);
             }
         }
     }
