@@ -19,6 +19,9 @@ use core::fmt;
 use core::num::FpCategory;
 use std::sync::OnceLock;
 
+mod traits;
+pub use traits::Scalar;
+
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {
         $(#[$doc])*
