@@ -69,12 +69,13 @@ fn compare_keys(a: (i8, f32, u8), b: (i8, f32, u8)) -> Ordering {
     a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
 }
 
-macro_rules! float_extras {
-    ($($name:ident),*) => {$(
+/// The sealed [`Scalar`] impl of one type, from its inherent items.
+macro_rules! scalar_impl {
+    ($name:ident, $format:expr) => {
         impl sealed::Sealed for $name {}
 
         impl Scalar for $name {
-            const FORMAT: Option<&'static FloatFormat> = Some($name::FORMAT);
+            const FORMAT: Option<&'static FloatFormat> = $format;
             const DTYPE: DType = $name::DTYPE;
             fn to_bits(self) -> u8 {
                 $name::to_bits(self)
@@ -89,6 +90,12 @@ macro_rules! float_extras {
                 $name::from_f32(x)
             }
         }
+    };
+}
+
+macro_rules! float_extras {
+    ($($name:ident),*) => {$(
+        scalar_impl!($name, Some($name::FORMAT));
 
         impl $name {
             /// IEEE 754 totalOrder: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. A format
@@ -265,24 +272,7 @@ arithmetic!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1);
 
 macro_rules! int_scalar {
     ($($name:ident),*) => {$(
-        impl sealed::Sealed for $name {}
-
-        impl Scalar for $name {
-            const FORMAT: Option<&'static FloatFormat> = None;
-            const DTYPE: DType = $name::DTYPE;
-            fn to_bits(self) -> u8 {
-                $name::to_bits(self)
-            }
-            fn from_bits(bits: u8) -> Self {
-                $name::from_bits(bits)
-            }
-            fn to_f32(self) -> f32 {
-                $name::to_f32(self)
-            }
-            fn from_f32(x: f32) -> Self {
-                $name::from_f32(x)
-            }
-        }
+        scalar_impl!($name, None);
     )*};
 }
 
