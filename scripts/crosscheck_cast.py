@@ -92,29 +92,9 @@ def check_one(tally, profiles, profile, runner, src, to, saturate, round_mode, k
             theirs = runner(m, to, n)
         peer_error = None
     except Exception as e:  # the peer has no behaviour here
-        theirs, peer_error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
-    try:
-        ours = cc.lowbit_cast(src, to, payload, n, profile, saturate, round_mode)
-        refused = None
-    except cc.LowbitRefused as e:
-        ours, refused = None, str(e)
-    if peer_error is not None:
-        if cc.falls_back(profiles, profile, src, to):
-            try:
-                spec = cc.lowbit_cast(src, to, payload, n, "spec", saturate, round_mode)
-            except cc.LowbitRefused:
-                spec = None
-            tally.fell_back(key, n, ours == spec, (src, to))
-        else:
-            tally.refused(key, n, refused is not None, peer_error)
-        return
-    if refused is not None:
-        tally.lowbit_refused(key, n, refused)
-    elif to == "STRING":
-        tally.compare_texts(key, ours, theirs, inputs)
-    else:
-        tally.compare_codes(key, to, ours, theirs, n, inputs)
-
+        theirs, peer_error = None, cc.peer_error_text(e)
+    cc.compare_variant(tally, profiles, profile, key, src, to, payload, n, theirs, peer_error, inputs, saturate,
+                       round_mode)
 
 def main():
     ap = argparse.ArgumentParser()

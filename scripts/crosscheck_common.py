@@ -411,3 +411,34 @@ class Tally:
 
 def _show(x):
     return f"{int(x):#x}" if isinstance(x, (int, np.integer)) else repr(x)
+
+
+def peer_error_text(e):
+    """A peer's exception as one short line."""
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+
+
+def compare_variant(tally, profiles, profile, key, src, to, payload, n, theirs, peer_error, inputs, saturate,
+                    round_mode):
+    """lowbit's answer under `profile` against the peer's (`theirs`, or `peer_error` when the peer
+    raised): where the peer raised, lowbit must refuse too, or the profile must declare the pair as
+    spec's and give exactly spec's answer."""
+    try:
+        ours, refused = lowbit_cast(src, to, payload, n, profile, saturate, round_mode), None
+    except LowbitRefused as e:
+        ours, refused = None, str(e)
+    if peer_error is not None:
+        if falls_back(profiles, profile, src, to):
+            try:
+                spec = lowbit_cast(src, to, payload, n, "spec", saturate, round_mode)
+            except LowbitRefused:
+                spec = None
+            tally.fell_back(key, n, ours == spec, (src, to))
+        else:
+            tally.refused(key, n, refused is not None, peer_error)
+    elif refused is not None:
+        tally.lowbit_refused(key, n, refused)
+    elif to == "STRING":
+        tally.compare_texts(key, ours, theirs, inputs)
+    else:
+        tally.compare_codes(key, to, ours, theirs, n, inputs)

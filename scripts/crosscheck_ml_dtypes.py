@@ -40,31 +40,13 @@ def check(tally, profiles, src, to, payload, n, inputs, codes, texts):
     try:
         theirs, error = peer(src, to, codes, texts), None
     except Exception as e:  # ml_dtypes/numpy has no such cast, or cannot read a text
-        theirs, error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+        theirs, error = None, cc.peer_error_text(e)
     for saturate, round_mode in cc.variants(to):
         key = f"{src}->{to} saturate={saturate} round_mode={round_mode}"
         if texts is not None and len(texts) == 1:
             key += f" [text {texts[0]!r}]"
-        try:
-            ours, refused = cc.lowbit_cast(src, to, payload, n, PROFILE, saturate, round_mode), None
-        except cc.LowbitRefused as e:
-            ours, refused = None, str(e)
-        if error is not None:
-            if cc.falls_back(profiles, PROFILE, src, to):
-                try:
-                    spec = cc.lowbit_cast(src, to, payload, n, "spec", saturate, round_mode)
-                except cc.LowbitRefused:
-                    spec = None
-                tally.fell_back(key, n, ours == spec, (src, to))
-            else:
-                tally.refused(key, n, refused is not None, error)
-        elif refused is not None:
-            tally.lowbit_refused(key, n, refused)
-        elif to == "STRING":
-            tally.compare_texts(key, ours, theirs, inputs)
-        else:
-            tally.compare_codes(key, to, ours, theirs, n, inputs)
-
+        cc.compare_variant(tally, profiles, PROFILE, key, src, to, payload, n, theirs, error, inputs, saturate,
+                           round_mode)
 
 def main():
     ap = argparse.ArgumentParser()

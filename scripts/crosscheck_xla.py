@@ -83,26 +83,11 @@ def main():
             try:
                 theirs, error = peer(src, to, codes, holds), None
             except Exception as e:  # XLA has no such conversion
-                theirs, error = None, f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+                theirs, error = None, cc.peer_error_text(e)
             for saturate, round_mode in cc.variants(to):
                 key = f"{src}->{to} saturate={saturate} round_mode={round_mode}"
-                try:
-                    ours, refused = cc.lowbit_cast(src, to, payload, n, PROFILE, saturate, round_mode), None
-                except cc.LowbitRefused as e:
-                    ours, refused = None, str(e)
-                if error is not None:
-                    if cc.falls_back(profiles, PROFILE, src, to):
-                        try:
-                            spec = cc.lowbit_cast(src, to, payload, n, "spec", saturate, round_mode)
-                        except cc.LowbitRefused:
-                            spec = None
-                        tally.fell_back(key, n, ours == spec, (src, to))
-                    else:
-                        tally.refused(key, n, refused is not None, error)
-                elif refused is not None:
-                    tally.lowbit_refused(key, n, refused)
-                else:
-                    tally.compare_codes(key, to, ours, theirs, n, codes)
+                cc.compare_variant(tally, profiles, PROFILE, key, src, to, payload, n, theirs, error, codes,
+                                   saturate, round_mode)
         print(f"{src}: done", file=sys.stderr, flush=True)
     return tally.report(PROFILE)
 
