@@ -438,18 +438,21 @@ impl FloatFormat {
             }),
         }
     }
+}
 
-    /// The value of a code as `f64`; exact for every format here except f64's own NaN payloads,
-    /// which it also keeps.
+/// The exact value of the IEEE binary formats' codes, here beside their descriptors so that
+/// [`Value`] itself depends on nothing.
+impl Value {
+    /// Exact value of an `f32`.
     #[must_use]
-    pub fn to_f64(&self, code: u64) -> f64 {
-        f64::from_bits(crate::round::encode(&F64, self.decode(code), crate::round::RoundingOptions::IEEE))
+    pub fn from_f32(x: f32) -> Value {
+        F32.decode(u64::from(x.to_bits()))
     }
 
-    /// The value of a code as `f32` (exact for every format of 16 bits or fewer).
+    /// Exact value of an `f64`.
     #[must_use]
-    pub fn to_f32(&self, code: u64) -> f32 {
-        f32::from_bits(crate::round::encode(&F32, self.decode(code), crate::round::RoundingOptions::IEEE) as u32)
+    pub fn from_f64(x: f64) -> Value {
+        F64.decode(x.to_bits())
     }
 }
 

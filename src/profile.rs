@@ -22,12 +22,12 @@
 //! pairs, the block length and the rows inside the blocks; plans run the blocks' prefix with its
 //! own engine.
 
+mod op_rules;
+pub use op_rules::{NumberStyle, OpenVinoRange, RangeCount, RangeValues, RepeatedAxes, StringGrammar};
+
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::range::{OpenVinoRange, RangeCount, RangeValues};
-use crate::ops::slice::RepeatedAxes;
 use crate::round::{NanFallback, RoundingMode};
-use crate::strings::{NumberStyle, StringGrammar};
 
 /// A named profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

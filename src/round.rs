@@ -10,7 +10,7 @@
 //! overflow on the rounded value. ±Inf and overflow become ±MAX when saturating, otherwise
 //! infinity, NaN or ±MAX as the format allows.
 
-use crate::format::{FloatFormat, NonFinite};
+use crate::format::{FloatFormat, NonFinite, F32, F64};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;
 
@@ -526,6 +526,23 @@ fn rounds_to_min_normal_unbounded(
     let rounded =
         truncated + u64::from(rounds_up(opts.rounding.mode, rem, truncated & 1 == 1, x.negative, opts.random));
     rounded >> (format.mantissa_bits + 1) != 0
+}
+
+/// A code's value as a native float: decoding is the format's, the rounding to the native type is
+/// the core's (so these live with the core, and the format data never calls it).
+impl FloatFormat {
+    /// The value of a code as `f64`; exact for every format here except f64's own NaN payloads,
+    /// which it also keeps.
+    #[must_use]
+    pub fn to_f64(&self, code: u64) -> f64 {
+        f64::from_bits(encode(&F64, self.decode(code), RoundingOptions::IEEE))
+    }
+
+    /// The value of a code as `f32` (exact for every format of 16 bits or fewer).
+    #[must_use]
+    pub fn to_f32(&self, code: u64) -> f32 {
+        f32::from_bits(encode(&F32, self.decode(code), RoundingOptions::IEEE) as u32)
+    }
 }
 
 #[cfg(test)]

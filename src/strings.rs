@@ -15,6 +15,7 @@ use crate::convert::{self, CastOptions, Element};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::format::{FloatFormat, NonFinite, F32, F64};
+pub use crate::profile::{NumberStyle, StringGrammar};
 use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;
@@ -26,45 +27,6 @@ mod fast_parse;
 
 pub use fast_format::TextWriter;
 pub use fast_parse::TextReader;
-
-/// How numbers are written (SEMANTICS.md row 21).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NumberStyle {
-    /// The `spec` profile: the shortest digits that round-trip in the source type (nearest-even,
-    /// as if the exponent range were unbounded above), the closest to the exact value among
-    /// those, an exact tie going to the even last digit. Positional iff `x == 0` or
-    /// `1e-4 <= |x| < 10^P` (P = 16 for float64, 6 for float32, 3 for every narrower float),
-    /// with a fractional part always (`3.0`, `-0.0`); otherwise `d.ddde±XX` with at least two
-    /// exponent digits. `NaN`, `INF`, `-INF` (the spec's literals); bool `True`/`False`;
-    /// integers in decimal.
-    Spec,
-    /// numpy's `astype(str)` (the onnx reference): the digits and layout of [`NumberStyle::Spec`],
-    /// but `nan`, `inf`, `-inf`.
-    Numpy,
-    /// onnxruntime: C's `%.8g` of the value as a double; `NaN`, `INF`, `-INF`; bool `1`/`0`;
-    /// integers in decimal.
-    PrintfG8,
-}
-
-/// How strings are read (SEMANTICS.md rows 18 to 20).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StringGrammar {
-    /// The `spec` profile. Floats: ASCII whitespace trimmed, optional sign, decimal or scientific
-    /// notation (`1e-5`, `1E8`, `.5`, `5.`), or `inf`, `infinity`, `nan` in any case; anything
-    /// else is an error. The exact decimal value is rounded once to the target. Integers: the same
-    /// grammar without `inf`/`nan`, truncated toward zero, an error outside the target's range.
-    /// Bool: `true`/`false` in any case, or a number (nonzero and NaN are true).
-    Spec,
-    /// The onnx reference: Python's `float()` (parsed to float64, then narrowed) and `int()`
-    /// grammars (underscores between digits, Unicode whitespace and decimal digits); an integer
-    /// outside the target's range is an error; bool is "non-empty".
-    Python,
-    /// onnxruntime: `std::stod` (prefix parse, trailing garbage ignored, hex floats, `nan(...)`,
-    /// `ERANGE` is an error) then float32 then the target; `std::stoll`/`std::stoull` then the
-    /// low bits for integers; `std::stod` then `roundf` then the low bits for int4/uint4/int2/
-    /// uint2; `std::stoull(s) != 0` for bool.
-    Strtod,
-}
 
 // ------------------------------------------------------------------------------------------------
 // Number -> text

@@ -68,16 +68,4 @@ impl Value {
             Value::Finite(e) => e.negative,
         }
     }
-
-    /// Exact value of an `f32` (a thin wrapper over the F32 descriptor's decoder).
-    #[must_use]
-    pub fn from_f32(x: f32) -> Value {
-        crate::format::F32.decode(u64::from(x.to_bits()))
-    }
-
-    /// Exact value of an `f64`.
-    #[must_use]
-    pub fn from_f64(x: f64) -> Value {
-        crate::format::F64.decode(x.to_bits())
-    }
 }

@@ -61,6 +61,7 @@ use crate::error::{Error, Result};
 use crate::format;
 use crate::ops::{schema_version, zeroed, AllocationGuard, Unbudgeted};
 use crate::packing;
+pub use crate::profile::{OpenVinoRange, RangeCount, RangeValues};
 use crate::profile::{Policy, Profile, SPEC};
 use crate::round::{self, NanFallback, RoundingMode, RoundingOptions};
 use crate::tensor::Tensor;
@@ -77,37 +78,6 @@ const TWO_63: f64 = (1u64 << 63) as f64;
 
 /// The default cap on a Range output, in elements.
 pub const DEFAULT_MAX_ELEMENTS: usize = 1 << 31;
-
-/// How ONNX Range counts its elements (SEMANTICS.md "ONNX Range count").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangeCount {
-    /// `max(ceil((limit - start) / delta), 0)` on the exact values.
-    Exact,
-    /// numpy's `arange` length (see the module docs).
-    Numpy,
-    /// `ceil((f64(limit) - f64(start)) / f64(delta))`, each operand converted to float64 first.
-    DoubleOperands,
-}
-
-/// How ONNX Range computes its values (SEMANTICS.md "ONNX Range values").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangeValues {
-    /// `start + i*delta` exact, rounded once to T.
-    Exact,
-    /// numpy's `arange` fill (see the module docs), then rounded to T.
-    Numpy,
-    /// `y = start; repeat { emit y; y = y + delta }` in T.
-    RepeatedAddition,
-}
-
-/// How OpenVINO's Range (versions 1 and 4) behaves (SEMANTICS.md "OpenVINO Range-4").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpenVinoRange {
-    /// The Range-4 text, computed exactly and rounded once.
-    Text,
-    /// OpenVINO 2026.4's core reference (constant folding, the template plugin).
-    CoreReference,
-}
 
 /// Options of a Range call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

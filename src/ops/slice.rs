@@ -21,20 +21,12 @@
 
 use crate::error::{Error, Result};
 use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
+pub use crate::profile::RepeatedAxes;
 use crate::profile::{Policy, Profile};
 use crate::tensor::{element_count, Tensor};
 
 /// The versions of ONNX `Slice` (none after 13 up to opset 28).
 pub const SLICE_VERSIONS: [i64; 4] = [1, 10, 11, 13];
-
-/// What happens when `axes` names an axis twice (SEMANTICS.md "Slice repeated axes").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RepeatedAxes {
-    /// An error (Slice-13 calls it undefined; shape inference and onnxruntime reject it).
-    Error,
-    /// The later entry replaces the earlier one (numpy basic slicing in the onnx reference).
-    LastWins,
-}
 
 /// Slice's parameters as a node carries them.
 #[derive(Clone, Copy, Debug)]
