@@ -321,7 +321,7 @@ QUANT_OPSET = 23
 
 
 def linear_scales(to, count):
-    """lowbit bench's scales (src/bench.rs `linear_scales`), in float32 arithmetic as there."""
+    """lowbit bench's scales (src/bin/lowbit/bench.rs `linear_scales`), in float32 arithmetic as there."""
     s0 = np.float32(400.0 / LARGEST[to])
     b = np.arange(count)
     return (s0 * (np.float32(1) + (b % 4).astype(np.float32) / np.float32(4))).astype(np.float32)

@@ -142,7 +142,9 @@ impl core::fmt::Display for BudgetKind {
 }
 
 impl Error {
-    pub(crate) fn io(path: &std::path::Path, err: std::io::Error) -> Self {
+    /// An I/O failure on `path`, with the system's message.
+    #[must_use]
+    pub fn io(path: &std::path::Path, err: std::io::Error) -> Self {
         Error::Io { path: path.display().to_string(), message: err.to_string() }
     }
 }

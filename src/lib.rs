@@ -20,18 +20,17 @@
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
 //! | slice conversions in `half`'s style | [`slice`] |
 //! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
-//! | `lowbit bench` | [`bench`] |
-//! | Range, Slice, Gather | [`ops`] |
+//! //! | Range, Slice, Gather | [`ops`] |
 //! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) blocks with E8M0 scales | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
-//! | the exhaustive tables in `tables/` | [`tables`] |
+//! | the exhaustive tables in `tables/` (generated and checked by `lowbit tables`) | [`tables`] |
 //! | hardware verification: every rounding mode, IEEE flags, described formats (`e4m3,special=ieee`) | [`verify`] |
 //!
 //! ## Features
 //!
 //! | feature | what it gives |
 //! |---|---|
-//! | (default) | everything above, and the `lowbit` command line tool |
+//! | (default) | everything above, and the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library) |
 //!
 //! ## The rule
 //!
@@ -40,12 +39,7 @@
 
 #![deny(unsafe_code)]
 
-pub mod bench;
 pub mod cast;
-pub mod cli_cast;
-pub mod cli_quantize;
-pub mod cli_range4;
-pub mod cli_verify;
 pub mod convert;
 pub mod dtype;
 pub mod error;
@@ -60,7 +54,7 @@ pub mod quant;
 pub mod round;
 pub mod scalar;
 pub mod slice;
-mod staging;
+pub mod staging;
 pub mod strings;
 pub mod tables;
 pub mod tensor;

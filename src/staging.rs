@@ -16,7 +16,7 @@ static NEXT_TEMPORARY: AtomicU64 = AtomicU64::new(0);
 /// Files staged for writing, renamed into place by [`Staging::commit`]; dropped without a commit,
 /// everything it made is removed.
 #[derive(Default)]
-pub(crate) struct Staging {
+pub struct Staging {
     /// (temporary file, destination), in the order staged.
     staged: Vec<(PathBuf, PathBuf)>,
     /// Folders created, outermost first.
@@ -27,13 +27,13 @@ pub(crate) struct Staging {
 }
 
 impl Staging {
-    pub(crate) fn new() -> Staging {
+    pub fn new() -> Staging {
         Staging::default()
     }
 
     /// Creates `dir` and its missing parents, remembering which were created. A file where a
     /// folder must go is an error.
-    pub(crate) fn create_folders(&mut self, dir: &Path) -> Result<()> {
+    pub fn create_folders(&mut self, dir: &Path) -> Result<()> {
         let mut missing: Vec<&Path> = dir
             .ancestors()
             .take_while(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err())
@@ -53,7 +53,7 @@ impl Staging {
     /// Writes `target`'s contents through `write` into a new temporary file in `target`'s folder
     /// (which must exist). An existing `target` that is not a regular file is an error before
     /// anything is written.
-    pub(crate) fn stage(
+    pub fn stage(
         &mut self,
         target: &Path,
         write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
@@ -82,7 +82,7 @@ impl Staging {
     }
 
     /// Renames every staged file into place.
-    pub(crate) fn commit(mut self) -> Result<()> {
+    pub fn commit(mut self) -> Result<()> {
         for k in 0..self.staged.len() {
             let (temporary, target) = &self.staged[k];
             let existed = std::fs::symlink_metadata(target).is_ok();
@@ -114,7 +114,7 @@ impl Drop for Staging {
 
 /// Writes one file all or nothing: into a temporary file in `path`'s folder (which must exist),
 /// renamed into place when complete; on an error nothing new remains.
-pub(crate) fn write_file_atomically(
+pub fn write_file_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {

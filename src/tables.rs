@@ -11,10 +11,9 @@ use crate::error::{quoted, Error, Result};
 use crate::onnx::files::{open_regular, read_bounded};
 use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
-use crate::value::Value;
+pub use crate::strings::{exact_decimal, value_to_exact_decimal};
 use core::fmt::Write as _;
 use core::num::FpCategory;
-use num_bigint::BigUint;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -33,42 +32,6 @@ fn codes(dtype: DType) -> impl Iterator<Item = u64> {
 
 fn hex(code: u64, dtype_bits: u32) -> String {
     format!("0x{:0width$x}", code, width = dtype_bits.div_ceil(4) as usize)
-}
-
-/// The exact decimal expansion of a dyadic value: `sig * 2^exp`, signed.
-#[must_use]
-pub fn exact_decimal(negative: bool, significand: u64, exponent: i32) -> String {
-    let sign = if negative { "-" } else { "" };
-    if significand == 0 {
-        return format!("{sign}0");
-    }
-    if exponent >= 0 {
-        return format!("{sign}{}", BigUint::from(significand) << exponent.unsigned_abs());
-    }
-    // sig * 2^-k = sig * 5^k / 10^k: the digits of sig * 5^k with the point k places from the right.
-    let k = exponent.unsigned_abs() as usize;
-    let digits = (BigUint::from(significand) * BigUint::from(5u32).pow(k as u32)).to_string();
-    let padded = if digits.len() <= k { format!("{}{digits}", "0".repeat(k + 1 - digits.len())) } else { digits };
-    let (int_part, frac_part) = padded.split_at(padded.len() - k);
-    let frac_part = frac_part.trim_end_matches('0');
-    if frac_part.is_empty() {
-        format!("{sign}{int_part}")
-    } else {
-        format!("{sign}{int_part}.{frac_part}")
-    }
-}
-
-/// The exact decimal of a decoded value: `nan`, `-nan`, `inf`, `-inf`, `-0`, `0.001953125`.
-#[must_use]
-pub fn value_to_exact_decimal(value: &Value) -> String {
-    match *value {
-        Value::Nan { negative, .. } => if negative { "-nan" } else { "nan" }.to_string(),
-        Value::Infinite { negative } => if negative { "-inf" } else { "inf" }.to_string(),
-        Value::Finite(e) => {
-            debug_assert!(!e.sticky);
-            exact_decimal(e.negative, e.significand, e.exponent)
-        }
-    }
 }
 
 fn class_name(dtype: DType, code: u64) -> &'static str {

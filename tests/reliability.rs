@@ -291,7 +291,10 @@ fn string_standard_input_is_read_within_max_input_bytes() {
             assert!(out.stderr.contains("larger than the input limit of 16777216 bytes"), "{}", out.stderr);
         }
     }
-    assert_eq!(lowbit::cli_cast::DEFAULT_MAX_TEXT_INPUT_BYTES, 1 << 30);
+    // The default limit is documented as 1G (2^30 bytes) for standard input.
+    let help = lowbit_stdin(&["cast", "--help"], Stdin::Null);
+    let help_text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.ok && help_text.contains("Default: 1G for standard input"), "{help_text}");
 }
 
 // ---------------------------------------------------------------------------------------------

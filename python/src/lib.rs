@@ -255,7 +255,7 @@ fn cast_into(
 /// described side holds one little-endian code of 1, 2 or 4 bytes per element. Returns the
 /// result's bytes (an ONNX sub-byte target one code per byte when `dst_codes`).
 ///
-/// [`DescribedCast`]: lowbit::cli_cast::DescribedCast
+/// [`DescribedCast`]: lowbit::verify::DescribedCast
 #[pyfunction]
 #[pyo3(signature = (src, from_, to, n, saturate, src_codes, dst_codes))]
 #[allow(clippy::too_many_arguments)]
@@ -286,7 +286,7 @@ fn cast_described<'py>(
                     }
                     _ => (from_.to_string(), None),
                 };
-                let cast = lowbit::cli_cast::DescribedCast::new(&from, to, saturate)?.ok_or(Error::InvalidOp {
+                let cast = lowbit::verify::DescribedCast::new(&from, to, saturate)?.ok_or(Error::InvalidOp {
                     op: "cast".into(),
                     message: "neither side is a described format".into(),
                 })?;
@@ -634,7 +634,7 @@ fn verify_options(
     tininess: &str,
     saturate: bool,
 ) -> PyResult<lowbit::verify::VerifyOptions> {
-    lowbit::cli_verify::options(round, tininess, if saturate { "1" } else { "0" }).or_raise(py)
+    lowbit::verify::VerifyOptions::from_words(round, tininess, if saturate { "1" } else { "0" }).or_raise(py)
 }
 
 fn format(py: Python<'_>, text: &str) -> PyResult<Format> {

@@ -61,7 +61,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, Metadata)> {
 
 /// Reads at most `limit` bytes from `reader` (which claims `expected` bytes) into a new buffer;
 /// more than `limit` is [`Error::InputTooLarge`].
-pub(crate) fn read_bounded(reader: impl Read, expected: u64, limit: u64, path: &Path) -> Result<Vec<u8>> {
+pub fn read_bounded(reader: impl Read, expected: u64, limit: u64, path: &Path) -> Result<Vec<u8>> {
     let too_large = |size| Error::InputTooLarge { path: path.display().to_string(), size, limit };
     let mut bytes = Vec::new();
     bytes

@@ -362,3 +362,27 @@ impl Evaluator {
         }
     }
 }
+impl VerifyOptions {
+    /// The options from their words, as the command line's `--round`, `--tininess` and
+    /// `--saturate` spell them: a mode (`rne`, `rtz`, `rdn`, `rup`, `rmm`, `raz`, `rod`, `sr:R`),
+    /// `before`/`after`/`delivered`, and `0`/`1`. A word outside these is an error naming the flag.
+    pub fn from_words(round: &str, tininess: &str, saturate: &str) -> Result<VerifyOptions> {
+        let bad = |flag: &str, text: &str, want: &str| Error::InvalidOp {
+            op: format!("--{flag}"),
+            message: format!("{text:?} is not valid; use {want}"),
+        };
+        let options = VerifyOptions {
+            mode: parse_mode(round)
+                .ok_or_else(|| bad("round", round, "rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)"))?,
+            tininess: parse_tininess(tininess)
+                .ok_or_else(|| bad("tininess", tininess, "before, after or delivered"))?,
+            saturate: match saturate {
+                "0" => false,
+                "1" => true,
+                _ => return Err(bad("saturate", saturate, "0 or 1")),
+            },
+        };
+        options.validate()?;
+        Ok(options)
+    }
+}

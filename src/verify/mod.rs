@@ -33,6 +33,7 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 pub use crate::round::{RoundingMode, Status, Tininess};
+pub use described::DescribedCast;
 
 /// A format a verification conversion reads or writes: an ONNX dtype (a float or an integer)
 /// or a described float format.
@@ -360,6 +361,7 @@ fn to_integer(value: Value, bits: u32, signed: bool, options: &VerifyOptions, ra
 
 pub mod check;
 pub mod config;
+mod described;
 pub mod sweep;
 pub mod testfloat;
 pub mod vectors;

@@ -2,14 +2,14 @@
 //! of the same bytes, and the element-by-element reference path through the rounding core),
 //! reported as elements per second and as ratios, never as absolute times alone.
 
-use crate::cast::cast;
-use crate::convert::{convert_code, CastOptions};
-use crate::dtype::{DType, Kind};
-use crate::error::{Error, Result};
-use crate::packing;
-use crate::plan::Plan;
-use crate::strings::{self, NumberStyle};
-use crate::tensor::{Data, Tensor};
+use lowbit::cast::cast;
+use lowbit::convert::{convert_code, CastOptions};
+use lowbit::dtype::{DType, Kind};
+use lowbit::error::{Error, Result};
+use lowbit::packing;
+use lowbit::plan::Plan;
+use lowbit::strings::{self, NumberStyle};
+use lowbit::tensor::{Data, Tensor};
 use std::time::Instant;
 
 /// The largest element count `lowbit bench` accepts (2^28: 2 GiB of float64 input and as much
@@ -126,7 +126,7 @@ fn check_memory(from: DType, to: DType, n: usize, copy_bytes: usize) -> Result<(
         + numeric_bytes(to, n)? as u64
         + per_text(from)
         + per_text(to);
-    let limit = crate::onnx::limits::Limits::for_this_machine().max_memory;
+    let limit = lowbit::onnx::limits::Limits::for_this_machine().max_memory;
     if peak > limit {
         return Err(Error::TooLarge {
             what: format!(
@@ -261,13 +261,13 @@ pub const QUANTIZE_ROW: usize = 1024;
 /// What a quantization benchmark times, on float32 input of shape `[elements / 1024, 1024]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QuantizeOp {
-    /// ONNX QuantizeLinear at [`crate::cli_quantize::LINEAR_OPSET`] into `to` (no zero point;
+    /// ONNX QuantizeLinear at [`crate::quantize::LINEAR_OPSET`] into `to` (no zero point;
     /// `output_dtype`): one scale ([`linear_scales`]) for the tensor, or one per block of
     /// `block_size` along the last axis.
     Linear { to: DType, block_size: Option<usize> },
     /// MX quantize (scales and elements) and dequantize (to float32), blocks of `block_size`
     /// along the last axis.
-    Mx { format: crate::quant::mx::MxFormat, block_size: usize },
+    Mx { format: lowbit::quant::mx::MxFormat, block_size: usize },
 }
 
 /// A quantization benchmark.
@@ -297,7 +297,7 @@ pub struct QuantizeReport {
 /// within ±347), and for block `b` (row-major over the scales) `s0 * (1 + (b % 4) / 4)` in float32.
 pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
     let largest = match to.kind() {
-        Kind::Integer { bits, signed } => crate::dtype::integer_bounds(bits, signed).1 as f64,
+        Kind::Integer { bits, signed } => lowbit::dtype::integer_bounds(bits, signed).1 as f64,
         Kind::Float(f) => f.to_f64(f.max_code()),
         _ => {
             return Err(Error::InvalidOp {
@@ -312,8 +312,8 @@ pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
 
 /// Runs a quantization benchmark; returns the report and the input it used.
 pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)> {
-    use crate::quant::mx::{self, MxOptions};
-    use crate::quant::QuantizeAttributes;
+    use lowbit::quant::mx::{self, MxOptions};
+    use lowbit::quant::QuantizeAttributes;
     let QuantizeConfig { op, elements: n, reps } = *config;
     if n == 0 || n > MAX_ELEMENTS || n % QUANTIZE_ROW != 0 {
         return Err(Error::TooLarge {
@@ -352,10 +352,10 @@ pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)>
                 ..QuantizeAttributes::default()
             };
             let mut out = vec![0u8; packing::raw_len(to, n)?];
-            let opset = crate::cli_quantize::LINEAR_OPSET;
-            let profile = crate::profile::Profile::Spec;
+            let opset = crate::quantize::LINEAR_OPSET;
+            let profile = lowbit::profile::Profile::Spec;
             let q = best_of(reps, || {
-                crate::quant::linear::quantize_linear_into(&data, &scale, None, &attrs, opset, profile, &mut out)
+                lowbit::quant::linear::quantize_linear_into(&data, &scale, None, &attrs, opset, profile, &mut out)
                     .map(drop)
             })?;
             (q, None)
@@ -524,7 +524,7 @@ impl Sweep {
 /// the same folder, renamed when complete).
 pub fn write_input(path: &std::path::Path, input: &Tensor) -> Result<()> {
     let bytes = input_bytes(input);
-    crate::staging::write_file_atomically(path, |w| std::io::Write::write_all(w, &bytes))
+    lowbit::staging::write_file_atomically(path, |w| std::io::Write::write_all(w, &bytes))
 }
 
 /// The input as `--write-input` writes it: ONNX raw data, or a JSON array for STRING.
@@ -533,7 +533,7 @@ pub fn input_bytes(input: &Tensor) -> Vec<u8> {
         Data::Raw(raw) => raw.clone(),
         Data::Strings(texts) => {
             let mut json = Vec::new();
-            crate::texts::write_json(&mut json, texts);
+            lowbit::texts::write_json(&mut json, texts);
             json
         }
     }
@@ -589,7 +589,7 @@ mod tests {
         assert_eq!(data.shape(), [4, 1024]);
         assert!(report.quantize > 0.0 && report.dequantize.is_none());
         assert!(report.json().contains("\"block_size\":32"), "{}", report.json());
-        let mx = QuantizeOp::Mx { format: crate::quant::mx::MxFormat::Fp4E2M1, block_size: 32 };
+        let mx = QuantizeOp::Mx { format: lowbit::quant::mx::MxFormat::Fp4E2M1, block_size: 32 };
         let (report, _) = run_quantize(&QuantizeConfig { op: mx, ..config }).unwrap();
         assert!(report.dequantize.is_some_and(|d| d > 0.0) && report.json().contains("\"dequantize\""));
         let err = run_quantize(&QuantizeConfig { elements: 1000, ..config }).unwrap_err().to_string();

@@ -1,33 +1,13 @@
 //! The hardware-verification commands' glue: `lowbit vectors`, `check`, `sweep`, `diff`. The
-//! work is in [`crate::verify`]; this reads the flags' words, opens the files and draws the
+//! work is in [`lowbit::verify`]; this reads the flags' words, opens the files and draws the
 //! progress bar.
 
-use crate::error::{Error, Result};
-use crate::verify::config::{parse_mode, parse_tininess, Config};
-use crate::verify::vectors::{Column, Level, Vectors};
-use crate::verify::{check, sweep, Format, VerifyOptions};
+use lowbit::error::{Error, Result};
+use lowbit::verify::config::Config;
+use lowbit::verify::vectors::{Column, Level, Vectors};
+use lowbit::verify::{check, sweep, Format, VerifyOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-
-/// The IEEE options from the flags' words (`--round`, `--tininess`, `--saturate`).
-pub fn options(round: &str, tininess: &str, saturate: &str) -> Result<VerifyOptions> {
-    let bad = |flag: &str, text: &str, want: &str| Error::InvalidOp {
-        op: format!("--{flag}"),
-        message: format!("{text:?} is not valid; use {want}"),
-    };
-    let options = VerifyOptions {
-        mode: parse_mode(round)
-            .ok_or_else(|| bad("round", round, "rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)"))?,
-        tininess: parse_tininess(tininess).ok_or_else(|| bad("tininess", tininess, "before, after or delivered"))?,
-        saturate: match saturate {
-            "0" => false,
-            "1" => true,
-            _ => return Err(bad("saturate", saturate, "0 or 1")),
-        },
-    };
-    options.validate()?;
-    Ok(options)
-}
 
 /// Output layouts of `lowbit vectors`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +39,6 @@ pub struct VectorsRequest<'a> {
     pub level: &'a str,
     pub count: Option<u64>,
     pub seed: u64,
-    pub layout: VectorLayout,
-    pub out: Option<&'a Path>,
 }
 
 /// The vectors, ready to write.
@@ -73,7 +51,7 @@ pub fn vectors(request: &VectorsRequest<'_>) -> Result<Vectors> {
 /// `random.hex` for stochastic rounding) for readmemh, else `vectors.txt` or `vectors.csv`.
 /// Returns the paths written.
 pub fn write_vectors_to(dir: &Path, vectors: &Vectors, layout: VectorLayout) -> Result<Vec<PathBuf>> {
-    let mut staging = crate::staging::Staging::new();
+    let mut staging = lowbit::staging::Staging::new();
     staging.create_folders(dir)?;
     let mut written = Vec::new();
     match layout {

@@ -1,7 +1,7 @@
 //! `lowbit quantize` and `lowbit dequantize`: TensorProto files in, TensorProto files out, in one
 //! of two modes.
 //!
-//! **OCP Microscaling** (`--mx FORMAT`, [`crate::quant::mx`]):
+//! **OCP Microscaling** (`--mx FORMAT`, [`lowbit::quant::mx`]):
 //!
 //! * `lowbit quantize --mx FMT [--block-size 32] [--axis -1] [--scale-round floor|ceil] IN.pb
 //!   --scales S.pb --out E.pb`: IN is FLOAT, FLOAT16 or BFLOAT16; S receives the FLOAT8E8M0 scales
@@ -34,23 +34,23 @@
 //! files of an MX quantize or neither); inputs are read with the size limit of
 //! `--max-input-bytes`.
 
-use crate::convert::{convert_code, decode_element, CastOptions, Element};
-use crate::dtype::{integer_bounds, DType, Kind};
-use crate::error::{quoted, Error, Result};
-use crate::format;
-use crate::onnx::limits::Limits;
-use crate::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
-use crate::profile::Profile;
-use crate::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
-use crate::quant::{
+use lowbit::convert::{convert_code, decode_element, CastOptions, Element};
+use lowbit::dtype::{integer_bounds, DType, Kind};
+use lowbit::error::{quoted, Error, Result};
+use lowbit::format;
+use lowbit::onnx::limits::Limits;
+use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
+use lowbit::profile::Profile;
+use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
+use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
     DEQUANTIZE_SCHEMAS, QUANTIZE_LINEAR_VERSIONS, QUANTIZE_SCHEMAS,
 };
-use crate::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
-use crate::staging::Staging;
-use crate::strings::{self, NumberStyle, StringGrammar};
-use crate::tensor::Tensor;
-use crate::value::Value;
+use lowbit::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
+use lowbit::staging::Staging;
+use lowbit::strings::{self, NumberStyle, StringGrammar};
+use lowbit::tensor::Tensor;
+use lowbit::value::Value;
 use std::path::{Path, PathBuf};
 
 /// The ONNX op version linear mode computes: the newest `QuantizeLinear` and `DequantizeLinear`

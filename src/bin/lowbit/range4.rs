@@ -2,15 +2,15 @@
 //! from the command line. Each of START, STOP and STEP is `VALUE:DTYPE` (`2.5:f32`, `-1:i64`): the
 //! value is read as that dtype (its exact decimal rounded once, as `lowbit cast` reads values).
 
-use crate::convert::{decode_element, CastOptions, Element};
-use crate::dtype::DType;
-use crate::error::{quoted, Error, Result};
-use crate::onnx::limits::{work_per_element, Limits};
-use crate::ops::range::{range4, RangeOptions, DEFAULT_MAX_ELEMENTS};
-use crate::profile::Profile;
-use crate::strings::{self, StringGrammar};
-use crate::tables::value_to_exact_decimal;
-use crate::tensor::Tensor;
+use lowbit::convert::{decode_element, CastOptions, Element};
+use lowbit::dtype::DType;
+use lowbit::error::{quoted, Error, Result};
+use lowbit::onnx::limits::{work_per_element, Limits};
+use lowbit::ops::range::{range4, RangeOptions, DEFAULT_MAX_ELEMENTS};
+use lowbit::profile::Profile;
+use lowbit::strings::{self, StringGrammar};
+use lowbit::tables::value_to_exact_decimal;
+use lowbit::tensor::Tensor;
 
 /// A scalar tensor from `VALUE:DTYPE`.
 pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
@@ -21,11 +21,6 @@ pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
     let code = strings::parse_to_code(value, dtype, StringGrammar::Spec, &CastOptions::default())
         .map_err(|e| bad(e.to_string()))?;
     Tensor::from_codes(dtype, vec![], &[code])
-}
-
-/// Runs Range-4 on three `VALUE:DTYPE` arguments with the default [`Limits`].
-pub fn run(start: &str, stop: &str, step: &str, output_type: &str, profile: &str) -> Result<Tensor> {
-    run_with(start, stop, step, output_type, profile, &Limits::default())
 }
 
 /// The most elements a Range-4 output may have under `limits`: as many as the work budget pays
@@ -74,13 +69,8 @@ pub fn run_with(
     })
 }
 
-/// One line per element: its index, its value (exact decimal) and its code in hex.
-pub fn describe(out: &Tensor) -> Result<String> {
-    describe_lines(out).collect::<Result<Vec<String>>>().map(|lines| lines.join("\n"))
-}
-
-/// The lines of [`describe`] one at a time (a header, then one per element), so that a long
-/// output can be written as it is made instead of held whole as text.
+/// One line per element (its index, its value as an exact decimal and its code in hex) after a
+/// header, one at a time, so that a long output is written as it is made instead of held whole.
 pub fn describe_lines(out: &Tensor) -> impl Iterator<Item = Result<String>> + '_ {
     let dtype = out.dtype();
     let digits = dtype.bits().unwrap_or(8).div_ceil(4) as usize;
@@ -97,10 +87,4 @@ pub fn describe_lines(out: &Tensor) -> impl Iterator<Item = Result<String>> + '_
         };
         Ok(format!("{i:>6}  {value:<24} 0x{code:0digits$x}"))
     }))
-}
-
-/// The output's raw little-endian bytes (ONNX `raw_data`, sub-byte types packed).
-#[must_use]
-pub fn raw(out: &Tensor) -> Vec<u8> {
-    out.raw().map(<[u8]>::to_vec).unwrap_or_default()
 }

@@ -1,5 +1,11 @@
 //! The `lowbit` command line tool.
 
+mod bench;
+mod cast;
+mod quantize;
+mod range4;
+mod verify;
+
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -38,7 +44,7 @@ impl Attributes {
 
 /// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
 /// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
-/// `lowbit::cli_quantize::ModeFlags::mode`.
+/// `crate::quantize::ModeFlags::mode`.
 #[derive(clap::Args)]
 struct QuantMode {
     /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
@@ -64,8 +70,8 @@ struct QuantMode {
 }
 
 impl QuantMode {
-    fn flags(self, to: Option<String>) -> lowbit::cli_quantize::ModeFlags {
-        lowbit::cli_quantize::ModeFlags {
+    fn flags(self, to: Option<String>) -> crate::quantize::ModeFlags {
+        crate::quantize::ModeFlags {
             mx: self.mx,
             scales: self.scales,
             scale: self.scale,
@@ -92,8 +98,8 @@ struct QuantBlocking {
 }
 
 impl QuantBlocking {
-    fn blocking(&self) -> lowbit::cli_quantize::Blocking {
-        lowbit::cli_quantize::Blocking { axis: self.axis, block_size: self.block_size }
+    fn blocking(&self) -> crate::quantize::Blocking {
+        crate::quantize::Blocking { axis: self.axis, block_size: self.block_size }
     }
 }
 
@@ -129,7 +135,7 @@ struct Rounding {
 
 impl Rounding {
     fn options(&self) -> lowbit::Result<lowbit::verify::VerifyOptions> {
-        lowbit::cli_verify::options(&self.round, &self.tininess, &self.saturate)
+        lowbit::verify::VerifyOptions::from_words(&self.round, &self.tininess, &self.saturate)
     }
 }
 
@@ -568,7 +574,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 }
                 .into());
             }
-            let sweep = lowbit::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
+            let sweep = crate::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
             Ok(if json { sweep.json() } else { sweep.table() })
         }
         Command::Bench { from, to, elements, reps, json, write_input, quantize, mx, block_size, .. }
@@ -582,16 +588,16 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 .into());
             }
             let op = match mx {
-                Some(format) => lowbit::bench::QuantizeOp::Mx {
+                Some(format) => crate::bench::QuantizeOp::Mx {
                     format: lowbit::quant::mx::MxFormat::parse(&format)?,
                     block_size: block_size.unwrap_or(lowbit::quant::mx::DEFAULT_BLOCK_SIZE),
                 },
-                None => lowbit::bench::QuantizeOp::Linear { to: lowbit::DType::parse(&to)?, block_size },
+                None => crate::bench::QuantizeOp::Linear { to: lowbit::DType::parse(&to)?, block_size },
             };
-            let config = lowbit::bench::QuantizeConfig { op, elements, reps: reps.max(1) };
-            let (report, input) = lowbit::bench::run_quantize(&config)?;
+            let config = crate::bench::QuantizeConfig { op, elements, reps: reps.max(1) };
+            let (report, input) = crate::bench::run_quantize(&config)?;
             if let Some(path) = write_input {
-                lowbit::bench::write_input(&path, &input)?;
+                crate::bench::write_input(&path, &input)?;
             }
             Ok(if json { report.json() } else { report.table() })
         }
@@ -601,7 +607,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
         }
         .into()),
         Command::Bench { from, to, elements, threads, reps, attributes, json, write_input, .. } => {
-            let config = lowbit::bench::Config {
+            let config = crate::bench::Config {
                 from: lowbit::DType::parse(&from)?,
                 to: lowbit::DType::parse(&to)?,
                 elements,
@@ -609,9 +615,9 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 reps: reps.max(1),
                 opts: attributes.options()?,
             };
-            let (report, input) = lowbit::bench::run(&config)?;
+            let (report, input) = crate::bench::run(&config)?;
             if let Some(path) = write_input {
-                lowbit::bench::write_input(&path, &input)?;
+                crate::bench::write_input(&path, &input)?;
             }
             Ok(if json { report.json() } else { report.table() })
         }
@@ -619,14 +625,14 @@ fn run(cli: Cli) -> Result<String, Failure> {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_memory, max_memory.as_deref())?;
             set_limit(&mut limits.max_work, max_work.as_deref())?;
-            let out = lowbit::cli_range4::run_with(&start, &stop, &step, &output_type, &profile, &limits)?;
+            let out = crate::range4::run_with(&start, &stop, &step, &output_type, &profile, &limits)?;
             if raw {
                 write_stdout(out.raw().unwrap_or_default())?;
                 return Ok(String::new());
             }
             // Line by line: the text of a long output is several times its size.
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            for line in lowbit::cli_range4::describe_lines(&out) {
+            for line in crate::range4::describe_lines(&out) {
                 writeln!(stdout, "{}", line?).map_err(output_failure)?;
             }
             stdout.flush().map_err(output_failure)?;
@@ -675,32 +681,32 @@ fn run(cli: Cli) -> Result<String, Failure> {
         Command::Quantize { mode, blocking, to, saturate, scale_round, input, out, max_input_bytes } => {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
-            let flags = lowbit::cli_quantize::ModeFlags { saturate, scale_round, ..mode.flags(to) };
-            let args = lowbit::cli_quantize::QuantizeArgs {
-                mode: flags.mode(lowbit::cli_quantize::Direction::Quantize)?,
+            let flags = crate::quantize::ModeFlags { saturate, scale_round, ..mode.flags(to) };
+            let args = crate::quantize::QuantizeArgs {
+                mode: flags.mode(crate::quantize::Direction::Quantize)?,
                 blocking: blocking.blocking(),
                 input,
                 out,
                 limits,
             };
-            Ok(lowbit::cli_quantize::quantize(&args)?)
+            Ok(crate::quantize::quantize(&args)?)
         }
         Command::Dequantize { mode, blocking, to, input, out, max_input_bytes } => {
             let mut limits = lowbit::onnx::limits::Limits::default();
             set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
-            let args = lowbit::cli_quantize::DequantizeArgs {
-                mode: mode.flags(to).mode(lowbit::cli_quantize::Direction::Dequantize)?,
+            let args = crate::quantize::DequantizeArgs {
+                mode: mode.flags(to).mode(crate::quantize::Direction::Dequantize)?,
                 blocking: blocking.blocking(),
                 input,
                 out,
                 limits,
             };
-            Ok(lowbit::cli_quantize::dequantize(&args)?)
+            Ok(crate::quantize::dequantize(&args)?)
         }
         Command::Cast { from, to, attributes, count, threads, max_input_bytes, values } => {
             // A described format on a side: the IEEE conversion through the core.
             let described = match &from {
-                Some(from) => lowbit::cli_cast::DescribedCast::new(from, &to, attributes.saturate == "1")?,
+                Some(from) => lowbit::verify::DescribedCast::new(from, &to, attributes.saturate == "1")?,
                 None => None,
             };
             if let Some(described) = described {
@@ -746,14 +752,14 @@ fn run(cli: Cli) -> Result<String, Failure> {
             if values.is_empty() {
                 // STRING on a side: JSON text, read whole (its elements have no fixed size), within
                 // --max-input-bytes.
-                let mut limit = lowbit::cli_cast::DEFAULT_MAX_TEXT_INPUT_BYTES;
+                let mut limit = crate::cast::DEFAULT_MAX_TEXT_INPUT_BYTES;
                 set_limit(&mut limit, max_input_bytes.as_deref())?;
-                let input = lowbit::cli_cast::read_input(std::io::stdin().lock(), limit)?;
-                let out = lowbit::cli_cast::cast_stream(&input, from, to, count, &opts)?;
+                let input = crate::cast::read_input(std::io::stdin().lock(), limit)?;
+                let out = crate::cast::cast_stream(&input, from, to, count, &opts)?;
                 write_stdout(&out)?;
                 Ok(String::new())
             } else {
-                Ok(lowbit::cli_cast::cast_values_table(&values, from, to, &opts)?)
+                Ok(crate::cast::cast_values_table(&values, from, to, &opts)?)
             }
         }
     }
@@ -879,7 +885,7 @@ fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitC
 
 /// The verification commands, which choose their exit code.
 fn verify(command: Command) -> Result<ExitCode, Failure> {
-    use lowbit::cli_verify;
+    use crate::verify as cli_verify;
     let threads = |t: Option<usize>| t.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let exit = |ok: bool| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     match command {
@@ -892,8 +898,6 @@ fn verify(command: Command) -> Result<ExitCode, Failure> {
                 level: &level,
                 count,
                 seed,
-                layout,
-                out: out.as_deref(),
             };
             let vectors = cli_verify::vectors(&request)?;
             match out {
