@@ -1,104 +1,105 @@
 //! The crate's one error type. Every message names the problem (the dtype, the value, the
 //! position) so that a command-line user can act on one line.
 
-use thiserror::Error;
-
 /// Everything that can go wrong in lowbit. Bad input is always an `Err`, never a panic.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// A data-type name that is neither an ONNX name nor a known alias.
-    #[error("unknown dtype {}; valid names: {valid}", quoted(name))]
     UnknownDType { name: String, valid: String },
 
     /// An ONNX `TensorProto.DataType` number outside 0..=28.
-    #[error("unknown ONNX data type number {0}; valid numbers are 0 to 28")]
     UnknownDTypeNumber(i64),
 
     /// Bits that do not fit the format's width (for example 0x40 for a 6-bit float).
-    #[error("bits {bits:#x} do not fit {dtype}, which is {width} bits wide")]
     BitsOutOfRange { dtype: &'static str, bits: u64, width: u32 },
 
     /// A dtype that the requested operation does not handle.
-    #[error("{op} does not support dtype {dtype}: {why}")]
     UnsupportedDType { op: &'static str, dtype: &'static str, why: &'static str },
 
     /// A string that does not read as a number of the target dtype (ONNX `Cast` from STRING).
-    #[error("cannot parse {} as {dtype}: {why}", quoted(text))]
     ParseString { text: String, dtype: &'static str, why: String },
 
     /// A size that overflows or exceeds a limit, detected before allocating.
-    #[error("too large: {what}")]
     TooLarge { what: String },
 
     /// Raw bytes that are not a whole number of elements of the dtype.
-    #[error("{dtype}: {elements} elements take {expected} bytes, but the raw data has {actual} bytes")]
     RawLength { dtype: &'static str, elements: usize, expected: usize, actual: usize },
 
     /// A raw byte count that is not a whole number of elements (when the count is not given).
-    #[error("{dtype}: {bytes} bytes is not a whole number of {bits}-bit elements; give the element count")]
     RawNotWhole { dtype: &'static str, bytes: usize, bits: u32 },
 
     /// A format description (`e4m3,special=ieee`) that does not parse or describes no usable
     /// format; `why` names the bad part.
-    #[error("bad format description {}: {why}", quoted(text))]
     FormatDescription { text: String, why: String },
 
     /// A shape or element count that does not fit the data.
-    #[error("shape {} has {elements} elements, but {actual} were given", shown_shape(shape))]
     ShapeMismatch { shape: Vec<usize>, elements: usize, actual: usize },
 
     /// An ONNX attribute or op version problem.
-    #[error("{op}: {message}")]
     InvalidOp { op: String, message: String },
 
     /// An index, an axis or a similar integer outside the range an op accepts (the message names
     /// the input and the position).
-    #[error("{op}: {what} is {value}, outside the accepted range [{low}, {high}]")]
     OutOfRange { op: String, what: String, value: i128, low: i128, high: i128 },
 
     /// A file could not be read or written.
-    #[error("{path}: {message}")]
     Io { path: String, message: String },
 
     /// A generated table differs from the committed one.
-    #[error("table {path} differs from what lowbit generates: {detail}")]
     TableMismatch { path: String, detail: String },
 
     /// A graph run (or a model load) would go over one of its budgets
     /// ([`crate::onnx::limits::Limits`]); `node` names the node (op type and name) or the tensor.
-    #[error(
-        "{node}: over the {budget} budget of {limit} {unit} ({flag}): it needs {needed} more with {used} {spent}",
-        unit = budget.unit(),
-        flag = budget.flag(),
-        spent = budget.spent()
-    )]
     OverBudget { budget: BudgetKind, node: String, needed: u64, used: u64, limit: u64 },
 
     /// A file larger than the input limit, found from its length before reading or while reading
     /// (a file that grows).
-    #[error("{path}: larger than the input limit of {limit} bytes (--max-input-bytes){}",
-        size.map_or_else(String::new, |s| format!("; it has {s} bytes")))]
     InputTooLarge { path: String, size: Option<u64>, limit: u64 },
 
     /// A device, FIFO, directory or socket where lowbit expects a regular file.
-    #[error("{path}: is {kind}, not a regular file")]
     NotARegularFile { path: String, kind: &'static str },
 
     /// A graph output whose name cannot be used as a file name inside the output directory.
-    #[error("graph output {name}: {why}; output names become file names inside the output directory")]
     UnsafeOutputName { name: String, why: &'static str },
 
     /// A line of a test-vector dump (`lowbit check`) that does not read: wrong width, not
     /// hexadecimal, flags over 0x1F, too long.
-    #[error("{input}: line {line}: {why}")]
     DumpLine { input: String, line: u64, why: String },
 
     /// A tensor whose `external_data` cannot be read (bad keys, a location outside the model's
     /// directory, a range outside the file).
-    #[error("tensor {tensor}: external data: {message}")]
     ExternalData { tensor: String, message: String },
 }
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::UnknownDType { name, valid } => write!(f, "unknown dtype {}; valid names: {valid}", quoted(name)),
+            Error::UnknownDTypeNumber(n) => write!(f, "unknown ONNX data type number {n}; valid numbers are 0 to 28"),
+            Error::BitsOutOfRange { dtype, bits, width } => write!(f, "bits {bits:#x} do not fit {dtype}, which is {width} bits wide"),
+            Error::UnsupportedDType { op, dtype, why } => write!(f, "{op} does not support dtype {dtype}: {why}"),
+            Error::ParseString { text, dtype, why } => write!(f, "cannot parse {} as {dtype}: {why}", quoted(text)),
+            Error::TooLarge { what } => write!(f, "too large: {what}"),
+            Error::RawLength { dtype, elements, expected, actual } => write!(f, "{dtype}: {elements} elements take {expected} bytes, but the raw data has {actual} bytes"),
+            Error::RawNotWhole { dtype, bytes, bits } => write!(f, "{dtype}: {bytes} bytes is not a whole number of {bits}-bit elements; give the element count"),
+            Error::FormatDescription { text, why } => write!(f, "bad format description {}: {why}", quoted(text)),
+            Error::ShapeMismatch { shape, elements, actual } => write!(f, "shape {} has {elements} elements, but {actual} were given", shown_shape(shape)),
+            Error::InvalidOp { op, message } => write!(f, "{op}: {message}"),
+            Error::OutOfRange { op, what, value, low, high } => write!(f, "{op}: {what} is {value}, outside the accepted range [{low}, {high}]"),
+            Error::Io { path, message } => write!(f, "{path}: {message}"),
+            Error::TableMismatch { path, detail } => write!(f, "table {path} differs from what lowbit generates: {detail}"),
+            Error::OverBudget { budget, node, needed, used, limit } => write!(f, "{node}: over the {budget} budget of {limit} {unit} ({flag}): it needs {needed} more with {used} {spent}", unit = budget.unit(), flag = budget.flag(), spent = budget.spent()),
+            Error::InputTooLarge { path, size, limit } => write!(f, "{path}: larger than the input limit of {limit} bytes (--max-input-bytes){}", size.map_or_else(String::new, |s| format!("; it has {s} bytes"))),
+            Error::NotARegularFile { path, kind } => write!(f, "{path}: is {kind}, not a regular file"),
+            Error::UnsafeOutputName { name, why } => write!(f, "graph output {name}: {why}; output names become file names inside the output directory"),
+            Error::DumpLine { input, line, why } => write!(f, "{input}: line {line}: {why}"),
+            Error::ExternalData { tensor, message } => write!(f, "tensor {tensor}: external data: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
 
 /// The two budgets of a graph run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{quoted, Error, Result};
-use crate::onnx::files::{open_regular, read_bounded};
+use crate::files::{open_regular, read_bounded};
 use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
 pub use crate::strings::{exact_decimal, value_to_exact_decimal};

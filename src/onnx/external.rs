@@ -22,12 +22,12 @@
 //! `checksum` is accepted and not verified; `basepath` (which some tools add after loading) and
 //! any other key are ignored.
 
-use super::files::{check_regular, is_plain_relative};
 use super::limits::Limits;
 use super::proto::{GraphProto, TensorProto};
 use super::quoted;
 use crate::dtype::DType;
 use crate::error::{BudgetKind, Error, Result};
+use crate::files::{check_regular, is_plain_relative};
 use crate::packing;
 use crate::tensor::element_count;
 use std::fs::File;

@@ -2,9 +2,9 @@
 //! output directory; only when all of them are written are they renamed into place. On an error
 //! the temporary files are removed, as are the folders this call created, so nothing new remains.
 
-use super::files::check_output_name;
 use super::tensor_proto::write_tensor_proto;
 use crate::error::{Error, Result};
+use crate::files::check_output_name;
 use crate::tensor::Tensor;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,6 @@
 //! the work budget. Going over either is an [`Error::OverBudget`] naming the node.
 
 use super::budget::{string_headers, tensor_bytes, Budget, Reservation};
-use super::files::read_file_limited;
 use super::limits::{work_per_element, Limits, NODE_RUN_WORK};
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
 use super::quoted;
@@ -26,6 +25,7 @@ use crate::cast::{cast_like_op, cast_op, CastAttributes, CastTo};
 use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind};
 use crate::error::{shown_shape, Error, Result};
+use crate::files::read_file_limited;
 use crate::format;
 use crate::ops::{self, range::RangeOptions, slice::SliceArgs, AllocationGuard};
 use crate::packing;

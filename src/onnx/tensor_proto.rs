@@ -5,11 +5,11 @@
 //! Sizes are checked against the data actually present before anything is allocated, so a file
 //! that claims dims of 2^40 elements costs nothing.
 
-use super::files::read_file_limited;
 use super::limits::Limits;
 use super::proto::TensorProto;
 use crate::dtype::{DType, Packing};
 use crate::error::{Error, Result};
+use crate::files::read_file_limited;
 use crate::packing;
 use crate::tensor::{element_count, Tensor};
 use prost::Message;
@@ -206,7 +206,7 @@ pub fn read_tensor_file(path: &Path) -> Result<Tensor> {
 }
 
 /// Reads a serialized `TensorProto` file: a regular file of at most `limits.max_input_bytes`
-/// bytes (see [`super::files`]); external data is read from the file's directory
+/// bytes (see [`crate::files`]); external data is read from the file's directory
 /// ([`super::external`]).
 pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
     let bytes = read_file_limited(path, limits.max_input_bytes)?;

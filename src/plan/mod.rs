@@ -193,6 +193,7 @@ impl LaneEncoder for ExponentKernel {
     }
 }
 
+#[cfg(feature = "rayon")]
 /// A pool of `threads` threads, built on first use and kept for the process: a stream runs the
 /// plan on every piece of its input, and starting threads for each piece would cost more than
 /// converting it.
@@ -525,7 +526,17 @@ impl Plan {
     }
 
     /// [`Plan::run`] on up to `threads` threads (rayon), each on a contiguous part of the
+    /// elements. The result is the same bytes as [`Plan::run`] gives. Without the `rayon` feature
+    /// this is [`Plan::run`] on the calling thread.
+    #[cfg(not(feature = "rayon"))]
+    pub fn run_parallel(&self, src: &[u8], dst: &mut [u8], n: usize, threads: usize) -> Result<()> {
+        let _ = threads;
+        self.run(src, dst, n)
+    }
+
+    /// [`Plan::run`] on up to `threads` threads (rayon), each on a contiguous part of the
     /// elements. The result is the same bytes as [`Plan::run`] gives.
+    #[cfg(feature = "rayon")]
     pub fn run_parallel(&self, src: &[u8], dst: &mut [u8], n: usize, threads: usize) -> Result<()> {
         self.check_lengths(src, dst, n)?;
         // No more threads than pieces of 4 chunks: a thread count from the command line cannot

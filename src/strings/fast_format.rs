@@ -198,15 +198,17 @@ impl TextWriter {
             How::Float32 => float32_into(sink, code as u32, self.style),
             How::Float64 => float64_into(sink, code, self.style),
             How::Signed32 => {
-                sink.push_str(itoa::Buffer::new().format(code as u32 as i32));
+                let value = code as u32 as i32;
+                sink.push_str(integer_text(value < 0, u64::from(value.unsigned_abs()), &mut [0; 21]));
                 true
             }
             How::Signed64 => {
-                sink.push_str(itoa::Buffer::new().format(code as i64));
+                let value = code as i64;
+                sink.push_str(integer_text(value < 0, value.unsigned_abs(), &mut [0; 21]));
                 true
             }
             How::Unsigned => {
-                sink.push_str(itoa::Buffer::new().format(code & self.dtype.code_mask()));
+                sink.push_str(integer_text(false, code & self.dtype.code_mask(), &mut [0; 21]));
                 true
             }
             How::Exact | How::NoText => false,
@@ -255,10 +257,16 @@ struct CodeTable {
 
 impl CodeTable {
     fn build(dtype: DType, style: NumberStyle) -> Result<CodeTable> {
-        use rayon::prelude::*;
         let count = dtype.code_mask() + 1;
-        let texts =
-            (0..count).into_par_iter().map(|code| format_code(dtype, code, style)).collect::<Result<Vec<_>>>()?;
+        let text_of = |code| format_code(dtype, code, style);
+        #[cfg(feature = "rayon")]
+        let texts: Result<Vec<String>> = {
+            use rayon::prelude::*;
+            (0..count).into_par_iter().map(text_of).collect()
+        };
+        #[cfg(not(feature = "rayon"))]
+        let texts: Result<Vec<String>> = (0..count).map(text_of).collect();
+        let texts = texts?;
         let mut text = String::with_capacity(texts.iter().map(String::len).sum());
         let mut ends = Vec::with_capacity(texts.len());
         for t in &texts {
@@ -800,8 +808,46 @@ fn float64_into(out: &mut TextSink<'_>, bits: u64, style: NumberStyle) -> bool {
     true
 }
 
+/// The decimal text of an integer (`negative` gives a leading `-`): digits from the right into a
+/// stack buffer (21 bytes hold `-` and the 20 digits of `u64::MAX`), so a large column of
+/// integers allocates nothing per element.
+fn integer_text(negative: bool, mut magnitude: u64, buf: &mut [u8; 21]) -> &str {
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if negative {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    // Only ASCII was written.
+    core::str::from_utf8(&buf[start..]).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::integer_text;
+
+    #[test]
+    fn integers_in_decimal() {
+        let cases = [
+            (false, 0, "0"),
+            (false, 7, "7"),
+            (true, 7, "-7"),
+            (false, 1_000_000, "1000000"),
+            (true, 1 << 63, "-9223372036854775808"),
+            (false, u64::MAX, "18446744073709551615"),
+        ];
+        for (negative, magnitude, written) in cases {
+            assert_eq!(integer_text(negative, magnitude, &mut [0; 21]), written);
+        }
+    }
+
     use super::*;
 
     #[test]

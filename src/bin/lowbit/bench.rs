@@ -533,7 +533,7 @@ pub fn input_bytes(input: &Tensor) -> Vec<u8> {
         Data::Raw(raw) => raw.clone(),
         Data::Strings(texts) => {
             let mut json = Vec::new();
-            lowbit::texts::write_json(&mut json, texts);
+            crate::cast::write_json(&mut json, texts);
             json
         }
     }

@@ -36,7 +36,7 @@ pub const DEFAULT_MAX_TEXT_INPUT_BYTES: u64 = 1 << 30;
 /// Reads standard input (or any reader) whole, at most `limit` bytes: more is
 /// [`Error::InputTooLarge`], found while reading (nothing beyond `limit` + 1 bytes is held).
 pub fn read_input(reader: impl std::io::Read, limit: u64) -> Result<Vec<u8>> {
-    lowbit::onnx::files::read_bounded(reader, 0, limit, std::path::Path::new("standard input"))
+    lowbit::files::read_bounded(reader, 0, limit, std::path::Path::new("standard input"))
 }
 
 /// Casts raw input bytes (or JSON strings) and returns the output bytes (or JSON).
@@ -66,7 +66,7 @@ pub fn cast_stream(input: &[u8], from: DType, to: DType, count: Option<usize>, o
     Ok(match out.strings() {
         Some(s) => {
             let mut json = Vec::new();
-            lowbit::texts::write_json(&mut json, s);
+            write_json(&mut json, s);
             json.push(b'\n');
             json
         }
@@ -163,6 +163,19 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
                 .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {e}", quoted(v)) })
         })
         .collect()
+}
+
+/// Writes `texts` as a JSON array of strings.
+pub fn write_json(out: &mut Vec<u8>, texts: &lowbit::texts::Texts) {
+    out.push(b'[');
+    for (i, s) in texts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a string to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+    out.push(b']');
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! Reading model and tensor files with a size limit, and the checks on names and paths that
-//! reading and writing share ([`super::outputs`] writes a run's outputs).
+//! reading and writing share (`onnx::outputs` writes a run's outputs with them).
 //!
 //! Reading: only regular files are read (a device such as `/dev/zero`, a FIFO or a directory is
 //! refused by its type before it is opened, and again from the opened handle), the length is
 //! checked against the limit before reading, and the read itself stops one byte past the limit so
 //! that a file that grows (or lies about its length) is still caught.
 
-use super::quoted;
+use crate::error::quoted;
 use crate::error::{Error, Result};
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -117,6 +117,7 @@ pub fn check_output_name(name: &str) -> Result<()> {
 }
 
 /// True if `location` is a relative path made only of normal components (no root, no `..`).
+#[cfg_attr(not(feature = "onnx"), allow(dead_code))]
 pub(crate) fn is_plain_relative(location: &Path) -> bool {
     location.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
         && location.components().any(|c| matches!(c, Component::Normal(_)))
