@@ -4,27 +4,56 @@
 //! types, with float8 (four variants, saturating or not), float6, float4, E8M0, bfloat16,
 //! float16, packed int4/uint4/int2/uint2, bool and strings.
 //!
+//! Start here:
+//!
+//! ```
+//! use lowbit::prelude::*;
+//!
+//! // A scalar: ONNX Cast's default rounding (nearest even, saturate=1): 300 lies between
+//! // 288 = 1.125 * 2^8 (code 0 1111 001) and 320 = 1.25 * 2^8, nearer 288.
+//! let x = F8E4M3FN::from_f32(300.0);
+//! assert_eq!((x.to_bits(), x.to_f32()), (0x79, 288.0));
+//!
+//! // A tensor: Cast under a profile (here the `spec` default), any pair of ONNX dtypes.
+//! let t = Tensor::from_f32(&[1.0, 464.0, f32::NAN]);
+//! let y = lowbit::cast(&t, DType::Float8E4M3FN, &CastOptions::default())?;
+//! assert_eq!(y.codes()?, [0x38, 0x7E, 0x7F]);
+//!
+//! // A plan: the conversion resolved once, then run over raw buffers with no per-element dispatch.
+//! let plan = Plan::new(DType::Float, DType::Float8E5M2, &CastOptions::default())?;
+//! let src: Vec<u8> = [1.5f32, -0.25].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! let mut dst = [0u8; 2];
+//! plan.run(&src, &mut dst, 2)?;
+//! assert_eq!(dst, [0x3E, 0xB4]);
+//! # Ok::<(), lowbit::Error>(())
+//! ```
+//!
 //! Where to look:
 //!
 //! | what | where |
 //! |---|---|
-//! | the rounding rule (the one core every conversion goes through) | [`round`] |
+//! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) and the trait they share | [`F8E4M3FN`], [`Scalar`] |
+//! | slice conversions in `half`'s style | [`NarrowFloatSliceExt`], [`pack_f32_into`] |
+//! | `Cast` / `CastLike` on tensors; attributes and op versions | [`cast()`], [`CastOptions`], [`CastAttributes`] |
+//! | ONNX dtypes: numbers, names, aliases, packing | [`DType`] |
+//! | tensors and STRING elements | [`Tensor`], [`Texts`] |
+//! | plans: a conversion resolved once, then run over buffers | [`plan`] |
+//! | the profile table (where ONNX implementations disagree) | [`profile`] |
+//! | the rounding core every conversion goes through | [`round`] |
 //! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`] |
-//! | the profile table (policy choices where ONNX implementations disagree) | [`profile`] |
-//! | ONNX dtypes: numbers, names, aliases, packing | [`dtype`] |
-//! | element-level `Cast` between numeric dtypes | [`convert`] |
-//! | `Cast` / `CastLike` on tensors, op versions and attributes | [`cast`] |
-//! | tensors and the ONNX byte layout (4-bit, 2-bit, float6 packing) | [`tensor`], [`packing`] |
-//! | STRING elements in one buffer | [`texts`] |
+//! | exact values of codes | [`value`] |
+//! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
 //! | strings <-> numbers under each profile | [`strings`] |
-//! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
-//! | slice conversions in `half`'s style | [`slice`] |
-//! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
-//! //! | Range, Slice, Gather | [`ops`] |
-//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) blocks with E8M0 scales | [`quant`] |
-//! | ONNX files, the graph runner, the node-test runner | [`onnx`] |
-//! | the exhaustive tables in `tables/` (generated and checked by `lowbit tables`) | [`tables`] |
-//! | hardware verification: every rounding mode, IEEE flags, described formats (`e4m3,special=ieee`) | [`verify`] |
+//! | Range, Slice, Gather | [`ops`] |
+//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) | [`quant`] |
+//! | ONNX files, the graph runner, the node-test runner (feature `onnx`) | `onnx` |
+//! | hardware verification: rounding modes, IEEE flags, described formats (feature `verify`) | `verify` |
+//! | the exhaustive tables in `tables/` (feature `tables`) | `tables` |
+//! | reading files within a limit; writing files all or nothing | [`files`], [`staging`] |
+//!
+//! The modules `cast`, `convert`, `dtype`, `error`, `kernels`, `scalar`, `slice`, `tensor` and
+//! `texts` of 0.1 are hidden: their items are re-exported here, and the old paths stay for one
+//! release.
 //!
 //! ## Features
 //!
@@ -49,13 +78,9 @@
 
 #![deny(unsafe_code)]
 
-pub mod cast;
-pub mod convert;
-pub mod dtype;
-pub mod error;
+// Public namespaces.
 pub mod files;
 pub mod format;
-pub mod kernels;
 #[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod ops;
@@ -64,21 +89,51 @@ pub mod plan;
 pub mod profile;
 pub mod quant;
 pub mod round;
-pub mod scalar;
-pub mod slice;
 pub mod staging;
 pub mod strings;
 #[cfg(feature = "tables")]
 pub mod tables;
-pub mod tensor;
-pub mod texts;
 pub mod value;
 #[cfg(feature = "verify")]
 pub mod verify;
 
-pub use convert::{CastOptions, RoundMode};
-pub use dtype::DType;
-pub use error::{Error, Result};
+// Old paths of 0.1, hidden: their items are re-exported below; removed in the next release.
+#[doc(hidden)]
+pub mod cast;
+#[doc(hidden)]
+pub mod convert;
+#[doc(hidden)]
+pub mod dtype;
+#[doc(hidden)]
+pub mod error;
+#[doc(hidden)]
+pub mod kernels;
+#[doc(hidden)]
+pub mod scalar;
+#[doc(hidden)]
+pub mod slice;
+#[doc(hidden)]
+pub mod tensor;
+#[doc(hidden)]
+pub mod texts;
+
+pub use cast::{cast, cast_like, CastAttributes, CastTo, CAST_LIKE_VERSIONS, CAST_VERSIONS};
+pub use convert::{convert_code, decode_element, encode_element, CastOptions, Element, RoundMode};
+pub use dtype::{DType, Kind, Packing};
+pub use error::{BudgetKind, Error, Result};
 pub use format::FloatFormat;
-pub use scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
-pub use tensor::Tensor;
+pub use plan::Plan;
+pub use profile::Profile;
+pub use scalar::{Scalar, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
+pub use slice::{pack_f32_into, unpack_to_f32, NarrowFloatSliceExt};
+pub use tensor::{Data, Tensor};
+pub use texts::Texts;
+pub use value::{Exact, Value};
+
+/// The names most programs use: `use lowbit::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        cast, CastOptions, DType, Error, NarrowFloatSliceExt, Plan, Profile, RoundMode, Scalar, Tensor, F4E2M1, F6E2M3,
+        F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
+    };
+}
