@@ -36,7 +36,7 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
     let opts = if opts.profile.policy().falls_back(from, to) { &spec_opts } else { opts };
     match input.data() {
         Data::Strings(texts) => {
-            let reader = strings::TextReader::new(to, policy.string_grammar, opts);
+            let reader = strings::TextReader::new(to, policy.strings.grammar, opts);
             let mut out = vec![0u8; packing::raw_len(to, texts.len())?];
             for (i, text) in texts.iter().enumerate() {
                 let code = reader
@@ -47,7 +47,7 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
             Tensor::from_raw(to, shape, out)
         }
         Data::Raw(raw) if to == DType::String => {
-            let writer = strings::TextWriter::new(from, policy.number_style, input.len())?;
+            let writer = strings::TextWriter::new(from, policy.strings.number_style, input.len())?;
             let texts = writer.texts(raw, input.len())?;
             Tensor::from_strings(shape, texts)
         }

@@ -40,7 +40,7 @@
 //! | plans: a conversion resolved once, then run over buffers | [`plan`] |
 //! | the profile table (where ONNX implementations disagree) | [`profile`] |
 //! | the rounding core every conversion goes through | [`round`] |
-//! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`] |
+//! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`](mod@format) |
 //! | exact values of codes | [`value`] |
 //! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
 //! | strings <-> numbers under each profile | [`strings`] |

@@ -1,4 +1,4 @@
-//! **The profile table.** A profile is a set of policy choices, one per row of SEMANTICS.md where
+//! **The profile table.** A profile is a set of policy choices, one per row of the decision table (`tables/profiles.md`, generated from [`ROWS`]) where
 //! the ONNX text, the onnx reference and onnxruntime disagree. Conversion code reads these fields;
 //! it never asks which profile it is running. [`ROWS`] says each row in words with the
 //! observations behind the values; `tables/profiles.md` (generated from it, `lowbit profiles
@@ -15,7 +15,7 @@
 //!
 //! Where an implementation has no behaviour (it raises, or has no kernel), its profile does what
 //! `spec` does: [`Policy::falls_back`] says where ([`Policy::cast_falls_back`],
-//! [`Policy::sources_fall_back`], [`Policy::pairs_fall_back`], [`Policy::strings_fall_back`]).
+//! [`Policy::sources_fall_back`], [`Policy::pairs_fall_back`], [`StringPolicy::fall_back`]).
 //!
 //! Where an implementation's answer depends on the element's position in the tensor (a vectorised
 //! loop over whole blocks, then a scalar tail), the rule is data too: [`VectorBlock`] names the
@@ -118,7 +118,7 @@ impl Profile {
 }
 
 /// Which targets a source wider than float32 (float64, int32, int64, uint32, uint64) reaches by
-/// rounding to float32 first: the double rounding of SEMANTICS.md rows 6 and 7.
+/// rounding to float32 first: a double rounding (row `via_float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViaFloat32 {
     pub float16: bool,
@@ -151,7 +151,7 @@ impl ViaFloat32 {
     }
 }
 
-/// What happens to a NaN's payload between the IEEE formats (SEMANTICS.md row 17).
+/// What happens to a NaN's payload between the IEEE formats (row `nan_payloads`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NanPayload {
     /// Keep the top payload bits and set the quiet bit: what x86 does between f32 and f64.
@@ -165,7 +165,7 @@ pub enum NanPayload {
     Canonical,
 }
 
-/// Row 17, per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
+/// NaN payloads per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NanPayloads {
     pub float16_to_float32: NanPayload,
@@ -182,7 +182,7 @@ pub struct NanPayloads {
     pub to_bfloat16: NanPayload,
 }
 
-/// How the special values of the four float8 formats become integers (SEMANTICS.md row 14 leaves
+/// How the special values of the four float8 formats become integers (the ONNX text leaves
 /// them undefined; these are what the implementations return, observed with
 /// scripts/crosscheck_cast.py).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,8 +259,8 @@ impl StringFallbacks {
 /// How a float becomes an integer where it is out of the target's range (rows 10, 13 and 14).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FloatToInteger {
-    /// What the machine's conversions give: x86's `cvtt` results for the wide types (row 14's
-    /// table, [`Policy::float_to_uint32`] for UINT32), the low bits of the rounded value for
+    /// What the machine's conversions give: x86's `cvtt` results for the wide types (the observed values in
+    /// the `float_to_integer` row; [`Policy::float_to_uint32`] for UINT32), the low bits of the rounded value for
     /// int4/uint4/int2/uint2 (0 when |x| >= 2^31 or not finite).
     Machine,
     /// Truncate toward zero and saturate, every width: NaN -> 0, ±Inf and values beyond the range
@@ -280,7 +280,7 @@ pub struct NanCode {
     pub keep_sign: bool,
 }
 
-/// How float8 codes become bool (SEMANTICS.md row 15).
+/// How float8 codes become bool (row `float8_to_bool`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Float8ToBool {
     /// `x != 0` on the value: -0 is false, E8M0's 2^-127 is true.
@@ -289,7 +289,7 @@ pub enum Float8ToBool {
     ByBits,
 }
 
-/// How values become FLOAT8E8M0 (SEMANTICS.md row 22).
+/// How values become FLOAT8E8M0 (row `e8m0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum E8M0Rule {
     /// The Cast-24 table: round once with `round_mode`, overflow judged after rounding; |x| below
@@ -378,105 +378,133 @@ pub enum DynamicFlatScale {
     One,
 }
 
-/// One profile's answers to the disputed questions. Field docs name the SEMANTICS.md row.
+/// One profile's answers to the disputed questions. Each field is one row of the decision table (`tables/profiles.md`), named as the field is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
     /// The profile's name as the command line spells it.
     pub name: &'static str,
     /// The implementation the profile is bit-exact with (name, version, platform).
     pub peer: &'static str,
-    /// Rows 1, 6, 7.
+    /// Which targets a float64 (or wide integer) source reaches through float32.
     pub via_float32: ViaFloat32,
-    /// Row 3: onnxruntime's non-saturating overflow quirks (E4M3FN 480 <= |x| < 496 -> 0x7E|s,
+    /// onnxruntime's non-saturating overflow quirks (E4M3FN 480 <= |x| < 496 -> 0x7E|s,
     /// E5M2 61440 <= |x| < 65536 -> 0x7F|s).
     pub float8_overflow_quirks: bool,
-    /// Row 4: the E5M2 code for NaN, before the sign bit.
+    /// The E5M2 code for NaN, before the sign bit.
     pub e5m2_nan: u64,
-    /// Row 4 for particular sources (instead of `e5m2_nan` and the NaN's sign).
+    /// `e5m2_nan` for particular sources (instead of `e5m2_nan` and the NaN's sign).
     pub e5m2_nan_by_source: &'static [(DType, NanCode)],
-    /// Row 16: the FNUZ formats' NaN (0x80) reads as -NaN (its sign bit is set); false: as +NaN.
+    /// The FNUZ formats' NaN (0x80) reads as -NaN (its sign bit is set); false: as +NaN.
     pub fnuz_nan_is_negative: bool,
-    /// Row 8: NaN into float4e2m1.
+    /// NaN into float4e2m1.
     pub nan_to_float4: NanFallback,
     /// NaN into float6 (research §11). The Cast-28 text is silent, so `spec` does what the onnx
     /// reference does.
     pub nan_to_float6: NanFallback,
     /// Overflow and ±Inf into float6 give ±0 instead of ±MAX.
     pub float6_overflow_to_zero: bool,
-    /// Row 10: how a float is rounded to an integer before its low bits go into int4/uint4/int2/
+    /// How a float is rounded to an integer before its low bits go into int4/uint4/int2/
     /// uint2 (technical/int4.md: "nearest-integer with ties to even").
     pub float_to_subbyte_int: RoundingMode,
-    /// Rows 10, 13 and 14: out-of-range floats into integers.
+    /// Out-of-range floats into integers.
     pub float_to_integer: FloatToInteger,
-    /// Row 15.
+    /// How float8 codes become bool.
     pub float8_to_bool: Float8ToBool,
-    /// Row 17.
+    /// What happens to NaN payloads between the IEEE formats.
     pub nan_payloads: NanPayloads,
     /// Positional rules: pairs the implementation converts in whole vector blocks and a scalar
-    /// tail, with the rows that apply inside the blocks (row 17's NaN payloads, row 14's UINT32).
+    /// tail, with the rows that apply inside the blocks (`nan_payloads`, `float_to_uint32`).
     pub vector_blocks: &'static [VectorBlock],
-    /// Row 14 for UINT32 targets from float sources (outside the vector blocks).
+    /// `float_to_integer` for UINT32 targets from float sources (outside the vector blocks).
     pub float_to_uint32: Uint32Conversion,
     /// Identity casts computed as conversions.
     pub identity_converts: &'static [IdentityConversion],
-    /// Row 14 for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
+    /// `float_to_integer` for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
     pub float8_specials_to_integer: Float8SpecialsToInteger,
     /// onnxruntime: a bfloat16 NaN cast to float8 with `saturate=0` loses its sign (observed:
     /// 0xFF81 -> E4M3FN 0x7F, E5M2 0x7F).
     pub bfloat16_nan_unsigned_without_saturate: bool,
-    /// Row 22.
+    /// How values become FLOAT8E8M0.
     pub e8m0: E8M0Rule,
-    /// Row 22 for particular sources (the first match wins over `e8m0`).
+    /// `e8m0` for particular sources (the first match wins over `e8m0`).
     pub e8m0_by_source: &'static [(DType, E8M0Rule)],
     /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
     pub fixed_saturate: Option<bool>,
     /// Pairs (from, to) converted with subnormal inputs read as zero and subnormal results written
-    /// as zero (the sign kept; a float32 step on the way, row 7, is flushed too): x86's DAZ and FTZ
+    /// as zero (the sign kept; a float32 step on the way (`via_float32`) is flushed too): x86's DAZ and FTZ
     /// modes, which XLA's CPU code runs in.
     pub flush_subnormals: &'static [(DType, DType)],
-    /// Row 23: `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
+    /// `saturate=0` on a target other than float8 (E8M0 excepted) is an error.
     pub saturate_zero_needs_float8: bool,
-    /// Rows 18, 19, 20: how strings are read.
-    pub string_grammar: StringGrammar,
-    /// Row 21: how numbers are written.
-    pub number_style: NumberStyle,
     /// Dtypes the implementation has no Cast for, in either direction; such casts use `spec`.
     pub cast_falls_back: &'static [DType],
     /// Dtypes the implementation has no Cast from; such casts use `spec`.
     pub sources_fall_back: &'static [DType],
     /// Pairs (from, to) the implementation has no Cast for; such casts use `spec`.
     pub pairs_fall_back: &'static [(DType, DType)],
+    /// Cast to and from STRING.
+    pub strings: StringPolicy,
+    /// ONNX Range (and OpenVINO's).
+    pub range: RangePolicy,
+    /// ONNX Slice.
+    pub slice: SlicePolicy,
+    /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+    pub quantize: QuantizePolicy,
+}
+
+/// How a profile reads and writes strings (ONNX `Cast` to and from STRING).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StringPolicy {
+    /// How strings are read (row `strings.grammar`).
+    pub grammar: StringGrammar,
+    /// How numbers are written (row `strings.number_style`).
+    pub number_style: NumberStyle,
     /// Dtypes the implementation cannot convert to or from STRING; such casts use `spec`.
-    pub strings_fall_back: StringFallbacks,
+    pub fall_back: StringFallbacks,
+}
+
+/// How a profile runs ONNX Range and OpenVINO's Range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangePolicy {
     /// "ONNX Range count".
-    pub range_count: RangeCount,
+    pub count: RangeCount,
     /// "ONNX Range values".
-    pub range_values: RangeValues,
+    pub values: RangeValues,
     /// The newest ONNX Range version the implementation runs; a newer one is `spec`'s.
-    pub range_newest_version: i64,
+    pub newest_version: i64,
     /// "OpenVINO Range-4" (and Range-1).
-    pub openvino_range: OpenVinoRange,
+    pub openvino: OpenVinoRange,
+}
+
+/// How a profile runs ONNX Slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlicePolicy {
     /// "Slice clamping": with a negative step, a start below `-dim` clamps to -1 (Python's
     /// `slice.indices`), so the axis is empty, instead of to 0.
-    pub slice_start_below_lowest_reverses_nothing: bool,
+    pub start_below_lowest_reverses_nothing: bool,
     /// "Slice clamping": with a negative step, an end of INT32_MAX or INT64_MAX reverses the whole
     /// axis instead of clamping to `dim - 1`.
-    pub slice_max_end_reverses_whole_axis: bool,
+    pub max_end_reverses_whole_axis: bool,
     /// "Slice repeated axes".
-    pub slice_repeated_axes: RepeatedAxes,
+    pub repeated_axes: RepeatedAxes,
     /// Rank-0 data is an error even with no starts ("Cannot slice scalars"); otherwise such a
     /// Slice returns the data.
-    pub slice_scalar_without_starts_is_error: bool,
+    pub scalar_without_starts_is_error: bool,
     /// Starts, ends, axes and steps must share one integer dtype (Slice's `Tind` constraint).
-    pub slice_index_types_must_match: bool,
+    pub index_types_must_match: bool,
+}
+
+/// How a profile runs QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantizePolicy {
     /// QuantizeLinear: the precision of `x / y_scale`.
-    pub quantize_division: QuantizeDivision,
+    pub division: QuantizeDivision,
     /// QuantizeLinear to an integer type: NaN, ±Inf and values beyond int32.
-    pub quantize_specials: QuantizeSpecials,
+    pub specials: QuantizeSpecials,
     /// QuantizeLinear to a float8 type adds `y_zero_point` (the formula `x / y_scale +
     /// y_zero_point` of the text); the onnx reference and onnxruntime ignore it (observed: a
     /// zero point of 2.0 changes nothing). float4 and float6 outputs add it in every profile.
-    pub quantize_float8_adds_zero_point: bool,
+    pub float8_adds_zero_point: bool,
     /// DequantizeLinear: the arithmetic of `(x - x_zero_point) * x_scale`.
     pub dequantize_arithmetic: DequantizeArithmetic,
     /// DequantizeLinear of float4e2m1 ignores `x_zero_point` (the onnx reference subtracts it for
@@ -528,33 +556,41 @@ pub const SPEC: Policy = Policy {
     fixed_saturate: None,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
-    string_grammar: StringGrammar::Spec,
-    number_style: NumberStyle::Spec,
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: &[],
-    strings_fall_back: StringFallbacks::NONE,
-    range_count: RangeCount::Exact,
-    range_values: RangeValues::Exact,
-    range_newest_version: 27,
-    openvino_range: OpenVinoRange::Text,
-    slice_start_below_lowest_reverses_nothing: false,
-    slice_max_end_reverses_whole_axis: false,
-    slice_repeated_axes: RepeatedAxes::Error,
-    // The Slice-13 text is silent on rank-0 data; the reference returns it unchanged.
-    slice_scalar_without_starts_is_error: false,
-    slice_index_types_must_match: true,
-    quantize_division: QuantizeDivision::ScaleType,
-    // The text says "saturate"; it is silent on NaN, where both implementations give the minimum
-    // (the onnx reference whenever the zero point is not negative).
-    quantize_specials: QuantizeSpecials::SaturateNanToMin,
-    quantize_float8_adds_zero_point: true,
-    dequantize_arithmetic: DequantizeArithmetic::Exact,
-    dequantize_float4_ignores_zero_point: false,
-    // ONNX Max and ReduceMax propagate NaN, as the text's max(x) does.
-    dynamic_nan: DynamicNan::Propagates,
-    // The text divides 0 by 0 for a flat input; `spec` follows the onnx reference there.
-    dynamic_flat_scale: DynamicFlatScale::OneOver255,
+    strings: StringPolicy {
+        grammar: StringGrammar::Spec,
+        number_style: NumberStyle::Spec,
+        fall_back: StringFallbacks::NONE,
+    },
+    range: RangePolicy {
+        count: RangeCount::Exact,
+        values: RangeValues::Exact,
+        newest_version: 27,
+        openvino: OpenVinoRange::Text,
+    },
+    slice: SlicePolicy {
+        start_below_lowest_reverses_nothing: false,
+        max_end_reverses_whole_axis: false,
+        repeated_axes: RepeatedAxes::Error,
+        // The Slice-13 text is silent on rank-0 data; the reference returns it unchanged.
+        scalar_without_starts_is_error: false,
+        index_types_must_match: true,
+    },
+    quantize: QuantizePolicy {
+        division: QuantizeDivision::ScaleType,
+        // The text says "saturate"; it is silent on NaN, where both implementations give the minimum
+        // (the onnx reference whenever the zero point is not negative).
+        specials: QuantizeSpecials::SaturateNanToMin,
+        float8_adds_zero_point: true,
+        dequantize_arithmetic: DequantizeArithmetic::Exact,
+        dequantize_float4_ignores_zero_point: false,
+        // ONNX Max and ReduceMax propagate NaN, as the text's max(x) does.
+        dynamic_nan: DynamicNan::Propagates,
+        // The text divides 0 by 0 for a flat input; `spec` follows the onnx reference there.
+        dynamic_flat_scale: DynamicFlatScale::OneOver255,
+    },
 };
 
 /// The types the onnx reference (ml_dtypes) cannot cast to or from strings (TypeError, research
@@ -691,31 +727,39 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     fixed_saturate: None,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
-    string_grammar: StringGrammar::Python,
-    number_style: NumberStyle::Numpy,
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: REFERENCE_MISSING_CASTS,
-    // STRING -> FLOAT8E8M0 is `to_float8e8m0(np.asarray(x, dtype=float32))`: numpy reads the
-    // texts ("inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
-    strings_fall_back: StringFallbacks { reading: ML_DTYPES_EXCEPT_E8M0, writing: ML_DTYPES_ONLY },
-    range_count: RangeCount::Numpy,
-    range_values: RangeValues::Numpy,
-    range_newest_version: 27,
-    openvino_range: OpenVinoRange::Text,
-    slice_start_below_lowest_reverses_nothing: true,
-    slice_max_end_reverses_whole_axis: false,
-    slice_repeated_axes: RepeatedAxes::LastWins,
-    slice_scalar_without_starts_is_error: false,
-    // numpy indexes with whatever integers it is given.
-    slice_index_types_must_match: false,
-    quantize_division: QuantizeDivision::NumpyPromotion,
-    quantize_specials: QuantizeSpecials::Int32Wraparound,
-    quantize_float8_adds_zero_point: false,
-    dequantize_arithmetic: DequantizeArithmetic::Numpy,
-    dequantize_float4_ignores_zero_point: true,
-    dynamic_nan: DynamicNan::Propagates,
-    dynamic_flat_scale: DynamicFlatScale::OneOver255,
+    strings: StringPolicy {
+        grammar: StringGrammar::Python,
+        number_style: NumberStyle::Numpy,
+        // STRING -> FLOAT8E8M0 is `to_float8e8m0(np.asarray(x, dtype=float32))`: numpy reads the
+        // texts ("inf" -> 0xFF with saturate=1, "0" -> 0x00 with saturate=0).
+        fall_back: StringFallbacks { reading: ML_DTYPES_EXCEPT_E8M0, writing: ML_DTYPES_ONLY },
+    },
+    range: RangePolicy {
+        count: RangeCount::Numpy,
+        values: RangeValues::Numpy,
+        newest_version: 27,
+        openvino: OpenVinoRange::Text,
+    },
+    slice: SlicePolicy {
+        start_below_lowest_reverses_nothing: true,
+        max_end_reverses_whole_axis: false,
+        repeated_axes: RepeatedAxes::LastWins,
+        scalar_without_starts_is_error: false,
+        // numpy indexes with whatever integers it is given.
+        index_types_must_match: false,
+    },
+    quantize: QuantizePolicy {
+        division: QuantizeDivision::NumpyPromotion,
+        specials: QuantizeSpecials::Int32Wraparound,
+        float8_adds_zero_point: false,
+        dequantize_arithmetic: DequantizeArithmetic::Numpy,
+        dequantize_float4_ignores_zero_point: true,
+        dynamic_nan: DynamicNan::Propagates,
+        dynamic_flat_scale: DynamicFlatScale::OneOver255,
+    },
 };
 
 /// onnxruntime 1.31.1 on CPU.
@@ -775,31 +819,39 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     fixed_saturate: None,
     flush_subnormals: &[],
     saturate_zero_needs_float8: true,
-    string_grammar: StringGrammar::Strtod,
-    number_style: NumberStyle::PrintfG8,
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
     sources_fall_back: &[],
     pairs_fall_back: &[],
-    strings_fall_back: StringFallbacks::both(&[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2]),
-    range_count: RangeCount::DoubleOperands,
-    range_values: RangeValues::RepeatedAddition,
-    // 1.31.1 loads opsets up to 26 and refuses Range-27's opset.
-    range_newest_version: 11,
-    openvino_range: OpenVinoRange::Text,
-    slice_start_below_lowest_reverses_nothing: false,
-    slice_max_end_reverses_whole_axis: true,
-    slice_repeated_axes: RepeatedAxes::Error,
-    slice_scalar_without_starts_is_error: true,
-    slice_index_types_must_match: true,
-    quantize_division: QuantizeDivision::Float32,
-    quantize_specials: QuantizeSpecials::SaturateNanToMin,
-    quantize_float8_adds_zero_point: false,
-    dequantize_arithmetic: DequantizeArithmetic::Float32,
-    // No float4 DequantizeLinear kernel: `spec`'s rule.
-    dequantize_float4_ignores_zero_point: false,
-    dynamic_nan: DynamicNan::Skipped,
-    dynamic_flat_scale: DynamicFlatScale::One,
+    strings: StringPolicy {
+        grammar: StringGrammar::Strtod,
+        number_style: NumberStyle::PrintfG8,
+        fall_back: StringFallbacks::both(&[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2]),
+    },
+    range: RangePolicy {
+        count: RangeCount::DoubleOperands,
+        values: RangeValues::RepeatedAddition,
+        // 1.31.1 loads opsets up to 26 and refuses Range-27's opset.
+        newest_version: 11,
+        openvino: OpenVinoRange::Text,
+    },
+    slice: SlicePolicy {
+        start_below_lowest_reverses_nothing: false,
+        max_end_reverses_whole_axis: true,
+        repeated_axes: RepeatedAxes::Error,
+        scalar_without_starts_is_error: true,
+        index_types_must_match: true,
+    },
+    quantize: QuantizePolicy {
+        division: QuantizeDivision::Float32,
+        specials: QuantizeSpecials::SaturateNanToMin,
+        float8_adds_zero_point: false,
+        dequantize_arithmetic: DequantizeArithmetic::Float32,
+        // No float4 DequantizeLinear kernel: `spec`'s rule.
+        dequantize_float4_ignores_zero_point: false,
+        dynamic_nan: DynamicNan::Skipped,
+        dynamic_flat_scale: DynamicFlatScale::One,
+    },
 };
 
 /// onnxruntime inside its vector blocks.
@@ -847,10 +899,12 @@ const ML_DTYPES_ROWS: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
     e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
     fixed_saturate: Some(false),
-    string_grammar: StringGrammar::Python,
-    number_style: NumberStyle::Numpy,
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
-    strings_fall_back: StringFallbacks::both(ML_DTYPES_ONLY),
+    strings: StringPolicy {
+        grammar: StringGrammar::Python,
+        number_style: NumberStyle::Numpy,
+        fall_back: StringFallbacks::both(ML_DTYPES_ONLY),
+    },
     ..SPEC
 };
 
@@ -942,7 +996,7 @@ const XLA_E5M2_NAN: NanCode = NanCode { code: 0x7F, keep_sign: false };
 pub const OPENVINO: Policy = Policy {
     name: "openvino",
     peer: "OpenVINO 2026.4 core reference (its Cast is spec's; Range-1 and Range-4 differ)",
-    openvino_range: OpenVinoRange::CoreReference,
+    range: RangePolicy { openvino: OpenVinoRange::CoreReference, ..SPEC.range },
     ..SPEC
 };
 
@@ -967,8 +1021,8 @@ impl Policy {
             || lacks(from)
             || lacks(to)
             || self.pairs_fall_back.contains(&(from, to))
-            || (to == DType::String && self.strings_fall_back.writing.contains(&from))
-            || (from == DType::String && self.strings_fall_back.reading.contains(&to))
+            || (to == DType::String && self.strings.fall_back.writing.contains(&from))
+            || (from == DType::String && self.strings.fall_back.reading.contains(&to))
     }
 
     /// The positional rule of the pair, if the implementation converts it in vector blocks.
@@ -1368,26 +1422,6 @@ pub const ROWS: &[Row] = &[
         observations: &[(Profile::OnnxRuntime, "the model does not load")],
     },
     Row {
-        field: "string_grammar",
-        case: "How texts are read",
-        onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.string_grammar),
-        observations: &[
-            (Profile::OnnxReference, "Python float()/int(): \"1_000\" -> 1000, \"1.5\" -> INT8 an error"),
-            (Profile::OnnxRuntime, "strtod/stoll prefixes: \"3.5abc\" -> 3.5, \"300\" -> INT8 44"),
-        ],
-    },
-    Row {
-        field: "number_style",
-        case: "How numbers are written",
-        onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.number_style),
-        observations: &[
-            (Profile::OnnxReference, "numpy repr: nan, -inf, 1e-04"),
-            (Profile::OnnxRuntime, "%.8g: 0.30000001, NaN, -INF"),
-        ],
-    },
-    Row {
         field: "cast_falls_back",
         case: "Dtypes the implementation has no cast for (spec's answer there)",
         onnx_text: OnnxText::Coverage,
@@ -1415,11 +1449,31 @@ pub const ROWS: &[Row] = &[
         ],
     },
     Row {
-        field: "strings_fall_back",
+        field: "strings.grammar",
+        case: "How texts are read",
+        onnx_text: OnnxText::Decides,
+        value: |p| format!("{:?}", p.strings.grammar),
+        observations: &[
+            (Profile::OnnxReference, "Python float()/int(): \"1_000\" -> 1000, \"1.5\" -> INT8 an error"),
+            (Profile::OnnxRuntime, "strtod/stoll prefixes: \"3.5abc\" -> 3.5, \"300\" -> INT8 44"),
+        ],
+    },
+    Row {
+        field: "strings.number_style",
+        case: "How numbers are written",
+        onnx_text: OnnxText::Decides,
+        value: |p| format!("{:?}", p.strings.number_style),
+        observations: &[
+            (Profile::OnnxReference, "numpy repr: nan, -inf, 1e-04"),
+            (Profile::OnnxRuntime, "%.8g: 0.30000001, NaN, -INF"),
+        ],
+    },
+    Row {
+        field: "strings.fall_back",
         case: "Dtypes the implementation cannot read from or write to STRING",
         onnx_text: OnnxText::Coverage,
         value: |p| {
-            let s = p.strings_fall_back;
+            let s = p.strings.fall_back;
             if s.reading == s.writing {
                 dtype_list(s.reading)
             } else {
@@ -1432,115 +1486,115 @@ pub const ROWS: &[Row] = &[
         ],
     },
     Row {
-        field: "range_count",
+        field: "range.count",
         case: "ONNX Range: the element count",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.range_count),
+        value: |p| format!("{:?}", p.range.count),
         observations: &[],
     },
     Row {
-        field: "range_values",
+        field: "range.values",
         case: "ONNX Range: the values",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.range_values),
+        value: |p| format!("{:?}", p.range.values),
         observations: &[],
     },
     Row {
-        field: "range_newest_version",
+        field: "range.newest_version",
         case: "ONNX Range: the newest version the implementation runs",
         onnx_text: OnnxText::Coverage,
-        value: |p| p.range_newest_version.to_string(),
+        value: |p| p.range.newest_version.to_string(),
         observations: &[(Profile::OnnxRuntime, "1.31.1 refuses Range-27's opset")],
     },
     Row {
-        field: "openvino_range",
+        field: "range.openvino",
         case: "OpenVINO Range-4 and Range-1",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.openvino_range),
+        value: |p| format!("{:?}", p.range.openvino),
         observations: &[(Profile::OpenVino, "the core reference: float32 for float16/bfloat16, uint32 count")],
     },
     Row {
-        field: "slice_start_below_lowest_reverses_nothing",
+        field: "slice.start_below_lowest_reverses_nothing",
         case: "Slice with a negative step and a start below -dim",
         onnx_text: OnnxText::Decides,
-        value: |p| yes_no(p.slice_start_below_lowest_reverses_nothing, "an empty axis", "clamped to 0"),
+        value: |p| yes_no(p.slice.start_below_lowest_reverses_nothing, "an empty axis", "clamped to 0"),
         observations: &[(Profile::OnnxReference, "Python's slice.indices")],
     },
     Row {
-        field: "slice_max_end_reverses_whole_axis",
+        field: "slice.max_end_reverses_whole_axis",
         case: "Slice with a negative step and an end of INT32_MAX or INT64_MAX",
         onnx_text: OnnxText::Decides,
-        value: |p| yes_no(p.slice_max_end_reverses_whole_axis, "the whole axis reversed", "clamped to dim - 1"),
+        value: |p| yes_no(p.slice.max_end_reverses_whole_axis, "the whole axis reversed", "clamped to dim - 1"),
         observations: &[],
     },
     Row {
-        field: "slice_repeated_axes",
+        field: "slice.repeated_axes",
         case: "Slice with an axis given twice",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.slice_repeated_axes),
+        value: |p| format!("{:?}", p.slice.repeated_axes),
         observations: &[],
     },
     Row {
-        field: "slice_scalar_without_starts_is_error",
+        field: "slice.scalar_without_starts_is_error",
         case: "Slice of rank-0 data with no starts",
         onnx_text: OnnxText::Undefined,
-        value: |p| yes_no(p.slice_scalar_without_starts_is_error, "an error", "the data"),
+        value: |p| yes_no(p.slice.scalar_without_starts_is_error, "an error", "the data"),
         observations: &[(Profile::OnnxRuntime, "\"Cannot slice scalars\"")],
     },
     Row {
-        field: "slice_index_types_must_match",
+        field: "slice.index_types_must_match",
         case: "Slice starts, ends, axes and steps of different integer types",
         onnx_text: OnnxText::Decides,
-        value: |p| yes_no(p.slice_index_types_must_match, "an error", "accepted"),
+        value: |p| yes_no(p.slice.index_types_must_match, "an error", "accepted"),
         observations: &[],
     },
     Row {
-        field: "quantize_division",
+        field: "quantize.division",
         case: "QuantizeLinear: the precision of x / y_scale",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.quantize_division),
+        value: |p| format!("{:?}", p.quantize.division),
         observations: &[],
     },
     Row {
-        field: "quantize_specials",
+        field: "quantize.specials",
         case: "QuantizeLinear to an integer: NaN, ±Inf, beyond int32",
         onnx_text: OnnxText::Undefined,
-        value: |p| format!("{:?}", p.quantize_specials),
+        value: |p| format!("{:?}", p.quantize.specials),
         observations: &[(Profile::OnnxRuntime, "INT8 [Inf, -Inf, NaN, 3e9] -> [127, -128, -128, 127]")],
     },
     Row {
-        field: "quantize_float8_adds_zero_point",
+        field: "quantize.float8_adds_zero_point",
         case: "QuantizeLinear to float8 adds y_zero_point",
         onnx_text: OnnxText::Decides,
-        value: |p| yes_no(p.quantize_float8_adds_zero_point, "yes", "no"),
+        value: |p| yes_no(p.quantize.float8_adds_zero_point, "yes", "no"),
         observations: &[],
     },
     Row {
-        field: "dequantize_arithmetic",
+        field: "quantize.dequantize_arithmetic",
         case: "DequantizeLinear: the arithmetic of (x - zero point) * scale",
         onnx_text: OnnxText::Decides,
-        value: |p| format!("{:?}", p.dequantize_arithmetic),
+        value: |p| format!("{:?}", p.quantize.dequantize_arithmetic),
         observations: &[],
     },
     Row {
-        field: "dequantize_float4_ignores_zero_point",
+        field: "quantize.dequantize_float4_ignores_zero_point",
         case: "DequantizeLinear of FLOAT4E2M1 ignores x_zero_point",
         onnx_text: OnnxText::Decides,
-        value: |p| yes_no(p.dequantize_float4_ignores_zero_point, "yes", "no"),
+        value: |p| yes_no(p.quantize.dequantize_float4_ignores_zero_point, "yes", "no"),
         observations: &[],
     },
     Row {
-        field: "dynamic_nan",
+        field: "quantize.dynamic_nan",
         case: "DynamicQuantizeLinear: NaN in the input",
         onnx_text: OnnxText::Undefined,
-        value: |p| format!("{:?}", p.dynamic_nan),
+        value: |p| format!("{:?}", p.quantize.dynamic_nan),
         observations: &[(Profile::OnnxRuntime, "[1, NaN, 3, -2] -> [153, 0, 255, 0], scale 5/255")],
     },
     Row {
-        field: "dynamic_flat_scale",
+        field: "quantize.dynamic_flat_scale",
         case: "DynamicQuantizeLinear: the scale of an all-zero input",
         onnx_text: OnnxText::Undefined,
-        value: |p| format!("{:?}", p.dynamic_flat_scale),
+        value: |p| format!("{:?}", p.quantize.dynamic_flat_scale),
         observations: &[(Profile::OnnxRuntime, "[0, 0] -> scale 1.0")],
     },
 ];

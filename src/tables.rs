@@ -297,7 +297,7 @@ fn checked_by(profile: Profile, field: &str) -> &'static str {
             _ => "",
         };
     }
-    if field == "openvino_range" {
+    if field == "range.openvino" {
         return "";
     }
     match profile {

@@ -9,14 +9,27 @@ use lowbit::verify::sweep::diff;
 use lowbit::verify::{Format, VerifyOptions};
 use lowbit::DType;
 
-/// The fields of `Policy`, from its derived `Debug` (the top-level `name: value` lines).
+/// The fields of `Policy`, from its derived `Debug`: the top-level `name: value` lines, and for
+/// the per-op parts (`strings`, `range`, `slice`, `quantize`) their fields as `part.field`.
 fn policy_fields() -> Vec<String> {
-    format!("{SPEC:#?}")
-        .lines()
-        .filter_map(|line| line.strip_prefix("    "))
-        .filter(|line| !line.starts_with(' ') && !line.starts_with('}'))
-        .filter_map(|line| line.split_once(':').map(|(field, _)| field.to_string()))
-        .collect()
+    let mut fields = Vec::new();
+    let mut part: Option<String> = None;
+    for line in format!("{SPEC:#?}").lines() {
+        if let Some(top) = line.strip_prefix("    ").filter(|l| !l.starts_with(' ')) {
+            let Some((field, value)) = top.split_once(':') else { continue };
+            part = None;
+            if value.trim().ends_with("Policy {") {
+                part = Some(field.to_string());
+            } else {
+                fields.push(field.to_string());
+            }
+        } else if let (Some(inner), Some(p)) = (line.strip_prefix("        ").filter(|l| !l.starts_with(' ')), &part) {
+            if let Some((field, _)) = inner.split_once(':') {
+                fields.push(format!("{p}.{field}"));
+            }
+        }
+    }
+    fields
 }
 
 #[test]

@@ -19,8 +19,8 @@ fn round_trip(dtype: DType, codes: &[u64]) {
     let input = Tensor::from_codes(dtype, vec![codes.len()], codes).unwrap();
     for profile in Profile::ALL {
         let opts = CastOptions::with_profile(profile);
-        let style = profile.policy().for_cast(dtype, DType::String).number_style;
-        let grammar = profile.policy().for_cast(DType::String, dtype).string_grammar;
+        let style = profile.policy().for_cast(dtype, DType::String).strings.number_style;
+        let grammar = profile.policy().for_cast(DType::String, dtype).strings.grammar;
         let texts = cast(&input, DType::String, &opts).unwrap();
         let arena = texts.strings().unwrap();
         assert_eq!(arena.len(), codes.len());

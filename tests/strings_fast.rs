@@ -558,7 +558,7 @@ fn integer_texts() {
 /// first element that has one, with its index.
 fn check_cast_from_strings(texts: &[String], to: DType, opts: &CastOptions) {
     let input = Tensor::from_strings(vec![texts.len()], texts.to_vec()).unwrap();
-    let grammar = opts.profile.policy().for_cast(DType::String, to).string_grammar;
+    let grammar = opts.profile.policy().for_cast(DType::String, to).strings.grammar;
     let expected: Result<Vec<u64>, (usize, lowbit::Error)> =
         texts.iter().enumerate().map(|(i, t)| parse_to_code(t, to, grammar, opts).map_err(|e| (i, e))).collect();
     match (cast(&input, to, opts), expected) {

@@ -93,13 +93,13 @@ fn check_elements(x: &Tensor, to: DType, opts: &CastOptions, y: &Tensor) {
         let texts = y.strings().expect("a STRING tensor");
         for (i, text) in texts.iter().enumerate() {
             let code = x.code(i).expect("fixed-width element");
-            let want = format_code(from, code, policy.number_style).expect("numeric dtypes format");
+            let want = format_code(from, code, policy.strings.number_style).expect("numeric dtypes format");
             assert_eq!(*text, want, "{what}: element {i} ({code:#x})");
         }
     } else if from == DType::String && fixed_width(to) {
         let texts = x.strings().expect("a STRING tensor");
         for (i, text) in texts.iter().enumerate() {
-            let want = parse_to_code(text, to, policy.string_grammar, opts).expect("the cast succeeded");
+            let want = parse_to_code(text, to, policy.strings.grammar, opts).expect("the cast succeeded");
             assert_eq!(y.code(i), Some(want), "{what}: element {i} ({text:?})");
         }
     }

@@ -29,7 +29,7 @@
 //! * `spec` with `delta = ±inf` and finite ends: the formula gives `ceil(±0) = 0` elements.
 //! * `spec` ignores `stash_type`: an exact value rounded once needs no intermediate type.
 //! * onnxruntime 1.31.1 loads opsets up to 26, so Range-27 under `onnxruntime` is `spec`
-//!   ([`Policy::range_newest_version`]).
+//!   ([`RangePolicy::newest_version`](crate::profile::RangePolicy::newest_version)).
 //! * `start`, `limit` and `delta` may have shape `[]` or `[1]`: both implementations accept `[1]`
 //!   (only ONNX shape inference rejects it).
 //!
@@ -152,7 +152,7 @@ pub(crate) fn range_guarded(
     let d = scalar(&op, "delta", delta, true)?;
     let own = opts.profile.policy();
     // A version the implementation cannot run has no behaviour to match: `spec` decides.
-    let policy: &Policy = if version > own.range_newest_version { &SPEC } else { own };
+    let policy: &Policy = if version > own.range.newest_version { &SPEC } else { own };
     if is_zero(d) {
         return Err(bad("delta is 0".into()));
     }
@@ -161,7 +161,7 @@ pub(crate) fn range_guarded(
     let integer = matches!(t.kind(), Kind::Integer { .. });
     // Range-27's reference goes through the stash type for float16 and bfloat16 only.
     let stash_f32 = matches!(t, DType::Float16 | DType::Bfloat16) && stash == DType::Float;
-    let count: u128 = match policy.range_count {
+    let count: u128 = match policy.range.count {
         RangeCount::Exact => exact_count(number(s), number(l), number(d)).ok_or_else(non_finite)?,
         RangeCount::Numpy if integer => {
             let (s, l, d) = (int(s), int(l), int(d));
@@ -198,7 +198,7 @@ pub(crate) fn range_guarded(
         }
         return out.finish();
     }
-    match policy.range_values {
+    match policy.range.values {
         RangeValues::Exact => exact_values(&mut out, s, d, &cast)?,
         RangeValues::Numpy if stash_f32 => numpy_values::<f32>(&mut out, s, d, &cast)?,
         RangeValues::Numpy => numpy_values::<f64>(&mut out, s, d, &cast)?,
@@ -272,7 +272,7 @@ pub fn range1(start: &Tensor, stop: &Tensor, step: &Tensor, opts: &RangeOptions)
 }
 
 fn ov_range(op: &str, inputs: [Element; 3], out: DType, v4: bool, opts: &RangeOptions) -> Result<Tensor> {
-    match opts.profile.policy().openvino_range {
+    match opts.profile.policy().range.openvino {
         OpenVinoRange::Text => ov_text(op, inputs, out, v4, opts),
         OpenVinoRange::CoreReference => ov_core(op, inputs, out, v4, opts),
     }

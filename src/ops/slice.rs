@@ -5,7 +5,7 @@
 //! §3.2): a negative start or end counts from the back, then with a positive step both clamp to
 //! `[0, dim]`, with a negative step the start clamps to `[0, dim-1]` and the end to `[-1, dim-1]`,
 //! and the axis gets `max(0, ceil((end - start) / step))` elements. Where the profiles disagree
-//! the [`Policy`] decides:
+//! the profile's [`SlicePolicy`] decides:
 //!
 //! | case | `spec` | `onnx-reference` | `onnxruntime` |
 //! |---|---|---|---|
@@ -22,7 +22,7 @@
 use crate::error::{Error, Result};
 use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
 pub use crate::profile::RepeatedAxes;
-use crate::profile::{Policy, Profile};
+use crate::profile::{Profile, SlicePolicy};
 use crate::tensor::{element_count, Tensor};
 
 /// The versions of ONNX `Slice` (none after 13 up to opset 28).
@@ -54,7 +54,7 @@ pub(crate) fn slice_guarded(
 ) -> Result<Tensor> {
     let version = schema_version("Slice", &SLICE_VERSIONS, opset)?;
     let op = format!("Slice-{version}");
-    let policy = profile.policy();
+    let policy = &profile.policy().slice;
     match (*args, version) {
         (SliceArgs::Attributes { starts, ends, axes }, 1) => {
             let widen = |v: &[i64]| v.iter().map(|&x| i128::from(x)).collect::<Vec<_>>();
@@ -86,7 +86,7 @@ pub(crate) fn slice_guarded(
                 let Some(t) = t else { continue };
                 match first_dtype {
                     None => first_dtype = Some((name, t.dtype())),
-                    Some((first, dtype)) if policy.slice_index_types_must_match && dtype != t.dtype() => {
+                    Some((first, dtype)) if policy.index_types_must_match && dtype != t.dtype() => {
                         return Err(Error::InvalidOp {
                             op,
                             message: format!(
@@ -129,7 +129,7 @@ pub fn slice_lists(
     let op = "Slice-13";
     same_lengths(op, &starts, &ends, axes.as_deref(), steps.as_deref())?;
     let lists = Lists { starts: &starts, ends: &ends, axes: axes.as_deref(), steps: steps.as_deref() };
-    run(op, data, &lists, profile.policy(), &mut Unbudgeted)
+    run(op, data, &lists, &profile.policy().slice, &mut Unbudgeted)
 }
 
 fn same_lengths(op: &str, starts: &[i128], ends: &[i128], axes: Option<&[i128]>, steps: Option<&[i128]>) -> Result<()> {
@@ -161,11 +161,17 @@ struct Lists<'a> {
     steps: Option<&'a [i128]>,
 }
 
-fn run(op: &str, data: &Tensor, lists: &Lists, policy: &Policy, guard: &mut dyn AllocationGuard) -> Result<Tensor> {
+fn run(
+    op: &str,
+    data: &Tensor,
+    lists: &Lists,
+    policy: &SlicePolicy,
+    guard: &mut dyn AllocationGuard,
+) -> Result<Tensor> {
     let Lists { starts, ends, axes, steps } = *lists;
     let shape = data.shape();
     let rank = shape.len();
-    if rank == 0 && policy.slice_scalar_without_starts_is_error {
+    if rank == 0 && policy.scalar_without_starts_is_error {
         return Err(Error::InvalidOp { op: op.into(), message: "cannot slice a scalar (rank-0 data)".into() });
     }
     let mut plans: Vec<AxisPlan> = shape.iter().map(|&d| AxisPlan { start: 0, step: 1, count: d }).collect();
@@ -184,7 +190,7 @@ fn run(op: &str, data: &Tensor, lists: &Lists, policy: &Policy, guard: &mut dyn 
         }
         let axis = axis as usize;
         if let Some(earlier) = set_by[axis] {
-            if policy.slice_repeated_axes == RepeatedAxes::Error {
+            if policy.repeated_axes == RepeatedAxes::Error {
                 return Err(Error::InvalidOp {
                     op: op.into(),
                     message: format!("axis {axis} is referred to more than once (axes[{earlier}] and axes[{k}])"),
@@ -208,7 +214,7 @@ fn run(op: &str, data: &Tensor, lists: &Lists, policy: &Policy, guard: &mut dyn 
 }
 
 /// The Slice-13 clamping of one axis, with the profile's two deviations.
-fn resolve_axis(dim: usize, start: i128, end: i128, step: i128, policy: &Policy) -> AxisPlan {
+fn resolve_axis(dim: usize, start: i128, end: i128, step: i128, policy: &SlicePolicy) -> AxisPlan {
     if dim == 0 {
         return AxisPlan { start: 0, step, count: 0 };
     }
@@ -220,11 +226,11 @@ fn resolve_axis(dim: usize, start: i128, end: i128, step: i128, policy: &Policy)
         e = e.clamp(0, d);
     } else {
         let max_end = end == i128::from(i32::MAX) || end == i128::from(i64::MAX);
-        if policy.slice_max_end_reverses_whole_axis && max_end {
+        if policy.max_end_reverses_whole_axis && max_end {
             e = -1;
         }
         // Python's slice.indices clamps a start below the axis to -1: nothing to walk back from.
-        s = if policy.slice_start_below_lowest_reverses_nothing && s < 0 { -1 } else { s.clamp(0, d - 1) };
+        s = if policy.start_below_lowest_reverses_nothing && s < 0 { -1 } else { s.clamp(0, d - 1) };
         e = e.clamp(-1, d - 1);
     }
     let count = ceil_div(e - s, step).max(0);
@@ -294,7 +300,7 @@ mod tests {
 
     #[test]
     fn clamping_of_one_axis() {
-        let plan = |s, e, st| resolve_axis(10, s, e, st, &SPEC);
+        let plan = |s, e, st| resolve_axis(10, s, e, st, &SPEC.slice);
         assert_eq!(plan(-1, i128::from(i64::MIN), -1), AxisPlan { start: 9, step: -1, count: 10 });
         assert_eq!(plan(9, i128::from(i64::MAX), -1).count, 0);
         assert_eq!(plan(100, -100, -2), AxisPlan { start: 9, step: -2, count: 5 });

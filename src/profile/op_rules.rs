@@ -1,7 +1,7 @@
 //! The policy enums of the ops the profile table configures (Range, Slice, strings). They live
 //! with the table, not with the ops, so the table depends on no op and every op depends on it.
 
-/// How ONNX Range counts its elements (profile table field `range_count`).
+/// How ONNX Range counts its elements (profile table row `range.count`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RangeCount {
     /// `max(ceil((limit - start) / delta), 0)` on the exact values.
@@ -12,7 +12,7 @@ pub enum RangeCount {
     DoubleOperands,
 }
 
-/// How ONNX Range computes its values (field `range_values`).
+/// How ONNX Range computes its values (row `range.values`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RangeValues {
     /// `start + i*delta` exact, rounded once to T.
@@ -23,7 +23,7 @@ pub enum RangeValues {
     RepeatedAddition,
 }
 
-/// How OpenVINO's Range (versions 1 and 4) behaves (field `openvino_range`).
+/// How OpenVINO's Range (versions 1 and 4) behaves (row `range.openvino`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenVinoRange {
     /// The Range-4 text, computed exactly and rounded once.
@@ -32,7 +32,7 @@ pub enum OpenVinoRange {
     CoreReference,
 }
 
-/// What happens when `axes` names an axis twice (field `slice_repeated_axes`).
+/// What happens when `axes` names an axis twice (row `slice.repeated_axes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RepeatedAxes {
     /// An error (Slice-13 calls it undefined; shape inference and onnxruntime reject it).
@@ -41,7 +41,7 @@ pub enum RepeatedAxes {
     LastWins,
 }
 
-/// How numbers are written (field `number_style`).
+/// How numbers are written (row `strings.number_style`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumberStyle {
     /// The `spec` profile: the shortest digits that round-trip in the source type (nearest-even,
@@ -60,7 +60,7 @@ pub enum NumberStyle {
     PrintfG8,
 }
 
-/// How strings are read (field `string_grammar`).
+/// How strings are read (row `strings.grammar`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StringGrammar {
     /// The `spec` profile. Floats: ASCII whitespace trimmed, optional sign, decimal or scientific

@@ -9,7 +9,7 @@
 //!
 //! All arithmetic is float32's, as the function body of the op (ReduceMin, Div, Sub, Clip, Round
 //! on float32 tensors) computes it. NaN in `x` and a flat input (where the text divides 0 by 0) are
-//! profile rows ([`crate::profile::Policy::dynamic_nan`], [`crate::profile::Policy::dynamic_flat_scale`]).
+//! profile rows ([`crate::profile::QuantizePolicy::dynamic_nan`], [`crate::profile::QuantizePolicy::dynamic_flat_scale`]).
 
 use super::linear::{Quantize, ScaleValues};
 use super::{check_type, invalid, Groups, DYNAMIC_QUANTIZE_LINEAR_VERSIONS};
@@ -50,12 +50,12 @@ pub(crate) fn dynamic_guarded(
         low = low.min(v);
         high = high.max(v);
     }
-    if saw_nan && policy.dynamic_nan == DynamicNan::Propagates {
+    if saw_nan && policy.quantize.dynamic_nan == DynamicNan::Propagates {
         low = f32::NAN;
         high = f32::NAN;
     }
     let scale = if low == high {
-        match policy.dynamic_flat_scale {
+        match policy.quantize.dynamic_flat_scale {
             DynamicFlatScale::OneOver255 => 1.0 / 255.0,
             DynamicFlatScale::One => 1.0,
         }

@@ -117,7 +117,7 @@ fn numpy_result(a: DType, b: DType) -> DType {
 
 /// The dtype in which `x / y_scale` is computed and rounded.
 fn division_type(policy: &Policy, x: DType, scale: DType, precision: Option<DType>) -> DType {
-    match policy.quantize_division {
+    match policy.quantize.division {
         QuantizeDivision::ScaleType => precision.unwrap_or(match scale {
             DType::Int32 | DType::Float8E8M0 => numpy_result(x, scale),
             s => s,
@@ -211,8 +211,8 @@ fn quantize_checked(
         groups,
         division: division_type(policy, x.dtype(), scale.dtype(), precision),
         saturate,
-        specials: policy.quantize_specials,
-        adds_zero_point: zero_point.is_some() && (!target.is_float8() || policy.quantize_float8_adds_zero_point),
+        specials: policy.quantize.specials,
+        adds_zero_point: zero_point.is_some() && (!target.is_float8() || policy.quantize.float8_adds_zero_point),
     })
 }
 
@@ -790,8 +790,8 @@ fn dequantize_checked(
         ("x_scale", "x_zero_point"),
     )?;
     let policy = profile.policy();
-    let ignored =
-        x.dtype().is_float8() || (x.dtype() == DType::Float4E2M1 && policy.dequantize_float4_ignores_zero_point);
+    let ignored = x.dtype().is_float8()
+        || (x.dtype() == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
     Ok(Dequantize { name: name.to_string(), output, groups, subtract_zero_point: zero_point.is_some() && !ignored })
 }
 
@@ -876,7 +876,7 @@ impl Dequantize {
         profile: Profile,
     ) -> Result<()> {
         let spec = CastOptions::default();
-        let arithmetic = profile.policy().dequantize_arithmetic;
+        let arithmetic = profile.policy().quantize.dequantize_arithmetic;
         let to_f64 = Plan::new(x_dtype, DType::Double, &spec)?;
         let out_plan = match arithmetic {
             // The exact product is rounded by the IEEE rule; the implementations' own conversions

@@ -16,7 +16,7 @@
 //! [`crate::plan::Plan`] (float targets: the Cast with `saturate`) or by the plan's integer
 //! rounding kernel (nearest-even) followed by the zero point and the clamp to the type's range.
 //! Where the text is silent or the implementations disagree, the profile's rows decide
-//! ([`crate::profile::Policy::quantize_specials`] and the fields after it).
+//! ([`crate::profile::QuantizePolicy`]).
 
 pub mod dynamic;
 pub mod linear;

@@ -181,7 +181,7 @@ pub fn run(config: &Config) -> Result<(Report, Tensor)> {
             let reference = match data.data() {
                 Data::Strings(texts) => best_of(reps.min(3), || {
                     for text in texts.iter().take(sample) {
-                        std::hint::black_box(strings::parse_to_code(text, to, policy.string_grammar, &opts)?);
+                        std::hint::black_box(strings::parse_to_code(text, to, policy.strings.grammar, &opts)?);
                     }
                     Ok(())
                 })?,
@@ -189,7 +189,7 @@ pub fn run(config: &Config) -> Result<(Report, Tensor)> {
                     // Kept, as a cast keeps them: freeing each text at once would let the
                     // allocator hand the same block back every time.
                     let texts = (0..sample)
-                        .map(|i| strings::format_code(from, packing::get(from, raw, i), policy.number_style))
+                        .map(|i| strings::format_code(from, packing::get(from, raw, i), policy.strings.number_style))
                         .collect::<Result<Vec<_>>>()?;
                     std::hint::black_box(texts);
                     Ok(())
