@@ -19,6 +19,7 @@
 //! | strings <-> numbers under each profile | [`strings`] |
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) | [`scalar`] |
 //! | slice conversions in `half`'s style | [`slice`] |
+//! | the bulk API: slices of every scalar type, saturating packing, fused quantize/dequantize, TensorProto bytes | [`bulk`] |
 //! | plans: a conversion resolved once, then run over buffers with no per-element dispatch | [`plan`] |
 //! | `lowbit bench` | [`bench`] |
 //! | Range, Slice, Gather | [`ops`] |
@@ -41,6 +42,7 @@
 #![deny(unsafe_code)]
 
 pub mod bench;
+pub mod bulk;
 pub mod cast;
 pub mod cli_cast;
 pub mod cli_quantize;
@@ -68,9 +70,14 @@ pub mod texts;
 pub mod value;
 pub mod verify;
 
+pub use bulk::{
+    dequantize, dequantize_packed, pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into,
+    pack_wrapping_into, quantize, quantize_packed, unpack_into, PackedQuantized, Quantized,
+};
 pub use convert::{CastOptions, RoundMode};
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use format::FloatFormat;
 pub use scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
+pub use slice::{NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
 pub use tensor::Tensor;
