@@ -54,20 +54,20 @@ macro_rules! narrow_slice {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
                 // The plan's vectorised kernels, a chunk at a time.
                 let plan = Plan::new(DType::Float, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
                 // Through the FLOAT16 plan, so that the profile's rules for that source apply.
                 let plan = Plan::new(DType::Float16, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_bits().to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f64_slice", self.len(), src.len())?;
                 let plan = Plan::new(DType::Double, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_to_f32_slice(&self, dst: &mut [f32]) -> Result<()> {
@@ -109,16 +109,13 @@ fn convert_typed<S: Copy, T: CodeSlot>(
     plan: &Plan,
     src: &[S],
     dst: &mut [T],
-    put: impl Fn(S, &mut [u8]),
+    put: impl Fn(&[S], &mut [u8]),
 ) -> Result<()> {
-    let width = plan.from().bits().expect("typed sources have a width") as usize / 8;
     let mut codes = CodeStage::new(T::DTYPE);
     plan.run_pieces(
         src.len(),
         |start, len, bytes| {
-            for (b, &x) in bytes.chunks_exact_mut(width).zip(&src[start..start + len]) {
-                put(x, b);
-            }
+            put(&src[start..start + len], bytes);
             Ok(())
         },
         |start, len, bytes| {
@@ -130,8 +127,12 @@ fn convert_typed<S: Copy, T: CodeSlot>(
 
 /// Runs `plan` from a typed slice of the plan's source (one code per element) into a typed
 /// destination slice (each element read from its raw bytes by `get`), piece by piece.
-fn convert_codes_out<T: CodeSlot, D>(plan: &Plan, src: &[T], dst: &mut [D], get: impl Fn(&[u8]) -> D) -> Result<()> {
-    let width = plan.to().bits().expect("typed targets have a width") as usize / 8;
+fn convert_codes_out<T: CodeSlot, D>(
+    plan: &Plan,
+    src: &[T],
+    dst: &mut [D],
+    get: impl Fn(&[u8], &mut [D]),
+) -> Result<()> {
     let mut codes = CodeStage::new(T::DTYPE);
     plan.run_pieces(
         src.len(),
@@ -140,9 +141,7 @@ fn convert_codes_out<T: CodeSlot, D>(plan: &Plan, src: &[T], dst: &mut [D], get:
             Ok(())
         },
         |start, len, bytes| {
-            for (d, b) in dst[start..start + len].iter_mut().zip(bytes.chunks_exact(width)) {
-                *d = get(b);
-            }
+            get(bytes, &mut dst[start..start + len]);
             Ok(())
         },
     )
@@ -251,10 +250,12 @@ pub(crate) mod wide_sealed {
     pub trait Sealed: Copy {
         /// Bytes per element.
         const BYTES: usize;
-        /// Writes the element's little-endian bytes (`out` has [`Self::BYTES`]).
-        fn write_le(self, out: &mut [u8]);
-        /// The element of these little-endian bytes.
-        fn read_le(bytes: &[u8]) -> Self;
+        /// Writes the elements' little-endian bytes (`out` has [`Self::BYTES`] per element).
+        fn write_all_le(src: &[Self], out: &mut [u8]);
+        /// Reads elements from their little-endian bytes (`bytes` has [`Self::BYTES`] per element).
+        fn read_all_le(bytes: &[u8], out: &mut [Self]);
+        /// Zero.
+        fn zero() -> Self;
         /// The element clamped to the integers `low..=high` (exact in every wide type), NaN to
         /// zero; values in range are returned as they are (rounding is the plan's).
         fn clamp_to_integers(self, low: i8, high: i8) -> Self;
@@ -278,13 +279,22 @@ macro_rules! wide_float {
     ($t:ty, $dtype:expr, $bytes:expr, $to_f64:expr, $from_i8:expr, $to_le:expr, $from_le:expr) => {
         impl wide_sealed::Sealed for $t {
             const BYTES: usize = $bytes;
+            // Loops on the literal width, so that each element is one store or load.
             #[inline(always)]
-            fn write_le(self, out: &mut [u8]) {
-                out.copy_from_slice(&$to_le(self));
+            fn write_all_le(src: &[Self], out: &mut [u8]) {
+                for (b, &x) in out.chunks_exact_mut($bytes).zip(src) {
+                    let b: &mut [u8; $bytes] = b.try_into().expect("chunks of the width");
+                    *b = $to_le(x);
+                }
             }
             #[inline(always)]
-            fn read_le(bytes: &[u8]) -> Self {
-                $from_le(bytes.try_into().expect("the element's width"))
+            fn read_all_le(bytes: &[u8], out: &mut [Self]) {
+                for (x, b) in out.iter_mut().zip(bytes.chunks_exact($bytes)) {
+                    *x = $from_le(b.try_into().expect("chunks of the width"));
+                }
+            }
+            fn zero() -> Self {
+                $from_i8(0i8)
             }
             #[inline(always)]
             fn clamp_to_integers(self, low: i8, high: i8) -> Self {
@@ -383,7 +393,7 @@ macro_rules! scalar_slice {
             fn convert_from_slice_with<S: WideFloat>(&mut self, src: &[S], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_slice", self.len(), src.len())?;
                 let plan = Plan::new(S::DTYPE, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, S::write_le)
+                convert_typed(&plan, src, self, S::write_all_le)
             }
 
             fn convert_to_slice<D: WideFloat>(&self, dst: &mut [D]) -> Result<()> {
@@ -393,7 +403,7 @@ macro_rules! scalar_slice {
             fn convert_to_slice_with<D: WideFloat>(&self, dst: &mut [D], opts: &CastOptions) -> Result<()> {
                 same_length("convert_to_slice", dst.len(), self.len())?;
                 let plan = Plan::new(<$t>::DTYPE, D::DTYPE, opts)?;
-                convert_codes_out(&plan, self, dst, D::read_le)
+                convert_codes_out(&plan, self, dst, D::read_all_le)
             }
         }
     )*};
@@ -441,8 +451,13 @@ pub(crate) fn pack_staged<S: WideFloat>(
     plan.run_pieces(
         src.len(),
         |start, len, bytes| {
-            for (b, &x) in bytes.chunks_exact_mut(S::BYTES).zip(&src[start..start + len]) {
-                adjust(x).write_le(b);
+            // Through a small buffer, so that the bytes are written by the width's own loop.
+            let mut adjusted = [S::zero(); 64];
+            for (piece, out) in src[start..start + len].chunks(64).zip(bytes.chunks_mut(64 * S::BYTES)) {
+                for (a, &x) in adjusted.iter_mut().zip(piece) {
+                    *a = adjust(x);
+                }
+                S::write_all_le(&adjusted[..piece.len()], out);
             }
             Ok(())
         },
@@ -468,9 +483,7 @@ pub(crate) fn unpack_staged<D: WideFloat>(dtype: DType, src: &[u8], dst: &mut [D
             Ok(())
         },
         |start, len, bytes| {
-            for (d, b) in dst[start..start + len].iter_mut().zip(bytes.chunks_exact(D::BYTES)) {
-                *d = D::read_le(b);
-            }
+            D::read_all_le(bytes, &mut dst[start..start + len]);
             Ok(())
         },
     )
