@@ -1,6 +1,8 @@
-//! Bulk conversions on slices, in the style of `half`'s `HalfFloatSliceExt`: a sealed extension
-//! trait on `[F8E4M3FN]`, `[F8E5M2]`, ... and packing helpers for the sub-byte types. Unlike `half`,
-//! a length mismatch is an `Err`, not a panic.
+//! Bulk conversions on slices, in the style of `half`'s `HalfFloatSliceExt`: sealed extension
+//! traits on `[F8E4M3FN]`, `[F8E5M2]`, ..., `[I4]`, `[U2]` ([`ScalarSliceExt`]: to and from
+//! `f32`, `f64`, `f16` and `bf16` slices; [`NarrowFloatSliceExt`]: the narrow float types and
+//! `f32`) and packing helpers for the sub-byte types (more in [`crate::bulk`]). Unlike `half`, a
+//! length mismatch is an `Err`, not a panic.
 //!
 //! Every conversion runs the same [`Plan`] as [`crate::cast::cast`], so the results are `Cast`'s.
 
@@ -371,13 +373,45 @@ mod scalar_sealed {
 /// ```
 pub trait ScalarSliceExt: scalar_sealed::Sealed {
     /// Fills `self` from `src` with ONNX `Cast` defaults (saturate=1, `round_mode` up, `spec`).
+    ///
+    /// ```
+    /// use lowbit::{ScalarSliceExt, U4};
+    /// let mut u4 = [U4::ZERO; 2];
+    /// u4.convert_from_slice(&[half::bf16::from_f32(15.0), half::bf16::from_f32(16.0)]).unwrap();
+    /// assert_eq!(u4.map(U4::to_bits), [15, 0]); // Cast keeps the low 4 bits of 16
+    /// assert!(u4.convert_from_slice(&[1.0f32]).is_err()); // lengths differ
+    /// ```
     fn convert_from_slice<S: WideFloat>(&mut self, src: &[S]) -> Result<()>;
     /// Fills `self` from `src` with the given attributes and profile.
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, ScalarSliceExt, F8E5M2};
+    /// let mut f8 = [F8E5M2::ZERO; 1];
+    /// // 65536 is beyond E5M2's largest finite value (57344): saturate=0 gives +Inf (0x7C).
+    /// f8.convert_from_slice_with(&[65536.0f64], &CastOptions::saturating(false)).unwrap();
+    /// assert_eq!(f8[0].to_bits(), 0x7C);
+    /// ```
     fn convert_from_slice_with<S: WideFloat>(&mut self, src: &[S], opts: &CastOptions) -> Result<()>;
     /// Writes every element into `dst` with ONNX `Cast` defaults (exact, except where the wide
     /// type cannot hold the value: E8M0's largest powers of two overflow float16 and bfloat16).
+    ///
+    /// ```
+    /// use lowbit::{ScalarSliceExt, F6E3M2};
+    /// let mut out = [half::f16::ZERO; 2];
+    /// [F6E3M2::from_bits(0x1F), F6E3M2::from_bits(0x21)].convert_to_slice(&mut out).unwrap();
+    /// // 0 111 11 = 2^4 * 1.75 = 28 (the largest); 1 000 01 = -(0.25 * 2^-2) = -0.0625 (subnormal).
+    /// assert_eq!(out.map(half::f16::to_f32), [28.0, -0.0625]);
+    /// ```
     fn convert_to_slice<D: WideFloat>(&self, dst: &mut [D]) -> Result<()>;
     /// Writes every element into `dst` with the given attributes and profile.
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, ScalarSliceExt, F8E8M0};
+    /// let mut out = [half::f16::ZERO; 1];
+    /// // E8M0 0xFE is 2^127, beyond float16: +Inf (0x7C00) whatever `saturate` says.
+    /// [F8E8M0::from_bits(0xFE)].convert_to_slice_with(&mut out, &CastOptions::saturating(false)).unwrap();
+    /// assert_eq!(out[0].to_bits(), 0x7C00);
+    /// ```
     fn convert_to_slice_with<D: WideFloat>(&self, dst: &mut [D], opts: &CastOptions) -> Result<()>;
 }
 
