@@ -837,7 +837,6 @@ pub(crate) fn dequantize_guarded(
 /// values (`raw`, little-endian) into `out` (the target's raw data): the same arithmetic as
 /// [`quantize_linear`] with scalar `y_scale` and `y_zero_point`, without tensors, for the bulk API
 /// ([`crate::bulk`]), which calls it piece by piece.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn quantize_per_tensor(
     raw: &[u8],
     n: usize,
