@@ -44,6 +44,7 @@
 //! | exact values of codes | [`value`] |
 //! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
 //! | strings <-> numbers under each profile | [`strings`] |
+//! | the bulk API: slices of every scalar type, saturating packing, fused quantize/dequantize, TensorProto bytes | [`bulk`] |
 //! | Range, Slice, Gather | [`ops`] |
 //! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner (feature `onnx`) | `onnx` |
@@ -79,6 +80,7 @@
 #![deny(unsafe_code)]
 
 // Public namespaces.
+pub mod bulk;
 pub mod files;
 pub mod format;
 #[cfg(feature = "onnx")]
@@ -117,6 +119,10 @@ pub mod tensor;
 #[doc(hidden)]
 pub mod texts;
 
+pub use bulk::{
+    dequantize, dequantize_packed, pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into,
+    pack_wrapping_into, quantize, quantize_packed, unpack_into, PackedQuantized, Quantized,
+};
 pub use cast::{cast, cast_like, CastAttributes, CastTo, CAST_LIKE_VERSIONS, CAST_VERSIONS};
 pub use convert::{convert_code, decode_element, encode_element, CastOptions, Element, RoundMode};
 pub use dtype::{DType, Kind, Packing};
@@ -125,7 +131,7 @@ pub use format::FloatFormat;
 pub use plan::Plan;
 pub use profile::Profile;
 pub use scalar::{Scalar, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
-pub use slice::{pack_f32_into, unpack_to_f32, NarrowFloatSliceExt};
+pub use slice::{pack_f32_into, unpack_to_f32, NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
 pub use tensor::{Data, Tensor};
 pub use texts::Texts;
 pub use value::{Exact, Value};
@@ -133,7 +139,7 @@ pub use value::{Exact, Value};
 /// The names most programs use: `use lowbit::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        cast, CastOptions, DType, Error, NarrowFloatSliceExt, Plan, Profile, RoundMode, Scalar, Tensor, F4E2M1, F6E2M3,
-        F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
+        cast, CastOptions, DType, Error, NarrowFloatSliceExt, Plan, Profile, RoundMode, Scalar, ScalarSliceExt, Tensor,
+        F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
     };
 }

@@ -1,6 +1,8 @@
-//! Bulk conversions on slices, in the style of `half`'s `HalfFloatSliceExt`: a sealed extension
-//! trait on `[F8E4M3FN]`, `[F8E5M2]`, ... and packing helpers for the sub-byte types. Unlike `half`,
-//! a length mismatch is an `Err`, not a panic.
+//! Bulk conversions on slices, in the style of `half`'s `HalfFloatSliceExt`: sealed extension
+//! traits on `[F8E4M3FN]`, `[F8E5M2]`, ..., `[I4]`, `[U2]` ([`ScalarSliceExt`]: to and from
+//! `f32`, `f64`, `f16` and `bf16` slices; [`NarrowFloatSliceExt`]: the narrow float types and
+//! `f32`) and packing helpers for the sub-byte types (more in [`crate::bulk`]). Unlike `half`, a
+//! length mismatch is an `Err`, not a panic.
 //!
 //! Every conversion runs the same [`Plan`] as [`crate::cast::cast`], so the results are `Cast`'s.
 
@@ -10,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::packing;
 use crate::plan::encode::DecodeTable;
 use crate::plan::Plan;
-use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
+use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
 
 mod private {
     pub trait Sealed {}
@@ -54,20 +56,20 @@ macro_rules! narrow_slice {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
                 // The plan's vectorised kernels, a chunk at a time.
                 let plan = Plan::new(DType::Float, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
                 // Through the FLOAT16 plan, so that the profile's rules for that source apply.
                 let plan = Plan::new(DType::Float16, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_bits().to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f64_slice", self.len(), src.len())?;
                 let plan = Plan::new(DType::Double, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, |x, b| b.copy_from_slice(&x.to_le_bytes()))
+                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
             fn convert_to_f32_slice(&self, dst: &mut [f32]) -> Result<()> {
@@ -85,20 +87,23 @@ macro_rules! narrow_slice {
             }
         }
 
-        impl CodeSlot for $t {
-            const DTYPE: DType = <$t>::DTYPE;
-            fn set_code(&mut self, code: u64) {
-                *self = <$t>::from_bits(code as u8);
-            }
-        }
     )*};
 }
 
-/// A scalar that can be written from a code of its dtype.
-trait CodeSlot {
-    const DTYPE: DType;
-    fn set_code(&mut self, code: u64);
+mod code_slot {
+    use crate::dtype::DType;
+
+    /// A scalar stored one per element whose code is its dtype's code (the narrow float types,
+    /// the small integers, `i8` and `u8`). Public in a private module, so that sealed public traits
+    /// can build on it without naming it to users.
+    pub trait CodeSlot: Copy {
+        const DTYPE: DType;
+        fn set_code(&mut self, code: u64);
+        fn code(self) -> u16;
+    }
 }
+
+pub(crate) use code_slot::CodeSlot;
 
 /// Runs `plan` from a typed source slice (each element written as its raw bytes by `put`) into a
 /// typed destination slice of the plan's target (unpacked: one code per element), piece by piece.
@@ -106,31 +111,341 @@ fn convert_typed<S: Copy, T: CodeSlot>(
     plan: &Plan,
     src: &[S],
     dst: &mut [T],
-    put: impl Fn(S, &mut [u8]),
+    put: impl Fn(&[S], &mut [u8]),
 ) -> Result<()> {
-    let width = plan.from().bits().expect("typed sources have a width") as usize / 8;
-    let mut codes = vec![0u16; crate::plan::CHUNK];
+    let mut codes = CodeStage::new(T::DTYPE);
     plan.run_pieces(
         src.len(),
         |start, len, bytes| {
-            for (b, &x) in bytes.chunks_exact_mut(width).zip(&src[start..start + len]) {
-                put(x, b);
-            }
+            put(&src[start..start + len], bytes);
             Ok(())
         },
         |start, len, bytes| {
-            packing::unpack_u16(T::DTYPE, bytes, &mut codes[..len]);
-            for (d, &c) in dst[start..start + len].iter_mut().zip(&codes[..len]) {
-                d.set_code(c.into());
-            }
+            codes.unpack(bytes, &mut dst[start..start + len]);
             Ok(())
         },
     )
 }
 
+/// Runs `plan` from a typed slice of the plan's source (one code per element) into a typed
+/// destination slice (each element read from its raw bytes by `get`), piece by piece.
+fn convert_codes_out<T: CodeSlot, D>(
+    plan: &Plan,
+    src: &[T],
+    dst: &mut [D],
+    get: impl Fn(&[u8], &mut [D]),
+) -> Result<()> {
+    let mut codes = CodeStage::new(T::DTYPE);
+    plan.run_pieces(
+        src.len(),
+        |start, len, bytes| {
+            codes.pack(&src[start..start + len], bytes);
+            Ok(())
+        },
+        |start, len, bytes| {
+            get(bytes, &mut dst[start..start + len]);
+            Ok(())
+        },
+    )
+}
+
+/// Moves codes between one-per-element slices and a dtype's raw bytes, a piece (at most
+/// [`crate::plan::CHUNK`] elements) at a time: byte-wide dtypes directly, packed ones through a
+/// staging buffer of one piece's codes.
+pub(crate) struct CodeStage {
+    dtype: DType,
+    codes: Vec<u16>,
+}
+
+impl CodeStage {
+    pub(crate) fn new(dtype: DType) -> CodeStage {
+        let byte_wide = dtype.packing() == crate::dtype::Packing::Bytes(1);
+        CodeStage { dtype, codes: if byte_wide { Vec::new() } else { vec![0; crate::plan::CHUNK] } }
+    }
+
+    /// `raw` (the raw data of `out.len()` elements, from a group boundary) into `out`.
+    pub(crate) fn unpack<T: CodeSlot>(&mut self, raw: &[u8], out: &mut [T]) {
+        if self.codes.is_empty() {
+            for (d, &b) in out.iter_mut().zip(raw) {
+                d.set_code(b.into());
+            }
+            return;
+        }
+        for (out, raw) in out
+            .chunks_mut(self.codes.len())
+            .zip(raw.chunks(packing::raw_len(self.dtype, self.codes.len()).expect("a piece fits")))
+        {
+            let codes = &mut self.codes[..out.len()];
+            packing::unpack_u16(self.dtype, raw, codes);
+            for (d, &c) in out.iter_mut().zip(codes.iter()) {
+                d.set_code(c.into());
+            }
+        }
+    }
+
+    /// `src`'s codes into `raw` (exactly the raw data of `src.len()` elements).
+    pub(crate) fn pack<T: CodeSlot>(&mut self, src: &[T], raw: &mut [u8]) {
+        if self.codes.is_empty() {
+            for (b, &x) in raw.iter_mut().zip(src) {
+                *b = x.code() as u8;
+            }
+            return;
+        }
+        let piece_bytes = packing::raw_len(self.dtype, self.codes.len()).expect("a piece fits");
+        for (src, raw) in src.chunks(self.codes.len()).zip(raw.chunks_mut(piece_bytes)) {
+            let codes = &mut self.codes[..src.len()];
+            for (c, &x) in codes.iter_mut().zip(src) {
+                *c = x.code();
+            }
+            packing::pack_u16(self.dtype, codes, raw);
+        }
+    }
+}
+
 narrow_slice!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
 
-fn packed_target(dtype: DType) -> Result<()> {
+macro_rules! code_slot {
+    ($($t:ty),*) => {$(
+        impl CodeSlot for $t {
+            const DTYPE: DType = <$t>::DTYPE;
+            #[inline(always)]
+            fn set_code(&mut self, code: u64) {
+                *self = <$t>::from_bits(code as u8);
+            }
+            #[inline(always)]
+            fn code(self) -> u16 {
+                self.to_bits().into()
+            }
+        }
+    )*};
+}
+
+code_slot!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1, I4, U4, I2, U2);
+
+impl CodeSlot for i8 {
+    const DTYPE: DType = DType::Int8;
+    #[inline(always)]
+    fn set_code(&mut self, code: u64) {
+        *self = code as u8 as i8;
+    }
+    #[inline(always)]
+    fn code(self) -> u16 {
+        u16::from(self as u8)
+    }
+}
+
+impl CodeSlot for u8 {
+    const DTYPE: DType = DType::Uint8;
+    #[inline(always)]
+    fn set_code(&mut self, code: u64) {
+        *self = code as u8;
+    }
+    #[inline(always)]
+    fn code(self) -> u16 {
+        u16::from(self)
+    }
+}
+
+pub(crate) mod wide_sealed {
+    /// What the bulk conversions need of a wide float element: its raw bytes, and the exact
+    /// comparisons of saturating packing. Private, so [`super::WideFloat`] is sealed.
+    pub trait Sealed: Copy {
+        /// Bytes per element.
+        const BYTES: usize;
+        /// Writes the elements' little-endian bytes (`out` has [`Self::BYTES`] per element).
+        fn write_all_le(src: &[Self], out: &mut [u8]);
+        /// Reads elements from their little-endian bytes (`bytes` has [`Self::BYTES`] per element).
+        fn read_all_le(bytes: &[u8], out: &mut [Self]);
+        /// Zero.
+        fn zero() -> Self;
+        /// The element clamped to the integers `low..=high` (exact in every wide type), NaN to
+        /// zero; values in range are returned as they are (rounding is the plan's).
+        fn clamp_to_integers(self, low: i8, high: i8) -> Self;
+    }
+}
+
+/// A wide float element type the bulk conversions read and write: `f32`, `f64`, [`half::f16`] and
+/// [`half::bf16`] (sealed). Conversions from them run a plan from their ONNX dtype, so each value is
+/// rounded once to the target.
+///
+/// ```
+/// use lowbit::slice::WideFloat;
+/// assert_eq!(<half::bf16 as WideFloat>::DTYPE, lowbit::DType::Bfloat16);
+/// ```
+pub trait WideFloat: wide_sealed::Sealed {
+    /// The element's ONNX dtype: FLOAT, DOUBLE, FLOAT16 or BFLOAT16.
+    const DTYPE: DType;
+}
+
+macro_rules! wide_float {
+    ($t:ty, $dtype:expr, $bytes:expr, $to_f64:expr, $from_i8:expr, $to_le:expr, $from_le:expr) => {
+        impl wide_sealed::Sealed for $t {
+            const BYTES: usize = $bytes;
+            // Loops on the literal width, so that each element is one store or load.
+            #[inline(always)]
+            fn write_all_le(src: &[Self], out: &mut [u8]) {
+                for (b, &x) in out.chunks_exact_mut($bytes).zip(src) {
+                    let b: &mut [u8; $bytes] = b.try_into().expect("chunks of the width");
+                    *b = $to_le(x);
+                }
+            }
+            #[inline(always)]
+            fn read_all_le(bytes: &[u8], out: &mut [Self]) {
+                for (x, b) in out.iter_mut().zip(bytes.chunks_exact($bytes)) {
+                    *x = $from_le(b.try_into().expect("chunks of the width"));
+                }
+            }
+            fn zero() -> Self {
+                $from_i8(0i8)
+            }
+            #[inline(always)]
+            fn clamp_to_integers(self, low: i8, high: i8) -> Self {
+                let x: f64 = $to_f64(self);
+                if x.is_nan() {
+                    $from_i8(0i8)
+                } else if x < f64::from(low) {
+                    $from_i8(low)
+                } else if x > f64::from(high) {
+                    $from_i8(high)
+                } else {
+                    self
+                }
+            }
+        }
+
+        impl WideFloat for $t {
+            const DTYPE: DType = $dtype;
+        }
+    };
+}
+
+wide_float!(f32, DType::Float, 4, f64::from, f32::from, f32::to_le_bytes, f32::from_le_bytes);
+wide_float!(f64, DType::Double, 8, |x| x, f64::from, f64::to_le_bytes, f64::from_le_bytes);
+wide_float!(
+    half::f16,
+    DType::Float16,
+    2,
+    half::f16::to_f64,
+    |i: i8| half::f16::from_f32(f32::from(i)),
+    |x: half::f16| x.to_bits().to_le_bytes(),
+    |b: [u8; 2]| half::f16::from_bits(u16::from_le_bytes(b))
+);
+wide_float!(
+    half::bf16,
+    DType::Bfloat16,
+    2,
+    half::bf16::to_f64,
+    |i: i8| half::bf16::from_f32(f32::from(i)),
+    |x: half::bf16| x.to_bits().to_le_bytes(),
+    |b: [u8; 2]| half::bf16::from_bits(u16::from_le_bytes(b))
+);
+
+mod scalar_sealed {
+    pub trait Sealed {}
+}
+
+/// Conversions between slices of any scalar type (the eight narrow float types, and `I4`, `U4`,
+/// `I2`, `U2` one per element) and slices of `f32`, `f64`, [`half::f16`] or [`half::bf16`], in
+/// both directions, with ONNX `Cast`'s results: each call runs one [`Plan`] between the wide
+/// type's dtype (FLOAT, DOUBLE, FLOAT16, BFLOAT16) and the scalar's, over the whole slice, a
+/// chunk at a time (no per-element dispatch). A length mismatch is an `Err`.
+///
+/// ```
+/// use half::{bf16, f16};
+/// use lowbit::slice::ScalarSliceExt;
+/// use lowbit::{F8E4M3FN, I4};
+///
+/// // float16 -> E4M3FN: 480 saturates to 448 (0x7E) under Cast's default saturate=1.
+/// let src = [f16::from_f32(1.0), f16::from_f32(480.0), f16::from_f32(-0.3)];
+/// let mut f8 = [F8E4M3FN::ZERO; 3];
+/// f8.convert_from_slice(&src).unwrap();
+/// assert_eq!(f8.map(F8E4M3FN::to_bits), [0x38, 0x7E, 0xAA]);
+///
+/// // E4M3FN -> bfloat16 is exact.
+/// let mut wide = [bf16::ZERO; 3];
+/// f8.convert_to_slice(&mut wide).unwrap();
+/// assert_eq!(wide.map(bf16::to_f32), [1.0, 448.0, -0.3125]);
+///
+/// // f64 -> INT4 is Cast: nearest-even, then the low 4 bits (9 wraps to -7).
+/// let mut ints = [I4::ZERO; 3];
+/// ints.convert_from_slice(&[2.5f64, -3.5, 9.0]).unwrap();
+/// assert_eq!(ints.map(I4::to_i8), [2, -4, -7]);
+/// ```
+pub trait ScalarSliceExt: scalar_sealed::Sealed {
+    /// Fills `self` from `src` with ONNX `Cast` defaults (saturate=1, `round_mode` up, `spec`).
+    ///
+    /// ```
+    /// use lowbit::{ScalarSliceExt, U4};
+    /// let mut u4 = [U4::ZERO; 2];
+    /// u4.convert_from_slice(&[half::bf16::from_f32(15.0), half::bf16::from_f32(16.0)]).unwrap();
+    /// assert_eq!(u4.map(U4::to_bits), [15, 0]); // Cast keeps the low 4 bits of 16
+    /// assert!(u4.convert_from_slice(&[1.0f32]).is_err()); // lengths differ
+    /// ```
+    fn convert_from_slice<S: WideFloat>(&mut self, src: &[S]) -> Result<()>;
+    /// Fills `self` from `src` with the given attributes and profile.
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, ScalarSliceExt, F8E5M2};
+    /// let mut f8 = [F8E5M2::ZERO; 1];
+    /// // 65536 is beyond E5M2's largest finite value (57344): saturate=0 gives +Inf (0x7C).
+    /// f8.convert_from_slice_with(&[65536.0f64], &CastOptions::saturating(false)).unwrap();
+    /// assert_eq!(f8[0].to_bits(), 0x7C);
+    /// ```
+    fn convert_from_slice_with<S: WideFloat>(&mut self, src: &[S], opts: &CastOptions) -> Result<()>;
+    /// Writes every element into `dst` with ONNX `Cast` defaults (exact, except where the wide
+    /// type cannot hold the value: E8M0's largest powers of two overflow float16 and bfloat16).
+    ///
+    /// ```
+    /// use lowbit::{ScalarSliceExt, F6E3M2};
+    /// let mut out = [half::f16::ZERO; 2];
+    /// [F6E3M2::from_bits(0x1F), F6E3M2::from_bits(0x21)].convert_to_slice(&mut out).unwrap();
+    /// // 0 111 11 = 2^4 * 1.75 = 28 (the largest); 1 000 01 = -(0.25 * 2^-2) = -0.0625 (subnormal).
+    /// assert_eq!(out.map(half::f16::to_f32), [28.0, -0.0625]);
+    /// ```
+    fn convert_to_slice<D: WideFloat>(&self, dst: &mut [D]) -> Result<()>;
+    /// Writes every element into `dst` with the given attributes and profile.
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, ScalarSliceExt, F8E8M0};
+    /// let mut out = [half::f16::ZERO; 1];
+    /// // E8M0 0xFE is 2^127, beyond float16: +Inf (0x7C00) whatever `saturate` says.
+    /// [F8E8M0::from_bits(0xFE)].convert_to_slice_with(&mut out, &CastOptions::saturating(false)).unwrap();
+    /// assert_eq!(out[0].to_bits(), 0x7C00);
+    /// ```
+    fn convert_to_slice_with<D: WideFloat>(&self, dst: &mut [D], opts: &CastOptions) -> Result<()>;
+}
+
+macro_rules! scalar_slice {
+    ($($t:ty),*) => {$(
+        impl scalar_sealed::Sealed for [$t] {}
+
+        impl ScalarSliceExt for [$t] {
+            fn convert_from_slice<S: WideFloat>(&mut self, src: &[S]) -> Result<()> {
+                self.convert_from_slice_with(src, &CastOptions::default())
+            }
+
+            fn convert_from_slice_with<S: WideFloat>(&mut self, src: &[S], opts: &CastOptions) -> Result<()> {
+                same_length("convert_from_slice", self.len(), src.len())?;
+                let plan = Plan::new(S::DTYPE, <$t>::DTYPE, opts)?;
+                convert_typed(&plan, src, self, S::write_all_le)
+            }
+
+            fn convert_to_slice<D: WideFloat>(&self, dst: &mut [D]) -> Result<()> {
+                self.convert_to_slice_with(dst, &CastOptions::default())
+            }
+
+            fn convert_to_slice_with<D: WideFloat>(&self, dst: &mut [D], opts: &CastOptions) -> Result<()> {
+                same_length("convert_to_slice", dst.len(), self.len())?;
+                let plan = Plan::new(<$t>::DTYPE, D::DTYPE, opts)?;
+                convert_codes_out(&plan, self, dst, D::read_all_le)
+            }
+        }
+    )*};
+}
+
+scalar_slice!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1, I4, U4, I2, U2);
+
+pub(crate) fn packed_target(dtype: DType) -> Result<()> {
     match dtype {
         DType::Int4
         | DType::Uint4
@@ -145,25 +460,38 @@ fn packed_target(dtype: DType) -> Result<()> {
     }
 }
 
-/// Casts `src` to a packed sub-byte type (int4, uint4, float4e2m1, int2, uint2, float6) and writes
-/// the ONNX `raw_data` bytes into `dst`, which must be exactly `ceil(len * bits / 8)` bytes.
-pub fn pack_f32_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptions) -> Result<()> {
-    packed_target(dtype)?;
-    let need = packing::raw_len(dtype, src.len())?;
-    if dst.len() != need {
-        return Err(Error::RawLength {
-            dtype: dtype.onnx_name(),
-            elements: src.len(),
-            expected: need,
-            actual: dst.len(),
-        });
+/// `dst` must be exactly the raw data of `elements` elements of `dtype`.
+pub(crate) fn raw_length_is(dtype: DType, elements: usize, actual: usize) -> Result<()> {
+    let expected = packing::raw_len(dtype, elements)?;
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(Error::RawLength { dtype: dtype.onnx_name(), elements, expected, actual })
     }
-    let plan = Plan::new(DType::Float, dtype, opts)?;
+}
+
+/// Casts `src` (each element first passed through `adjust`) to a packed sub-byte `dtype` with
+/// `opts`, writing the ONNX `raw_data` bytes into `dst`, a piece at a time through one plan.
+pub(crate) fn pack_staged<S: WideFloat>(
+    dtype: DType,
+    src: &[S],
+    dst: &mut [u8],
+    opts: &CastOptions,
+    adjust: impl Fn(S) -> S,
+) -> Result<()> {
+    packed_target(dtype)?;
+    raw_length_is(dtype, src.len(), dst.len())?;
+    let plan = Plan::new(S::DTYPE, dtype, opts)?;
     plan.run_pieces(
         src.len(),
         |start, len, bytes| {
-            for (b, x) in bytes.chunks_exact_mut(4).zip(&src[start..start + len]) {
-                b.copy_from_slice(&x.to_le_bytes());
+            // Through a small buffer, so that the bytes are written by the width's own loop.
+            let mut adjusted = [S::zero(); 64];
+            for (piece, out) in src[start..start + len].chunks(64).zip(bytes.chunks_mut(64 * S::BYTES)) {
+                for (a, &x) in adjusted.iter_mut().zip(piece) {
+                    *a = adjust(x);
+                }
+                S::write_all_le(&adjusted[..piece.len()], out);
             }
             Ok(())
         },
@@ -175,20 +503,12 @@ pub fn pack_f32_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptio
     )
 }
 
-/// Unpacks `dst.len()` elements of a packed sub-byte type from `src` (ONNX `raw_data`, exactly
-/// `ceil(len * bits / 8)` bytes) into their exact `f32` values.
-pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+/// Unpacks `dst.len()` elements of a packed sub-byte `dtype` from `src` (exactly their raw data)
+/// into `dst` through one plan.
+pub(crate) fn unpack_staged<D: WideFloat>(dtype: DType, src: &[u8], dst: &mut [D], opts: &CastOptions) -> Result<()> {
     packed_target(dtype)?;
-    let need = packing::raw_len(dtype, dst.len())?;
-    if src.len() != need {
-        return Err(Error::RawLength {
-            dtype: dtype.onnx_name(),
-            elements: dst.len(),
-            expected: need,
-            actual: src.len(),
-        });
-    }
-    let plan = Plan::new(dtype, DType::Float, &CastOptions::default())?;
+    raw_length_is(dtype, dst.len(), src.len())?;
+    let plan = Plan::new(dtype, D::DTYPE, opts)?;
     plan.run_pieces(
         dst.len(),
         |start, _, bytes| {
@@ -197,12 +517,41 @@ pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
             Ok(())
         },
         |start, len, bytes| {
-            for (d, b) in dst[start..start + len].iter_mut().zip(bytes.chunks_exact(4)) {
-                *d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
+            D::read_all_le(bytes, &mut dst[start..start + len]);
             Ok(())
         },
     )
+}
+
+/// Casts `src` to a packed sub-byte type (int4, uint4, float4e2m1, int2, uint2, float6) and writes
+/// the ONNX `raw_data` bytes into `dst`, which must be exactly `ceil(len * bits / 8)` bytes.
+///
+/// This is ONNX `Cast`: into the integer types a value is rounded to the nearest integer (ties to
+/// even) and its **low bits are kept**, so values out of range wrap (int4: 9.0 -> -7, 8.0 -> -8;
+/// NaN and infinities -> 0). For clamping, use [`crate::bulk::pack_f32_saturating_into`];
+/// [`crate::bulk::pack_f32_wrapping_into`] is this function under a name that says what it does.
+///
+/// ```
+/// use lowbit::{slice::pack_f32_into, CastOptions, DType};
+/// let mut raw = [0u8; 1];
+/// pack_f32_into(DType::Int4, &[9.0, 1.0], &mut raw, &CastOptions::default()).unwrap();
+/// assert_eq!(raw, [0x19]); // 9 -> 0x9 (-7), 1 -> 0x1 in the high nibble
+/// ```
+pub fn pack_f32_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptions) -> Result<()> {
+    pack_staged(dtype, src, dst, opts, |x| x)
+}
+
+/// Unpacks `dst.len()` elements of a packed sub-byte type from `src` (ONNX `raw_data`, exactly
+/// `ceil(len * bits / 8)` bytes) into their exact `f32` values.
+///
+/// ```
+/// use lowbit::{slice::unpack_to_f32, DType};
+/// let mut out = [0f32; 3];
+/// unpack_to_f32(DType::Int4, &[0xE1, 0x03], &mut out).unwrap();
+/// assert_eq!(out, [1.0, -2.0, 3.0]);
+/// ```
+pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    unpack_staged(dtype, src, dst, &CastOptions::default())
 }
 
 #[cfg(test)]

@@ -229,6 +229,67 @@ pub fn write_tensor_file(path: &Path, t: &Tensor, name: Option<&str>) -> Result<
     crate::staging::write_file_atomically(path, |out| write_tensor_proto(out, t, name))
 }
 
+impl Tensor {
+    /// The tensor as the bytes of a serialized ONNX `TensorProto` (`raw_data`, or `string_data`
+    /// for STRING), named `name`: the bytes [`write_tensor_file`] writes. No protobuf library is
+    /// needed by the caller.
+    ///
+    /// ```
+    /// use lowbit::{DType, Tensor};
+    /// let t = Tensor::from_codes(DType::Int4, vec![3], &[1, 0xE, 3]).unwrap();
+    /// let bytes = t.to_tensor_proto_bytes(Some("w"));
+    /// // dims [3], data_type 22 (INT4), name "w", raw_data [0xE1, 0x03].
+    /// assert_eq!(bytes, [0x0A, 0x01, 0x03, 0x10, 0x16, 0x42, 0x01, b'w', 0x4A, 0x02, 0xE1, 0x03]);
+    /// assert_eq!(Tensor::from_tensor_proto_bytes(&bytes).unwrap(), t);
+    /// ```
+    #[must_use]
+    pub fn to_tensor_proto_bytes(&self, name: Option<&str>) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_tensor_proto(&mut out, self, name).expect("writing into a Vec does not fail");
+        out
+    }
+
+    /// A tensor from the bytes of a serialized ONNX `TensorProto`, checked as a `TensorProto`
+    /// file is ([`read_tensor_file`]) under the default [`Limits`]: at most
+    /// `max_input_bytes`, every dtype through `raw_data` or its typed field, sizes checked against
+    /// the data present before anything is allocated. Bytes that are not a `TensorProto`
+    /// (truncated, corrupt), an UNDEFINED or unknown dtype, a count that does not match the shape,
+    /// and external data (which lives in another file) are an `Err`.
+    ///
+    /// ```
+    /// use lowbit::Tensor;
+    /// let bytes = Tensor::from_f32(&[1.5, -2.0]).to_tensor_proto_bytes(None);
+    /// let t = Tensor::from_tensor_proto_bytes(&bytes).unwrap();
+    /// assert_eq!(t.raw().unwrap(), [0, 0, 0xC0, 0x3F, 0, 0, 0, 0xC0]);
+    /// assert!(Tensor::from_tensor_proto_bytes(&bytes[..bytes.len() - 1]).is_err());
+    /// ```
+    pub fn from_tensor_proto_bytes(bytes: &[u8]) -> Result<Tensor> {
+        Tensor::from_tensor_proto_bytes_with(bytes, &Limits::default())
+    }
+
+    /// [`Tensor::from_tensor_proto_bytes`] under `limits` (only `max_input_bytes` applies).
+    ///
+    /// ```
+    /// use lowbit::onnx::limits::Limits;
+    /// use lowbit::Tensor;
+    /// let bytes = Tensor::from_f32(&[0.0; 100]).to_tensor_proto_bytes(None);
+    /// let small = Limits { max_input_bytes: 64, ..Limits::default() };
+    /// assert!(Tensor::from_tensor_proto_bytes_with(&bytes, &small).unwrap_err().to_string().contains("64"));
+    /// ```
+    pub fn from_tensor_proto_bytes_with(bytes: &[u8], limits: &Limits) -> Result<Tensor> {
+        let size = bytes.len() as u64;
+        if size > limits.max_input_bytes {
+            return Err(Error::InputTooLarge {
+                path: "TensorProto bytes".into(),
+                size: Some(size),
+                limit: limits.max_input_bytes,
+            });
+        }
+        let proto = TensorProto::decode(bytes).map_err(|e| bad(format!("the bytes are not a TensorProto: {e}")))?;
+        tensor_from_proto(&proto)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -833,6 +833,61 @@ pub(crate) fn dequantize_guarded(
     Tensor::from_raw(d.output, x.shape().to_vec(), out)
 }
 
+/// Per-tensor `QuantizeLinear` (saturate=1, a FLOAT scale, the zero point given) of `n` float32
+/// values (`raw`, little-endian) into `out` (the target's raw data): the same arithmetic as
+/// [`quantize_linear`] with scalar `y_scale` and `y_zero_point`, without tensors, for the bulk API
+/// ([`crate::bulk`]), which calls it piece by piece.
+pub(crate) fn quantize_per_tensor(
+    raw: &[u8],
+    n: usize,
+    scale: f32,
+    zero_point: f64,
+    target: DType,
+    profile: Profile,
+    out: &mut [u8],
+) -> Result<()> {
+    let policy = profile.policy();
+    let q = Quantize {
+        name: "QuantizeLinear".into(),
+        target,
+        groups: Groups::PER_TENSOR,
+        division: division_type(policy, DType::Float, DType::Float, None),
+        saturate: true,
+        specials: policy.quantize.specials,
+        adds_zero_point: !target.is_float8() || policy.quantize.float8_adds_zero_point,
+    };
+    q.run(DType::Float, raw, n, ScaleValues::Float32(vec![scale]), &[zero_point], out, profile)
+}
+
+/// Per-tensor `DequantizeLinear` to FLOAT (a FLOAT scale, the zero point given) of `n` elements
+/// of `x_dtype` (`raw`) into `out` (FLOAT raw data): [`dequantize_linear`] with scalar `x_scale`
+/// and `x_zero_point`, without tensors, for the bulk API ([`crate::bulk`]).
+pub(crate) fn dequantize_per_tensor(
+    x_dtype: DType,
+    raw: &[u8],
+    n: usize,
+    scale: f32,
+    zero_point: f64,
+    profile: Profile,
+    out: &mut [u8],
+) -> Result<()> {
+    let name = "DequantizeLinear";
+    if x_dtype.is_float8() && zero_point != 0.0 {
+        // As dequantize_guarded: both implementations refuse it.
+        return Err(invalid(name, format!("x_zero_point of a {x_dtype} input must be zero")));
+    }
+    let policy = profile.policy();
+    let ignored =
+        x_dtype.is_float8() || (x_dtype == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
+    let d = Dequantize {
+        name: name.into(),
+        output: DType::Float,
+        groups: Groups::PER_TENSOR,
+        subtract_zero_point: !ignored,
+    };
+    d.run(x_dtype, DType::Float, Some(x_dtype), raw, n, &[f64::from(scale)], &[zero_point], out, profile)
+}
+
 /// Significant bits a value of `dtype` can have (for deciding whether a float64 product is exact).
 fn significant_bits(dtype: DType) -> u32 {
     match dtype.kind() {
