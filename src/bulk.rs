@@ -17,7 +17,7 @@ use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
 use crate::profile::Profile;
-use crate::quant::linear::{dequantize_per_tensor, quantize_per_tensor};
+use crate::quant::linear::{quantize_per_tensor, PerTensorDequantizer};
 use crate::scalar::{F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I2, I4, U2, U4};
 use crate::slice::{pack_staged, raw_length_is, unpack_staged, CodeStage};
 
@@ -289,11 +289,12 @@ fn dequantize_pieces<Q: Quantized>(
     let zero = zero_point.zero_point_value();
     let mut staged = vec![0u8; packing::raw_len(Q::DTYPE, PIECE.min(n))?];
     let mut out = vec![0u8; 4 * PIECE.min(n)];
+    let mut dequantizer = PerTensorDequantizer::new(Q::DTYPE, scale, zero, Profile::Spec)?;
     for start in (0..n).step_by(PIECE) {
         let len = PIECE.min(n - start);
         let raw_len = packing::raw_len(Q::DTYPE, len)?;
         read(start, len, &mut staged[..raw_len]);
-        dequantize_per_tensor(Q::DTYPE, &staged[..raw_len], len, scale, zero, Profile::Spec, &mut out[..4 * len])?;
+        dequantizer.run(&staged[..raw_len], len, &mut out[..4 * len])?;
         for (d, b) in dst[start..start + len].iter_mut().zip(out.chunks_exact(4)) {
             *d = f32::from_le_bytes(b.try_into().expect("4 bytes"));
         }

@@ -310,16 +310,23 @@ pub fn unpack_byte_codes(dtype: DType, raw: &[u8], codes: &mut [u8]) -> Result<(
 /// (exactly `raw_len(dtype, codes.len())` bytes).
 pub fn pack_u64(dtype: DType, codes: &[u64], raw: &mut [u8]) {
     match dtype.packing() {
-        // One loop per width, so each store has a fixed size (no memcpy call per element).
+        // One loop per width, each store an array assignment of a fixed size: a `copy_from_slice`
+        // here stayed a memcpy call per element inside the AVX2 kernels.
         Packing::Bytes(1) => raw.iter_mut().zip(codes).for_each(|(r, &c)| *r = c as u8),
-        Packing::Bytes(2) => {
-            raw.chunks_exact_mut(2).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&(c as u16).to_le_bytes()));
-        }
-        Packing::Bytes(4) => {
-            raw.chunks_exact_mut(4).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&(c as u32).to_le_bytes()));
-        }
-        Packing::Bytes(8) => raw.chunks_exact_mut(8).zip(codes).for_each(|(r, &c)| r.copy_from_slice(&c.to_le_bytes())),
+        Packing::Bytes(2) => store_each::<2>(raw, codes, |c| (c as u16).to_le_bytes()),
+        Packing::Bytes(4) => store_each::<4>(raw, codes, |c| (c as u32).to_le_bytes()),
+        Packing::Bytes(8) => store_each::<8>(raw, codes, u64::to_le_bytes),
         _ => unreachable!("{dtype} is not 1, 2, 4 or 8 bytes wide"),
+    }
+}
+
+/// Writes `bytes(code)` into each `N`-byte element of `raw`.
+#[inline(always)]
+fn store_each<const N: usize>(raw: &mut [u8], codes: &[u64], bytes: impl Fn(u64) -> [u8; N]) {
+    for (r, &c) in raw.chunks_exact_mut(N).zip(codes) {
+        if let Ok(element) = <&mut [u8; N]>::try_from(r) {
+            *element = bytes(c);
+        }
     }
 }
 

@@ -82,7 +82,10 @@ impl Rounding {
 fn f64s_to_bytes(lanes: &[f64], out: &mut Vec<u8>) {
     out.resize(lanes.len() * 8, 0);
     for (b, x) in out.chunks_exact_mut(8).zip(lanes) {
-        b.copy_from_slice(&x.to_le_bytes());
+        // An array store, not `copy_from_slice`: that one became a memmove call per element.
+        if let Ok(bytes) = <&mut [u8; 8]>::try_from(b) {
+            *bytes = x.to_le_bytes();
+        }
     }
 }
 
@@ -859,33 +862,53 @@ pub(crate) fn quantize_per_tensor(
     q.run(DType::Float, raw, n, ScaleValues::Float32(vec![scale]), &[zero_point], out, profile)
 }
 
-/// Per-tensor `DequantizeLinear` to FLOAT (a FLOAT scale, the zero point given) of `n` elements
-/// of `x_dtype` (`raw`) into `out` (FLOAT raw data): [`dequantize_linear`] with scalar `x_scale`
-/// and `x_zero_point`, without tensors, for the bulk API ([`crate::bulk`]).
-pub(crate) fn dequantize_per_tensor(
+/// Per-tensor `DequantizeLinear` to FLOAT (a FLOAT scale, the zero point given) for the bulk API
+/// ([`crate::bulk`]): [`dequantize_linear`] with scalar `x_scale` and `x_zero_point`, without
+/// tensors, its plans built once and run piece by piece.
+pub(crate) struct PerTensorDequantizer {
+    op: Dequantize,
+    plans: DequantizePlans,
+    scratch: DequantizeScratch,
     x_dtype: DType,
-    raw: &[u8],
-    n: usize,
-    scale: f32,
+    scale: f64,
     zero_point: f64,
     profile: Profile,
-    out: &mut [u8],
-) -> Result<()> {
-    let name = "DequantizeLinear";
-    if x_dtype.is_float8() && zero_point != 0.0 {
-        // As dequantize_guarded: both implementations refuse it.
-        return Err(invalid(name, format!("x_zero_point of a {x_dtype} input must be zero")));
+}
+
+impl PerTensorDequantizer {
+    pub(crate) fn new(x_dtype: DType, scale: f32, zero_point: f64, profile: Profile) -> Result<Self> {
+        let name = "DequantizeLinear";
+        if x_dtype.is_float8() && zero_point != 0.0 {
+            // As dequantize_guarded: both implementations refuse it.
+            return Err(invalid(name, format!("x_zero_point of a {x_dtype} input must be zero")));
+        }
+        let policy = profile.policy();
+        let ignored = x_dtype.is_float8()
+            || (x_dtype == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
+        let op = Dequantize {
+            name: name.into(),
+            output: DType::Float,
+            groups: Groups::PER_TENSOR,
+            subtract_zero_point: !ignored,
+        };
+        let plans = op.plans(x_dtype, profile)?;
+        Ok(PerTensorDequantizer {
+            op,
+            plans,
+            scratch: DequantizeScratch::default(),
+            x_dtype,
+            scale: f64::from(scale),
+            zero_point,
+            profile,
+        })
     }
-    let policy = profile.policy();
-    let ignored =
-        x_dtype.is_float8() || (x_dtype == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
-    let d = Dequantize {
-        name: name.into(),
-        output: DType::Float,
-        groups: Groups::PER_TENSOR,
-        subtract_zero_point: !ignored,
-    };
-    d.run(x_dtype, DType::Float, Some(x_dtype), raw, n, &[f64::from(scale)], &[zero_point], out, profile)
+
+    /// `n` elements of the input dtype (`raw`) into `out` (FLOAT raw data).
+    pub(crate) fn run(&mut self, raw: &[u8], n: usize, out: &mut [u8]) -> Result<()> {
+        let (scales, zeros) = ([self.scale], [self.zero_point]);
+        let types = (self.x_dtype, DType::Float, Some(self.x_dtype));
+        self.op.run_with(&self.plans, &mut self.scratch, types, raw, n, &scales, &zeros, out, self.profile)
+    }
 }
 
 /// Significant bits a value of `dtype` can have (for deciding whether a float64 product is exact).
@@ -916,7 +939,36 @@ fn exact_product(d: f64, s: f64) -> Value {
     Value::Finite(Exact { negative: nd != ns, significand: kept, exponent: ed + es + shift as i32, sticky })
 }
 
+/// The two plans of a dequantization: the input to float64 (exact), float64 to the output.
+/// Built once per run (or once for every piece of a bulk call): building a plan costs far more
+/// than running it over a piece.
+struct DequantizePlans {
+    to_f64: Plan,
+    out_plan: Plan,
+}
+
+/// The per-chunk buffers of a dequantization, kept across the pieces of a bulk call: each is a
+/// chunk of 16,384 eight-byte lanes, large enough that allocating it anew for every piece costs
+/// page faults.
+#[derive(Default)]
+struct DequantizeScratch {
+    indices: Vec<usize>,
+    lanes: Vec<f64>,
+    wide: Vec<u8>,
+}
+
 impl Dequantize {
+    fn plans(&self, x_dtype: DType, profile: Profile) -> Result<DequantizePlans> {
+        let spec = CastOptions::default();
+        let out_plan = match profile.policy().quantize.dequantize_arithmetic {
+            // The exact product is rounded by the IEEE rule; the implementations' own conversions
+            // follow the profile.
+            DequantizeArithmetic::Exact => Plan::new(DType::Double, self.output, &spec)?,
+            _ => Plan::new(DType::Double, self.output, &CastOptions::with_profile(profile))?,
+        };
+        Ok(DequantizePlans { to_f64: Plan::new(x_dtype, DType::Double, &spec)?, out_plan })
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -930,15 +982,29 @@ impl Dequantize {
         out: &mut [u8],
         profile: Profile,
     ) -> Result<()> {
-        let spec = CastOptions::default();
+        let plans = self.plans(x_dtype, profile)?;
+        let scratch = &mut DequantizeScratch::default();
+        self.run_with(&plans, scratch, (x_dtype, scale_dtype, zero_dtype), raw, n, scales, zeros, out, profile)
+    }
+
+    /// [`Dequantize::run`] with its plans built and its buffers given; `types` are the input's,
+    /// the scale's and the zero point's dtypes.
+    #[allow(clippy::too_many_arguments)]
+    fn run_with(
+        &self,
+        plans: &DequantizePlans,
+        scratch: &mut DequantizeScratch,
+        types: (DType, DType, Option<DType>),
+        raw: &[u8],
+        n: usize,
+        scales: &[f64],
+        zeros: &[f64],
+        out: &mut [u8],
+        profile: Profile,
+    ) -> Result<()> {
+        let (x_dtype, scale_dtype, zero_dtype) = types;
         let arithmetic = profile.policy().quantize.dequantize_arithmetic;
-        let to_f64 = Plan::new(x_dtype, DType::Double, &spec)?;
-        let out_plan = match arithmetic {
-            // The exact product is rounded by the IEEE rule; the implementations' own conversions
-            // follow the profile.
-            DequantizeArithmetic::Exact => Plan::new(DType::Double, self.output, &spec)?,
-            _ => Plan::new(DType::Double, self.output, &CastOptions::with_profile(profile))?,
-        };
+        let (to_f64, out_plan) = (&plans.to_f64, &plans.out_plan);
         let difference_bits = if self.subtract_zero_point && !matches!(x_dtype.kind(), Kind::Integer { .. }) {
             64
         } else {
@@ -949,9 +1015,9 @@ impl Dequantize {
         // numpy: x - zero point is float64 when either is int32, the product float64 when the
         // difference is.
         let numpy_wide = x_dtype == DType::Int32 && (self.subtract_zero_point && zero_dtype == Some(DType::Int32));
-        let mut indices = vec![0usize; CHUNK.min(n)];
-        let mut lanes = vec![0f64; CHUNK.min(n)];
-        let mut wide = Vec::new();
+        scratch.indices.resize(CHUNK.min(n), 0);
+        scratch.lanes.resize(CHUNK.min(n), 0.0);
+        let DequantizeScratch { indices, lanes, wide } = scratch;
         let mut start = 0;
         while start < n {
             let len = CHUNK.min(n - start);
@@ -959,9 +1025,9 @@ impl Dequantize {
             let dst = &mut out[packing::raw_len(self.output, start)?..packing::raw_len(self.output, start + len)?];
             self.groups.indices(start, &mut indices[..len]);
             wide.resize(len * 8, 0);
-            to_f64.run(src, &mut wide, len)?;
+            to_f64.run(src, wide, len)?;
             let lanes = &mut lanes[..len];
-            bytes_to_f64s(&wide, lanes);
+            bytes_to_f64s(wide, lanes);
             let zero = |k: usize| {
                 if self.subtract_zero_point {
                     zeros[if zeros.len() == 1 { 0 } else { indices[k] }]
@@ -1015,8 +1081,8 @@ impl Dequantize {
                     }
                 }
             }
-            f64s_to_bytes(lanes, &mut wide);
-            out_plan.run(&wide, dst, len)?;
+            f64s_to_bytes(lanes, wide);
+            out_plan.run(wide, dst, len)?;
             start += len;
         }
         Ok(())
