@@ -22,6 +22,9 @@ use std::sync::OnceLock;
 mod traits;
 pub use traits::Scalar;
 
+#[cfg(feature = "num-traits")]
+mod num_traits_impl;
+
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {
         $(#[$doc])*

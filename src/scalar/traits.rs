@@ -1,5 +1,6 @@
 //! What the scalar types add to make them as usable as `half::f16`: IEEE `total_cmp`, exact
-//! `f16`/`bf16` conversions, arithmetic rounded once, `FromStr`, and the sealed [`Scalar`] trait.
+//! `f16`/`bf16` conversions, arithmetic rounded once, `FromStr`, and the sealed [`Scalar`] trait;
+//! and wrapping arithmetic for the small integers `I4`, `U4`, `I2`, `U2`.
 //!
 //! Arithmetic is computed in `f32` and rounded once to the type as [`F8E4M3FN::from_f32`] rounds
 //! (ONNX `Cast` with its default `saturate=1`: a finite result beyond MAX clamps to ±MAX, in
@@ -43,7 +44,7 @@ pub trait Scalar: sealed::Sealed + Copy + Default + core::fmt::Debug + core::fmt
 }
 
 /// The text quoted in an error: at most 64 characters, so an error never copies a huge input.
-fn quoted(text: &str) -> String {
+pub(super) fn quoted(text: &str) -> String {
     text.chars().take(64).collect()
 }
 
@@ -273,7 +274,76 @@ arithmetic!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1);
 macro_rules! int_scalar {
     ($($name:ident),*) => {$(
         scalar_impl!($name, None);
+        int_arithmetic!($name:
+            Add add AddAssign add_assign +,
+            Sub sub SubAssign sub_assign -,
+            Mul mul MulAssign mul_assign *,
+            Div div DivAssign div_assign /,
+            Rem rem RemAssign rem_assign %);
+    )*};
+}
+
+macro_rules! int_arithmetic {
+    ($name:ident: $($trait:ident $method:ident $assign_trait:ident $assign_method:ident $op:tt),*) => {$(
+        impl $trait for $name {
+            type Output = $name;
+            /// Computed exactly in `i64` and wrapped to the type's width (two's complement for
+            /// the signed types), as ONNX integer `Cast` and [`I4::wrapping_from_i64`] wrap:
+            /// `I4(7) + I4(1) == I4(-8)`. Division and remainder by zero panic, as they do for
+            /// the primitive integers.
+            fn $method(self, rhs: $name) -> $name {
+                $name::wrapping_from_i64(i64::from(self.0) $op i64::from(rhs.0))
+            }
+        }
+        impl $trait<&$name> for $name {
+            type Output = $name;
+            fn $method(self, rhs: &$name) -> $name {
+                self $op *rhs
+            }
+        }
+        impl $trait<$name> for &$name {
+            type Output = $name;
+            fn $method(self, rhs: $name) -> $name {
+                *self $op rhs
+            }
+        }
+        impl $trait<&$name> for &$name {
+            type Output = $name;
+            fn $method(self, rhs: &$name) -> $name {
+                *self $op *rhs
+            }
+        }
+        impl $assign_trait for $name {
+            fn $assign_method(&mut self, rhs: $name) {
+                *self = *self $op rhs;
+            }
+        }
+        impl $assign_trait<&$name> for $name {
+            fn $assign_method(&mut self, rhs: &$name) {
+                *self = *self $op *rhs;
+            }
+        }
     )*};
 }
 
 int_scalar!(I4, U4, I2, U2);
+
+macro_rules! signed_int_neg {
+    ($($name:ident),*) => {$(
+        /// Wrapping negation: `-MIN == MIN` (`-I4(-8) == I4(-8)`), as `i8::wrapping_neg`.
+        impl Neg for $name {
+            type Output = $name;
+            fn neg(self) -> $name {
+                $name::wrapping_from_i64(-i64::from(self.0))
+            }
+        }
+        impl Neg for &$name {
+            type Output = $name;
+            fn neg(self) -> $name {
+                -*self
+            }
+        }
+    )*};
+}
+
+signed_int_neg!(I4, I2);
