@@ -98,6 +98,11 @@ pub enum Error {
     /// directory, a range outside the file).
     #[error("tensor {tensor}: external data: {message}")]
     ExternalData { tensor: String, message: String },
+
+    /// A byte of a buffer viewed as scalar elements that is no element of the type (a bit above
+    /// the code's width, or a small integer outside its range).
+    #[error("{dtype}: byte {byte:#04x} at offset {offset} is not an element: {why}")]
+    InvalidElementByte { dtype: &'static str, offset: usize, byte: u8, why: &'static str },
 }
 
 /// The two budgets of a graph run.

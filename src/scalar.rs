@@ -24,6 +24,10 @@ pub use traits::Scalar;
 
 #[cfg(feature = "num-traits")]
 mod num_traits_impl;
+#[cfg(feature = "serde")]
+mod serde_impl;
+#[cfg(feature = "serde")]
+pub use serde_impl::serde_bits;
 
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {

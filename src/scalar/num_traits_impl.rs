@@ -46,10 +46,9 @@
 
 use super::traits::quoted;
 use super::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
-use crate::convert::CastOptions;
 use crate::error::Error;
 use crate::round::{self, RoundingMode};
-use crate::value::{Exact, Value};
+use crate::value::Value;
 use core::cmp::Ordering;
 use core::num::FpCategory;
 use num_traits::float::{FloatCore, TotalOrder};
@@ -76,13 +75,6 @@ fn nearest_integer(x: f64) -> Option<i128> {
 /// `ToPrimitive`, `FromPrimitive`, `NumCast`, `Bounded` and `TotalOrder` of a float type.
 macro_rules! float_conversions {
     ($($name:ident),*) => {$(
-        impl $name {
-            /// The exact integer rounded once, as `from_f64` rounds (ONNX `Cast`, `saturate=1`).
-            fn from_exact_integer(i: i128) -> Self {
-                $name::from_value(Value::Finite(Exact::from_i128(i)), &CastOptions::saturating(true))
-            }
-        }
-
         /// As for the value as an `f32` (every value of the type is one): truncation toward
         /// zero, `None` for NaN, infinities and values outside the target's range.
         impl ToPrimitive for $name {
@@ -120,12 +112,7 @@ macro_rules! float_conversions {
                 Some(Self::from_exact_integer(n))
             }
             fn from_u128(n: u128) -> Option<Self> {
-                // Beyond i128::MAX (2^127 - 1) every type saturates to MAX (E8M0's MAX is
-                // 2^127), so the f64 rounding of `n` cannot change the result.
-                Some(match i128::try_from(n) {
-                    Ok(i) => Self::from_exact_integer(i),
-                    Err(_) => $name::from_f64(n as f64),
-                })
+                Some(Self::from_exact_unsigned(n))
             }
             fn from_f32(x: f32) -> Option<Self> {
                 Some($name::from_f32(x))
@@ -146,7 +133,7 @@ macro_rules! float_conversions {
                         return Some(Self::from_exact_integer(i));
                     }
                     if let Some(u) = n.to_u128() {
-                        return <Self as FromPrimitive>::from_u128(u);
+                        return Some(Self::from_exact_unsigned(u));
                     }
                 }
                 Some($name::from_f64(x))

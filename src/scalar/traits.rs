@@ -37,6 +37,8 @@ pub trait Scalar: sealed::Sealed + Copy + Default + core::fmt::Debug + core::fmt
     fn to_bits(self) -> u8;
     /// The value with these bits; bits above the type's width are ignored.
     fn from_bits(bits: u8) -> Self;
+    /// The value with these bits, or an error naming the type if a bit above its width is set.
+    fn try_from_bits(bits: u8) -> Result<Self, Error>;
     /// The exact value as `f32`.
     fn to_f32(self) -> f32;
     /// ONNX `Cast` from `f32` (`saturate=1` for the float types).
@@ -83,6 +85,9 @@ macro_rules! scalar_impl {
             }
             fn from_bits(bits: u8) -> Self {
                 $name::from_bits(bits)
+            }
+            fn try_from_bits(bits: u8) -> Result<Self, Error> {
+                $name::try_from_bits(bits)
             }
             fn to_f32(self) -> f32 {
                 $name::to_f32(self)
@@ -136,6 +141,23 @@ macro_rules! float_extras {
             #[must_use]
             pub fn to_bf16(self) -> half::bf16 {
                 half::bf16::from_bits(Self::encode_wide(DType::Bfloat16, self) as u16)
+            }
+
+            /// An exact integer rounded once, as [`Self::from_f64`] rounds (`saturate=1`).
+            /// Beyond `i128` every type saturates (E8M0's MAX is 2^127), so the `f64` of such
+            /// an `n` gives the same code.
+            #[cfg(any(feature = "serde", feature = "num-traits"))]
+            pub(super) fn from_exact_integer(n: i128) -> Self {
+                Self::from_value(Value::Finite(crate::value::Exact::from_i128(n)), &CastOptions::saturating(true))
+            }
+
+            /// As [`Self::from_exact_integer`], for a `u128`.
+            #[cfg(any(feature = "serde", feature = "num-traits"))]
+            pub(super) fn from_exact_unsigned(n: u128) -> Self {
+                match i128::try_from(n) {
+                    Ok(i) => Self::from_exact_integer(i),
+                    Err(_) => Self::from_f64(n as f64),
+                }
             }
 
             fn encode_wide(target: DType, x: Self) -> u64 {
