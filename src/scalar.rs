@@ -19,7 +19,9 @@ use core::fmt;
 use core::num::FpCategory;
 use std::sync::OnceLock;
 
+mod bits;
 mod traits;
+pub use bits::Bits;
 pub use traits::Scalar;
 
 #[cfg(feature = "num-traits")]
@@ -28,6 +30,8 @@ mod num_traits_impl;
 mod serde_impl;
 #[cfg(feature = "serde")]
 pub use serde_impl::serde_bits;
+#[cfg(feature = "bytemuck")]
+mod bytemuck_impl;
 
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {
