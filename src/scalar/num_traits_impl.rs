@@ -2,9 +2,13 @@
 //!
 //! Every trait method that makes a value rounds exactly as the type's `from_f32`/`from_f64` do:
 //! once, to nearest-even (E8M0: up), with ONNX `Cast`'s default `saturate=1`. So in a format
-//! without infinity `Float::infinity()` is `from_f32(f32::INFINITY)`, which is MAX, and
-//! `Float::nan()` of float4/float6 (which have no NaN) is `from_f32(f32::NAN)`: +6 for
-//! `F4E2M1`, -0 for the float6 types (the onnx reference's choice); `is_nan()` of it is false.
+//! without infinity `Float::infinity()` is `from_f32(f32::INFINITY)`, which is MAX (E5M2's is
+//! its +Inf), and `Float::nan()` of float4/float6 (which have no NaN) is `from_f32(f32::NAN)`:
+//! +6 for `F4E2M1`, -0 for the float6 types (the onnx reference's choice); `is_nan()` of it is
+//! false. As with the crate's `+ - * /`, an infinite `f32` result becomes ±MAX even in E5M2
+//! (`saturate=1` sends ±Inf to ±MAX): `Float::recip(+0)` is MAX. The operations that only move
+//! the sign or pick an operand (`abs`, `copysign`, `min`, `max`, `Neg`), and `floor`, `ceil`,
+//! `round`, `trunc` of ±Inf or NaN, return the code they were given, infinities included.
 //!
 //! | types | traits |
 //! |---|---|
@@ -174,13 +178,19 @@ macro_rules! via_f32 {
 /// The methods `FloatCore` and `Float` share.
 macro_rules! shared_float_methods {
     ($name:ident) => {
-        /// `from_f32(f32::INFINITY)`: +Inf where the format has it, else MAX (`saturate=1`).
+        /// +Inf where the format has it (E5M2), else `from_f32(f32::INFINITY)`: MAX.
         fn infinity() -> Self {
-            $name::from_f32(f32::INFINITY)
+            match $name::FORMAT.infinity_code(false) {
+                Some(code) => $name::from_bits(code as u8),
+                None => $name::from_f32(f32::INFINITY),
+            }
         }
-        /// `from_f32(f32::NEG_INFINITY)`: -Inf where the format has it, else MIN.
+        /// -Inf where the format has it (E5M2), else `from_f32(f32::NEG_INFINITY)`: MIN.
         fn neg_infinity() -> Self {
-            $name::from_f32(f32::NEG_INFINITY)
+            match $name::FORMAT.infinity_code(true) {
+                Some(code) => $name::from_bits(code as u8),
+                None => $name::from_f32(f32::NEG_INFINITY),
+            }
         }
         /// `from_f32(f32::NAN)`: the type's NaN; for float4 +6 and for float6 -0, which have
         /// no NaN (see the module docs).
@@ -236,13 +246,31 @@ macro_rules! shared_float_methods {
         fn signum(self) -> Self {
             $name::from_f32($name::to_f32(self).signum())
         }
-        /// As `f32::min`: a NaN operand is ignored.
+        /// The smaller operand, as `f32::min`: a NaN operand is ignored.
         fn min(self, other: Self) -> Self {
-            $name::from_f32($name::to_f32(self).min($name::to_f32(other)))
+            let (a, b) = ($name::to_f32(self), $name::to_f32(other));
+            if a.is_nan() || b < a { other } else { self }
         }
-        /// As `f32::max`: a NaN operand is ignored.
+        /// The larger operand, as `f32::max`: a NaN operand is ignored.
         fn max(self, other: Self) -> Self {
-            $name::from_f32($name::to_f32(self).max($name::to_f32(other)))
+            let (a, b) = ($name::to_f32(self), $name::to_f32(other));
+            if a.is_nan() || b > a { other } else { self }
+        }
+        /// Exact; ±Inf and NaN are returned as they are (as `f32::floor` does).
+        fn floor(self) -> Self {
+            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).floor()) } else { self }
+        }
+        /// Exact; ±Inf and NaN are returned as they are.
+        fn ceil(self) -> Self {
+            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).ceil()) } else { self }
+        }
+        /// Exact (half away from zero, as `f32::round`); ±Inf and NaN are returned as they are.
+        fn round(self) -> Self {
+            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).round()) } else { self }
+        }
+        /// Exact; ±Inf and NaN are returned as they are.
+        fn trunc(self) -> Self {
+            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).trunc()) } else { self }
         }
         /// `f32::powi` rounded once to the type.
         fn powi(self, n: i32) -> Self {
@@ -259,7 +287,7 @@ macro_rules! shared_float_methods {
                 $name::FORMAT.mantissa_bits as i32,
             )
         }
-        via_f32!($name: floor ceil round trunc fract recip to_degrees to_radians);
+        via_f32!($name: fract recip to_degrees to_radians);
     };
 }
 
@@ -362,8 +390,10 @@ macro_rules! float_num {
                 let (sin, cos) = $name::to_f32(self).sin_cos();
                 ($name::from_f32(sin), $name::from_f32(cos))
             }
+            /// `self` with the sign bit of `sign`, by negation (see `Neg`: an FNUZ zero and NaN
+            /// keep their code); ±Inf stays ±Inf.
             fn copysign(self, sign: Self) -> Self {
-                $name::from_f32($name::to_f32(self).copysign($name::to_f32(sign)))
+                if $name::is_sign_negative(self) == $name::is_sign_negative(sign) { self } else { -self }
             }
             /// `self - other` if it is positive, else 0; NaN stays NaN.
             fn abs_sub(self, other: Self) -> Self {

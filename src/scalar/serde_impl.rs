@@ -1,6 +1,14 @@
 //! The `serde` feature: the scalar types serialize as their value (`f32` for the float types,
 //! `i8` for `I4`/`I2`, `u8` for `U4`/`U2`); [`serde_bits`] serializes the code instead.
 //!
+//! E8M0 serializes as `f64`: a text format writes an `f32` as its shortest decimal (2^-127 as
+//! `5.877472e-39`), which reads back as an `f64` a little above the value, and E8M0's
+//! rounding up would then give the next power of two. Its shortest `f64` text is exact for a
+//! correctly rounding reader, but serde_json's default number parser is not one: it reads 34
+//! of the 255 powers of two (2^-114, for one) an `f64` ulp off, and an ulp above rounds up. For
+//! E8M0 in JSON use [`serde_bits`] (or serde_json's `float_roundtrip` feature). For the other
+//! types any `f64` within an `f32` ulp of a value of the type rounds to nearest back to it.
+//!
 //! Deserializing a float type rounds the number it is given once, as `from_f64` rounds
 //! (nearest-even, E8M0 up, ONNX's default `saturate=1`); an integer is rounded from its exact
 //! value. A NaN for a type without NaN (float4, float6) is an error naming the type. A small
@@ -74,11 +82,11 @@ pub mod serde_bits {
 struct FloatVisitor<T>(core::marker::PhantomData<T>);
 
 macro_rules! float_serde {
-    ($($name:ident),*) => {$(
-        /// The value as `f32` (exact).
+    ($($name:ident: $serialize:ident $deserialize:ident $to:ident),*) => {$(
+        /// The value as `f32` (`f64` for E8M0), exactly.
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_f32($name::to_f32(*self))
+                serializer.$serialize($name::$to(*self))
             }
         }
 
@@ -117,13 +125,22 @@ macro_rules! float_serde {
         /// without NaN is an error naming the type.
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
-                deserializer.deserialize_f32(FloatVisitor::<$name>(core::marker::PhantomData))
+                deserializer.$deserialize(FloatVisitor::<$name>(core::marker::PhantomData))
             }
         }
     )*};
 }
 
-float_serde!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
+float_serde!(
+    F8E4M3FN: serialize_f32 deserialize_f32 to_f32,
+    F8E4M3FNUZ: serialize_f32 deserialize_f32 to_f32,
+    F8E5M2: serialize_f32 deserialize_f32 to_f32,
+    F8E5M2FNUZ: serialize_f32 deserialize_f32 to_f32,
+    F8E8M0: serialize_f64 deserialize_f64 to_f64,
+    F6E2M3: serialize_f32 deserialize_f32 to_f32,
+    F6E3M2: serialize_f32 deserialize_f32 to_f32,
+    F4E2M1: serialize_f32 deserialize_f32 to_f32
+);
 
 /// Reads an integer in `MIN..=MAX` into a small integer type.
 struct IntVisitor<T>(core::marker::PhantomData<T>);
