@@ -4,7 +4,11 @@
 //! Each float type is a code plus its [`FloatFormat`]; every conversion goes through the one
 //! rounding core, and every constant is derived from the descriptor. Following `half`: methods take
 //! `self` by value, there is no lossy `From` (only the exact widenings to `f32` and `f64`), and
-//! comparison is IEEE (NaN != NaN, -0 == +0).
+//! comparison is IEEE (NaN != NaN, -0 == +0); [`Bits`] compares, orders and hashes the code.
+//!
+//! Optional features: `num-traits` (`num_traits_impl`: `Float`, `NumCast`, ...), `serde`
+//! (`serde_impl`, `serde_bits`) and `bytemuck` (`bytemuck_impl`: `Pod` and zero-copy
+//! byte views).
 
 use crate::convert::{self, CastOptions, Element, RoundMode};
 use crate::dtype::DType;
@@ -24,14 +28,14 @@ mod traits;
 pub use bits::Bits;
 pub use traits::Scalar;
 
+#[cfg(feature = "bytemuck")]
+pub mod bytemuck_impl;
 #[cfg(feature = "num-traits")]
-mod num_traits_impl;
+pub mod num_traits_impl;
 #[cfg(feature = "serde")]
-mod serde_impl;
+pub mod serde_impl;
 #[cfg(feature = "serde")]
 pub use serde_impl::serde_bits;
-#[cfg(feature = "bytemuck")]
-mod bytemuck_impl;
 
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {

@@ -4,7 +4,6 @@
 //! tests/support/oracle.rs.
 
 #[path = "support/oracle.rs"]
-#[allow(dead_code)]
 mod oracle;
 
 use lowbit::scalar::{Bits, Scalar};
@@ -296,7 +295,8 @@ mod num_traits_feature {
         // Every code, every one-argument function: the code the oracle gives for the f32 result.
         fn check<T: Oracle + Float>() {
             // The bool: the function returns a non-finite input's own code (no saturation).
-            let functions: [(&str, fn(T) -> T, fn(f32) -> f32, bool); 12] = [
+            type Case<T> = (&'static str, fn(T) -> T, fn(f32) -> f32, bool);
+            let functions: [Case<T>; 12] = [
                 ("sqrt", T::sqrt, f32::sqrt, false),
                 ("floor", T::floor, f32::floor, true),
                 ("ceil", T::ceil, f32::ceil, true),
@@ -592,19 +592,19 @@ mod bytemuck_feature {
     #[test]
     fn checked_types_accept_exactly_their_bytes() {
         /// The bytes a type's `try_slice_from_bytes` must accept, written out per type.
-        fn accepted<T: Scalar>(check: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+        fn accepted(check: impl Fn(&[u8]) -> bool) -> Vec<u8> {
             (0..=255u8).filter(|&b| check(&[b])).collect()
         }
         // float6: the 6-bit codes 0x00..=0x3F; float4: 0x0..=0xF.
-        assert_eq!(accepted::<F6E2M3>(|b| F6E2M3::try_slice_from_bytes(b).is_ok()), (0..=0x3F).collect::<Vec<u8>>());
-        assert_eq!(accepted::<F6E3M2>(|b| F6E3M2::try_slice_from_bytes(b).is_ok()), (0..=0x3F).collect::<Vec<u8>>());
-        assert_eq!(accepted::<F4E2M1>(|b| F4E2M1::try_slice_from_bytes(b).is_ok()), (0..=0xF).collect::<Vec<u8>>());
+        assert_eq!(accepted(|b| F6E2M3::try_slice_from_bytes(b).is_ok()), (0..=0x3F).collect::<Vec<u8>>());
+        assert_eq!(accepted(|b| F6E3M2::try_slice_from_bytes(b).is_ok()), (0..=0x3F).collect::<Vec<u8>>());
+        assert_eq!(accepted(|b| F4E2M1::try_slice_from_bytes(b).is_ok()), (0..=0xF).collect::<Vec<u8>>());
         // INT4 as i8: 0..=7 and -8..=-1 = 0xF8..=0xFF; INT2: 0, 1 and -2, -1 = 0xFE, 0xFF.
         let int4: Vec<u8> = (0..=7).chain(0xF8..=0xFF).collect();
-        assert_eq!(accepted::<I4>(|b| I4::try_slice_from_bytes(b).is_ok()), int4);
-        assert_eq!(accepted::<I2>(|b| I2::try_slice_from_bytes(b).is_ok()), [0, 1, 0xFE, 0xFF]);
-        assert_eq!(accepted::<U4>(|b| U4::try_slice_from_bytes(b).is_ok()), (0..=15).collect::<Vec<u8>>());
-        assert_eq!(accepted::<U2>(|b| U2::try_slice_from_bytes(b).is_ok()), [0, 1, 2, 3]);
+        assert_eq!(accepted(|b| I4::try_slice_from_bytes(b).is_ok()), int4);
+        assert_eq!(accepted(|b| I2::try_slice_from_bytes(b).is_ok()), [0, 1, 0xFE, 0xFF]);
+        assert_eq!(accepted(|b| U4::try_slice_from_bytes(b).is_ok()), (0..=15).collect::<Vec<u8>>());
+        assert_eq!(accepted(|b| U2::try_slice_from_bytes(b).is_ok()), [0, 1, 2, 3]);
         // bytemuck's own checked cast agrees.
         assert!(bytemuck::checked::try_cast_slice::<u8, F6E2M3>(&[0x40]).is_err());
         assert!(bytemuck::checked::try_cast_slice::<u8, I4>(&[0xF8]).is_ok());
@@ -632,7 +632,7 @@ mod bytemuck_feature {
         // The mutable view writes values only.
         let mut buffer = [0xF8u8, 0x07];
         let ints = I4::try_slice_from_bytes_mut(&mut buffer).unwrap();
-        ints[0] = ints[0] + ints[1]; // -8 + 7 = -1
+        ints[0] += ints[1]; // -8 + 7 = -1
         assert_eq!(buffer, [0xFF, 0x07]);
         assert!(U2::try_slice_from_bytes_mut(&mut [0, 4]).is_err());
         // Trait bounds: the checked types are NoUninit (bytes out) but not Pod.

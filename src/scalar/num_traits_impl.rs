@@ -70,8 +70,13 @@ fn radix_error(text: &str, dtype: &'static str, radix: u32, supported: &str) -> 
 /// and magnitudes beyond 64 bits.
 fn nearest_integer(x: f64) -> Option<i128> {
     match Value::from_f64(x) {
-        Value::Finite(e) => round::round_to_integer(e, RoundingMode::NearestEven)
-            .map(|(negative, magnitude)| if negative { -i128::from(magnitude) } else { i128::from(magnitude) }),
+        Value::Finite(e) => round::round_to_integer(e, RoundingMode::NearestEven).map(|(negative, magnitude)| {
+            if negative {
+                -i128::from(magnitude)
+            } else {
+                i128::from(magnitude)
+            }
+        }),
         _ => None,
     }
 }
