@@ -7,6 +7,8 @@
 mod oracle;
 
 use lowbit::scalar::{Bits, Scalar};
+// Some are used only by the feature blocks below.
+#[allow(unused_imports)]
 use lowbit::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
 use oracle::{OFormat, OMode, OValue};
 
