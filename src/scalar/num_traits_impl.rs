@@ -332,7 +332,7 @@ macro_rules! float_num {
         }
 
         /// `from_str_radix` with radix 10 is `FromStr` (the exact decimal rounded once as
-        /// `from_f32` rounds); any other radix is an error.
+        /// `from_f32` rounds, ONNX `saturate=1`); any other radix is an error.
         impl Num for $name {
             type FromStrRadixErr = Error;
             fn from_str_radix(text: &str, radix: u32) -> Result<Self, Error> {
@@ -365,13 +365,15 @@ macro_rules! float_num {
             }
         }
 
-        /// Rounding as the module docs say: every value made is `from_f32` of an `f32` result.
+        /// Every value made is `from_f32` of the `f32` result: rounded once, ONNX
+        /// `saturate=1` (see the module docs for the exceptions that keep a code as it is).
         impl FloatCore for $name {
             shared_float_methods!($name);
         }
 
         /// The math functions compute the `f32` function of the exact value and round its
-        /// result once to the type (see the module docs for the accuracy).
+        /// result once to the type as `from_f32` does (ONNX `saturate=1`: an infinite result is
+        /// ±MAX); see the module docs for the accuracy and for the methods that keep a code.
         impl Float for $name {
             shared_float_methods!($name);
             via_f32!($name: sqrt exp exp2 ln log2 log10 cbrt sin cos tan asin acos atan exp_m1
