@@ -66,6 +66,30 @@ fn codes<T: Scalar>() -> impl Iterator<Item = T> {
     (0..1u16 << width).map(|c| T::from_bits(c as u8))
 }
 
+#[test]
+fn special_constants_are_the_codes_from_f32_gives() {
+    // E4M3FN: NaN 0_1111_111 = 0x7F, -0 = 0x80. E5M2: +Inf 0_11111_00 = 0x7C, -Inf 0xFC, the
+    // quiet NaN 0_11111_10 = 0x7E. FNUZ: the one NaN 0x80. E8M0: NaN 0xFF. float6 -0 = 0b10_0000
+    // = 0x20, float4 -0 = 0b1000.
+    let cases: [(u8, u8, u8); 12] = [
+        (F8E4M3FN::NAN.to_bits(), F8E4M3FN::from_f32(f32::NAN).to_bits(), 0x7F),
+        (F8E4M3FN::NEG_ZERO.to_bits(), F8E4M3FN::from_f32(-0.0).to_bits(), 0x80),
+        (F8E5M2::NAN.to_bits(), F8E5M2::from_f32(f32::NAN).to_bits(), 0x7E),
+        (F8E5M2::INFINITY.to_bits(), F8E5M2::from_f32_nonsaturating(f32::INFINITY).to_bits(), 0x7C),
+        (F8E5M2::NEG_INFINITY.to_bits(), F8E5M2::from_f32_nonsaturating(f32::NEG_INFINITY).to_bits(), 0xFC),
+        (F8E4M3FNUZ::NAN.to_bits(), F8E4M3FNUZ::from_f32(f32::NAN).to_bits(), 0x80),
+        (F8E5M2FNUZ::NAN.to_bits(), F8E5M2FNUZ::from_f32(f32::NAN).to_bits(), 0x80),
+        (F8E8M0::NAN.to_bits(), F8E8M0::from_f32(f32::NAN).to_bits(), 0xFF),
+        (F8E5M2FNUZ::ZERO.to_bits(), F8E5M2FNUZ::from_f32(-0.0).to_bits(), 0x00),
+        (F6E2M3::NEG_ZERO.to_bits(), F6E2M3::from_f32(-0.0).to_bits(), 0x20),
+        (F6E3M2::NEG_ZERO.to_bits(), F6E3M2::from_f32(-0.0).to_bits(), 0x20),
+        (F4E2M1::NEG_ZERO.to_bits(), F4E2M1::from_f32(-0.0).to_bits(), 0x8),
+    ];
+    for (constant, converted, hand) in cases {
+        assert_eq!((constant, converted), (hand, hand));
+    }
+}
+
 mod bits_wrapper {
     use super::*;
     use std::collections::{BTreeSet, HashSet};
