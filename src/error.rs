@@ -70,6 +70,10 @@ pub enum Error {
     /// A tensor whose `external_data` cannot be read (bad keys, a location outside the model's
     /// directory, a range outside the file).
     ExternalData { tensor: String, message: String },
+
+    /// A byte of a buffer viewed as scalar elements that is no element of the type (a bit above
+    /// the code's width, or a small integer outside its range).
+    InvalidElementByte { dtype: &'static str, offset: usize, byte: u8, why: &'static str },
 }
 
 impl core::fmt::Display for Error {
@@ -95,6 +99,9 @@ impl core::fmt::Display for Error {
             Error::UnsafeOutputName { name, why } => write!(f, "graph output {name}: {why}; output names become file names inside the output directory"),
             Error::DumpLine { input, line, why } => write!(f, "{input}: line {line}: {why}"),
             Error::ExternalData { tensor, message } => write!(f, "tensor {tensor}: external data: {message}"),
+            Error::InvalidElementByte { dtype, offset, byte, why } => {
+                write!(f, "{dtype}: byte {byte:#04x} at offset {offset} is not an element: {why}")
+            }
         }
     }
 }

@@ -4,7 +4,11 @@
 //! Each float type is a code plus its [`FloatFormat`]; every conversion goes through the one
 //! rounding core, and every constant is derived from the descriptor. Following `half`: methods take
 //! `self` by value, there is no lossy `From` (only the exact widenings to `f32` and `f64`), and
-//! comparison is IEEE (NaN != NaN, -0 == +0).
+//! comparison is IEEE (NaN != NaN, -0 == +0); [`Bits`] compares, orders and hashes the code.
+//!
+//! Optional features: `num-traits` (`num_traits_impl`: `Float`, `NumCast`, ...), `serde`
+//! (`serde_impl`, `serde_bits`) and `bytemuck` (`bytemuck_impl`: `Pod` and zero-copy
+//! byte views).
 
 use crate::convert::{self, CastOptions, Element, RoundMode};
 use crate::dtype::DType;
@@ -19,8 +23,19 @@ use core::fmt;
 use core::num::FpCategory;
 use std::sync::OnceLock;
 
+mod bits;
 mod traits;
+pub use bits::Bits;
 pub use traits::Scalar;
+
+#[cfg(feature = "bytemuck")]
+pub mod bytemuck_impl;
+#[cfg(feature = "num-traits")]
+pub mod num_traits_impl;
+#[cfg(feature = "serde")]
+pub mod serde_impl;
+#[cfg(feature = "serde")]
+pub use serde_impl::serde_bits;
 
 macro_rules! minifloat {
     ($(#[$doc:meta])* $name:ident, $format:path, $dtype:expr) => {
@@ -273,11 +288,34 @@ minifloat!(
     F4E2M1, format::E2M1, DType::Float4E2M1
 );
 
+/// The special-value constants a format has, each read from the descriptor's encoding
+/// (`zero_code`, `nan_code`, `infinity_code`); one the format lacks fails const evaluation.
 macro_rules! constants {
-    ($name:ident { $($(#[$doc:meta])* $const:ident = $expr:expr;)* }) => {
+    ($name:ident, $format:path: $($const:ident)*) => {
         impl $name {
-            $($(#[$doc])* pub const $const: Self = Self($expr as u8);)*
+            $(constants!(@one $format, $const);)*
         }
+    };
+    (@one $format:path, ZERO) => {
+        /// Zero (+0).
+        pub const ZERO: Self = Self(unwrap_const!($format.zero_code(false)) as u8);
+    };
+    (@one $format:path, NEG_ZERO) => {
+        /// Negative zero (the sign bit alone).
+        pub const NEG_ZERO: Self = Self(unwrap_const!($format.zero_code(true)) as u8);
+    };
+    (@one $format:path, NAN) => {
+        /// The NaN `from_f32(f32::NAN)` gives: the positive quiet NaN where NaN has a sign (0x7F
+        /// E4M3FN, 0x7E E5M2), else the format's single NaN (0x80 FNUZ, 0xFF E8M0).
+        pub const NAN: Self = Self(unwrap_const!($format.nan_code(false)) as u8);
+    };
+    (@one $format:path, INFINITY) => {
+        /// +Inf.
+        pub const INFINITY: Self = Self(unwrap_const!($format.infinity_code(false)) as u8);
+    };
+    (@one $format:path, NEG_INFINITY) => {
+        /// -Inf.
+        pub const NEG_INFINITY: Self = Self(unwrap_const!($format.infinity_code(true)) as u8);
     };
 }
 
@@ -290,60 +328,14 @@ macro_rules! unwrap_const {
     };
 }
 
-constants!(F8E4M3FN {
-    /// Positive zero.
-    ZERO = 0;
-    /// Negative zero.
-    NEG_ZERO = format::E4M3FN.sign_mask();
-    /// The positive NaN, 0x7F.
-    NAN = unwrap_const!(format::E4M3FN.nan_code(false));
-});
-constants!(F8E4M3FNUZ {
-    /// Zero (the format has no -0).
-    ZERO = 0;
-    /// The one NaN, 0x80.
-    NAN = unwrap_const!(format::E4M3FNUZ.nan_code(false));
-});
-constants!(F8E5M2 {
-    /// Positive zero.
-    ZERO = 0;
-    /// Negative zero.
-    NEG_ZERO = format::E5M2.sign_mask();
-    /// The quiet NaN ONNX produces, 0x7E.
-    NAN = unwrap_const!(format::E5M2.nan_code(false));
-    /// +Inf, 0x7C.
-    INFINITY = unwrap_const!(format::E5M2.infinity_code(false));
-    /// -Inf, 0xFC.
-    NEG_INFINITY = unwrap_const!(format::E5M2.infinity_code(true));
-});
-constants!(F8E5M2FNUZ {
-    /// Zero (the format has no -0).
-    ZERO = 0;
-    /// The one NaN, 0x80.
-    NAN = unwrap_const!(format::E5M2FNUZ.nan_code(false));
-});
-constants!(F8E8M0 {
-    /// The NaN, 0xFF.
-    NAN = unwrap_const!(format::E8M0.nan_code(false));
-});
-constants!(F6E2M3 {
-    /// Positive zero.
-    ZERO = 0;
-    /// Negative zero.
-    NEG_ZERO = format::E2M3.sign_mask();
-});
-constants!(F6E3M2 {
-    /// Positive zero.
-    ZERO = 0;
-    /// Negative zero.
-    NEG_ZERO = format::E3M2.sign_mask();
-});
-constants!(F4E2M1 {
-    /// Positive zero.
-    ZERO = 0;
-    /// Negative zero.
-    NEG_ZERO = format::E2M1.sign_mask();
-});
+constants!(F8E4M3FN, format::E4M3FN: ZERO NEG_ZERO NAN);
+constants!(F8E4M3FNUZ, format::E4M3FNUZ: ZERO NAN);
+constants!(F8E5M2, format::E5M2: ZERO NEG_ZERO NAN INFINITY NEG_INFINITY);
+constants!(F8E5M2FNUZ, format::E5M2FNUZ: ZERO NAN);
+constants!(F8E8M0, format::E8M0: NAN);
+constants!(F6E2M3, format::E2M3: ZERO NEG_ZERO);
+constants!(F6E3M2, format::E3M2: ZERO NEG_ZERO);
+constants!(F4E2M1, format::E2M1: ZERO NEG_ZERO);
 
 impl F8E8M0 {
     /// ONNX `Cast` to FLOAT8E8M0 with an explicit `saturate` and `round_mode`.

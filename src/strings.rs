@@ -20,7 +20,6 @@ use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;
 use num_bigint::BigUint;
-use num_traits::{Euclid, One, ToPrimitive, Zero};
 
 mod fast_format;
 mod fast_parse;
@@ -318,9 +317,9 @@ fn pow10(n: u32) -> BigUint {
 fn ratio(x: &Exact) -> (BigUint, BigUint) {
     let significand = BigUint::from(x.significand);
     if x.exponent >= 0 {
-        (significand << x.exponent as usize, BigUint::one())
+        (significand << x.exponent as usize, BigUint::ONE)
     } else {
-        (significand, BigUint::one() << x.exponent.unsigned_abs() as usize)
+        (significand, BigUint::ONE << x.exponent.unsigned_abs() as usize)
     }
 }
 
@@ -361,8 +360,8 @@ fn scaled_floor(num: &BigUint, den: &BigUint, scale: i32) -> (BigUint, Rest) {
     } else {
         (num * pow10(scale.unsigned_abs()), den.clone())
     };
-    let (q, r) = dividend.div_rem_euclid(&divisor);
-    let rest = Rest { exact: r.is_zero(), vs_half: (r << 1usize).cmp(&divisor) };
+    let (q, r) = (&dividend / &divisor, &dividend % &divisor);
+    let rest = Rest { exact: r == BigUint::ZERO, vs_half: (r << 1usize).cmp(&divisor) };
     (q, rest)
 }
 
@@ -396,7 +395,7 @@ const TINY: Exact = Exact { negative: false, significand: 1 << 63, exponent: -22
 /// significand and sticky bit round exactly like the real value. `ndigits` is the number of
 /// decimal digits of `digits` (for the overflow and underflow clamps).
 fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, exp10: i64, tail: bool) -> Exact {
-    if digits.is_zero() && !tail {
+    if *digits == BigUint::ZERO && !tail {
         return Exact::zero(negative);
     }
     if exp10 + ndigits - 1 > DECIMAL_EXPONENT_CLAMP {
@@ -416,8 +415,9 @@ fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, exp10: i64, 
     // round the same, see MAX_SIGNIFICANT_DIGITS, so the tail only needs to make the result
     // inexact.)
     let shift = (64 + den.bits() as i64 - digits.bits() as i64 + 1).max(0);
-    let (q, r) = (digits << shift as usize).div_rem_euclid(&den);
-    binary_to_exact(negative, q, -shift, tail || !r.is_zero())
+    let scaled = digits << shift as usize;
+    let (q, r) = (&scaled / &den, &scaled % &den);
+    binary_to_exact(negative, q, -shift, tail || r != BigUint::ZERO)
 }
 
 /// `±(int + t) * 2^exp2` (t as in [`decimal_to_exact`]) cut to a 64-bit significand. A sticky
@@ -425,7 +425,7 @@ fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, exp10: i64, 
 /// position (the core's contract).
 fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: bool) -> Exact {
     let bits = int.bits() as i64;
-    if int.is_zero() {
+    if int == BigUint::ZERO {
         return if sticky { Exact { negative, ..TINY } } else { Exact::zero(negative) };
     }
     // Clamp absurd binary exponents (hex floats): beyond these everything overflows or underflows.
@@ -437,12 +437,12 @@ fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: bool) -> Exa
     }
     if bits <= 64 {
         debug_assert!(!sticky || bits == 64, "a sticky significand must be 64 bits wide");
-        let significand = int.to_u64().unwrap_or(u64::MAX);
+        let significand = u64::try_from(&int).unwrap_or(u64::MAX);
         return Exact { negative, significand, exponent: exp2 as i32, sticky };
     }
     let drop = (bits - 64) as u64;
     let lost = int.trailing_zeros().is_some_and(|tz| tz < drop);
-    let significand = (int >> drop as usize).to_u64().unwrap_or(u64::MAX);
+    let significand = u64::try_from(int >> drop as usize).unwrap_or(u64::MAX);
     Exact { negative, significand, exponent: (exp2 + drop as i64) as i32, sticky: sticky || lost }
 }
 
@@ -480,7 +480,7 @@ impl Decimal {
 
     /// The value truncated toward zero, if its magnitude is below 10^30.
     fn truncated(&self) -> Option<i128> {
-        if self.digits.is_zero() {
+        if self.digits == BigUint::ZERO {
             return Some(0);
         }
         if self.exp10 + self.ndigits > 30 {
@@ -494,7 +494,7 @@ impl Decimal {
         } else {
             &self.digits / pow10(self.exp10.unsigned_abs() as u32)
         };
-        let magnitude = i128::try_from(magnitude.to_u128()?).ok()?;
+        let magnitude = i128::try_from(u128::try_from(magnitude).ok()?).ok()?;
         Some(if self.negative { -magnitude } else { magnitude })
     }
 }
@@ -522,7 +522,7 @@ struct Mantissa {
 impl Mantissa {
     fn number(&self, radix: u32) -> BigUint {
         if self.digits.is_empty() {
-            BigUint::zero()
+            BigUint::ZERO
         } else {
             BigUint::parse_bytes(&self.digits, radix).unwrap_or_default()
         }

@@ -68,7 +68,6 @@ use crate::tensor::Tensor;
 use crate::value::{Exact, Value};
 use core::ops::{Add, Div, Mul, Sub};
 use num_bigint::{BigInt, BigUint, Sign};
-use num_traits::{ToPrimitive, Zero};
 
 /// The versions of ONNX `Range`.
 pub const RANGE_VERSIONS: [i64; 2] = [11, 27];
@@ -521,8 +520,8 @@ fn exact_count(s: Num, l: Num, d: Num) -> Option<u128> {
     }
     let (a, b) = aligned_magnitudes(&diff, &d);
     let q = &a / &b;
-    let q = if (&a % &b).is_zero() { q } else { q + 1u32 };
-    Some(q.to_u128().unwrap_or(u128::MAX))
+    let q = if &a % &b == BigUint::ZERO { q } else { q + 1u32 };
+    Some(u128::try_from(&q).unwrap_or(u128::MAX))
 }
 
 /// numpy's `_calc_length` once the quotient `q` is known: an underflowed quotient with a nonzero
@@ -725,7 +724,7 @@ impl Dyadic {
     }
 
     fn is_zero(&self) -> bool {
-        self.mantissa.is_zero()
+        self.mantissa == BigInt::ZERO
     }
 
     /// Both mantissas over the smaller exponent.
@@ -764,12 +763,12 @@ impl Dyadic {
             if tz < (-self.exponent) as u64 {
                 return None;
             }
-            return (&self.mantissa >> (-self.exponent) as usize).to_i128();
+            return i128::try_from(&self.mantissa >> (-self.exponent) as usize).ok();
         }
         if self.exponent > 127 && !self.is_zero() {
             return None;
         }
-        (&self.mantissa << self.exponent as usize).to_i128()
+        i128::try_from(&self.mantissa << self.exponent as usize).ok()
     }
 
     /// The exact value, as the Cast core takes it: a 64-bit significand and a sticky bit for
@@ -807,14 +806,14 @@ fn small_value(negative: bool, magnitude: u128, exponent: i64) -> Value {
 }
 
 fn big_value(mantissa: &BigInt, exponent: i64) -> Value {
-    if let Some(m) = mantissa.to_i128() {
+    if let Ok(m) = i128::try_from(mantissa) {
         return small_value(m < 0, m.unsigned_abs(), exponent);
     }
     let negative = mantissa.sign() == Sign::Minus;
     let magnitude = mantissa.magnitude();
     let shift = magnitude.bits() - 64;
     let sticky = magnitude.trailing_zeros().is_some_and(|tz| tz < shift);
-    let top = (magnitude >> shift as usize).to_u64().unwrap_or(u64::MAX);
+    let top = u64::try_from(magnitude >> shift as usize).unwrap_or(u64::MAX);
     Value::Finite(Exact { negative, significand: top, exponent: exponent32(exponent + shift as i64), sticky })
 }
 
@@ -828,7 +827,7 @@ fn ratio(num: i128, den: i128) -> Value {
     let shift = (66 + d.bits()).saturating_sub(n.bits());
     let scaled = n << shift as usize;
     let q = &scaled / &d;
-    let remainder = !(&scaled % &d).is_zero();
+    let remainder = &scaled % &d != BigUint::ZERO;
     match big_value(&BigInt::from(q), -(shift as i64)) {
         Value::Finite(x) => {
             Value::Finite(Exact { negative: (num < 0) != (den < 0), sticky: x.sticky || remainder, ..x })
@@ -849,7 +848,7 @@ struct Progression {
 impl Progression {
     fn new(start: &Dyadic, delta: &Dyadic) -> Progression {
         let (a, b, exponent) = start.aligned(delta);
-        let small = a.to_i128().zip(b.to_i128());
+        let small = i128::try_from(&a).ok().zip(i128::try_from(&b).ok());
         Progression { start: a, delta: b, small, exponent }
     }
 

@@ -1,5 +1,6 @@
 //! What the scalar types add to make them as usable as `half::f16`: IEEE `total_cmp`, exact
-//! `f16`/`bf16` conversions, arithmetic rounded once, `FromStr`, and the sealed [`Scalar`] trait.
+//! `f16`/`bf16` conversions, arithmetic rounded once, `FromStr`, and the sealed [`Scalar`] trait;
+//! and wrapping arithmetic for the small integers `I4`, `U4`, `I2`, `U2`.
 //!
 //! Arithmetic is computed in `f32` and rounded once to the type as [`F8E4M3FN::from_f32`] rounds
 //! (ONNX `Cast` with its default `saturate=1`: a finite result beyond MAX clamps to ±MAX, in
@@ -36,6 +37,8 @@ pub trait Scalar: sealed::Sealed + Copy + Default + core::fmt::Debug + core::fmt
     fn to_bits(self) -> u8;
     /// The value with these bits; bits above the type's width are ignored.
     fn from_bits(bits: u8) -> Self;
+    /// The value with these bits, or an error naming the type if a bit above its width is set.
+    fn try_from_bits(bits: u8) -> Result<Self, Error>;
     /// The exact value as `f32`.
     fn to_f32(self) -> f32;
     /// ONNX `Cast` from `f32` (`saturate=1` for the float types).
@@ -43,7 +46,7 @@ pub trait Scalar: sealed::Sealed + Copy + Default + core::fmt::Debug + core::fmt
 }
 
 /// The text quoted in an error: at most 64 characters, so an error never copies a huge input.
-fn quoted(text: &str) -> String {
+pub(super) fn quoted(text: &str) -> String {
     text.chars().take(64).collect()
 }
 
@@ -82,6 +85,9 @@ macro_rules! scalar_impl {
             }
             fn from_bits(bits: u8) -> Self {
                 $name::from_bits(bits)
+            }
+            fn try_from_bits(bits: u8) -> Result<Self, Error> {
+                $name::try_from_bits(bits)
             }
             fn to_f32(self) -> f32 {
                 $name::to_f32(self)
@@ -135,6 +141,23 @@ macro_rules! float_extras {
             #[must_use]
             pub fn to_bf16(self) -> half::bf16 {
                 half::bf16::from_bits(Self::encode_wide(DType::Bfloat16, self) as u16)
+            }
+
+            /// An exact integer rounded once, as [`Self::from_f64`] rounds (`saturate=1`).
+            /// Beyond `i128` every type saturates (E8M0's MAX is 2^127), so the `f64` of such
+            /// an `n` gives the same code.
+            #[cfg(any(feature = "serde", feature = "num-traits"))]
+            pub(super) fn from_exact_integer(n: i128) -> Self {
+                Self::from_value(Value::Finite(crate::value::Exact::from_i128(n)), &CastOptions::saturating(true))
+            }
+
+            /// As [`Self::from_exact_integer`], for a `u128`.
+            #[cfg(any(feature = "serde", feature = "num-traits"))]
+            pub(super) fn from_exact_unsigned(n: u128) -> Self {
+                match i128::try_from(n) {
+                    Ok(i) => Self::from_exact_integer(i),
+                    Err(_) => Self::from_f64(n as f64),
+                }
             }
 
             fn encode_wide(target: DType, x: Self) -> u64 {
@@ -273,7 +296,76 @@ arithmetic!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1);
 macro_rules! int_scalar {
     ($($name:ident),*) => {$(
         scalar_impl!($name, None);
+        int_arithmetic!($name:
+            Add add AddAssign add_assign +,
+            Sub sub SubAssign sub_assign -,
+            Mul mul MulAssign mul_assign *,
+            Div div DivAssign div_assign /,
+            Rem rem RemAssign rem_assign %);
+    )*};
+}
+
+macro_rules! int_arithmetic {
+    ($name:ident: $($trait:ident $method:ident $assign_trait:ident $assign_method:ident $op:tt),*) => {$(
+        impl $trait for $name {
+            type Output = $name;
+            /// Computed exactly in `i64` and wrapped to the type's width (two's complement for
+            /// the signed types), as ONNX integer `Cast` and [`I4::wrapping_from_i64`] wrap:
+            /// `I4(7) + I4(1) == I4(-8)`. Division and remainder by zero panic, as they do for
+            /// the primitive integers.
+            fn $method(self, rhs: $name) -> $name {
+                $name::wrapping_from_i64(i64::from(self.0) $op i64::from(rhs.0))
+            }
+        }
+        impl $trait<&$name> for $name {
+            type Output = $name;
+            fn $method(self, rhs: &$name) -> $name {
+                self $op *rhs
+            }
+        }
+        impl $trait<$name> for &$name {
+            type Output = $name;
+            fn $method(self, rhs: $name) -> $name {
+                *self $op rhs
+            }
+        }
+        impl $trait<&$name> for &$name {
+            type Output = $name;
+            fn $method(self, rhs: &$name) -> $name {
+                *self $op *rhs
+            }
+        }
+        impl $assign_trait for $name {
+            fn $assign_method(&mut self, rhs: $name) {
+                *self = *self $op rhs;
+            }
+        }
+        impl $assign_trait<&$name> for $name {
+            fn $assign_method(&mut self, rhs: &$name) {
+                *self = *self $op *rhs;
+            }
+        }
     )*};
 }
 
 int_scalar!(I4, U4, I2, U2);
+
+macro_rules! signed_int_neg {
+    ($($name:ident),*) => {$(
+        /// Wrapping negation: `-MIN == MIN` (`-I4(-8) == I4(-8)`), as `i8::wrapping_neg`.
+        impl Neg for $name {
+            type Output = $name;
+            fn neg(self) -> $name {
+                $name::wrapping_from_i64(-i64::from(self.0))
+            }
+        }
+        impl Neg for &$name {
+            type Output = $name;
+            fn neg(self) -> $name {
+                -*self
+            }
+        }
+    )*};
+}
+
+signed_int_neg!(I4, I2);
