@@ -71,6 +71,9 @@
 //! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `rayon`, sha2) |
 //! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
+//! | `serde` | no | `Serialize`/`Deserialize` of the scalar types (as values; as codes with `serde_bits`) |
+//! | `num-traits` | no | `Zero`, `One`, `Num`, `NumCast`, `FloatCore`, `Float`, `Bounded`, `Signed`, ... on the scalar types |
+//! | `bytemuck` | no | `Pod`/`NoUninit`/`CheckedBitPattern` and zero-copy byte views of the scalar types |
 //!
 //! ## The rule
 //!
@@ -130,7 +133,11 @@ pub use error::{BudgetKind, Error, Result};
 pub use format::FloatFormat;
 pub use plan::Plan;
 pub use profile::Profile;
-pub use scalar::{Scalar, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
+#[cfg(feature = "serde")]
+pub use scalar::serde_bits;
+pub use scalar::{
+    Bits, Scalar, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
+};
 pub use slice::{pack_f32_into, unpack_to_f32, NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
 pub use tensor::{Data, Tensor};
 pub use texts::Texts;
