@@ -5,6 +5,7 @@
 use crate::convert::{CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::opset::schema_version;
 use crate::packing;
 use crate::plan::Plan;
 use crate::profile::Profile;
@@ -84,20 +85,6 @@ pub struct CastAttributes {
 pub const CAST_VERSIONS: [i64; 10] = [1, 6, 9, 13, 19, 21, 23, 24, 25, 28];
 /// Versions of `CastLike`.
 pub const CAST_LIKE_VERSIONS: [i64; 6] = [15, 19, 21, 23, 24, 25];
-
-fn schema_version(op: &str, versions: &[i64], opset: i64) -> Result<i64> {
-    let newest = *versions.last().expect("non-empty");
-    if opset > 28 {
-        return Err(Error::InvalidOp {
-            op: op.into(),
-            message: format!("opset {opset} is newer than lowbit knows (28)"),
-        });
-    }
-    versions.iter().rev().copied().find(|&v| v <= opset).ok_or_else(|| Error::InvalidOp {
-        op: op.into(),
-        message: format!("{op} does not exist at opset {opset} (first version {}, newest {newest})", versions[0]),
-    })
-}
 
 /// The version of `Cast` that introduced `dtype` as an input or output type.
 #[must_use]

@@ -89,6 +89,7 @@ pub mod format;
 #[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod ops;
+mod opset;
 pub mod packing;
 pub mod plan;
 pub mod profile;
@@ -131,6 +132,7 @@ pub use convert::{convert_code, decode_element, encode_element, CastOptions, Ele
 pub use dtype::{DType, Kind, Packing};
 pub use error::{BudgetKind, Error, Result};
 pub use format::FloatFormat;
+pub use opset::NEWEST_OPSET;
 pub use plan::Plan;
 pub use profile::Profile;
 #[cfg(feature = "serde")]

@@ -422,8 +422,8 @@ fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, exp10: i64, 
 
 /// `±(int + t) * 2^exp2` (t as in [`decimal_to_exact`]) cut to a 64-bit significand. A sticky
 /// result always has a full 64-bit significand, so the sticky part lies below every rounding
-/// position (the core's contract).
-fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: bool) -> Exact {
+/// position (the core's contract). Also Range's exact big values (`ops::range`).
+pub(crate) fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: bool) -> Exact {
     let bits = int.bits() as i64;
     if int == BigUint::ZERO {
         return if sticky { Exact { negative, ..TINY } } else { Exact::zero(negative) };

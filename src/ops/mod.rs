@@ -47,22 +47,7 @@ use crate::error::{Error, Result};
 use crate::packing;
 use crate::tensor::{Data, Tensor, Texts};
 
-/// The newest opset lowbit knows.
-const NEWEST_OPSET: i64 = 28;
-
-/// The schema of `op` in force at `opset`: the newest version not above it.
-pub(crate) fn schema_version(op: &str, versions: &[i64], opset: i64) -> Result<i64> {
-    if opset > NEWEST_OPSET {
-        return Err(Error::InvalidOp {
-            op: op.into(),
-            message: format!("opset {opset} is newer than lowbit knows ({NEWEST_OPSET})"),
-        });
-    }
-    versions.iter().rev().copied().find(|&v| v <= opset).ok_or_else(|| Error::InvalidOp {
-        op: op.into(),
-        message: format!("{op} does not exist at opset {opset} (its first version is {})", versions[0]),
-    })
-}
+pub(crate) use crate::opset::schema_version;
 
 /// The values of an integer tensor (indices, starts, ends, axes, steps), widened to `i128` so that
 /// uint64 and the index arithmetic after it cannot overflow.

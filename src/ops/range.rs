@@ -810,11 +810,7 @@ fn big_value(mantissa: &BigInt, exponent: i64) -> Value {
         return small_value(m < 0, m.unsigned_abs(), exponent);
     }
     let negative = mantissa.sign() == Sign::Minus;
-    let magnitude = mantissa.magnitude();
-    let shift = magnitude.bits() - 64;
-    let sticky = magnitude.trailing_zeros().is_some_and(|tz| tz < shift);
-    let top = u64::try_from(magnitude >> shift as usize).unwrap_or(u64::MAX);
-    Value::Finite(Exact { negative, significand: top, exponent: exponent32(exponent + shift as i64), sticky })
+    Value::Finite(crate::strings::binary_to_exact(negative, mantissa.magnitude().clone(), exponent, false))
 }
 
 /// The exact quotient `num / den` (`den != 0`) as a value the Cast core rounds once.

@@ -110,6 +110,17 @@ impl MxFormat {
     pub const ALL: [MxFormat; 6] =
         [MxFormat::Fp8E4M3, MxFormat::Fp8E5M2, MxFormat::Fp6E2M3, MxFormat::Fp6E3M2, MxFormat::Fp4E2M1, MxFormat::Int8];
 
+    /// Every format's name, in the order of [`MxFormat::ALL`]: the values `--mx` takes.
+    pub const NAMES: [&'static str; 6] = {
+        let mut names = [""; 6];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = MxFormat::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
     /// The command-line name (`mxfp8e4m3`, `mxfp8e5m2`, `mxfp6e2m3`, `mxfp6e3m2`, `mxfp4`, `mxint8`).
     #[must_use]
     pub const fn name(self) -> &'static str {

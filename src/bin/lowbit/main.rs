@@ -49,7 +49,7 @@ impl Attributes {
 struct QuantMode {
     /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
     /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
-    #[arg(long, value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+    #[arg(long, value_parser = lowbit::quant::mx::MxFormat::NAMES)]
     mx: Option<String>,
     /// MX only: the FLOAT8E8M0 scales file.
     #[arg(long, value_name = "S.pb")]
@@ -65,7 +65,7 @@ struct QuantMode {
     #[arg(long, value_name = "NUMBER|Z.pb", allow_hyphen_values = true)]
     zero_point: Option<String>,
     /// Linear only: which implementation to be bit-exact with where they differ.
-    #[arg(long, value_parser = ["spec", "onnx-reference", "onnxruntime", "openvino"])]
+    #[arg(long, value_parser = lowbit::profile::Profile::NAMES)]
     profile: Option<String>,
 }
 
@@ -237,8 +237,9 @@ enum Command {
         /// Any numeric dtype, float8, float6, float4 and int4 included.
         #[arg(long)]
         output_type: String,
-        /// spec: the Range-4 text, exact and rounded once; openvino: OpenVINO's core reference.
-        #[arg(long, default_value = "spec", value_parser = ["spec", "openvino"])]
+        /// spec (and every profile but openvino): the Range-4 text, exact and rounded once;
+        /// openvino: OpenVINO's core reference.
+        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
         profile: String,
         #[arg(long)]
         raw: bool,
@@ -290,7 +291,7 @@ enum Command {
         quantize: bool,
         /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
         /// the input shaped [elements / 1024, 1024], blocks along the last axis.
-        #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"])]
+        #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = lowbit::quant::mx::MxFormat::NAMES)]
         mx: Option<String>,
         /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
         #[arg(long)]
