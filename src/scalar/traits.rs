@@ -195,16 +195,10 @@ macro_rules! float_extras {
 
 float_extras!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E3M2, F4E2M1);
 
-macro_rules! float_arithmetic {
-    ($name:ident: $($trait:ident $method:ident $assign_trait:ident $assign_method:ident $op:tt),*) => {$(
-        impl $trait for $name {
-            type Output = $name;
-            /// Computed in `f32` and rounded once as `from_f32` rounds (ONNX's default,
-            /// `saturate=1`: a finite result beyond MAX clamps to ±MAX).
-            fn $method(self, rhs: $name) -> $name {
-                $name::from_f32(self.to_f32() $op rhs.to_f32())
-            }
-        }
+/// The by-reference forms and the compound assignment of a binary operator, from its by-value
+/// impl (as `half` has them).
+macro_rules! forward_by_value {
+    ($name:ident, $trait:ident $method:ident $assign_trait:ident $assign_method:ident $op:tt) => {
         impl $trait<&$name> for $name {
             type Output = $name;
             fn $method(self, rhs: &$name) -> $name {
@@ -233,6 +227,20 @@ macro_rules! float_arithmetic {
                 *self = *self $op *rhs;
             }
         }
+    };
+}
+
+macro_rules! float_arithmetic {
+    ($name:ident: $($trait:ident $method:ident $assign_trait:ident $assign_method:ident $op:tt),*) => {$(
+        impl $trait for $name {
+            type Output = $name;
+            /// Computed in `f32` and rounded once as `from_f32` rounds (ONNX's default,
+            /// `saturate=1`: a finite result beyond MAX clamps to ±MAX).
+            fn $method(self, rhs: $name) -> $name {
+                $name::from_f32(self.to_f32() $op rhs.to_f32())
+            }
+        }
+        forward_by_value!($name, $trait $method $assign_trait $assign_method $op);
     )*};
 }
 
@@ -317,34 +325,7 @@ macro_rules! int_arithmetic {
                 $name::wrapping_from_i64(i64::from(self.0) $op i64::from(rhs.0))
             }
         }
-        impl $trait<&$name> for $name {
-            type Output = $name;
-            fn $method(self, rhs: &$name) -> $name {
-                self $op *rhs
-            }
-        }
-        impl $trait<$name> for &$name {
-            type Output = $name;
-            fn $method(self, rhs: $name) -> $name {
-                *self $op rhs
-            }
-        }
-        impl $trait<&$name> for &$name {
-            type Output = $name;
-            fn $method(self, rhs: &$name) -> $name {
-                *self $op *rhs
-            }
-        }
-        impl $assign_trait for $name {
-            fn $assign_method(&mut self, rhs: $name) {
-                *self = *self $op rhs;
-            }
-        }
-        impl $assign_trait<&$name> for $name {
-            fn $assign_method(&mut self, rhs: &$name) {
-                *self = *self $op *rhs;
-            }
-        }
+        forward_by_value!($name, $trait $method $assign_trait $assign_method $op);
     )*};
 }
 
