@@ -2,7 +2,8 @@
 """Turns the float32 -> float8 edge-case tables of research/onnx_cast.md §4.3 into Rust test data.
 
 The `ref` columns (onnx 1.23.2 reference) equal the `spec` profile for float32 inputs: one rounding
-from float32, E5M2 NaN = 0x7E|s (SEMANTICS.md rows 1-5). Run from the repository root with
+from float32, E5M2 NaN = 0x7E|s (profile fields `via_float32` and `e5m2_nan`
+of tables/profiles.md). Run from the repository root with
 ../shared beside it; writes tests/data/f32_to_f8_vectors.rs.
 """
 import re, sys, pathlib

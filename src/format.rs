@@ -50,7 +50,8 @@ pub struct FloatFormat {
     pub non_finite: NonFinite,
     /// Whether NaN payload bits survive a conversion into or out of this format. True for the
     /// IEEE interchange formats, whose hardware conversions keep the top payload bits. The
-    /// narrow formats have fixed NaN codes: SEMANTICS.md rows 4 and 16.
+    /// narrow formats have fixed NaN codes (profile fields `e5m2_nan` and
+    /// `fnuz_nan_is_negative`).
     pub nan_payload: bool,
     /// Subnormal results flush to zero of the same sign (with UNDERFLOW|INEXACT) and subnormal
     /// codes read as zero. False for every ONNX format; `subnormal=flush` in a description.

@@ -5,7 +5,7 @@
 //! elsewhere and are tested against this module and against the independent oracle in
 //! `tests/support/oracle.rs`.
 //!
-//! The rule (SEMANTICS.md, `spec` rule): take the exact value, round it **once** to the target's
+//! The rule (the `spec` profile, tables/profiles.md): take the exact value, round it **once** to the target's
 //! precision with the exponent range unbounded above (subnormals kept below), then judge
 //! overflow on the rounded value. ±Inf and overflow become ±MAX when saturating, otherwise
 //! infinity, NaN or ±MAX as the format allows.
@@ -114,7 +114,7 @@ pub enum Tininess {
 }
 
 /// What to produce for a NaN input when the target format has no NaN (float4, float6).
-/// Which one applies is a profile decision (SEMANTICS.md row 8 and research §11).
+/// Which one applies is a profile decision (profile fields `nan_to_float4` and `nan_to_float6`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NanFallback {
     /// +MAX whatever the sign: the ONNX float4 technical note ("NaN -> 6").
@@ -357,7 +357,7 @@ fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: &Roundin
         }
         Some(canonical) if format.nan_payload && format.mantissa_bits > 0 => {
             // Keep the top payload bits and set the quiet bit, as x86 hardware does between f32
-            // and f64 (SEMANTICS.md row 17). A source without payload hands over just the quiet
+            // and f64 (profile field `nan_payloads`). A source without payload hands over just the quiet
             // bit, which yields `canonical`.
             let quiet = 1u64 << (format.mantissa_bits - 1);
             let kept = payload >> (64 - format.mantissa_bits);

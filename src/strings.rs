@@ -1,4 +1,5 @@
-//! ONNX `Cast` to and from STRING, one element at a time (SEMANTICS.md rows 18 to 21).
+//! ONNX `Cast` to and from STRING, one element at a time (profile fields `string_grammar` and
+//! `number_style`).
 //!
 //! Text is read with one of three grammars ([`StringGrammar`]) and numbers are written in one of
 //! three styles ([`NumberStyle`]): the `spec` profile's, the onnx reference's (Python and numpy)
@@ -754,7 +755,8 @@ fn integer_code(i: i128, bits: u32) -> u64 {
     (i as u64) & mask
 }
 
-/// SEMANTICS.md row 19, `spec`: a decimal (fraction and exponent allowed) truncated toward zero.
+/// Profile field `string_grammar`, `spec`, into integers: a decimal (fraction and exponent
+/// allowed) truncated toward zero.
 fn spec_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u64, String> {
     let (lo, hi) = crate::dtype::integer_bounds(bits, signed);
     let out_of_range = || format!("out of the range {lo} to {hi}");
@@ -768,8 +770,8 @@ fn spec_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u64
     }
 }
 
-/// SEMANTICS.md row 20, `spec`: `true`/`false` in any case, or a number (nonzero is true; NaN is
-/// true as in row 15).
+/// Profile field `string_grammar`, `spec`, into BOOL: `true`/`false` in any case, or a number
+/// (nonzero is true; NaN is true, as `x != 0` of profile field `float8_to_bool`).
 fn spec_bool(text: &str) -> core::result::Result<bool, String> {
     let word = text.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
     if word.eq_ignore_ascii_case("true") {

@@ -284,7 +284,7 @@ fn int4_and_int2() {
     assert_eq!(cast(DType::Int4, DType::Int8, 0x8, true), 0xF8);
     assert_eq!(cast(DType::Int4, DType::Float8E4M3FN, 0x8, true), 0xD0);
     assert_eq!(cast(DType::Uint4, DType::Float8E4M3FN, 15, true), 0x57);
-    // int4 <-> uint4 reinterprets the nibble (SEMANTICS.md row 12).
+    // int4 <-> uint4 reinterprets the nibble (the ONNX text's fixed -> fixed rule; every profile).
     assert_eq!(cast(DType::Int4, DType::Uint4, 0xF, true), 0xF);
 }
 
@@ -294,7 +294,7 @@ fn e8m0(x: f32, saturate: bool, mode: RoundMode) -> u8 {
 
 /// §10 under `spec`: the Cast-24 table with overflow judged after rounding, |x| < 2^-127 -> MIN
 /// (saturate) or NaN, sign ignored as the reference does. Rows marked "ref" differ from the onnx
-/// reference (SEMANTICS.md rows 17, 18, 20).
+/// reference (profile fields `nan_payloads` and `string_grammar`).
 #[test]
 fn e8m0_table() {
     use RoundMode::{Down, Nearest, Up};

@@ -1,4 +1,4 @@
-//! ONNX `Cast` to and from STRING (SEMANTICS.md rows 18 to 21; research/onnx_cast.md §8).
+//! ONNX `Cast` to and from STRING (profile fields `string_grammar` and `number_style`).
 //!
 //! The exact strings of research §8.2 and the parsing vectors of §8.1, per style and grammar;
 //! digests of numpy's and glibc's own output over every float16 and large samples of float32 and

@@ -1,7 +1,7 @@
 //! ONNX `Range` (versions 11 and 27) and OpenVINO `Range` (versions 1 and 4).
 //!
 //! Range is a count and a formula for each element, computed in the accumulate type the profile
-//! names (SEMANTICS.md "Range, Slice, Gather"; research/range_slice_gather.md §1 and §2), then
+//! names (profile fields `range_count` and `range_values`, tables/profiles.md), then
 //! converted **once** into the output type through the Cast core
 //! ([`crate::convert::encode_element`]). "Exact" means an exact binary rational: every finite
 //! element value is one, and so is `start + i * delta`, so `spec` rounds exactly once.
@@ -348,7 +348,7 @@ fn ov_core(op: &str, [s_el, e_el, d_el]: [Element; 3], out: DType, v4: bool, opt
     let cast = CastOptions::with_profile(opts.profile);
     match out {
         _ if integral => {
-            // static_cast<T>(double) is the Cast core's x86 model (SEMANTICS.md row 14); Range-1
+            // static_cast<T>(double) is the Cast core's x86 model (profile field `float_to_integer`); Range-1
             // reads the typed values themselves.
             let into = |x: f64, typed: Element| {
                 encode_element(out, if v4 { Element::Float(Value::from_f64(x)) } else { typed }, &cast)

@@ -1,8 +1,8 @@
 //! ONNX `Slice`: version 1 (starts, ends and axes as attributes) and versions 10, 11 and 13
 //! (starts, ends, axes and steps as inputs), over every dtype.
 //!
-//! Every version clamps as the Slice-13 text says (SEMANTICS.md "Slice clamping"; research
-//! §3.2): a negative start or end counts from the back, then with a positive step both clamp to
+//! Every version clamps as the Slice-13 text says (profile fields
+//! `slice_start_below_lowest_reverses_nothing` and `slice_max_end_reverses_whole_axis`): a negative start or end counts from the back, then with a positive step both clamp to
 //! `[0, dim]`, with a negative step the start clamps to `[0, dim-1]` and the end to `[-1, dim-1]`,
 //! and the axis gets `max(0, ceil((end - start) / step))` elements. Where the profiles disagree
 //! the [`Policy`] decides:

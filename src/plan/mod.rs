@@ -111,7 +111,7 @@ enum Route {
 enum ToF32 {
     /// The source is float32.
     Exact,
-    /// Nearest-even, as the profile's implementation does (SEMANTICS rows 6 and 7).
+    /// Nearest-even, as the profile's implementation does (profile field `via_float32`).
     Nearest,
     /// Round to odd, so the narrow kernel's rounding is the rounding of the exact value.
     Odd,
