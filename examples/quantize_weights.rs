@@ -85,6 +85,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("wrote {} float8e4m3fn codes to {}", report.codes.len(), output.display());
     let shown: Vec<String> = report.codes.iter().take(8).map(|c| format!("{c:02X}")).collect();
     println!("first codes: {}", shown.join(" "));
+    let back: Vec<String> = report.dequantized.iter().take(4).map(|v| format!("{v:e}")).collect();
+    println!("first dequantized weights: {}", back.join(" "));
     println!("max abs error after DequantizeLinear: {:e}", report.max_abs_error);
     Ok(())
 }

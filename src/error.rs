@@ -169,7 +169,7 @@ pub fn quoted(text: &str) -> String {
 /// The most dimensions of a shape that an error message lists.
 const SHOWN_DIMS: usize = 16;
 
-/// A shape (or any list of integers) for an error message: at most [`SHOWN_DIMS`] entries, then
+/// A shape (or any list of integers) for an error message: at most 16 (`SHOWN_DIMS`) entries, then
 /// how many more there were, so that a 100,000-dimension shape stays one short line.
 pub fn shown_shape<T: core::fmt::Debug>(dims: &[T]) -> String {
     if dims.len() <= SHOWN_DIMS {

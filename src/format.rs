@@ -26,7 +26,9 @@ pub enum NonFinite {
 /// How a format represents zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Zero {
+    /// Zero has a sign: +0 and -0 are two codes (IEEE formats, E4M3FN, E5M2, float6, float4).
     Signed,
+    /// One zero, code 0; the negative-zero pattern means something else (FNUZ: NaN).
     Unsigned,
     /// float8e8m0 has no zero: code 0 is 2^-127.
     None,
@@ -38,15 +40,18 @@ pub struct FloatFormat {
     /// Where the format comes from: an ONNX dtype (its name, for messages) or a description
     /// (`Display` spells it back).
     pub name: FormatName,
+    /// Exponent field width.
     pub exponent_bits: u32,
     /// Stored fraction bits (precision minus one).
     pub mantissa_bits: u32,
+    /// Exponent bias: a normal code's value is `1.f * 2^(e - bias)`.
     pub bias: i32,
     /// Whether the top bit of a code is a sign bit (false only for float8e8m0).
     pub signed: bool,
     /// Whether exponent field 0 means subnormal (`0.f * 2^(1-bias)`). False for float8e8m0, whose
     /// exponent field 0 is the normal value 2^-127: such a format has no zero.
     pub subnormals: bool,
+    /// Which codes are NaN and infinity, if any.
     pub non_finite: NonFinite,
     /// Whether NaN payload bits survive a conversion into or out of this format. True for the
     /// IEEE interchange formats, whose hardware conversions keep the top payload bits. The

@@ -132,9 +132,11 @@ pub enum NanFallback {
 /// ONNX `Cast` pass `true` only where the attribute applies (float8 and E8M0 targets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RoundingOptions {
+    /// How a value between two codes is rounded.
     pub mode: RoundingMode,
     /// Overflow and ±Inf become ±MAX instead of infinity or NaN.
     pub saturate: bool,
+    /// What a NaN becomes in a format without NaN (float4, float6).
     pub nan_fallback: NanFallback,
 }
 
@@ -149,6 +151,7 @@ impl RoundingOptions {
 /// [`EncodeOptions::onnx`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EncodeOptions {
+    /// The rounding proper: mode, saturation, NaN fallback.
     pub rounding: RoundingOptions,
     /// When a result counts as tiny for the underflow flag.
     pub tininess: Tininess,

@@ -10,7 +10,7 @@
 //! and meets the rounding core once, and every digit string written is derived from the exact
 //! binary value of the code. Nothing goes through the host's float parsing or printing except
 //! one speed-up: Rust's shortest `{:e}` output for float32 and float64 tells how many digits to
-//! try first (the digits themselves are recomputed exactly, see [`shortest_digits`]).
+//! try first (the digits themselves are recomputed exactly from the code's value).
 
 use crate::convert::{self, CastOptions, Element};
 use crate::dtype::{DType, Kind};

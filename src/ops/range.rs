@@ -82,6 +82,7 @@ pub const DEFAULT_MAX_ELEMENTS: usize = 1 << 31;
 /// Options of a Range call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RangeOptions {
+    /// The profile whose accumulate type and conversion rules apply.
     pub profile: Profile,
     /// Range-27's `stash_type` attribute as an ONNX type number: 1 (FLOAT, the default) or 11
     /// (DOUBLE). Only float16 and bfloat16 outputs use it, and only under `onnx-reference`.

@@ -32,10 +32,26 @@ pub const SLICE_VERSIONS: [i64; 4] = [1, 10, 11, 13];
 #[derive(Clone, Copy, Debug)]
 pub enum SliceArgs<'a> {
     /// Slice-1: the `starts`, `ends` and optional `axes` attributes.
-    Attributes { starts: &'a [i64], ends: &'a [i64], axes: Option<&'a [i64]> },
+    Attributes {
+        /// Where each sliced axis starts (negative counts from the end).
+        starts: &'a [i64],
+        /// Where each sliced axis ends, exclusive.
+        ends: &'a [i64],
+        /// The axes `starts` and `ends` apply to (default: `0..starts.len()`).
+        axes: Option<&'a [i64]>,
+    },
     /// Slice-10, 11 and 13: the `starts`, `ends`, optional `axes` and optional `steps` inputs (1-D
     /// integer tensors of one length).
-    Inputs { starts: &'a Tensor, ends: &'a Tensor, axes: Option<&'a Tensor>, steps: Option<&'a Tensor> },
+    Inputs {
+        /// Where each sliced axis starts (negative counts from the end).
+        starts: &'a Tensor,
+        /// Where each sliced axis ends, exclusive.
+        ends: &'a Tensor,
+        /// The axes `starts` and `ends` apply to (default: `0..starts.len()`).
+        axes: Option<&'a Tensor>,
+        /// The step along each sliced axis (default 1; negative walks backwards; 0 is an error).
+        steps: Option<&'a Tensor>,
+    },
 }
 
 /// An ONNX `Slice` node at opset `opset` (version 1 takes [`SliceArgs::Attributes`], later

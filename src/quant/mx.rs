@@ -44,9 +44,9 @@
 //! two and encoded at once by the lane kernel of the [`Plan`] from FLOAT to the element type
 //! (saturating, nearest even; the plan is resolved once per call and its kernel derived from the
 //! core), piece by piece, then packed. MXINT8 rounds with the plans' integer kernel
-//! ([`IntegerKernel`], nearest even) after a clamp to
-//! [-128, 127]. Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which
-//! the E8M0 -> FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
+//! ([`crate::plan::quantize::IntegerQuantizer`], nearest even) after a clamp to [-128, 127].
+//! Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which the E8M0 ->
+//! FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
 //! one loop: one-byte elements through the plan's arithmetic decoding (a function of the code,
 //! checked against the core's table when the plan is built), 4-bit elements through their 16
 //! values (from the plan) held in vector registers where the CPU has AVX2.
@@ -203,11 +203,13 @@ impl ScaleRound {
 /// What to quantize to and along which axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MxOptions {
+    /// The element format.
     pub format: MxFormat,
     /// Elements per block (at least 1). The last block along the axis may be shorter.
     pub block_size: usize,
     /// The blocked axis; negative counts from the end (ONNX style).
     pub axis: i64,
+    /// How each block's scale exponent is chosen.
     pub scale_round: ScaleRound,
 }
 

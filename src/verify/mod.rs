@@ -39,15 +39,24 @@ pub use described::DescribedCast;
 /// or a described float format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// An ONNX dtype: a float format or an integer type.
     Onnx(DType),
+    /// A described float format (`e4m3,special=ieee`, ...).
     Described(FloatFormat),
 }
 
 /// What a [`Format`] holds, resolved once for a loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
+    /// A float format.
     Float(FloatFormat),
-    Integer { bits: u32, signed: bool },
+    /// An integer type.
+    Integer {
+        /// Its width.
+        bits: u32,
+        /// Two's complement (else unsigned).
+        signed: bool,
+    },
 }
 
 impl Format {
@@ -136,6 +145,7 @@ impl fmt::Display for Format {
 /// How every element of a verification conversion is rounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct VerifyOptions {
+    /// The rounding mode (default: nearest even).
     pub mode: RoundingMode,
     /// When a result counts as tiny for UNDERFLOW (default: after rounding, as TestFloat).
     pub tininess: Tininess,
