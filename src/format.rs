@@ -35,6 +35,20 @@ pub enum Zero {
 }
 
 /// A binary floating-point format. See the module docs; the consts below are the instances.
+///
+/// ```
+/// use lowbit::format::{FloatFormat, E4M3FN};
+///
+/// // E4M3FN: 1 sign, 4 exponent, 3 fraction bits, bias 7, no infinity, NaN only at S.1111.111.
+/// assert_eq!((E4M3FN.width(), E4M3FN.bias), (8, 7));
+/// assert_eq!(E4M3FN.max_code(), 0x7E); // 1.75 * 2^(15 - 7) = 448
+/// assert_eq!((E4M3FN.nan_code(false), E4M3FN.infinity_code(false)), (Some(0x7F), None));
+/// // A described format: the same fields with IEEE specials (exponent 1111 is Inf/NaN), so the
+/// // largest finite code is 0 1110 111 = 1.875 * 2^7 = 240.
+/// let ieee = FloatFormat::describe("e4m3,special=ieee")?;
+/// assert_eq!((ieee.max_code(), ieee.infinity_code(true)), (0x77, Some(0xF8)));
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FloatFormat {
     /// Where the format comes from: an ONNX dtype (its name, for messages) or a description

@@ -295,6 +295,21 @@ pub fn round_to_integer_exactly(x: Exact, mode: RoundingMode, random: u64) -> Op
 
 /// Encodes a value into a code of `format`, rounding once, under ONNX's rules. See the module
 /// docs for the rule; [`encode_with_status`] with [`EncodeOptions::onnx`].
+///
+/// ```
+/// use lowbit::format::E5M2;
+/// use lowbit::round::{encode, RoundingOptions};
+/// use lowbit::value::Value;
+///
+/// // 0.3 = 1.2 * 2^-2: exponent -2 + 15 = 01101; fraction 0.2 * 4 = 0.8 -> 1 (nearest) -> 01:
+/// // 0 01101 01 = 0x35, the value 1.25 * 2^-2 = 0.3125.
+/// assert_eq!(encode(&E5M2, Value::from_f64(0.3), RoundingOptions::IEEE), 0x35);
+/// // 62000 lies past 57344 + half its step of 8192: infinity 0 11111 00 without saturation,
+/// // the largest finite 0 11110 11 with it.
+/// assert_eq!(encode(&E5M2, Value::from_f64(62000.0), RoundingOptions::IEEE), 0x7C);
+/// let saturate = RoundingOptions { saturate: true, ..RoundingOptions::IEEE };
+/// assert_eq!(encode(&E5M2, Value::from_f64(62000.0), saturate), 0x7B);
+/// ```
 #[must_use]
 pub fn encode(format: &FloatFormat, value: Value, opts: RoundingOptions) -> u64 {
     encode_with_status(format, value, &EncodeOptions::onnx(opts)).0

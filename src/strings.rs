@@ -71,6 +71,20 @@ pub fn value_to_exact_decimal(value: &Value) -> String {
 
 /// One element to text. `code` is the element's bits (as [`convert::decode_element`] takes
 /// them). Every numeric dtype and BOOL works in every style; other dtypes are an `Err`.
+///
+/// ```
+/// use lowbit::strings::{format_code, NumberStyle};
+/// use lowbit::DType;
+///
+/// // float16 0x4248 is 2 * (1 + 584/1024) = 3.140625; its neighbours are 3.138671875 and
+/// // 3.142578125, so any decimal in (3.1396484375, 3.1416015625) reads back as 0x4248:
+/// // "3.14" is the shortest.
+/// assert_eq!(format_code(DType::Float16, 0x4248, NumberStyle::Spec)?, "3.14");
+/// // E4M3FN 0x7F is NaN: the spec's literal, numpy's spelling under the onnx reference.
+/// assert_eq!(format_code(DType::Float8E4M3FN, 0x7F, NumberStyle::Spec)?, "NaN");
+/// assert_eq!(format_code(DType::Float8E4M3FN, 0x7F, NumberStyle::Numpy)?, "nan");
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn format_code(dtype: DType, code: u64, style: NumberStyle) -> Result<String> {
     let code = code & dtype.code_mask();
     match dtype.kind() {
@@ -682,6 +696,21 @@ pub fn parse_exact_value(text: &str) -> Result<Value> {
 /// One string to an element code of `dtype` (numeric dtypes and BOOL). `opts` gives saturate
 /// and round_mode for float8 and E8M0 targets, and the policy that narrows the float64 (Python)
 /// or float32 (strtod) reading to the target. Errors name the problem and quote the text.
+///
+/// ```
+/// use lowbit::strings::{parse_to_code, StringGrammar};
+/// use lowbit::{CastOptions, DType};
+///
+/// let opts = CastOptions::default();
+/// // 3.14 = 1.57 * 2^1: exponent 1 + 15 = 16 -> 0x4000; fraction 0.57 * 1024 = 583.68 -> 584
+/// // = 0x248.
+/// assert_eq!(parse_to_code("3.14", DType::Float16, StringGrammar::Spec, &opts)?, 0x4248);
+/// // Integers: truncated toward zero, as the Cast text says ("100.5" -> 100).
+/// assert_eq!(parse_to_code(" -100.5 ", DType::Int8, StringGrammar::Spec, &opts)?, 0x9C); // -100
+/// assert!(parse_to_code("1e3", DType::Int8, StringGrammar::Spec, &opts).is_err()); // past 127
+/// assert!(parse_to_code("three", DType::Float, StringGrammar::Spec, &opts).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn parse_to_code(text: &str, dtype: DType, grammar: StringGrammar, opts: &CastOptions) -> Result<u64> {
     let fail = |why: String| Error::ParseString { text: shorten(text), dtype: dtype.onnx_name(), why };
     match dtype.kind() {

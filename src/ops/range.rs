@@ -106,6 +106,19 @@ impl RangeOptions {
 }
 
 /// ONNX `Range(start, limit, delta)` at opset `opset` under `profile`, with the default options.
+///
+/// ```
+/// use lowbit::ops::range;
+/// use lowbit::{Profile, Tensor};
+///
+/// let scalar = |v: f32| Tensor::from_f32(&[v]).reshape(vec![]);
+/// let r = range(&scalar(1.0)?, &scalar(2.0)?, &scalar(0.25)?, 11, Profile::Spec)?;
+/// // ceil((2 - 1) / 0.25) = 4 elements: start + i * delta.
+/// assert_eq!(r.to_f32_vec()?, [1.0, 1.25, 1.5, 1.75]);
+/// // delta 0 is an error (the count would be infinite).
+/// assert!(range(&scalar(1.0)?, &scalar(2.0)?, &scalar(0.0)?, 11, Profile::Spec).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor, opset: i64, profile: Profile) -> Result<Tensor> {
     range_with(start, limit, delta, opset, &RangeOptions::with_profile(profile))
 }

@@ -244,6 +244,23 @@ pub fn block_scale_code(amax: f32, format: MxFormat, scale_round: ScaleRound) ->
 }
 
 /// Quantizes a FLOAT, FLOAT16 or BFLOAT16 tensor to MX scales and elements (module docs).
+///
+/// ```
+/// use lowbit::quant::mx::{dequantize, quantize, MxFormat, MxOptions};
+/// use lowbit::Tensor;
+///
+/// // One MXFP4 block of 4 (the spec's blocks are 32; any size works).
+/// let opts = MxOptions { block_size: 4, ..MxOptions::new(MxFormat::Fp4E2M1) };
+/// let q = quantize(&Tensor::from_f32(&[1.0, -0.5, 3.0, 0.1]), &opts)?;
+/// // amax 3: X = 2^(floor(log2 3) - emax) = 2^(1 - 2) = 1/2, E8M0 code -1 + 127 = 0x7E.
+/// assert_eq!(q.scales.codes()?, [0x7E]);
+/// // V / X = 2, -1, 6, 0.2 in E2M1 (0, 0.5, 1, 1.5, 2, 3, 4, 6): 2 = 0x4, -1 = 0x8|0x2,
+/// // 6 = 0x7, 0.2 -> 0 (nearer 0 than 0.5).
+/// assert_eq!(q.elements.codes()?, [0x4, 0xA, 0x7, 0x0]);
+/// let back = dequantize(&q.elements, &q.scales, &opts)?;
+/// assert_eq!(back.to_f32_vec()?, [1.0, -0.5, 3.0, 0.0]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn quantize(input: &Tensor, opts: &MxOptions) -> Result<Quantized> {
     let g = Geometry::new(input.shape(), opts.axis, opts.block_size, "MX quantize", "input")?;
     check_input_dtype(input.dtype())?;
