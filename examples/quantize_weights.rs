@@ -49,7 +49,8 @@ fn quantize_file(input: &Path, output: &Path, name: &str) -> lowbit::Result<Repo
     let quantized = quantize_linear(&weights, &scale_tensor, None, &attrs, OPSET, Profile::Spec)?;
     write_tensor_file(output, &quantized, Some(name))?;
 
-    let back = dequantize_linear(&quantized, &scale_tensor, None, &DequantizeAttributes::default(), OPSET, Profile::Spec)?;
+    let back =
+        dequantize_linear(&quantized, &scale_tensor, None, &DequantizeAttributes::default(), OPSET, Profile::Spec)?;
     let dequantized = back.to_f32_vec()?;
     let max_abs_error = values.iter().zip(&dequantized).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
     Ok(Report { scale, codes: quantized.codes()?, dequantized, max_abs_error })
