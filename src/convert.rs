@@ -58,6 +58,7 @@ pub struct CastOptions {
     pub saturate: bool,
     /// ONNX `round_mode` (default `up`). Only float8e8m0 targets look at it.
     pub round_mode: RoundMode,
+    /// Whose answer the disputed cases get (default `spec`).
     pub profile: Profile,
 }
 

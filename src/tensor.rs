@@ -108,11 +108,13 @@ impl Tensor {
         Ok(Tensor { shape, ..self })
     }
 
+    /// The element type.
     #[must_use]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
+    /// The dimensions, row-major (empty for a scalar).
     #[must_use]
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -125,11 +127,13 @@ impl Tensor {
         self.shape.iter().product()
     }
 
+    /// Whether the tensor has no element (a dimension is 0).
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The elements: raw bytes or strings.
     #[must_use]
     pub fn data(&self) -> &Data {
         &self.data
