@@ -69,15 +69,20 @@ pub fn cast_like(input: &Tensor, like: &Tensor, opts: &CastOptions) -> Result<Te
 /// The `to` attribute: a type name in Cast-1, an ONNX type number from Cast-6 on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CastTo {
+    /// Cast-1's type name (`"FLOAT16"`, ...).
     Name(String),
+    /// An ONNX `TensorProto.DataType` number (Cast-6 and later).
     Number(i64),
 }
 
 /// The attributes of a `Cast` node as they appear in a model.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct CastAttributes {
+    /// `to`: the target type (required).
     pub to: Option<CastTo>,
+    /// `saturate` (Cast-19 and later; float8 targets): 1 (default) or 0.
     pub saturate: Option<i64>,
+    /// `round_mode` (Cast-24 and later; FLOAT8E8M0 targets): `up` (default), `down` or `nearest`.
     pub round_mode: Option<String>,
 }
 

@@ -58,6 +58,7 @@ pub struct CastOptions {
     pub saturate: bool,
     /// ONNX `round_mode` (default `up`). Only float8e8m0 targets look at it.
     pub round_mode: RoundMode,
+    /// Whose answer the disputed cases get (default `spec`).
     pub profile: Profile,
 }
 
@@ -88,7 +89,7 @@ impl CastOptions {
 
     fn rounding_under(&self, policy: &Policy, target: &FloatFormat) -> RoundingOptions {
         let is_e8m0 = *target == format::E8M0;
-        // SEMANTICS.md row 23: saturate only applies to float8 targets; float4 and float6 clamp
+        // Profile field `fixed_saturate`: saturate only applies to float8 targets; float4 and float6 clamp
         // whatever it says, and the wider IEEE formats overflow to infinity.
         let saturate_applies = target.width() == 8;
         RoundingOptions {
@@ -155,7 +156,7 @@ fn encode_under(policy: &Policy, dtype: DType, element: Element, opts: &CastOpti
             Element::Bool(b) => u64::from(b),
         },
         _ => u64::from(match element {
-            // SEMANTICS.md row 15: x != 0, so NaN -> true and both zeros -> false.
+            // Profile field `float8_to_bool`: x != 0, so NaN -> true and both zeros -> false.
             Element::Float(Value::Finite(e)) => !e.is_zero(),
             Element::Float(_) => true,
             Element::Int(i) => i != 0,
@@ -223,8 +224,8 @@ fn to_f64(value: Value) -> f64 {
     f64::from_bits(round::encode(&format::F64, value, RoundingOptions::IEEE))
 }
 
-/// SEMANTICS.md row 3: onnxruntime's float8 constructors, given a float32, turn a non-saturating
-/// overflow in these two windows into the wrong code (research/onnx_cast.md §4.4).
+/// Profile field `float8_overflow_quirks`: onnxruntime's float8 constructors, given a float32, turn a non-saturating
+/// overflow in these two windows into the wrong code (docs/research/onnx_cast.md §4.4).
 fn onnxruntime_overflow_quirk(f: &FloatFormat, value: Value, code: u64) -> u64 {
     // onnxruntime reaches float8 through float32, so the value is a float32: exact in f64.
     let magnitude = to_f64(value).abs();
@@ -238,7 +239,7 @@ fn onnxruntime_overflow_quirk(f: &FloatFormat, value: Value, code: u64) -> u64 {
     }
 }
 
-/// onnx's `to_float8e8m0` (research/onnx_cast.md §10): works on the float32 bit pattern, ignores
+/// onnx's `to_float8e8m0` (docs/research/onnx_cast.md §10): works on the float32 bit pattern, ignores
 /// the sign, turns Inf into NaN whatever `saturate` says.
 fn e8m0_reference(value: Value, saturate: bool, mode: RoundMode) -> u64 {
     let bits = round::encode(&format::F32, value, RoundingOptions::IEEE) as u32;
@@ -263,7 +264,7 @@ fn e8m0_reference(value: Value, saturate: bool, mode: RoundMode) -> u64 {
     u64::from(e)
 }
 
-/// onnxruntime's E8M0 kernel as observed (research/onnx_cast.md §10): negative inputs (and -Inf)
+/// onnxruntime's E8M0 kernel as observed (docs/research/onnx_cast.md §10): negative inputs (and -Inf)
 /// give 0x00 when saturating and NaN otherwise; anything above 2^127 is MAX or NaN before
 /// rounding; the rest is the `spec` rule. Its input is always a float32 (via_float32).
 fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
@@ -318,7 +319,7 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
     }
     match (element, to.kind()) {
         (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if from == DType::Float8E8M0 => {
-            // research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
+            // docs/research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
             return Ok(0);
         }
         (Element::Float(special @ (Value::Nan { .. } | Value::Infinite { .. })), Kind::Integer { bits, signed })
@@ -353,7 +354,7 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
         }
         _ => {}
     }
-    // SEMANTICS.md rows 6 and 7: the profile may round a wide source to float32 first.
+    // Profile field `via_float32`: the profile may round a wide source to float32 first.
     let wide_source = matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
     let element = if wide_source && policy.via_float32.applies_to(to) {
         let value = as_value(element);
@@ -445,7 +446,7 @@ fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, si
     Ok(low_bits(i, bits))
 }
 
-/// SEMANTICS.md row 17: a NaN from one IEEE format into another, payload per the policy.
+/// Profile field `nan_payloads`: a NaN from one IEEE format into another, payload per the policy.
 fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
     let rules = &policy.nan_payloads;
     let (f16, bf16, f32, f64) = (&format::F16, &format::BF16, &format::F32, &format::F64);
@@ -480,19 +481,20 @@ fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negat
     }
 }
 
-/// Two's complement truncation to `bits` bits (SEMANTICS.md row 11: "keep the low bits").
+/// Two's complement truncation to `bits` bits (the ONNX text: "keep the low bits"; every profile).
 fn low_bits(i: i128, bits: u32) -> u64 {
     let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
     (i as u64) & mask
 }
 
-/// SEMANTICS.md rows 10, 13 and 14: float to integer.
+/// Float to integer: profile fields `float_to_subbyte_int`, `float_to_integer` and
+/// `float8_specials_to_integer`.
 ///
 /// * int4/uint4/int2/uint2: round to an integer with the policy's mode and keep the low bits;
 ///   NaN, ±Inf and |x| >= 2^31 give 0.
 /// * wider integers: truncate toward zero; NaN and out-of-range values give what x86's `cvtt`
 ///   instructions give, because that is what both the onnx reference and onnxruntime return
-///   (research/onnx_cast.md §9). The bounds are exclusive windows of exact integers, checked on
+///   (docs/research/onnx_cast.md §9). The bounds are exclusive windows of exact integers, checked on
 ///   the truncated value, which is exact (no float comparison can misjudge them).
 fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
     const TWO_31: i128 = 1 << 31;
@@ -600,7 +602,7 @@ mod tests {
 
     #[test]
     fn float_to_wide_integers_follow_cvtt() {
-        // research/onnx_cast.md §9.
+        // docs/research/onnx_cast.md §9.
         assert_eq!(f32_to(DType::Int8, 200.0), 0xC8);
         assert_eq!(f32_to(DType::Int8, 128.0), 0x80);
         assert_eq!(f32_to(DType::Uint8, 256.0), 0);
@@ -628,7 +630,7 @@ mod tests {
 
     #[test]
     fn float_to_int4_rounds_half_even_and_wraps() {
-        // SEMANTICS.md row 10 (`spec`): nearest, ties to even, keep the low bits.
+        // Profile field `float_to_subbyte_int` (`spec`): nearest, ties to even, keep the low bits.
         for (x, want) in [(2.5f32, 2i8), (3.5, 4), (-2.5, -2), (7.5, -8), (8.0, -8), (-9.0, 7), (100.0, 4)] {
             assert_eq!(f32_to(DType::Int4, x), (want as u8 & 0xF) as u64, "{x}");
         }

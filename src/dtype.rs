@@ -218,6 +218,18 @@ impl DType {
     /// Parses an ONNX name or alias, ignoring case, `_` and `-`. Also accepts the ONNX number.
     ///
     /// An unknown name is an `Err` whose message lists every valid name.
+    ///
+    /// ```
+    /// use lowbit::DType;
+    ///
+    /// assert_eq!(DType::parse("FLOAT8E4M3FN")?, DType::Float8E4M3FN); // the ONNX name
+    /// assert_eq!(DType::parse("e4m3fn")?, DType::Float8E4M3FN); // an alias
+    /// assert_eq!(DType::parse("float8_e4m3fn")?, DType::Float8E4M3FN); // ml_dtypes' name
+    /// assert_eq!(DType::parse("17")?, DType::Float8E4M3FN); // the TensorProto number
+    /// assert_eq!(DType::parse("bf16")?, DType::Bfloat16);
+    /// assert!(DType::parse("f33").unwrap_err().to_string().contains("FLOAT8E4M3FN"));
+    /// # Ok::<(), lowbit::Error>(())
+    /// ```
     pub fn parse(name: &str) -> Result<DType> {
         let key: String =
             name.trim().chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect();

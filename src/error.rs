@@ -6,74 +6,209 @@
 #[non_exhaustive]
 pub enum Error {
     /// A data-type name that is neither an ONNX name nor a known alias.
-    UnknownDType { name: String, valid: String },
+    UnknownDType {
+        /// The name as given.
+        name: String,
+        /// Every accepted name, for the message.
+        valid: String,
+    },
 
     /// An ONNX `TensorProto.DataType` number outside 0..=28.
-    UnknownDTypeNumber(i64),
+    UnknownDTypeNumber(
+        /// The number given.
+        i64,
+    ),
 
     /// Bits that do not fit the format's width (for example 0x40 for a 6-bit float).
-    BitsOutOfRange { dtype: &'static str, bits: u64, width: u32 },
+    BitsOutOfRange {
+        /// The dtype's ONNX name.
+        dtype: &'static str,
+        /// The bits given.
+        bits: u64,
+        /// The dtype's width in bits.
+        width: u32,
+    },
 
     /// A dtype that the requested operation does not handle.
-    UnsupportedDType { op: &'static str, dtype: &'static str, why: &'static str },
+    UnsupportedDType {
+        /// The operation.
+        op: &'static str,
+        /// The dtype's ONNX name.
+        dtype: &'static str,
+        /// Why the operation does not take it.
+        why: &'static str,
+    },
 
     /// A string that does not read as a number of the target dtype (ONNX `Cast` from STRING).
-    ParseString { text: String, dtype: &'static str, why: String },
+    ParseString {
+        /// The text (shortened if long).
+        text: String,
+        /// The target dtype's ONNX name.
+        dtype: &'static str,
+        /// What is wrong with the text.
+        why: String,
+    },
 
     /// A size that overflows or exceeds a limit, detected before allocating.
-    TooLarge { what: String },
+    TooLarge {
+        /// What is too large, with the figures.
+        what: String,
+    },
 
     /// Raw bytes that are not a whole number of elements of the dtype.
-    RawLength { dtype: &'static str, elements: usize, expected: usize, actual: usize },
+    RawLength {
+        /// The dtype's ONNX name.
+        dtype: &'static str,
+        /// The element count.
+        elements: usize,
+        /// The bytes `elements` take.
+        expected: usize,
+        /// The bytes given.
+        actual: usize,
+    },
 
     /// A raw byte count that is not a whole number of elements (when the count is not given).
-    RawNotWhole { dtype: &'static str, bytes: usize, bits: u32 },
+    RawNotWhole {
+        /// The dtype's ONNX name.
+        dtype: &'static str,
+        /// The bytes given.
+        bytes: usize,
+        /// The bits one element takes.
+        bits: u32,
+    },
 
     /// A format description (`e4m3,special=ieee`) that does not parse or describes no usable
     /// format; `why` names the bad part.
-    FormatDescription { text: String, why: String },
+    FormatDescription {
+        /// The description as given.
+        text: String,
+        /// The bad part, and why.
+        why: String,
+    },
 
     /// A shape or element count that does not fit the data.
-    ShapeMismatch { shape: Vec<usize>, elements: usize, actual: usize },
+    ShapeMismatch {
+        /// The shape.
+        shape: Vec<usize>,
+        /// The element count of the shape.
+        elements: usize,
+        /// The element count of the data.
+        actual: usize,
+    },
 
     /// An ONNX attribute or op version problem.
-    InvalidOp { op: String, message: String },
+    InvalidOp {
+        /// The op with its version (`QuantizeLinear-21`), or the option.
+        op: String,
+        /// What is wrong.
+        message: String,
+    },
 
     /// An index, an axis or a similar integer outside the range an op accepts (the message names
     /// the input and the position).
-    OutOfRange { op: String, what: String, value: i128, low: i128, high: i128 },
+    OutOfRange {
+        /// The op.
+        op: String,
+        /// The input and the position.
+        what: String,
+        /// The value given.
+        value: i128,
+        /// The lowest value accepted.
+        low: i128,
+        /// The highest value accepted.
+        high: i128,
+    },
 
     /// A file could not be read or written.
-    Io { path: String, message: String },
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's or the decoder's message.
+        message: String,
+    },
 
     /// A generated table differs from the committed one.
-    TableMismatch { path: String, detail: String },
+    TableMismatch {
+        /// The committed table.
+        path: String,
+        /// Where it differs.
+        detail: String,
+    },
 
     /// A graph run (or a model load) would go over one of its budgets
     /// ([`crate::onnx::limits::Limits`]); `node` names the node (op type and name) or the tensor.
-    OverBudget { budget: BudgetKind, node: String, needed: u64, used: u64, limit: u64 },
+    OverBudget {
+        /// Which budget.
+        budget: BudgetKind,
+        /// The node (op type and name) or the tensor.
+        node: String,
+        /// What the step needs.
+        needed: u64,
+        /// What is already used.
+        used: u64,
+        /// The budget.
+        limit: u64,
+    },
 
     /// A file larger than the input limit, found from its length before reading or while reading
     /// (a file that grows).
-    InputTooLarge { path: String, size: Option<u64>, limit: u64 },
+    InputTooLarge {
+        /// The file.
+        path: String,
+        /// Its length, when known.
+        size: Option<u64>,
+        /// The input limit in bytes.
+        limit: u64,
+    },
 
     /// A device, FIFO, directory or socket where lowbit expects a regular file.
-    NotARegularFile { path: String, kind: &'static str },
+    NotARegularFile {
+        /// The path.
+        path: String,
+        /// What it is instead (`a directory`, ...).
+        kind: &'static str,
+    },
 
     /// A graph output whose name cannot be used as a file name inside the output directory.
-    UnsafeOutputName { name: String, why: &'static str },
+    UnsafeOutputName {
+        /// The output's name.
+        name: String,
+        /// Why it cannot be a file name.
+        why: &'static str,
+    },
 
     /// A line of a test-vector dump (`lowbit check`) that does not read: wrong width, not
     /// hexadecimal, flags over 0x1F, too long.
-    DumpLine { input: String, line: u64, why: String },
+    DumpLine {
+        /// The dump's name (a path or `standard input`).
+        input: String,
+        /// The line number, from 1.
+        line: u64,
+        /// What is wrong with the line.
+        why: String,
+    },
 
     /// A tensor whose `external_data` cannot be read (bad keys, a location outside the model's
     /// directory, a range outside the file).
-    ExternalData { tensor: String, message: String },
+    ExternalData {
+        /// The tensor's name.
+        tensor: String,
+        /// What cannot be read, and why.
+        message: String,
+    },
 
     /// A byte of a buffer viewed as scalar elements that is no element of the type (a bit above
     /// the code's width, or a small integer outside its range).
-    InvalidElementByte { dtype: &'static str, offset: usize, byte: u8, why: &'static str },
+    InvalidElementByte {
+        /// The element type.
+        dtype: &'static str,
+        /// The byte's offset in the buffer.
+        offset: usize,
+        /// The byte.
+        byte: u8,
+        /// Why it is no element.
+        why: &'static str,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -176,7 +311,7 @@ pub fn quoted(text: &str) -> String {
 /// The most dimensions of a shape that an error message lists.
 const SHOWN_DIMS: usize = 16;
 
-/// A shape (or any list of integers) for an error message: at most [`SHOWN_DIMS`] entries, then
+/// A shape (or any list of integers) for an error message: at most 16 (`SHOWN_DIMS`) entries, then
 /// how many more there were, so that a 100,000-dimension shape stays one short line.
 pub fn shown_shape<T: core::fmt::Debug>(dims: &[T]) -> String {
     if dims.len() <= SHOWN_DIMS {

@@ -26,31 +26,51 @@ pub enum NonFinite {
 /// How a format represents zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Zero {
+    /// Zero has a sign: +0 and -0 are two codes (IEEE formats, E4M3FN, E5M2, float6, float4).
     Signed,
+    /// One zero, code 0; the negative-zero pattern means something else (FNUZ: NaN).
     Unsigned,
     /// float8e8m0 has no zero: code 0 is 2^-127.
     None,
 }
 
 /// A binary floating-point format. See the module docs; the consts below are the instances.
+///
+/// ```
+/// use lowbit::format::{FloatFormat, E4M3FN};
+///
+/// // E4M3FN: 1 sign, 4 exponent, 3 fraction bits, bias 7, no infinity, NaN only at S.1111.111.
+/// assert_eq!((E4M3FN.width(), E4M3FN.bias), (8, 7));
+/// assert_eq!(E4M3FN.max_code(), 0x7E); // 1.75 * 2^(15 - 7) = 448
+/// assert_eq!((E4M3FN.nan_code(false), E4M3FN.infinity_code(false)), (Some(0x7F), None));
+/// // A described format: the same fields with IEEE specials (exponent 1111 is Inf/NaN), so the
+/// // largest finite code is 0 1110 111 = 1.875 * 2^7 = 240.
+/// let ieee = FloatFormat::describe("e4m3,special=ieee")?;
+/// assert_eq!((ieee.max_code(), ieee.infinity_code(true)), (0x77, Some(0xF8)));
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FloatFormat {
     /// Where the format comes from: an ONNX dtype (its name, for messages) or a description
     /// (`Display` spells it back).
     pub name: FormatName,
+    /// Exponent field width.
     pub exponent_bits: u32,
     /// Stored fraction bits (precision minus one).
     pub mantissa_bits: u32,
+    /// Exponent bias: a normal code's value is `1.f * 2^(e - bias)`.
     pub bias: i32,
     /// Whether the top bit of a code is a sign bit (false only for float8e8m0).
     pub signed: bool,
     /// Whether exponent field 0 means subnormal (`0.f * 2^(1-bias)`). False for float8e8m0, whose
     /// exponent field 0 is the normal value 2^-127: such a format has no zero.
     pub subnormals: bool,
+    /// Which codes are NaN and infinity, if any.
     pub non_finite: NonFinite,
     /// Whether NaN payload bits survive a conversion into or out of this format. True for the
     /// IEEE interchange formats, whose hardware conversions keep the top payload bits. The
-    /// narrow formats have fixed NaN codes: SEMANTICS.md rows 4 and 16.
+    /// narrow formats have fixed NaN codes (profile fields `e5m2_nan` and
+    /// `fnuz_nan_is_negative`).
     pub nan_payload: bool,
     /// Subnormal results flush to zero of the same sign (with UNDERFLOW|INEXACT) and subnormal
     /// codes read as zero. False for every ONNX format; `subnormal=flush` in a description.
@@ -370,7 +390,7 @@ impl FloatFormat {
     }
 
     /// Whether the code's sign bit is set. FNUZ NaN (0x80) counts as negative: it decodes to -NaN
-    /// in both the onnx reference and onnxruntime (research/onnx_cast.md §4.1).
+    /// in both the onnx reference and onnxruntime (docs/research/onnx_cast.md §4.1).
     #[must_use]
     pub const fn is_sign_negative(&self, code: u64) -> bool {
         code & self.sign_mask() != 0
@@ -659,7 +679,7 @@ mod tests {
 
     #[test]
     fn derived_codes_match_the_published_tables() {
-        // research/onnx_cast.md §4.1, §10, §11 and §6.
+        // docs/research/onnx_cast.md §4.1, §10, §11 and §6.
         assert_eq!(E4M3FN.max_code(), 0x7E);
         assert_eq!(E4M3FNUZ.max_code(), 0x7F);
         assert_eq!(E5M2.max_code(), 0x7B);

@@ -81,6 +81,7 @@
 //! target ([`round::encode`]). A float64 source is never rounded through float32.
 
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 // Public namespaces.
 pub mod bulk;

@@ -75,6 +75,20 @@ pub fn set(dtype: DType, raw: &mut [u8], i: usize, code: u64) {
 }
 
 /// Packs element codes into fresh `raw_data`.
+///
+/// ```
+/// use lowbit::packing::{pack, unpack};
+/// use lowbit::DType;
+///
+/// // INT4 1, -2 (0xE in two's complement), 3: two per byte, the first in the low nibble, the
+/// // odd one out padded with 0.
+/// let raw = pack(DType::Int4, &[0x1, 0xE, 0x3])?;
+/// assert_eq!(raw, [0xE1, 0x03]);
+/// assert_eq!(unpack(DType::Int4, &raw, 3)?, [0x1, 0xE, 0x3]);
+/// // INT2: four per byte, low bits first: 1, 2, 3, 0 -> 0b00_11_10_01 = 0x39.
+/// assert_eq!(pack(DType::Int2, &[1, 2, 3, 0])?, [0x39]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn pack(dtype: DType, codes: &[u64]) -> Result<Vec<u8>> {
     let mut raw = vec![0u8; raw_len(dtype, codes.len())?];
     for (i, &code) in codes.iter().enumerate() {
@@ -84,6 +98,17 @@ pub fn pack(dtype: DType, codes: &[u64]) -> Result<Vec<u8>> {
 }
 
 /// Every element code of `n` elements stored in `raw` (which must be `raw_len(dtype, n)` bytes).
+///
+/// ```
+/// use lowbit::packing::unpack;
+/// use lowbit::DType;
+///
+/// // UINT4 0xE1, 0x03: low nibble first -> 1, 14, 3, 0.
+/// assert_eq!(unpack(DType::Uint4, &[0xE1, 0x03], 4)?, [1, 14, 3, 0]);
+/// // Three elements need two bytes, not one.
+/// assert!(unpack(DType::Uint4, &[0xE1], 3).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn unpack(dtype: DType, raw: &[u8], n: usize) -> Result<Vec<u64>> {
     let need = raw_len(dtype, n)?;
     if raw.len() != need {
@@ -336,7 +361,7 @@ mod tests {
 
     #[test]
     fn onnx_examples() {
-        // research/onnx_cast.md §3: int4 [1,-2,3] -> e1 03; float6e2m3 codes [08,10,14,28,04] -> 08 44 a1 04.
+        // docs/research/onnx_cast.md §3: int4 [1,-2,3] -> e1 03; float6e2m3 codes [08,10,14,28,04] -> 08 44 a1 04.
         assert_eq!(pack(DType::Int4, &[1, 0xE, 3]).unwrap(), [0xE1, 0x03]);
         assert_eq!(pack(DType::Float4E2M1, &[0x1, 0x2, 0xF]).unwrap(), [0x21, 0x0F]);
         assert_eq!(pack(DType::Float6E2M3, &[0x08, 0x10, 0x14, 0x28, 0x04]).unwrap(), [0x08, 0x44, 0xA1, 0x04]);

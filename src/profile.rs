@@ -32,12 +32,19 @@ use crate::round::{NanFallback, RoundingMode};
 /// A named profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Profile {
+    /// `spec` (the default): the ONNX operator text of the newest version, computed exactly and
+    /// rounded once; where the text is silent, the onnx reference's answer.
     #[default]
     Spec,
+    /// `onnx-reference`: bit-exact with onnx's ReferenceEvaluator (numpy and ml_dtypes).
     OnnxReference,
+    /// `onnxruntime`: bit-exact with onnxruntime's CPU execution provider.
     OnnxRuntime,
+    /// `openvino`: `spec`'s Cast, OpenVINO's core reference for Range-1 and Range-4.
     OpenVino,
+    /// `ml-dtypes`: bit-exact with ml_dtypes' `astype`.
     MlDtypes,
+    /// `xla`: bit-exact with XLA on CPU (as jax runs it).
     Xla,
 }
 
@@ -121,11 +128,15 @@ impl Profile {
 /// rounding to float32 first: a double rounding (row `via_float32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViaFloat32 {
+    /// FLOAT16.
     pub float16: bool,
+    /// BFLOAT16.
     pub bfloat16: bool,
     /// The four float8 variants and E8M0.
     pub float8: bool,
+    /// Both float6 variants.
     pub float6: bool,
+    /// FLOAT4E2M1.
     pub float4: bool,
 }
 
@@ -168,9 +179,13 @@ pub enum NanPayload {
 /// NaN payloads per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NanPayloads {
+    /// From float16 into float32.
     pub float16_to_float32: NanPayload,
+    /// From float16 into float64.
     pub float16_to_float64: NanPayload,
+    /// From bfloat16 into float32.
     pub bfloat16_to_float32: NanPayload,
+    /// From bfloat16 into float64.
     pub bfloat16_to_float64: NanPayload,
     /// Into float16 from float32.
     pub to_float16: NanPayload,
@@ -233,6 +248,7 @@ pub enum Uint32Conversion {
 /// conversion (decode, then encode with the Cast's attributes) instead of a copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdentityConversion {
+    /// The dtype cast to itself.
     pub dtype: DType,
     /// Only with `saturate=1` (without it the implementation copies).
     pub only_saturating: bool,
@@ -296,7 +312,7 @@ pub enum E8M0Rule {
     /// 2^-127 (zero included) gives 2^-127 when saturating, NaN otherwise; the sign is ignored.
     Spec,
     /// onnx's `to_float8e8m0`: on the float32 bit pattern, sign ignored, Inf -> NaN
-    /// (research/onnx_cast.md §10).
+    /// (docs/research/onnx_cast.md §10).
     Reference,
     /// onnxruntime's observed kernel: `Spec`, except that negative inputs give 0x00 (saturate) or
     /// NaN, and anything above 2^127 is judged before rounding.
@@ -305,7 +321,10 @@ pub enum E8M0Rule {
     /// 2^-127 gives `tiny`, 2^-127 itself 0x00, (2^-127, 2^-126) 0x01; from 2^-126 on the nearest
     /// power of two with ties (1.5 * 2^k) away from zero, and a result above 2^127 is 0xFF
     /// (1.4 * 2^127 -> 0xFE, 1.5 * 2^127 -> 0xFF).
-    NearestPowerOfTwo { tiny: u64 },
+    NearestPowerOfTwo {
+        /// The code of a value below 2^-127.
+        tiny: u64,
+    },
 }
 
 /// The precision of `x / y_scale` in QuantizeLinear.
@@ -404,7 +423,7 @@ pub struct Policy {
     /// Overflow and ±Inf into float6 give ±0 instead of ±MAX.
     pub float6_overflow_to_zero: bool,
     /// How a float is rounded to an integer before its low bits go into int4/uint4/int2/
-    /// uint2 (technical/int4.md: "nearest-integer with ties to even").
+    /// uint2 (onnx's docs/technical/int4.md: "nearest-integer with ties to even").
     pub float_to_subbyte_int: RoundingMode,
     /// Out-of-range floats into integers.
     pub float_to_integer: FloatToInteger,
@@ -992,7 +1011,7 @@ pub const XLA: Policy = Policy {
 const XLA_E5M2_NAN: NanCode = NanCode { code: 0x7F, keep_sign: false };
 
 /// OpenVINO: its Cast (Convert) is not among the ops this profile covers; Cast is `spec`. Only
-/// Range-1 and Range-4 differ from `spec` (its core reference, research/range_slice_gather.md §2.2).
+/// Range-1 and Range-4 differ from `spec` (its core reference, docs/research/range_slice_gather.md §2.2).
 pub const OPENVINO: Policy = Policy {
     name: "openvino",
     peer: "OpenVINO 2026.4 core reference (its Cast is spec's; Range-1 and Range-4 differ)",
@@ -1061,6 +1080,7 @@ pub struct Row {
     pub field: &'static str,
     /// The question the row answers.
     pub case: &'static str,
+    /// What the ONNX text says on the question.
     pub onnx_text: OnnxText,
     /// The row's value under a policy, in words.
     pub value: fn(&Policy) -> String,

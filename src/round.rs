@@ -5,7 +5,7 @@
 //! elsewhere and are tested against this module and against the independent oracle in
 //! `tests/support/oracle.rs`.
 //!
-//! The rule (SEMANTICS.md, `spec` rule): take the exact value, round it **once** to the target's
+//! The rule (the `spec` profile, tables/profiles.md): take the exact value, round it **once** to the target's
 //! precision with the exponent range unbounded above (subnormals kept below), then judge
 //! overflow on the rounded value. ±Inf and overflow become ±MAX when saturating, otherwise
 //! infinity, NaN or ±MAX as the format allows.
@@ -114,7 +114,7 @@ pub enum Tininess {
 }
 
 /// What to produce for a NaN input when the target format has no NaN (float4, float6).
-/// Which one applies is a profile decision (SEMANTICS.md row 8 and research §11).
+/// Which one applies is a profile decision (profile fields `nan_to_float4` and `nan_to_float6`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NanFallback {
     /// +MAX whatever the sign: the ONNX float4 technical note ("NaN -> 6").
@@ -132,9 +132,11 @@ pub enum NanFallback {
 /// ONNX `Cast` pass `true` only where the attribute applies (float8 and E8M0 targets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RoundingOptions {
+    /// How a value between two codes is rounded.
     pub mode: RoundingMode,
     /// Overflow and ±Inf become ±MAX instead of infinity or NaN.
     pub saturate: bool,
+    /// What a NaN becomes in a format without NaN (float4, float6).
     pub nan_fallback: NanFallback,
 }
 
@@ -149,6 +151,7 @@ impl RoundingOptions {
 /// [`EncodeOptions::onnx`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EncodeOptions {
+    /// The rounding proper: mode, saturation, NaN fallback.
     pub rounding: RoundingOptions,
     /// When a result counts as tiny for the underflow flag.
     pub tininess: Tininess,
@@ -292,6 +295,21 @@ pub fn round_to_integer_exactly(x: Exact, mode: RoundingMode, random: u64) -> Op
 
 /// Encodes a value into a code of `format`, rounding once, under ONNX's rules. See the module
 /// docs for the rule; [`encode_with_status`] with [`EncodeOptions::onnx`].
+///
+/// ```
+/// use lowbit::format::E5M2;
+/// use lowbit::round::{encode, RoundingOptions};
+/// use lowbit::value::Value;
+///
+/// // 0.3 = 1.2 * 2^-2: exponent -2 + 15 = 01101; fraction 0.2 * 4 = 0.8 -> 1 (nearest) -> 01:
+/// // 0 01101 01 = 0x35, the value 1.25 * 2^-2 = 0.3125.
+/// assert_eq!(encode(&E5M2, Value::from_f64(0.3), RoundingOptions::IEEE), 0x35);
+/// // 62000 lies past 57344 + half its step of 8192: infinity 0 11111 00 without saturation,
+/// // the largest finite 0 11110 11 with it.
+/// assert_eq!(encode(&E5M2, Value::from_f64(62000.0), RoundingOptions::IEEE), 0x7C);
+/// let saturate = RoundingOptions { saturate: true, ..RoundingOptions::IEEE };
+/// assert_eq!(encode(&E5M2, Value::from_f64(62000.0), saturate), 0x7B);
+/// ```
 #[must_use]
 pub fn encode(format: &FloatFormat, value: Value, opts: RoundingOptions) -> u64 {
     encode_with_status(format, value, &EncodeOptions::onnx(opts)).0
@@ -357,7 +375,7 @@ fn encode_nan(format: &FloatFormat, negative: bool, payload: u64, opts: &Roundin
         }
         Some(canonical) if format.nan_payload && format.mantissa_bits > 0 => {
             // Keep the top payload bits and set the quiet bit, as x86 hardware does between f32
-            // and f64 (SEMANTICS.md row 17). A source without payload hands over just the quiet
+            // and f64 (profile field `nan_payloads`). A source without payload hands over just the quiet
             // bit, which yields `canonical`.
             let quiet = 1u64 << (format.mantissa_bits - 1);
             let kept = payload >> (64 - format.mantissa_bits);

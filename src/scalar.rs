@@ -534,7 +534,7 @@ mod tests {
     fn from_value_applies_the_profile_rules_for_the_target() {
         use crate::profile::Profile;
         let ort = CastOptions::with_profile(Profile::OnnxRuntime);
-        // SEMANTICS.md row 22: onnxruntime sends negative inputs to 0x00 when saturating.
+        // Profile row `e8m0`: onnxruntime sends negative inputs to 0x00 when saturating.
         assert_eq!(F8E8M0::from_value(Value::from_f32(-1.5), &ort).to_bits(), 0x00);
         assert_eq!(F8E8M0::from_value(Value::from_f32(-1.5), &CastOptions::default()).to_bits(), 0x80);
         // Row 4: onnxruntime's E5M2 NaN is 0x7F.

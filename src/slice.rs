@@ -582,7 +582,7 @@ mod tests {
     fn f16_slices_follow_the_profile() {
         // Found by fuzz/float8_kernel: the float16 path rounded with the core alone, so the
         // profile's rules were lost. onnxruntime: a negative value into E8M0 is 0x00 when
-        // saturating (SEMANTICS.md row 22), and 480 into E4M3FN without saturation is 0x7E (row 3).
+        // saturating (profile row `e8m0`), and 480 into E4M3FN without saturation is 0x7E (row `float8_overflow_quirks`).
         let ort = CastOptions::with_profile(Profile::OnnxRuntime);
         let mut e8m0 = [F8E8M0::from_bits(0x7F)];
         e8m0.convert_from_f16_slice(&[half::f16::from_bits(0xAC49)], &ort).unwrap();

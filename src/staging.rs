@@ -27,6 +27,7 @@ pub struct Staging {
 }
 
 impl Staging {
+    /// Nothing staged yet.
     pub fn new() -> Staging {
         Staging::default()
     }

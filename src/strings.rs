@@ -1,4 +1,5 @@
-//! ONNX `Cast` to and from STRING, one element at a time (SEMANTICS.md rows 18 to 21).
+//! ONNX `Cast` to and from STRING, one element at a time (profile rows `strings.grammar` and
+//! `strings.number_style`).
 //!
 //! Text is read with one of three grammars ([`StringGrammar`]) and numbers are written in one of
 //! three styles ([`NumberStyle`]): the `spec` profile's, the onnx reference's (Python and numpy)
@@ -9,7 +10,7 @@
 //! and meets the rounding core once, and every digit string written is derived from the exact
 //! binary value of the code. Nothing goes through the host's float parsing or printing except
 //! one speed-up: Rust's shortest `{:e}` output for float32 and float64 tells how many digits to
-//! try first (the digits themselves are recomputed exactly, see [`shortest_digits`]).
+//! try first (the digits themselves are recomputed exactly from the code's value).
 
 use crate::convert::{self, CastOptions, Element};
 use crate::dtype::{DType, Kind};
@@ -69,6 +70,20 @@ pub fn value_to_exact_decimal(value: &Value) -> String {
 
 /// One element to text. `code` is the element's bits (as [`convert::decode_element`] takes
 /// them). Every numeric dtype and BOOL works in every style; other dtypes are an `Err`.
+///
+/// ```
+/// use lowbit::strings::{format_code, NumberStyle};
+/// use lowbit::DType;
+///
+/// // float16 0x4248 is 2 * (1 + 584/1024) = 3.140625; its neighbours are 3.138671875 and
+/// // 3.142578125, so any decimal in (3.1396484375, 3.1416015625) reads back as 0x4248:
+/// // "3.14" is the shortest.
+/// assert_eq!(format_code(DType::Float16, 0x4248, NumberStyle::Spec)?, "3.14");
+/// // E4M3FN 0x7F is NaN: the spec's literal, numpy's spelling under the onnx reference.
+/// assert_eq!(format_code(DType::Float8E4M3FN, 0x7F, NumberStyle::Spec)?, "NaN");
+/// assert_eq!(format_code(DType::Float8E4M3FN, 0x7F, NumberStyle::Numpy)?, "nan");
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn format_code(dtype: DType, code: u64, style: NumberStyle) -> Result<String> {
     let code = code & dtype.code_mask();
     match dtype.kind() {
@@ -681,6 +696,21 @@ pub fn parse_exact_value(text: &str) -> Result<Value> {
 /// One string to an element code of `dtype` (numeric dtypes and BOOL). `opts` gives saturate
 /// and round_mode for float8 and E8M0 targets, and the policy that narrows the float64 (Python)
 /// or float32 (strtod) reading to the target. Errors name the problem and quote the text.
+///
+/// ```
+/// use lowbit::strings::{parse_to_code, StringGrammar};
+/// use lowbit::{CastOptions, DType};
+///
+/// let opts = CastOptions::default();
+/// // 3.14 = 1.57 * 2^1: exponent 1 + 15 = 16 -> 0x4000; fraction 0.57 * 1024 = 583.68 -> 584
+/// // = 0x248.
+/// assert_eq!(parse_to_code("3.14", DType::Float16, StringGrammar::Spec, &opts)?, 0x4248);
+/// // Integers: truncated toward zero, as the Cast text says ("100.5" -> 100).
+/// assert_eq!(parse_to_code(" -100.5 ", DType::Int8, StringGrammar::Spec, &opts)?, 0x9C); // -100
+/// assert!(parse_to_code("1e3", DType::Int8, StringGrammar::Spec, &opts).is_err()); // past 127
+/// assert!(parse_to_code("three", DType::Float, StringGrammar::Spec, &opts).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn parse_to_code(text: &str, dtype: DType, grammar: StringGrammar, opts: &CastOptions) -> Result<u64> {
     let fail = |why: String| Error::ParseString { text: shorten(text), dtype: dtype.onnx_name(), why };
     match dtype.kind() {
@@ -754,7 +784,8 @@ fn integer_code(i: i128, bits: u32) -> u64 {
     (i as u64) & mask
 }
 
-/// SEMANTICS.md row 19, `spec`: a decimal (fraction and exponent allowed) truncated toward zero.
+/// Profile row `strings.grammar`, `spec`, into integers: a decimal (fraction and exponent
+/// allowed) truncated toward zero.
 fn spec_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u64, String> {
     let (lo, hi) = crate::dtype::integer_bounds(bits, signed);
     let out_of_range = || format!("out of the range {lo} to {hi}");
@@ -768,8 +799,8 @@ fn spec_integer(text: &str, bits: u32, signed: bool) -> core::result::Result<u64
     }
 }
 
-/// SEMANTICS.md row 20, `spec`: `true`/`false` in any case, or a number (nonzero is true; NaN is
-/// true as in row 15).
+/// Profile row `strings.grammar`, `spec`, into BOOL: `true`/`false` in any case, or a number
+/// (nonzero is true; NaN is true, as `x != 0` of profile field `float8_to_bool`).
 fn spec_bool(text: &str) -> core::result::Result<bool, String> {
     let word = text.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
     if word.eq_ignore_ascii_case("true") {
@@ -1043,7 +1074,7 @@ fn c_strtoint(text: &str, unsigned: bool) -> core::result::Result<u64, String> {
 /// onnxruntime's float targets from a `std::stod` result: DOUBLE keeps it; everything else is
 /// `static_cast<float>` first, then the float32 -> target conversion of `opts`' policy (float8
 /// honours saturate there). bfloat16's `BFloat16(float)` constructor, which the string path uses,
-/// writes every NaN as 0x7FC1, sign dropped (research/onnx_cast.md §5; observed with
+/// writes every NaN as 0x7FC1, sign dropped (docs/research/onnx_cast.md §5; observed with
 /// scripts/crosscheck_cast.py: "-nan" -> 0x7FC1).
 fn strtod_to_float(bits: u64, dtype: DType, opts: &CastOptions) -> Result<u64> {
     if dtype == DType::Double {

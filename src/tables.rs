@@ -203,9 +203,13 @@ fn input_class(from: DType, code: u64) -> usize {
 /// attributes) combinations have any.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProfileDifference {
+    /// The first profile.
     pub a: Profile,
+    /// The second profile.
     pub b: Profile,
+    /// Conversions that differ, by the input's class (in the order of [`INPUT_CLASSES`]).
     pub by_class: [u64; 7],
+    /// (source, target, attributes) combinations with at least one difference.
     pub combinations: u64,
 }
 

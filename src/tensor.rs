@@ -17,6 +17,19 @@ pub enum Data {
 }
 
 /// A dtype, a shape and its elements.
+///
+/// ```
+/// use lowbit::{cast, CastOptions, DType, Tensor};
+///
+/// // E5M2 0x3C = 0 01111 00 = 2^(15 - 15) = 1.0; 0xC0 = 1 10000 00 = -2^1 = -2.0.
+/// let t = Tensor::from_codes(DType::Float8E5M2, vec![2, 1], &[0x3C, 0xC0])?;
+/// assert_eq!((t.dtype(), t.shape(), t.len()), (DType::Float8E5M2, &[2usize, 1][..], 2));
+/// let f = cast(&t, DType::Float, &CastOptions::default())?;
+/// assert_eq!(f.to_f32_vec()?, [1.0, -2.0]);
+/// // The raw bytes must be exactly what the shape needs: 3 INT4 elements take 2 bytes.
+/// assert!(Tensor::from_raw(DType::Int4, vec![3], vec![0x21]).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tensor {
     dtype: DType,
@@ -95,11 +108,13 @@ impl Tensor {
         Ok(Tensor { shape, ..self })
     }
 
+    /// The element type.
     #[must_use]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
+    /// The dimensions, row-major (empty for a scalar).
     #[must_use]
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -112,11 +127,13 @@ impl Tensor {
         self.shape.iter().product()
     }
 
+    /// Whether the tensor has no element (a dimension is 0).
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The elements: raw bytes or strings.
     #[must_use]
     pub fn data(&self) -> &Data {
         &self.data

@@ -103,6 +103,7 @@ impl Texts {
         self.ends.len()
     }
 
+    /// Whether there is no element.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()

@@ -11,9 +11,13 @@
 /// to 64 bits first, so the dropped part always lies below the rounding position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Exact {
+    /// The sign (zeros carry one too).
     pub negative: bool,
+    /// The significand: the value is `significand * 2^exponent`.
     pub significand: u64,
+    /// The power of two the significand is scaled by.
     pub exponent: i32,
+    /// Nonzero bits were dropped below the significand's last bit (see above).
     pub sticky: bool,
 }
 
@@ -47,12 +51,17 @@ pub enum Value {
     /// A NaN. `payload` is the source's fraction field left-aligned to bit 63 (bit 63 is the IEEE
     /// quiet bit). Formats that carry no payload decode to the plain quiet NaN `1 << 63`.
     Nan {
+        /// The sign bit.
         negative: bool,
+        /// The payload, left-aligned to bit 63.
         payload: u64,
     },
+    /// An infinity.
     Infinite {
+        /// The sign.
         negative: bool,
     },
+    /// A finite value, zero included, exactly.
     Finite(Exact),
 }
 

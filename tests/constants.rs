@@ -1,5 +1,5 @@
 //! Every scalar type's constants, checked against the oracle's exact values, and against the
-//! `float8` crate, whose constants are wrong (research/anchors.md §2.2, its issue #8).
+//! `float8` crate, whose constants are wrong (docs/research/anchors.md §2.2, its issue #8).
 
 #[path = "support/oracle.rs"]
 mod oracle;

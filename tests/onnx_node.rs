@@ -21,7 +21,7 @@ fn failures(outcomes: &[Outcome]) -> Vec<(String, String)> {
 
 /// Tests whose expected output follows the onnx reference where `spec` deliberately differs.
 const SPEC_DEVIATIONS: &[(&str, &str)] = &[
-    // SEMANTICS.md row 8: the float4 technical note maps NaN to 6 (0x7); ml_dtypes, and so the
+    // Profile field `nan_to_float4`: the float4 technical note maps NaN to 6 (0x7); ml_dtypes, and so the
     // reference's test data, gives -0 (0x8) for +NaN. Element 8 of the input is NaN.
     ("test_cast_FLOAT16_to_FLOAT4E2M1", "element 8: expected 0x8, actual 0x7"),
     ("test_cast_FLOAT_to_FLOAT4E2M1", "element 8: expected 0x8, actual 0x7"),

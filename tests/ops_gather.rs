@@ -1,6 +1,6 @@
-//! ONNX Gather: the worked examples of research/range_slice_gather.md §4.3 and §4.4 and the
-//! backend tests of §5.1 under every profile (SEMANTICS.md has no Gather row on which they
-//! differ), the errors, and a property: Gather on packed data equals Gather on the unpacked codes,
+//! ONNX Gather: the worked examples of docs/research/range_slice_gather.md §4.3 and §4.4 and the
+//! backend tests of §5.1 under every profile (the profile table has no Gather field: they do
+//! not differ), the errors, and a property: Gather on packed data equals Gather on the unpacked codes,
 //! packed again.
 
 use lowbit::error::Error;

@@ -1,5 +1,5 @@
 //! ONNX Range and OpenVINO Range-1/Range-4: the worked examples of
-//! research/range_slice_gather.md (§1.2 to §1.8, §2.3, §2.4, §5.1) under every profile whose
+//! docs/research/range_slice_gather.md (§1.2 to §1.8, §2.3, §2.4, §5.1) under every profile whose
 //! column they belong to, the errors, the command line, and a property: under `spec` the count is
 //! the exact formula.
 //!

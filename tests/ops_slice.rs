@@ -1,4 +1,4 @@
-//! ONNX Slice: the 35 worked examples of research/range_slice_gather.md §3.4 under every profile
+//! ONNX Slice: the 35 worked examples of docs/research/range_slice_gather.md §3.4 under every profile
 //! (the `spec` column is the Slice-13 text and ONNX shape inference, which the research file gives
 //! next to the reference's and onnxruntime's), the backend tests of §5.1, packed and other
 //! dtypes, the errors, and a property: Slice equals a naive per-element reference written here.

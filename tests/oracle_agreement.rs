@@ -1,5 +1,5 @@
 //! The core against the independent oracle (`tests/support/oracle.rs`, exact big-integer
-//! arithmetic written from SEMANTICS.md, sharing no code with `src/`).
+//! arithmetic written from the `spec` rules of tables/profiles.md, sharing no code with `src/`).
 
 #[path = "support/harness.rs"]
 mod harness;
@@ -148,7 +148,7 @@ fn integers_into_narrow_formats() {
             for to in DType::NARROW.into_iter().chain([DType::Float16, DType::Bfloat16, DType::Float]) {
                 for saturate in [true, false] {
                     let got = convert_code(from, to, code, &CastOptions::saturating(saturate)).unwrap();
-                    // `saturate` only applies to float8 targets (SEMANTICS.md row 23); E8M0's
+                    // `saturate` only applies to float8 targets (profile field `fixed_saturate`); E8M0's
                     // default round_mode is `up`.
                     let oracle_saturate = saturate && to.bits() == Some(8);
                     let mode = if to == DType::Float8E8M0 { OMode::Up } else { OMode::NearestEven };

@@ -1,5 +1,5 @@
 //! Self-tests of the independent oracle (`tests/support/oracle.rs`) against the published
-//! vectors of research/onnx_cast.md, recomputed for the `spec` profile where the published
+//! vectors of docs/research/onnx_cast.md, recomputed for the `spec` profile where the published
 //! columns are other implementations.
 
 #[path = "support/oracle.rs"]

@@ -1,4 +1,4 @@
-//! The published byte vectors of research/onnx_cast.md (§4.3, §5, §6, §7, §10, §11), in the `spec`
+//! The published byte vectors of docs/research/onnx_cast.md (§4.3, §5, §6, §7, §10, §11), in the `spec`
 //! column. Where `spec` differs from what the onnx reference returns, the comment says so and why.
 
 use lowbit::convert::{convert_code, CastOptions, RoundMode};
@@ -155,7 +155,7 @@ fn narrow_sources_into_float8() {
     }
 }
 
-/// §6 with the `spec` NaN rule (technical/float4.md: NaN -> 6, so 0x7 for either sign; the onnx
+/// §6 with the `spec` NaN rule (onnx's docs/technical/float4.md: NaN -> 6, so 0x7 for either sign; the onnx
 /// reference gives 0x8 for +NaN and 0x0 for -NaN).
 #[test]
 fn float4() {
@@ -214,7 +214,7 @@ fn float4() {
     }
 }
 
-/// §7 under `spec` (technical/int4.md: nearest integer, ties to even, then keep the low bits).
+/// §7 under `spec` (onnx's docs/technical/int4.md: nearest integer, ties to even, then keep the low bits).
 /// The reference truncates and onnxruntime rounds half away from zero, so their columns differ
 /// exactly at the halves.
 #[test]
@@ -284,7 +284,7 @@ fn int4_and_int2() {
     assert_eq!(cast(DType::Int4, DType::Int8, 0x8, true), 0xF8);
     assert_eq!(cast(DType::Int4, DType::Float8E4M3FN, 0x8, true), 0xD0);
     assert_eq!(cast(DType::Uint4, DType::Float8E4M3FN, 15, true), 0x57);
-    // int4 <-> uint4 reinterprets the nibble (SEMANTICS.md row 12).
+    // int4 <-> uint4 reinterprets the nibble (the ONNX text's fixed -> fixed rule; every profile).
     assert_eq!(cast(DType::Int4, DType::Uint4, 0xF, true), 0xF);
 }
 
@@ -294,7 +294,7 @@ fn e8m0(x: f32, saturate: bool, mode: RoundMode) -> u8 {
 
 /// §10 under `spec`: the Cast-24 table with overflow judged after rounding, |x| < 2^-127 -> MIN
 /// (saturate) or NaN, sign ignored as the reference does. Rows marked "ref" differ from the onnx
-/// reference (SEMANTICS.md rows 17, 18, 20).
+/// reference (profile rows `nan_payloads` and `strings.grammar`).
 #[test]
 fn e8m0_table() {
     use RoundMode::{Down, Nearest, Up};

@@ -1,4 +1,4 @@
-//! ONNX `Cast` to and from STRING (SEMANTICS.md rows 18 to 21; research/onnx_cast.md §8).
+//! ONNX `Cast` to and from STRING (profile rows `strings.grammar` and `strings.number_style`).
 //!
 //! The exact strings of research §8.2 and the parsing vectors of §8.1, per style and grammar;
 //! digests of numpy's and glibc's own output over every float16 and large samples of float32 and
@@ -39,7 +39,7 @@ fn err(text: &str, dtype: DType, grammar: StringGrammar) -> String {
 
 // ---- number -> text: research §8.2 ------------------------------------------------------------
 
-/// (f32 input, numpy/reference string, onnxruntime string): research/onnx_cast.md §8.2.
+/// (f32 input, numpy/reference string, onnxruntime string): docs/research/onnx_cast.md §8.2.
 const F32_TABLE: &[(f32, &str, &str)] = &[
     (0.1, "0.1", "0.1"),
     (1e10, "1e+10", "1e+10"),

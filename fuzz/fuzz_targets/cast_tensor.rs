@@ -8,7 +8,7 @@
 //! * nothing panics; an `Ok` result has the target dtype and the input's shape;
 //! * between fixed-width numeric dtypes, the tensor result equals `convert_code` element by
 //!   element (`convert_code_in_block` for the whole vector blocks of a profile that converts
-//!   float32 <-> float16 in blocks, SEMANTICS.md row 17). This covers FLOAT -> float8, which goes
+//!   float32 <-> float16 in blocks, profile field `vector_blocks`). This covers FLOAT -> float8, which goes
 //!   through the fast kernel, and 8-bit float -> FLOAT, which goes through the decode tables;
 //! * a cast to STRING formats each element with `format_code`, a cast from STRING parses each with
 //!   `parse_to_code`, in the profile's style and grammar.

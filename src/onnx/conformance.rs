@@ -97,6 +97,7 @@ fn close(dtype: crate::DType, expected: u64, actual: u64) -> bool {
 /// The result of one test folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// The test folder's name (`test_cast_FLOAT_to_FLOAT8E4M3FN`, ...).
     pub name: String,
     /// `None` if every data set matched; otherwise the first problem.
     pub failure: Option<String>,

@@ -65,7 +65,9 @@ fn shown_op(op: &str) -> String {
 /// A loaded model: its graph and the opset version of the default domain.
 #[derive(Clone, Debug)]
 pub struct Model {
+    /// The main graph.
     pub graph: GraphProto,
+    /// The opset version imported for the default (`""` or `ai.onnx`) domain.
     pub opset: i64,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! `out[i_outer, j, i_inner] = data[i_outer, indices[j], i_inner]`, with the output shape
 //! `shape[..axis] ++ indices.shape ++ shape[axis+1..]` (a scalar index removes the axis). Every
-//! profile agrees here (SEMANTICS.md "Gather index out of [-s, s-1]"): data of rank 0, an axis
+//! profile agrees here (the profile table has no Gather field): data of rank 0, an axis
 //! outside `[-r, r-1]` and any index outside `[-s, s-1]` are errors, and every index is checked
 //! before anything is copied, even when the output is empty (onnxruntime does the same; the
 //! reference would return an empty output for an index it never reads, and `spec` takes
@@ -25,8 +25,8 @@ pub const GATHER_VERSIONS: [i64; 3] = [1, 11, 13];
 
 /// An ONNX `Gather` node at opset `opset` with attribute `axis` (ONNX's default is 0).
 ///
-/// `profile` is taken for symmetry with the other ops; SEMANTICS.md has no Gather row on which the
-/// profiles differ.
+/// `profile` is taken for symmetry with the other ops; the profile table (tables/profiles.md) has
+/// no Gather field: the profiles do not differ here.
 pub fn gather(data: &Tensor, indices: &Tensor, axis: i64, opset: i64, profile: Profile) -> Result<Tensor> {
     let _ = profile;
     gather_guarded(data, indices, axis, opset, &mut Unbudgeted)

@@ -1,5 +1,6 @@
 //! ONNX `Range`, `Slice` and `Gather`, and OpenVINO's `Range` (versions 1 and 4), over every dtype
-//! and under every profile of SEMANTICS.md.
+//! and under every profile (the `range.*` and `slice.*` rows of the profile
+//! table, tables/profiles.md).
 //!
 //! These ops are shape logic over the element store of [`Tensor`]: none of them rounds or packs
 //! anything itself. Range computes its values in the accumulate type the profile names and hands

@@ -1,7 +1,7 @@
 //! ONNX `Range` (versions 11 and 27) and OpenVINO `Range` (versions 1 and 4).
 //!
 //! Range is a count and a formula for each element, computed in the accumulate type the profile
-//! names (SEMANTICS.md "Range, Slice, Gather"; research/range_slice_gather.md §1 and §2), then
+//! names (profile rows `range.count` and `range.values`, tables/profiles.md), then
 //! converted **once** into the output type through the Cast core
 //! ([`crate::convert::encode_element`]). "Exact" means an exact binary rational: every finite
 //! element value is one, and so is `start + i * delta`, so `spec` rounds exactly once.
@@ -81,6 +81,7 @@ pub const DEFAULT_MAX_ELEMENTS: usize = 1 << 31;
 /// Options of a Range call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RangeOptions {
+    /// The profile whose accumulate type and conversion rules apply.
     pub profile: Profile,
     /// Range-27's `stash_type` attribute as an ONNX type number: 1 (FLOAT, the default) or 11
     /// (DOUBLE). Only float16 and bfloat16 outputs use it, and only under `onnx-reference`.
@@ -104,6 +105,19 @@ impl RangeOptions {
 }
 
 /// ONNX `Range(start, limit, delta)` at opset `opset` under `profile`, with the default options.
+///
+/// ```
+/// use lowbit::ops::range;
+/// use lowbit::{Profile, Tensor};
+///
+/// let scalar = |v: f32| Tensor::from_f32(&[v]).reshape(vec![]);
+/// let r = range(&scalar(1.0)?, &scalar(2.0)?, &scalar(0.25)?, 11, Profile::Spec)?;
+/// // ceil((2 - 1) / 0.25) = 4 elements: start + i * delta.
+/// assert_eq!(r.to_f32_vec()?, [1.0, 1.25, 1.5, 1.75]);
+/// // delta 0 is an error (the count would be infinite).
+/// assert!(range(&scalar(1.0)?, &scalar(2.0)?, &scalar(0.0)?, 11, Profile::Spec).is_err());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor, opset: i64, profile: Profile) -> Result<Tensor> {
     range_with(start, limit, delta, opset, &RangeOptions::with_profile(profile))
 }
@@ -347,7 +361,7 @@ fn ov_core(op: &str, [s_el, e_el, d_el]: [Element; 3], out: DType, v4: bool, opt
     let cast = CastOptions::with_profile(opts.profile);
     match out {
         _ if integral => {
-            // static_cast<T>(double) is the Cast core's x86 model (SEMANTICS.md row 14); Range-1
+            // static_cast<T>(double) is the Cast core's x86 model (profile field `float_to_integer`); Range-1
             // reads the typed values themselves.
             let into = |x: f64, typed: Element| {
                 encode_element(out, if v4 { Element::Float(Value::from_f64(x)) } else { typed }, &cast)

@@ -1,8 +1,8 @@
 //! ONNX `Slice`: version 1 (starts, ends and axes as attributes) and versions 10, 11 and 13
 //! (starts, ends, axes and steps as inputs), over every dtype.
 //!
-//! Every version clamps as the Slice-13 text says (SEMANTICS.md "Slice clamping"; research
-//! §3.2): a negative start or end counts from the back, then with a positive step both clamp to
+//! Every version clamps as the Slice-13 text says (profile fields
+//! `slice.start_below_lowest_reverses_nothing` and `slice.max_end_reverses_whole_axis`): a negative start or end counts from the back, then with a positive step both clamp to
 //! `[0, dim]`, with a negative step the start clamps to `[0, dim-1]` and the end to `[-1, dim-1]`,
 //! and the axis gets `max(0, ceil((end - start) / step))` elements. Where the profiles disagree
 //! the profile's [`SlicePolicy`] decides:
@@ -32,10 +32,26 @@ pub const SLICE_VERSIONS: [i64; 4] = [1, 10, 11, 13];
 #[derive(Clone, Copy, Debug)]
 pub enum SliceArgs<'a> {
     /// Slice-1: the `starts`, `ends` and optional `axes` attributes.
-    Attributes { starts: &'a [i64], ends: &'a [i64], axes: Option<&'a [i64]> },
+    Attributes {
+        /// Where each sliced axis starts (negative counts from the end).
+        starts: &'a [i64],
+        /// Where each sliced axis ends, exclusive.
+        ends: &'a [i64],
+        /// The axes `starts` and `ends` apply to (default: `0..starts.len()`).
+        axes: Option<&'a [i64]>,
+    },
     /// Slice-10, 11 and 13: the `starts`, `ends`, optional `axes` and optional `steps` inputs (1-D
     /// integer tensors of one length).
-    Inputs { starts: &'a Tensor, ends: &'a Tensor, axes: Option<&'a Tensor>, steps: Option<&'a Tensor> },
+    Inputs {
+        /// Where each sliced axis starts (negative counts from the end).
+        starts: &'a Tensor,
+        /// Where each sliced axis ends, exclusive.
+        ends: &'a Tensor,
+        /// The axes `starts` and `ends` apply to (default: `0..starts.len()`).
+        axes: Option<&'a Tensor>,
+        /// The step along each sliced axis (default 1; negative walks backwards; 0 is an error).
+        steps: Option<&'a Tensor>,
+    },
 }
 
 /// An ONNX `Slice` node at opset `opset` (version 1 takes [`SliceArgs::Attributes`], later

@@ -214,6 +214,7 @@ impl TruncatedEncoder {
         TruncatedEncoder { nan_from_bits: u16::MAX, ..self }
     }
 
+    /// The code of `x`, computed branch-free from its float32 bits.
     #[inline]
     #[must_use]
     pub fn encode(&self, x: f32) -> u16 {
@@ -388,9 +389,13 @@ pub trait FloatLane: Copy {
     /// |x| (0 for lanes that do not fit) split into its integer part and the fraction left over,
     /// both exact.
     fn split(self) -> (i32, Self);
+    /// Whether the sign bit is set (NaN included).
     fn is_negative(self) -> bool;
+    /// The fraction part of [`FloatLane::split`] is above 1/2.
     fn above_half(self) -> bool;
+    /// The fraction part is exactly 1/2 (a tie).
     fn is_half(self) -> bool;
+    /// The fraction part is not zero (the conversion is inexact).
     fn is_nonzero(self) -> bool;
 }
 

@@ -111,7 +111,7 @@ enum Route {
 enum ToF32 {
     /// The source is float32.
     Exact,
-    /// Nearest-even, as the profile's implementation does (SEMANTICS rows 6 and 7).
+    /// Nearest-even, as the profile's implementation does (profile field `via_float32`).
     Nearest,
     /// Round to odd, so the narrow kernel's rounding is the rounding of the exact value.
     Odd,
@@ -389,6 +389,21 @@ impl F32Kernel {
 impl Plan {
     /// Resolves ONNX `Cast` from `from` to `to` with these attributes and profile. Errors for dtypes
     /// without a fixed width (STRING, complex, UNDEFINED).
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, DType, Plan};
+    ///
+    /// let plan = Plan::new(DType::Float, DType::Float4E2M1, &CastOptions::default())?;
+    /// let src: Vec<u8> = [1.0f32, -3.0, 5.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// // Three FLOAT4E2M1 elements take two bytes, the first element in the low nibble.
+    /// let mut dst = [0u8; 2];
+    /// plan.run(&src, &mut dst, 3)?;
+    /// // E2M1 (bias 1): 1.0 = 0 01 0 = 0x2; -3.0 = 1.5 * 2^1 = 1 10 1 = 0xD; 5.0 lies halfway
+    /// // between 4 = 0 11 0 (even) and 6 = 0 11 1: ties to even, 0x6.
+    /// assert_eq!(dst, [0xD2, 0x06]);
+    /// assert!(Plan::new(DType::String, DType::Float, &CastOptions::default()).is_err());
+    /// # Ok::<(), lowbit::Error>(())
+    /// ```
     pub fn new(from: DType, to: DType, opts: &CastOptions) -> Result<Plan> {
         fixed_width(from)?;
         fixed_width(to)?;
@@ -517,6 +532,22 @@ impl Plan {
 
     /// Converts `n` elements from `src` (ONNX `raw_data` of the source dtype) into `dst` (the
     /// target's `raw_data`). Both lengths must be exactly what `n` elements take.
+    ///
+    /// ```
+    /// use lowbit::{CastOptions, DType, Plan};
+    ///
+    /// // saturate=0: float32 1e6 overflows E4M3FN, whose only special code is NaN 0x7F.
+    /// let opts = CastOptions { saturate: false, ..CastOptions::default() };
+    /// let plan = Plan::new(DType::Float, DType::Float8E4M3FN, &opts)?;
+    /// let src: Vec<u8> = [0.5f32, 1e6].iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// let mut dst = [0u8; 2];
+    /// plan.run(&src, &mut dst, 2)?;
+    /// // 0.5 = 2^-1: exponent -1 + 7 = 0110, mantissa 000 -> 0x30.
+    /// assert_eq!(dst, [0x30, 0x7F]);
+    /// // A buffer of the wrong length is an error, not a panic.
+    /// assert!(plan.run(&src, &mut dst[..1], 2).is_err());
+    /// # Ok::<(), lowbit::Error>(())
+    /// ```
     pub fn run(&self, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
         self.check_lengths(src, dst, n)?;
         for (start, end, engine) in self.segments(n) {

@@ -67,6 +67,8 @@ impl IntegerQuantizer {
         }
     }
 
+    /// Quantizes the float32 lanes of `src` (little-endian bytes, `4 * codes.len()` of them) into
+    /// `codes` with this quantizer's divisor ([`IntegerQuantizer::code`] each).
     pub fn run(&self, src: &[u8], codes: &mut [u16]) {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]

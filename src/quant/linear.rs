@@ -222,6 +222,21 @@ fn quantize_checked(
 /// ONNX `QuantizeLinear` at opset `opset`: `y = saturate(round(x / y_scale) + y_zero_point)`.
 /// The types and attributes the version allows are checked first, then the shapes of the scale and
 /// the zero point against `x` (per-tensor, per-axis with `axis`, blocked with `block_size`).
+///
+/// ```
+/// use lowbit::quant::{quantize_linear, QuantizeAttributes};
+/// use lowbit::{DType, Profile, Tensor};
+///
+/// let x = Tensor::from_f32(&[0.0, 1.0, -2.6, 300.0]);
+/// let scale = Tensor::from_f32(&[0.5]).reshape(vec![])?; // per-tensor: a scalar
+/// let zero_point = Tensor::from_codes(DType::Uint8, vec![], &[128])?;
+/// let y = quantize_linear(&x, &scale, Some(&zero_point), &QuantizeAttributes::default(), 21, Profile::Spec)?;
+/// // x / 0.5 = 0, 2, -5.2, 600; rounded (nearest even) 0, 2, -5, 600; + 128 = 128, 130, 123, 728;
+/// // saturated to UINT8's [0, 255].
+/// assert_eq!(y.dtype(), DType::Uint8);
+/// assert_eq!(y.codes()?, [128, 130, 123, 255]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn quantize_linear(
     x: &Tensor,
     scale: &Tensor,

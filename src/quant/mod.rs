@@ -39,6 +39,7 @@ pub const DYNAMIC_QUANTIZE_LINEAR_VERSIONS: [i64; 1] = [11];
 /// (transcribed from `onnx.defs.get_schema(op, version)` of onnx 1.23.2).
 #[derive(Clone, Copy, Debug)]
 pub struct Schema {
+    /// The version this schema was introduced in.
     pub version: i64,
     /// `x`.
     pub inputs: &'static [DType],
@@ -54,6 +55,7 @@ pub struct Schema {
     pub output_is_scale_type: bool,
     /// The scale may be a 1-D tensor (per-axis); before 13 it is a scalar.
     pub per_axis: bool,
+    /// The attributes this version knows (any other is an error).
     pub attributes: &'static [&'static str],
 }
 
@@ -154,18 +156,26 @@ pub const DEQUANTIZE_SCHEMAS: [Schema; 8] = {
 /// The attributes of a `QuantizeLinear` node as they appear in a model (`None`: absent).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QuantizeAttributes {
+    /// `axis`: the axis of a per-axis or blocked scale (default 1; negative counts from the end).
     pub axis: Option<i64>,
+    /// `saturate` (float8 outputs, 19 and later): 1 (default) clamps overflow to ±MAX, 0 gives NaN or infinity.
     pub saturate: Option<i64>,
+    /// `block_size` (21 and later): elements per scale along `axis`; 0 or absent: not blocked.
     pub block_size: Option<i64>,
+    /// `output_dtype` (21 and later): the output's ONNX type number when there is no zero point.
     pub output_dtype: Option<i64>,
+    /// `precision` (23 and later): the ONNX type number of the division `x / y_scale`.
     pub precision: Option<i64>,
 }
 
 /// The attributes of a `DequantizeLinear` node as they appear in a model.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DequantizeAttributes {
+    /// `axis`: the axis of a per-axis or blocked scale (default 1; negative counts from the end).
     pub axis: Option<i64>,
+    /// `block_size` (21 and later): elements per scale along `axis`; 0 or absent: not blocked.
     pub block_size: Option<i64>,
+    /// `output_dtype` (23 and later): the output's ONNX type number (default: the scale's type).
     pub output_dtype: Option<i64>,
 }
 

@@ -44,9 +44,9 @@
 //! two and encoded at once by the lane kernel of the [`Plan`] from FLOAT to the element type
 //! (saturating, nearest even; the plan is resolved once per call and its kernel derived from the
 //! core), piece by piece, then packed. MXINT8 rounds with the plans' integer kernel
-//! ([`IntegerKernel`], nearest even) after a clamp to
-//! [-128, 127]. Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which
-//! the E8M0 -> FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
+//! ([`crate::plan::quantize::IntegerQuantizer`], nearest even) after a clamp to [-128, 127].
+//! Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which the E8M0 ->
+//! FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
 //! one loop: one-byte elements through the plan's arithmetic decoding (a function of the code,
 //! checked against the core's table when the plan is built), 4-bit elements through their 16
 //! values (from the plan) held in vector registers where the CPU has AVX2.
@@ -214,11 +214,13 @@ impl ScaleRound {
 /// What to quantize to and along which axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MxOptions {
+    /// The element format.
     pub format: MxFormat,
     /// Elements per block (at least 1). The last block along the axis may be shorter.
     pub block_size: usize,
     /// The blocked axis; negative counts from the end (ONNX style).
     pub axis: i64,
+    /// How each block's scale exponent is chosen.
     pub scale_round: ScaleRound,
 }
 
@@ -253,6 +255,23 @@ pub fn block_scale_code(amax: f32, format: MxFormat, scale_round: ScaleRound) ->
 }
 
 /// Quantizes a FLOAT, FLOAT16 or BFLOAT16 tensor to MX scales and elements (module docs).
+///
+/// ```
+/// use lowbit::quant::mx::{dequantize, quantize, MxFormat, MxOptions};
+/// use lowbit::Tensor;
+///
+/// // One MXFP4 block of 4 (the spec's blocks are 32; any size works).
+/// let opts = MxOptions { block_size: 4, ..MxOptions::new(MxFormat::Fp4E2M1) };
+/// let q = quantize(&Tensor::from_f32(&[1.0, -0.5, 3.0, 0.1]), &opts)?;
+/// // amax 3: X = 2^(floor(log2 3) - emax) = 2^(1 - 2) = 1/2, E8M0 code -1 + 127 = 0x7E.
+/// assert_eq!(q.scales.codes()?, [0x7E]);
+/// // V / X = 2, -1, 6, 0.2 in E2M1 (0, 0.5, 1, 1.5, 2, 3, 4, 6): 2 = 0x4, -1 = 0x8|0x2,
+/// // 6 = 0x7, 0.2 -> 0 (nearer 0 than 0.5).
+/// assert_eq!(q.elements.codes()?, [0x4, 0xA, 0x7, 0x0]);
+/// let back = dequantize(&q.elements, &q.scales, &opts)?;
+/// assert_eq!(back.to_f32_vec()?, [1.0, -0.5, 3.0, 0.0]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
 pub fn quantize(input: &Tensor, opts: &MxOptions) -> Result<Quantized> {
     let g = Geometry::new(input.shape(), opts.axis, opts.block_size, "MX quantize", "input")?;
     check_input_dtype(input.dtype())?;

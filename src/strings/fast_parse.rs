@@ -51,6 +51,8 @@ pub struct TextReader {
 }
 
 impl TextReader {
+    /// A reader of texts into `dtype` under `grammar` and the cast options `opts` (their profile
+    /// decides whether float64 -> float32 may be narrowed by the hardware).
     #[must_use]
     pub fn new(dtype: DType, grammar: StringGrammar, opts: &CastOptions) -> TextReader {
         let plain_narrowing = !opts.profile.policy().flush_subnormals.contains(&(DType::Double, DType::Float));

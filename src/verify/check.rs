@@ -74,6 +74,7 @@ impl Class {
         Class::OtherValue,
     ];
 
+    /// The class in words, as the summary prints it.
     #[must_use]
     pub const fn describe(self) -> &'static str {
         match self {
@@ -227,12 +228,15 @@ pub fn compare(
 /// The counts of a check.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Lines checked.
     pub checked: u64,
+    /// Lines counted as mismatches (see [`CheckOptions`]).
     pub mismatches: u64,
     /// Lines with each [`Class`] (in [`Class::ALL`]'s order), counted or not.
     pub classes: [u64; 11],
     /// Per flag of [`FLAG_NAMES`]: lines where it was missing, and where it was set wrongly.
     pub flags_missing: [u64; 5],
+    /// Per flag of [`FLAG_NAMES`]: lines where it was set but not expected.
     pub flags_extra: [u64; 5],
     /// The first [`SHOWN_MISMATCHES`] mismatches, one line each.
     pub shown: Vec<String>,
@@ -375,6 +379,7 @@ pub fn check_stream(
 /// One ranked hypothesis of `--which`.
 #[derive(Clone, Debug)]
 pub struct Ranked {
+    /// The hypothesis: a format, a rounding mode, a tininess rule, saturation or a profile.
     pub config: Config,
     /// Lines it agrees with.
     pub agree: u64,
@@ -383,6 +388,7 @@ pub struct Ranked {
 /// The outcome of `--which`.
 #[derive(Clone, Debug)]
 pub struct Which {
+    /// Lines checked.
     pub checked: u64,
     /// Best first.
     pub ranking: Vec<Ranked>,

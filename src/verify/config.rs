@@ -33,6 +33,7 @@ pub enum Semantics {
 /// A named configuration: semantics and, optionally, a target format of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
+    /// How it converts.
     pub semantics: Semantics,
     /// The target format when the configuration names one (`format=...`).
     pub format: Option<Format>,

@@ -39,15 +39,24 @@ pub use described::DescribedCast;
 /// or a described float format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// An ONNX dtype: a float format or an integer type.
     Onnx(DType),
+    /// A described float format (`e4m3,special=ieee`, ...).
     Described(FloatFormat),
 }
 
 /// What a [`Format`] holds, resolved once for a loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
+    /// A float format.
     Float(FloatFormat),
-    Integer { bits: u32, signed: bool },
+    /// An integer type.
+    Integer {
+        /// Its width.
+        bits: u32,
+        /// Two's complement (else unsigned).
+        signed: bool,
+    },
 }
 
 impl Format {
@@ -136,6 +145,7 @@ impl fmt::Display for Format {
 /// How every element of a verification conversion is rounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct VerifyOptions {
+    /// The rounding mode (default: nearest even).
     pub mode: RoundingMode,
     /// When a result counts as tiny for UNDERFLOW (default: after rounding, as TestFloat).
     pub tininess: Tininess,
@@ -223,6 +233,24 @@ pub struct Converter {
 }
 
 impl Converter {
+    /// Resolves the conversion from `from` to `to` with `options`.
+    ///
+    /// ```
+    /// use lowbit::verify::{Converter, Format, Status, VerifyOptions};
+    ///
+    /// let from = Format::parse("f32")?;
+    /// let to = Format::parse("e4m3,special=ieee")?; // 1-4-3, bias 7, Inf at 0x78, max 240
+    /// let c = Converter::new(&from, &to, &VerifyOptions::default()); // nearest even, no saturation
+    /// // 1.5 = 1.1b * 2^0: exponent 0111, fraction 100 -> 0x3C, exact.
+    /// assert_eq!(c.convert(1.5f32.to_bits().into(), 0), (0x3C, Status::empty()));
+    /// // 300 is past 240 + half its step (16 / 2 = 8): +Inf, overflow and inexact.
+    /// assert_eq!(c.convert(300f32.to_bits().into(), 0), (0x78, Status::OVERFLOW | Status::INEXACT));
+    /// // 2^-10 is below the smallest normal 2^-6, a subnormal of step 2^-9: exactly 0.5 steps, a
+    /// // tie -> 0 (even); tiny and inexact: underflow.
+    /// let (code, flags) = c.convert(2f32.powi(-10).to_bits().into(), 0);
+    /// assert_eq!((code, flags), (0x00, Status::UNDERFLOW | Status::INEXACT));
+    /// # Ok::<(), lowbit::Error>(())
+    /// ```
     #[must_use]
     pub fn new(from: &Format, to: &Format, options: &VerifyOptions) -> Converter {
         Converter { from: from.shape(), to: to.shape(), from_mask: from.code_mask(), options: *options }

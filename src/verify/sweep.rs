@@ -328,10 +328,15 @@ impl Counts {
 /// What [`sweep`] reports.
 #[derive(Clone, Debug)]
 pub struct SweepReport {
+    /// The source format.
     pub from: Format,
+    /// The target format (the configuration's own, if it names one).
     pub to: Format,
+    /// The configuration swept.
     pub config: Config,
+    /// Source patterns converted (2^width, at most 2^32).
     pub patterns: u64,
+    /// SHA-256 of every result in pattern order (the digests of `tables/verify/`).
     pub sha256: [u8; 32],
     /// (class name, count), in a fixed order.
     pub classes: Vec<(&'static str, u64)>,
@@ -340,6 +345,7 @@ pub struct SweepReport {
     pub flags: Option<(Vec<(&'static str, u64)>, u64)>,
     /// Whether the fast table ran.
     pub table: bool,
+    /// Wall-clock time of the sweep.
     pub seconds: f64,
 }
 
@@ -509,7 +515,9 @@ pub const DIFF_EXAMPLES: usize = 20;
 /// What [`diff`] reports.
 #[derive(Clone, Debug)]
 pub struct DiffReport {
+    /// The source format.
     pub from: Format,
+    /// Source patterns compared.
     pub patterns: u64,
     /// Patterns whose results differ in value.
     pub values: u64,
@@ -519,10 +527,13 @@ pub struct DiffReport {
     pub by_class: Vec<(&'static str, u64)>,
     /// The first disagreements, ascending.
     pub examples: Vec<String>,
+    /// Whether flags were compared (both configurations have IEEE semantics).
     pub compared_flags: bool,
 }
 
 impl DiffReport {
+    /// The report: the two configurations, the first disagreements, the counts by class and the
+    /// totals.
     #[must_use]
     pub fn report(&self, a: &str, b: &str) -> String {
         use super::check::thousands;

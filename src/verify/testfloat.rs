@@ -55,7 +55,9 @@ pub fn push_line(
 /// One test case read from a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
+    /// The operand code.
     pub operand: u64,
+    /// The result code.
     pub result: u64,
     /// The flags, when the line has them.
     pub flags: Option<u8>,
@@ -66,7 +68,9 @@ pub struct Case {
 /// What a line must hold: the widths of the operand and of the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// The operand's width (its hex digits: `ceil(bits / 4)`).
     pub operand_bits: u32,
+    /// The result's width.
     pub result_bits: u32,
 }
 

@@ -36,12 +36,18 @@ use std::io::Write;
 /// TestFloat's testing levels, and every pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
+    /// TestFloat's level 1: every third case is a special operand (target thresholds, the
+    /// source's specials), the others random.
     One,
+    /// TestFloat's level 2: more special operands (also fractions with one bit set or one bit
+    /// clear at each exponent in range), every second case one of them.
     Two,
+    /// Every pattern of the source (sources up to [`ALL_LEVEL_MAX_BITS`] bits).
     All,
 }
 
 impl Level {
+    /// `1`, `2` or `all`.
     pub fn parse(text: &str) -> Result<Level> {
         match text {
             "1" => Ok(Level::One),
@@ -75,8 +81,11 @@ pub struct Vectors {
 /// One test case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Vector {
+    /// The source code.
     pub operand: u64,
+    /// The expected result code.
     pub result: u64,
+    /// The IEEE flags the conversion raises.
     pub flags: Status,
     /// The random word used (stochastic rounding), else 0.
     pub random: u64,
@@ -122,6 +131,7 @@ impl Vectors {
         self.count
     }
 
+    /// Whether there are no cases.
     #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.count == 0
@@ -268,9 +278,13 @@ impl Vectors {
 /// A column of the `readmemh` output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
+    /// The operand codes (`in.hex`).
     Operand,
+    /// The result codes (`out.hex`).
     Result,
+    /// The flags (`flags.hex`).
     Flags,
+    /// The random words of stochastic rounding (`random.hex`).
     Random,
 }
 

@@ -1,6 +1,6 @@
 //! What the oracle tests share: the mapping from lowbit's dtypes to the oracle's formats, the
 //! attribute sets each target is tested with, and the `spec` answer for one element, assembled
-//! from the oracle's exact functions and SEMANTICS.md's rules (never from lowbit's code).
+//! from the oracle's exact functions and the `spec` rules of tables/profiles.md (never from lowbit's code).
 //! Test files include it next to the oracle:
 //! `#[path = "support/oracle.rs"] mod oracle;` and `#[path = "support/harness.rs"] mod harness;`.
 
@@ -61,7 +61,7 @@ pub fn all_codes(d: DType) -> std::ops::RangeInclusive<u64> {
 }
 
 /// The `spec` result of casting one code, or `None` where the oracle has no say (NaN payloads
-/// between IEEE formats, SEMANTICS.md row 17, which tests/profiles.rs checks).
+/// between IEEE formats, profile field `nan_payloads`, which tests/profiles.rs checks).
 pub fn oracle_cast(from: DType, to: DType, code: u64, opts: &CastOptions, mode: OMode) -> Option<u64> {
     let integer_source = matches!(from.kind(), Kind::Integer { .. } | Kind::Bool);
     let value = match oformat(from) {
@@ -69,7 +69,7 @@ pub fn oracle_cast(from: DType, to: DType, code: u64, opts: &CastOptions, mode: 
         None => OValue::from_i128(i128::from(code)), // bool: 0 or 1
     };
     if to == DType::Bool {
-        // SEMANTICS.md row 15 (`spec`): x != 0; NaN is true.
+        // Profile field `float8_to_bool` (`spec`): x != 0; NaN is true.
         return Some(u64::from(value.is_nan() || !value.is_zero()));
     }
     let target = oformat(to)?;
@@ -78,7 +78,7 @@ pub fn oracle_cast(from: DType, to: DType, code: u64, opts: &CastOptions, mode: 
             return Some(code);
         }
     }
-    // `saturate` is only for float8 targets (SEMANTICS.md row 23).
+    // `saturate` is only for float8 targets (profile field `fixed_saturate`).
     let saturate = opts.saturate && to.bits() == Some(8) && matches!(to.kind(), Kind::Float(_));
     let ieee = matches!(target, OFormat::F16 | OFormat::BF16 | OFormat::F32 | OFormat::F64);
     if value.is_nan() && ieee && matches!(from, DType::Float16 | DType::Bfloat16 | DType::Float | DType::Double) {

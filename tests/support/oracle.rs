@@ -1,6 +1,7 @@
 //! Independent oracle for the `spec` profile of ONNX low-precision casts.
 //!
-//! Written only from `SEMANTICS.md` and the research notes; it shares no code with the crate.
+//! Written only from the ONNX text, the `spec` rules of tables/profiles.md and the peers'
+//! documented behaviour; it shares no code with the crate.
 //! Every finite value is an exact dyadic rational `(-1)^negative * mant * 2^exp` with a
 //! `BigUint` mantissa. No floating-point arithmetic takes part in any decision: floats are
 //! only read through their bit patterns.
@@ -767,7 +768,7 @@ pub fn encode(f: OFormat, v: &OValue, saturate: bool, mode: OMode) -> u64 {
 
 /// Like [`encode`], but for a value that came from an integer source type: an integer target
 /// keeps the low `bits` bits of the exact integer (two's complement wrap, no int32 sentinel and
-/// no 2^31 cut-off, SEMANTICS row 11). Other targets are the same as [`encode`].
+/// no 2^31 cut-off: the ONNX text's "keep the low bits"). Other targets are the same as [`encode`].
 pub fn encode_from_int_source(f: OFormat, v: &OValue, saturate: bool, mode: OMode) -> u64 {
     if let (OFormat::Int { bits, .. }, OValue::Finite { negative, mant, exp }) = (f, v) {
         if *exp >= 0 {
@@ -991,7 +992,7 @@ fn partition_half(f: OFormat, negative: bool, saturate: bool, mode: OMode) -> Ve
     out
 }
 
-/// SEMANTICS.md row 14 for the float8 formats' special values, as the project decided from the
+/// Profile field `float8_specials_to_integer` for the float8 formats' special values, as the project decided from the
 /// observed onnx reference (the ONNX text leaves them undefined): NaN gives 0; +Inf / -Inf give
 /// the integer target's largest / smallest value, except that a target narrower than 8 bits gets
 /// the low bits of int32's largest / smallest value. `None` for finite values.

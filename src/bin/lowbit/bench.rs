@@ -67,7 +67,7 @@ impl Random {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// Approximately normal (a sum of four uniforms), scaled by 100 as in research/perf_baselines.md.
+    /// Approximately normal (a sum of four uniforms), scaled by 100 as in docs/research/perf_baselines.md.
     fn normal_times_100(&mut self) -> f64 {
         let sum: f64 = (0..4).map(|_| (self.next() >> 11) as f64 / (1u64 << 53) as f64).sum();
         (sum - 2.0) * 173.2
