@@ -12,6 +12,29 @@ use lowbit::scalar::{Bits, Scalar};
 use lowbit::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
 use oracle::{OFormat, OMode, OValue};
 
+/// Calls `$check::<T>()` for every narrow float type.
+#[allow(unused_macros)] // Used only by some of the features' blocks.
+macro_rules! every_float_type {
+    ($check:ident) => {
+        every_float_type_but_e8m0!($check);
+        $check::<F8E8M0>();
+    };
+}
+
+/// Calls `$check::<T>()` for every narrow float type but the unsigned power-of-two E8M0.
+#[allow(unused_macros)]
+macro_rules! every_float_type_but_e8m0 {
+    ($check:ident) => {
+        $check::<F8E4M3FN>();
+        $check::<F8E4M3FNUZ>();
+        $check::<F8E5M2>();
+        $check::<F8E5M2FNUZ>();
+        $check::<F6E2M3>();
+        $check::<F6E3M2>();
+        $check::<F4E2M1>();
+    };
+}
+
 /// The oracle's format and `from_f32` rounding direction of each float type.
 #[allow(dead_code)]
 trait Oracle: Scalar {
@@ -176,13 +199,7 @@ mod num_traits_feature {
             assert_eq!(T::nan().to_bits(), T::from_f32(f32::NAN).to_bits());
             assert_eq!(T::neg_zero().to_bits(), T::from_f32(-0.0).to_bits());
         }
-        same::<F8E4M3FN>();
-        same::<F8E4M3FNUZ>();
-        same::<F8E5M2>();
-        same::<F8E5M2FNUZ>();
-        same::<F6E2M3>();
-        same::<F6E3M2>();
-        same::<F4E2M1>();
+        every_float_type_but_e8m0!(same);
         // Extremes: E4M3FN max 448, lowest -448, min positive normal 2^-6, epsilon 2^-3.
         assert_eq!(<F8E4M3FN as Float>::max_value().to_f32(), 448.0);
         assert_eq!(<F8E4M3FN as Float>::min_value().to_f32(), -448.0);
@@ -248,14 +265,7 @@ mod num_traits_feature {
                 assert_eq!(<T as NumCast>::from(x).unwrap().to_bits(), oracle_f64::<T>(x), "{x}");
             }
         }
-        check::<F8E4M3FN>();
-        check::<F8E4M3FNUZ>();
-        check::<F8E5M2>();
-        check::<F8E5M2FNUZ>();
-        check::<F8E8M0>();
-        check::<F6E2M3>();
-        check::<F6E3M2>();
-        check::<F4E2M1>();
+        every_float_type!(check);
     }
 
     #[test]
@@ -350,13 +360,7 @@ mod num_traits_feature {
                 }
             }
         }
-        check::<F8E4M3FN>();
-        check::<F8E4M3FNUZ>();
-        check::<F8E5M2>();
-        check::<F8E5M2FNUZ>();
-        check::<F6E2M3>();
-        check::<F6E3M2>();
-        check::<F4E2M1>();
+        every_float_type_but_e8m0!(check);
     }
 
     #[test]
@@ -420,13 +424,7 @@ mod num_traits_feature {
                 assert_eq!(value, Scalar::to_f32(x) as f64, "{:#x}", x.to_bits());
             }
         }
-        check::<F8E4M3FN>();
-        check::<F8E4M3FNUZ>();
-        check::<F8E5M2>();
-        check::<F8E5M2FNUZ>();
-        check::<F6E2M3>();
-        check::<F6E3M2>();
-        check::<F4E2M1>();
+        every_float_type_but_e8m0!(check);
     }
 
     #[test]
@@ -472,13 +470,7 @@ mod serde_feature {
                 assert_eq!(back.to_bits(), x.to_bits(), "{text}");
             }
         }
-        check::<F8E4M3FN>();
-        check::<F8E4M3FNUZ>();
-        check::<F8E5M2>();
-        check::<F8E5M2FNUZ>();
-        check::<F6E2M3>();
-        check::<F6E3M2>();
-        check::<F4E2M1>();
+        every_float_type_but_e8m0!(check);
         check::<I4>();
         check::<U4>();
         check::<I2>();
@@ -514,14 +506,7 @@ mod serde_feature {
                 assert_eq!(serde_json::from_str::<T>(&text).unwrap().to_bits(), oracle_f64::<T>(x), "{text}");
             }
         }
-        check::<F8E4M3FN>();
-        check::<F8E4M3FNUZ>();
-        check::<F8E5M2>();
-        check::<F8E5M2FNUZ>();
-        check::<F8E8M0>();
-        check::<F6E2M3>();
-        check::<F6E3M2>();
-        check::<F4E2M1>();
+        every_float_type!(check);
     }
 
     #[test]
