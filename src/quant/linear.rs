@@ -118,6 +118,18 @@ fn numpy_result(a: DType, b: DType) -> DType {
     }
 }
 
+/// QuantizeLinear adds `y_zero_point` to its quotient: always, except into float8 where the
+/// profile decides (row `quantize.float8_adds_zero_point`).
+fn adds_zero_point(policy: &Policy, target: DType) -> bool {
+    !target.is_float8() || policy.quantize.float8_adds_zero_point
+}
+
+/// DequantizeLinear ignores `x_zero_point`: always for float8 inputs, for float4e2m1 where the
+/// profile says so (row `quantize.dequantize_float4_ignores_zero_point`).
+fn ignores_zero_point(policy: &Policy, x: DType) -> bool {
+    x.is_float8() || (x == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point)
+}
+
 /// The dtype in which `x / y_scale` is computed and rounded.
 fn division_type(policy: &Policy, x: DType, scale: DType, precision: Option<DType>) -> DType {
     match policy.quantize.division {
@@ -215,7 +227,7 @@ fn quantize_checked(
         division: division_type(policy, x.dtype(), scale.dtype(), precision),
         saturate,
         specials: policy.quantize.specials,
-        adds_zero_point: zero_point.is_some() && (!target.is_float8() || policy.quantize.float8_adds_zero_point),
+        adds_zero_point: zero_point.is_some() && adds_zero_point(policy, target),
     })
 }
 
@@ -808,9 +820,8 @@ fn dequantize_checked(
         ("x_scale", "x_zero_point"),
     )?;
     let policy = profile.policy();
-    let ignored = x.dtype().is_float8()
-        || (x.dtype() == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
-    Ok(Dequantize { name: name.to_string(), output, groups, subtract_zero_point: zero_point.is_some() && !ignored })
+    let subtract_zero_point = zero_point.is_some() && !ignores_zero_point(policy, x.dtype());
+    Ok(Dequantize { name: name.to_string(), output, groups, subtract_zero_point })
 }
 
 /// ONNX `DequantizeLinear` at opset `opset`: `y = (x - x_zero_point) * x_scale`, in the output
@@ -872,7 +883,7 @@ pub(crate) fn quantize_per_tensor(
         division: division_type(policy, DType::Float, DType::Float, None),
         saturate: true,
         specials: policy.quantize.specials,
-        adds_zero_point: !target.is_float8() || policy.quantize.float8_adds_zero_point,
+        adds_zero_point: adds_zero_point(policy, target),
     };
     q.run(DType::Float, raw, n, ScaleValues::Float32(vec![scale]), &[zero_point], out, profile)
 }
@@ -898,8 +909,7 @@ impl PerTensorDequantizer {
             return Err(invalid(name, format!("x_zero_point of a {x_dtype} input must be zero")));
         }
         let policy = profile.policy();
-        let ignored = x_dtype.is_float8()
-            || (x_dtype == DType::Float4E2M1 && policy.quantize.dequantize_float4_ignores_zero_point);
+        let ignored = ignores_zero_point(policy, x_dtype);
         let op = Dequantize {
             name: name.into(),
             output: DType::Float,
