@@ -83,6 +83,9 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// The core allocates through `alloc` only, so that it can build without `std`.
+extern crate alloc;
+
 // Public namespaces.
 pub mod bulk;
 pub mod files;
