@@ -12,6 +12,7 @@
 //! quantization kernels behind [`crate::quant::quantize_linear`], a piece at a time through
 //! buffers of a fixed size: no call holds a copy of the whole input.
 
+use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};

@@ -2,6 +2,7 @@
 //! [`CastOptions`]; [`cast_op`] and [`cast_like_op`] take them as an ONNX node does (with the
 //! opset version, which decides the allowed types and attributes).
 
+use crate::alloc_prelude::*;
 use crate::convert::{CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};

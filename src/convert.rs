@@ -204,7 +204,7 @@ fn e8m0_nearest_power_of_two(value: Value, tiny: u64) -> u64 {
         return NAN;
     }
     let magnitude = to_f64(value);
-    let min = 2f64.powi(-127);
+    let min = crate::fmath::pow2_f64(-127);
     if magnitude < min {
         tiny
     } else if magnitude == min {
@@ -274,7 +274,7 @@ fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
         Value::Infinite { negative: true } => saturated_or_nan(0x00),
         Value::Infinite { negative: false } => saturated_or_nan(0xFE),
         Value::Finite(x) if x.negative && !x.is_zero() => saturated_or_nan(0x00),
-        Value::Finite(_) if to_f64(value) > 2f64.powi(127) => saturated_or_nan(0xFE),
+        Value::Finite(_) if to_f64(value) > crate::fmath::pow2_f64(127) => saturated_or_nan(0xFE),
         Value::Finite(_) => round::encode(&format::E8M0, value, opts.rounding_under(policy, &format::E8M0)),
     }
 }
@@ -392,7 +392,7 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
 /// 2^-126 - 2^-151 -> 2^-126. Every value handed here is exact in `f64`.
 fn tiny(format: &FloatFormat, value: Value) -> bool {
     let smallest_normal = to_f64(format.decode(1 << format.mantissa_bits));
-    let threshold = smallest_normal * (1.0 - 2f64.powi(-(format.mantissa_bits as i32 + 2)));
+    let threshold = smallest_normal * (1.0 - crate::fmath::pow2_f64(-(format.mantissa_bits as i32 + 2)));
     let magnitude = match value {
         Value::Finite(_) => to_f64(value).abs(),
         _ => return false,
@@ -433,7 +433,7 @@ fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, si
     if in_source(min)?.is_some_and(|b| x <= b) {
         return Ok(low_bits(min, bits));
     }
-    let truncated = x.trunc();
+    let truncated = crate::fmath::trunc(x);
     // Inside (min_source, max_source) the truncated value can still be outside the range where a
     // bound converted to a larger value; it saturates there too.
     let i = if truncated >= max as f64 {

@@ -1,6 +1,7 @@
 //! `DType`: every ONNX `TensorProto.DataType` (0 to 28), with its ONNX number and name, the
 //! aliases people actually type, its width and how ONNX packs it in `raw_data`.
 
+use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
 use core::fmt;

@@ -1,6 +1,8 @@
 //! The crate's one error type. Every message names the problem (the dtype, the value, the
 //! position) so that a command-line user can act on one line.
 
+use crate::alloc_prelude::*;
+
 /// Everything that can go wrong in lowbit. Bad input is always an `Err`, never a panic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -241,7 +243,7 @@ impl core::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}
 
 /// The two budgets of a graph run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,6 +286,7 @@ impl core::fmt::Display for BudgetKind {
     }
 }
 
+#[cfg(feature = "std")]
 impl Error {
     /// An I/O failure on `path`, with the system's message.
     #[must_use]

@@ -3,6 +3,7 @@
 //! else (maximum, minimum, NaN and infinity codes, classification, decoding) is derived here from
 //! those few numbers, so a new format is one `const` and cannot get its constants wrong by hand.
 
+use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::fmt;

@@ -80,14 +80,27 @@
 //! Every conversion decodes its input exactly ([`value::Value`]) and rounds **once** to the
 //! target ([`round::encode`]). A float64 source is never rounded through float32.
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 // The core allocates through `alloc` only, so that it can build without `std`.
 extern crate alloc;
 
+/// What `std`'s prelude gives and code that also builds `no_std` imports from `alloc`.
+mod alloc_prelude {
+    pub(crate) use alloc::borrow::ToOwned;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec::Vec;
+    pub(crate) use alloc::{format, vec};
+}
+mod fmath;
+mod once;
+
 // Public namespaces.
 pub mod bulk;
+#[cfg(feature = "std")]
 pub mod files;
 pub mod format;
 #[cfg(feature = "onnx")]
@@ -99,6 +112,7 @@ pub mod plan;
 pub mod profile;
 pub mod quant;
 pub mod round;
+#[cfg(feature = "std")]
 pub mod staging;
 pub mod strings;
 #[cfg(feature = "tables")]

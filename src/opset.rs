@@ -1,6 +1,7 @@
 //! ONNX opsets: the newest one lowbit knows, and which version of an op's schema is in force at
 //! an opset. Every op (Cast, Range, Slice, Gather, the quantization ops) asks here.
 
+use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 
 /// The newest opset lowbit knows.

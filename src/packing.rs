@@ -3,6 +3,7 @@
 //! byte with element k in bits 2k..2k+1; float6 four elements in three bytes as an LSB-first bit
 //! stream; odd tails padded with zero bits).
 
+use crate::alloc_prelude::*;
 use crate::dtype::{DType, Packing};
 use crate::error::{Error, Result};
 

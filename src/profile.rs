@@ -25,6 +25,7 @@
 mod op_rules;
 pub use op_rules::{NumberStyle, OpenVinoRange, RangeCount, RangeValues, RepeatedAxes, StringGrammar};
 
+use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::round::{NanFallback, RoundingMode};

@@ -14,6 +14,7 @@ use crate::convert::{self, CastOptions, Element, RoundMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
+use crate::once::Once;
 use crate::plan::encode::DecodeTable;
 use crate::plan::F32Kernel;
 use crate::round::{self, RoundingMode};
@@ -21,7 +22,6 @@ use crate::value::Value;
 use core::cmp::Ordering;
 use core::fmt;
 use core::num::FpCategory;
-use std::sync::OnceLock;
 
 mod bits;
 mod traits;
@@ -107,7 +107,7 @@ macro_rules! minifloat {
             /// overflow become ±MAX. This is ONNX `Cast` with its default `saturate=1`.
             #[must_use]
             pub fn from_f32(x: f32) -> Self {
-                static KERNEL: OnceLock<F32Kernel> = OnceLock::new();
+                static KERNEL: Once<F32Kernel> = Once::new();
                 Self(KERNEL.get_or_init(|| Self::kernel(true)).encode(x))
             }
 
@@ -121,7 +121,7 @@ macro_rules! minifloat {
             /// format has one (float4 and float6 have neither and still clamp).
             #[must_use]
             pub fn from_f32_nonsaturating(x: f32) -> Self {
-                static KERNEL: OnceLock<F32Kernel> = OnceLock::new();
+                static KERNEL: Once<F32Kernel> = Once::new();
                 Self(KERNEL.get_or_init(|| Self::kernel(false)).encode(x))
             }
 
@@ -140,7 +140,7 @@ macro_rules! minifloat {
             /// Exact conversion to `f32` (every value of the format is an `f32`; NaN keeps its sign).
             #[must_use]
             pub fn to_f32(self) -> f32 {
-                static TABLE: OnceLock<DecodeTable> = OnceLock::new();
+                static TABLE: Once<DecodeTable> = Once::new();
                 TABLE.get_or_init(|| DecodeTable::new(Self::FORMAT).expect("narrow formats have a decode table")).decode(self.0)
             }
 

@@ -6,6 +6,7 @@
 //!
 //! Every conversion runs the same [`Plan`] as [`crate::cast::cast`], so the results are `Cast`'s.
 
+use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{Error, Result};

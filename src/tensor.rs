@@ -2,6 +2,7 @@
 //! sub-byte types packed; strings as [`Texts`], one buffer for all elements). Ops and casts work on this element store; the
 //! byte layout itself lives in [`crate::packing`].
 
+use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;

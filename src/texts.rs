@@ -4,6 +4,7 @@
 //! Offsets are `usize`: a tensor may hold more than 4 GiB of text on a 64-bit machine, and 8 bytes
 //! per element is a third of what a `String` header took.
 
+use crate::alloc_prelude::*;
 use core::fmt;
 use core::ops::Index;
 
@@ -92,7 +93,7 @@ impl Texts {
 
     /// Makes room for `elements` more elements and `bytes` more bytes of text, or says it cannot
     /// (nothing is reserved then).
-    pub fn try_reserve(&mut self, elements: usize, bytes: usize) -> Result<(), std::collections::TryReserveError> {
+    pub fn try_reserve(&mut self, elements: usize, bytes: usize) -> Result<(), alloc::collections::TryReserveError> {
         self.ends.try_reserve(elements)?;
         self.text.try_reserve(bytes)
     }

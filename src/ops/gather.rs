@@ -15,6 +15,7 @@
 //! Extensions (documented, the same in every profile): every dtype (see [`crate::ops`]), and
 //! indices of any integer dtype (ONNX allows int32 and int64).
 
+use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
 use crate::profile::Profile;

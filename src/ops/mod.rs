@@ -42,6 +42,7 @@ pub use range::{
 };
 pub use slice::{slice, slice_lists, RepeatedAxes, SliceArgs, SLICE_VERSIONS};
 
+use crate::alloc_prelude::*;
 use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::{Error, Result};

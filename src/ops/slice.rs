@@ -19,6 +19,7 @@
 //! integer dtype for starts/ends/axes/steps (ONNX allows int32 and int64), negative axes in
 //! Slice-1 (whose text does not mention them; onnxruntime and the reference accept them).
 
+use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
 pub use crate::profile::RepeatedAxes;

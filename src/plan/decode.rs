@@ -18,9 +18,10 @@
 
 use super::lut::Table;
 use super::CHUNK;
+use crate::alloc_prelude::*;
 use crate::dtype::{DType, Kind, Packing};
 use crate::format::NonFinite;
-use std::sync::Arc;
+use alloc::sync::Arc;
 
 /// The exact value of a source code, as float32 bits.
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +72,7 @@ impl Formula {
                         // With float32's bias, the fields already are float32's bits, subnormals
                         // included (and the subnormal step would itself be subnormal).
                         min_normal: if f.bias == 127 { 0 } else { 1 << f.mantissa_bits },
-                        subnormal_step: 2f32.powi(1 - f.bias - f.mantissa_bits as i32),
+                        subnormal_step: crate::fmath::pow2_f32(1 - f.bias - f.mantissa_bits as i32),
                         special_from,
                         nan_quiet,
                     })

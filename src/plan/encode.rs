@@ -16,10 +16,12 @@
 //!   of the narrower format round a wider source once: rounding to odd with at least two extra bits
 //!   and then to the target gives the target's rounding of the exact value, in every mode.
 
+use crate::alloc_prelude::*;
+use crate::fmath;
 use crate::format::{self, FloatFormat};
+use crate::once::Once;
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::Value;
-use std::sync::OnceLock;
 
 /// float32 -> a signed binary format of at most 16 bits with subnormals, nearest-even.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,7 +62,7 @@ impl MinifloatEncoder {
         // The largest finite value and its successor in an unbounded exponent range; the midpoint
         // of the two has at most m + 2 significant bits, so it is exact in float32.
         let max = f.to_f64(f.max_code());
-        let ulp_at_max = 2f64.powi(max.log2().floor() as i32 - m as i32);
+        let ulp_at_max = fmath::pow2_f64(fmath::floor_log2_f64(max) - m as i32);
         let midpoint = max + ulp_at_max / 2.0;
         if midpoint >= f64::from(f32::MAX) || 1 - f.bias < -126 {
             return None;
@@ -69,8 +71,8 @@ impl MinifloatEncoder {
         let midpoint_overflows = f.max_code() & 1 == 1;
         let overflow_threshold = (midpoint as f32).to_bits() + u32::from(!midpoint_overflows);
         Some(MinifloatEncoder {
-            min_normal_bits: 2f32.powi(1 - f.bias).to_bits(),
-            subnormal_magic: 2f32.powi(1 - f.bias - m as i32 + 23),
+            min_normal_bits: fmath::pow2_f32(1 - f.bias).to_bits(),
+            subnormal_magic: fmath::pow2_f32(1 - f.bias - m as i32 + 23),
             overflow_threshold,
             shift: 23 - m,
             rebias: ((127 - f.bias) as u32) << m,
@@ -474,23 +476,23 @@ impl IntegerKernel {
             }
         }
         match self.mode {
-            RoundingMode::NearestEven => each(src, out, f32::round_ties_even),
-            RoundingMode::NearestTiesAway => each(src, out, f32::round),
-            RoundingMode::TowardZero | RoundingMode::Stochastic { .. } => each(src, out, f32::trunc),
+            RoundingMode::NearestEven => each(src, out, fmath::round_ties_even),
+            RoundingMode::NearestTiesAway => each(src, out, fmath::round),
+            RoundingMode::TowardZero | RoundingMode::Stochastic { .. } => each(src, out, fmath::trunc),
             RoundingMode::AwayFromZero => each(src, out, |x| {
-                let t = x.trunc();
+                let t = fmath::trunc(x);
                 if t == x {
                     t
                 } else {
                     t + 1f32.copysign(x)
                 }
             }),
-            RoundingMode::TowardNegative => each(src, out, f32::floor),
-            RoundingMode::TowardPositive => each(src, out, f32::ceil),
+            RoundingMode::TowardNegative => each(src, out, fmath::floor),
+            RoundingMode::TowardPositive => each(src, out, fmath::ceil),
             RoundingMode::ToOdd => each(src, out, |x| {
-                let t = x.trunc();
+                let t = fmath::trunc(x);
                 // |t| < 2^31 here, so halving it shows its parity exactly.
-                if t == x || (t * 0.5).fract() != 0.0 {
+                if t == x || fmath::trunc(t * 0.5) != t * 0.5 {
                     t
                 } else {
                     t + 1f32.copysign(x)
@@ -541,7 +543,7 @@ pub fn f64_to_f32_odd(x: f64) -> f32 {
 #[must_use]
 pub fn f32_odd_accepts(x: f64) -> bool {
     let a = x.abs();
-    a == 0.0 || (a >= f64::from(f32::MIN_POSITIVE) && a < 2f64.powi(128))
+    a == 0.0 || (a >= f64::from(f32::MIN_POSITIVE) && a < fmath::pow2_f64(128))
 }
 
 /// A 64-bit magnitude rounded to float64 by rounding to odd (exact below 2^53).
@@ -579,7 +581,7 @@ impl DecodeTable {
     /// The table of one of lowbit's narrow formats, built once.
     #[must_use]
     pub fn of(f: &FloatFormat) -> Option<&'static DecodeTable> {
-        static TABLES: [OnceLock<Option<DecodeTable>>; 12] = [const { OnceLock::new() }; 12];
+        static TABLES: [Once<Option<DecodeTable>>; 12] = [const { Once::new() }; 12];
         let index = format::ALL_FORMATS.iter().position(|g| *g == f)?;
         TABLES[index].get_or_init(|| DecodeTable::new(f)).as_ref()
     }

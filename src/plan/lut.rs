@@ -3,6 +3,7 @@
 //! as one lookup per element.
 
 use super::CHUNK;
+use crate::alloc_prelude::*;
 use crate::dtype::{DType, Packing};
 use crate::error::Result;
 use crate::packing;

@@ -22,17 +22,20 @@ pub mod encode;
 pub mod lut;
 pub mod quantize;
 pub mod simd;
+#[cfg(feature = "std")]
 mod stream;
 
+#[cfg(feature = "std")]
 pub use stream::{StreamError, STREAM_PIECE};
 
+use crate::alloc_prelude::*;
 use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::once::Memo;
 use crate::packing;
+use alloc::sync::Arc;
 use encode::{ExponentKernel, FiniteEncoder, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 /// Elements per chunk of the lane engines: the chunk's buffers stay in L1.
 pub(crate) const CHUNK: usize = 1024;
@@ -198,19 +201,14 @@ impl LaneEncoder for ExponentKernel {
 /// plan on every piece of its input, and starting threads for each piece would cost more than
 /// converting it.
 fn thread_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let pools = POOLS.get_or_init(Mutex::default);
-    let mut pools = pools.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(pool) = pools.get(&threads) {
-        return Ok(Arc::clone(pool));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
-    let pool = Arc::new(pool);
-    pools.insert(threads, Arc::clone(&pool));
-    Ok(pool)
+    static POOLS: Memo<usize, Arc<rayon::ThreadPool>> = Memo::new();
+    POOLS.get_or_try_build(threads, || {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::InvalidOp { op: "threads".into(), message: e.to_string() })?;
+        Ok(Arc::new(pool))
+    })
 }
 
 fn fixed_width(dtype: DType) -> Result<()> {
@@ -233,27 +231,22 @@ type SmallKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile
 /// The engine of a source of 16 bits or fewer, built once per process: its table, and the faster
 /// engine derived from the table where there is one.
 fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Result<Engine> {
-    static ENGINES: OnceLock<Mutex<HashMap<SmallKey, Engine>>> = OnceLock::new();
-    let engines = ENGINES.get_or_init(Mutex::default);
-    if let Some(e) = engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
-        return Ok(e.clone());
-    }
-    // Built outside the lock: two threads may both build an engine, and both get a correct one.
-    let (from, to) = (key.0, key.1);
-    let table = Arc::new(build()?);
-    let engine = if let Some(widen) = decode::Widen::new(from, to, &table) {
-        Engine::Widen(widen)
-    } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
-        Engine::Bytes(Arc::new(bytes))
-    } else if let Some(widen) = lut::IntegerWiden::new(from, to, &table) {
-        Engine::IntegerWiden(Arc::new(widen))
-    } else if let Some(groups) = lut::GroupTable::new(from, to, &table) {
-        Engine::Groups(Arc::new(groups), table)
-    } else {
-        Engine::Table(table)
-    };
-    engines.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, engine.clone());
-    Ok(engine)
+    static ENGINES: Memo<SmallKey, Engine> = Memo::new();
+    ENGINES.get_or_try_build(key, || {
+        let (from, to) = (key.0, key.1);
+        let table = Arc::new(build()?);
+        Ok(if let Some(widen) = decode::Widen::new(from, to, &table) {
+            Engine::Widen(widen)
+        } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
+            Engine::Bytes(Arc::new(bytes))
+        } else if let Some(widen) = lut::IntegerWiden::new(from, to, &table) {
+            Engine::IntegerWiden(Arc::new(widen))
+        } else if let Some(groups) = lut::GroupTable::new(from, to, &table) {
+            Engine::Groups(Arc::new(groups), table)
+        } else {
+            Engine::Table(table)
+        })
+    })
 }
 
 /// The narrow kernel of float32 -> `to`, and whether float32 NaN lanes must go to the core (the
@@ -261,28 +254,24 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
 /// a vector block), built once per process.
 fn cached_narrow(to: DType, opts: &CastOptions, in_block: bool) -> Result<(NarrowKernel, bool)> {
     type Key = (DType, bool, convert::RoundMode, crate::profile::Profile, bool);
-    static KERNELS: OnceLock<Mutex<HashMap<Key, (NarrowKernel, bool)>>> = OnceLock::new();
+    static KERNELS: Memo<Key, (NarrowKernel, bool)> = Memo::new();
     let key = (to, opts.saturate, opts.round_mode, opts.profile, in_block);
-    let kernels = KERNELS.get_or_init(Mutex::default);
-    if let Some(k) = kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
-        return Ok(k.clone());
-    }
-    let kernel = narrow_kernel(to, opts)?;
-    let core = |bits: u32| {
-        let code = u64::from(bits);
-        if in_block {
-            convert::convert_code_in_block(DType::Float, to, code, opts)
-        } else {
-            convert::convert_code(DType::Float, to, code, opts)
+    KERNELS.get_or_try_build(key, || {
+        let kernel = narrow_kernel(to, opts)?;
+        let core = |bits: u32| {
+            let code = u64::from(bits);
+            if in_block {
+                convert::convert_code_in_block(DType::Float, to, code, opts)
+            } else {
+                convert::convert_code(DType::Float, to, code, opts)
+            }
+        };
+        let mut nan_to_core = false;
+        for bits in nan_probes() {
+            nan_to_core |= u64::from(kernel.nan_code(bits)) != core(bits)?;
         }
-    };
-    let mut nan_to_core = false;
-    for bits in nan_probes() {
-        nan_to_core |= u64::from(kernel.nan_code(bits)) != core(bits)?;
-    }
-    let entry = (kernel, nan_to_core);
-    kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, entry.clone());
-    Ok(entry)
+        Ok((kernel, nan_to_core))
+    })
 }
 
 /// float32 NaNs that tell the NaN rules of the profiles apart: both signs, quiet and signalling,
@@ -337,25 +326,21 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
 /// The split table of float32 -> `to` (8 bits or fewer), built from the core once per process.
 fn cached_split(to: DType, opts: &CastOptions) -> Result<Arc<SplitTable>> {
     type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
-    static TABLES: OnceLock<Mutex<HashMap<Key, Arc<SplitTable>>>> = OnceLock::new();
+    static TABLES: Memo<Key, Arc<SplitTable>> = Memo::new();
     let key = (to, opts.saturate, opts.round_mode, opts.profile);
-    let tables = TABLES.get_or_init(Mutex::default);
-    if let Some(t) = tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key) {
-        return Ok(Arc::clone(t));
-    }
-    let mut failed = None;
-    let table = SplitTable::build(|bits| {
-        convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
-            failed = Some(e);
-            0
-        }) as u8
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    let table = Arc::new(table);
-    tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key, Arc::clone(&table));
-    Ok(table)
+    TABLES.get_or_try_build(key, || {
+        let mut failed = None;
+        let table = SplitTable::build(|bits| {
+            convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
+                failed = Some(e);
+                0
+            }) as u8
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(Arc::new(table))
+    })
 }
 
 /// float32 -> a float target of 8 bits or fewer, one value at a time, with the answers of
@@ -453,9 +438,9 @@ impl Plan {
                 let within =
                     (policy.float_to_integer == crate::profile::FloatToInteger::SaturateInSourceType).then(|| {
                         if signed {
-                            (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0)
+                            (-crate::fmath::pow2_f64(bits as i32 - 1), crate::fmath::pow2_f64(bits as i32 - 1) - 1.0)
                         } else {
-                            (0.0, 2f64.powi(bits as i32) - 1.0)
+                            (0.0, crate::fmath::pow2_f64(bits as i32) - 1.0)
                         }
                     });
                 let kernel = IntegerKernel { mode: convert::integer_rounding(policy, bits), mask: to.code_mask() };

@@ -43,7 +43,7 @@ impl IntegerQuantizer {
         // `>=` is false for NaN, which then takes the low bound.
         let q = if q >= self.low { q } else { self.low }.min(self.high);
         // |q| < 2^24 here, so the conversion after rounding is exact.
-        let rounded = q.round_ties_even() as i32;
+        let rounded = crate::fmath::round_ties_even(q) as i32;
         (rounded + self.zero_point) as u16 & self.mask
     }
 

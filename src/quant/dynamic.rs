@@ -13,6 +13,7 @@
 
 use super::linear::{Quantize, ScaleValues};
 use super::{check_type, invalid, Groups, DYNAMIC_QUANTIZE_LINEAR_VERSIONS};
+use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ops::{AllocationGuard, Unbudgeted};

@@ -13,6 +13,7 @@ use super::{
     check_attributes, check_type, groups, invalid, schema_at, DequantizeAttributes, Groups, QuantizeAttributes,
 };
 use super::{DEQUANTIZE_SCHEMAS, QUANTIZE_SCHEMAS};
+use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::{DType, Kind};
 use crate::error::Result;

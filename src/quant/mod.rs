@@ -25,6 +25,7 @@ pub mod mx;
 pub use dynamic::dynamic_quantize_linear;
 pub use linear::{dequantize_linear, quantize_linear};
 
+use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
 
@@ -484,7 +485,7 @@ mod tests {
                     g.for_each_run(start, len, |at, run, k| {
                         assert_eq!(at, got.len(), "{x:?} runs are in order");
                         assert!(run > 0);
-                        got.extend(std::iter::repeat_n(k, run));
+                        got.extend(core::iter::repeat_n(k, run));
                     });
                     if g.per_tensor {
                         assert!(got.iter().all(|&k| k == 0));

@@ -51,6 +51,7 @@
 //! checked against the core's table when the plan is built), 4-bit elements through their 16
 //! values (from the plan) held in vector registers where the CPU has AVX2.
 
+use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
@@ -579,7 +580,7 @@ fn dequantize_blocks(g: &Geometry, plan: &Plan, elements: &[u8], factors: &[f32]
     if element_dtype.packing() == crate::dtype::Packing::Nibbles && g.whole_default_blocks(0, g.elements) {
         let mut values = [0u8; 64];
         plan.run(&NIBBLE_CODES_IN_ORDER, &mut values, 16)?;
-        let values: [f32; 16] = std::array::from_fn(|c| f32_at(&values[4 * c..4 * c + 4]));
+        let values: [f32; 16] = core::array::from_fn(|c| f32_at(&values[4 * c..4 * c + 4]));
         if crate::plan::simd::nibble_blocks_to_f32(&values, elements, factors, out) {
             return Ok(());
         }

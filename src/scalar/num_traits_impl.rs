@@ -50,6 +50,7 @@
 
 use super::traits::quoted;
 use super::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
+use crate::alloc_prelude::*;
 use crate::error::Error;
 use crate::round::{self, RoundingMode};
 use crate::value::Value;
@@ -175,7 +176,7 @@ float_conversions!(F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F6E2M3, F6E
 macro_rules! via_f32 {
     ($name:ident: $($f:ident)*) => {$(
         fn $f(self) -> Self {
-            $name::from_f32(f32::$f($name::to_f32(self)))
+            $name::from_f32(<f32 as Float>::$f($name::to_f32(self)))
         }
     )*};
 }
@@ -263,23 +264,23 @@ macro_rules! shared_float_methods {
         }
         /// Exact; ±Inf and NaN are returned as they are (as `f32::floor` does).
         fn floor(self) -> Self {
-            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).floor()) } else { self }
+            if $name::is_finite(self) { $name::from_f32(crate::fmath::floor($name::to_f32(self))) } else { self }
         }
         /// Exact; ±Inf and NaN are returned as they are.
         fn ceil(self) -> Self {
-            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).ceil()) } else { self }
+            if $name::is_finite(self) { $name::from_f32(crate::fmath::ceil($name::to_f32(self))) } else { self }
         }
         /// Exact (half away from zero, as `f32::round`); ±Inf and NaN are returned as they are.
         fn round(self) -> Self {
-            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).round()) } else { self }
+            if $name::is_finite(self) { $name::from_f32(crate::fmath::round($name::to_f32(self))) } else { self }
         }
         /// Exact; ±Inf and NaN are returned as they are.
         fn trunc(self) -> Self {
-            if $name::is_finite(self) { $name::from_f32($name::to_f32(self).trunc()) } else { self }
+            if $name::is_finite(self) { $name::from_f32(crate::fmath::trunc($name::to_f32(self))) } else { self }
         }
         /// `f32::powi` rounded once to the type.
         fn powi(self, n: i32) -> Self {
-            $name::from_f32($name::to_f32(self).powi(n))
+            $name::from_f32(FloatCore::powi($name::to_f32(self), n))
         }
         /// `(mantissa, exponent, sign)` with `mantissa * 2^exponent * sign` the value: a normal
         /// value's mantissa has the format's `mantissa_bits + 1` bits; subnormals share the
@@ -309,7 +310,7 @@ fn integer_decode(x: f32, min_positive_normal: f32, mantissa_bits: i32) -> (u64,
     let floor_log2 = |y: f64| ((y.to_bits() >> 52) as i32) - 1023;
     let exponent = floor_log2(magnitude).max(floor_log2(f64::from(min_positive_normal))) - mantissa_bits;
     // The value is an integer multiple of 2^exponent below 2^(mantissa_bits + 1): exact.
-    let mantissa = magnitude * 2f64.powi(-exponent);
+    let mantissa = magnitude * crate::fmath::pow2_f64(-exponent);
     (mantissa as u64, exponent as i16, sign)
 }
 
@@ -489,7 +490,7 @@ macro_rules! int_traits {
         impl num_traits::NumCast for $name {
             fn from<T: ToPrimitive>(n: T) -> Option<Self> {
                 let x = n.to_f64()?;
-                if x.fract() == 0.0 {
+                if crate::fmath::trunc(x) == x {
                     // An integer (or a float holding one): exact through i64 where it fits.
                     if let Some(i) = n.to_i64() {
                         return <$name as FromPrimitive>::from_i64(i);

@@ -12,6 +12,7 @@
 //! sum is not one rounding.
 
 use super::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
+use crate::alloc_prelude::*;
 use crate::convert::{self, CastOptions, Element};
 use crate::dtype::DType;
 use crate::error::Error;

@@ -1,6 +1,7 @@
 //! Exact decimal arithmetic on big integers: decimal <-> binary, rounded once by the core.
 
 use super::*;
+use crate::alloc_prelude::*;
 
 pub(super) fn pow10(n: u32) -> BigUint {
     BigUint::from(10u32).pow(n)

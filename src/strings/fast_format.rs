@@ -37,10 +37,11 @@
 //! Whatever the fast code cannot decide it hands to [`format_code`].
 
 use super::{format_code, NumberStyle};
+use crate::alloc_prelude::*;
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::once::Once;
 use crate::texts::{TextSink, Texts};
-use std::sync::OnceLock;
 
 /// Writes elements of one dtype in one style.
 pub struct TextWriter {
@@ -82,12 +83,7 @@ impl TextWriter {
                     match slot.get() {
                         Some(table) => How::Table(table),
                         None if bits <= 8 || elements >= TABLE_BUILD_MIN_ELEMENTS => {
-                            if slot.get().is_none() {
-                                let built = CodeTable::build(dtype, style)?;
-                                // Another thread may have won the race; either table is the same.
-                                let _ = slot.set(built);
-                            }
-                            slot.get().map_or(How::Exact, How::Table)
+                            How::Table(slot.get_or_try_init(|| CodeTable::build(dtype, style))?)
                         }
                         None => How::Exact,
                     }
@@ -245,7 +241,7 @@ const fn style_index(style: NumberStyle) -> usize {
 }
 
 /// One table per (dtype, style), indexed by the ONNX dtype number; built on first use.
-static TABLES: [[OnceLock<CodeTable>; 3]; 29] = [const { [const { OnceLock::new() }; 3] }; 29];
+static TABLES: [[Once<CodeTable>; 3]; 29] = [const { [const { Once::new() }; 3] }; 29];
 
 /// The text of every code of a dtype: one buffer, and where each code's text ends in it.
 struct CodeTable {

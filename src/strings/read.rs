@@ -1,6 +1,7 @@
 //! Text -> number under each profile's grammar (spec, Python, strtod).
 
 use super::*;
+use crate::alloc_prelude::*;
 
 /// The exact value of a decimal text in the `spec` grammar (the same numbers, NaN and infinity
 /// spellings [`parse_to_code`] reads): for rounding it into a format that is not an ONNX dtype.
@@ -81,7 +82,7 @@ pub fn parse_to_code(text: &str, dtype: DType, grammar: StringGrammar, opts: &Ca
 /// whose low bits are 0), then the low bits.
 pub(super) fn strtod_bits_to_small_integer(bits64: u64, dtype: DType, opts: &CastOptions) -> Result<u64> {
     let f32_bits = convert::convert_code(DType::Double, DType::Float, bits64, opts)?;
-    let x = f32::from_bits(f32_bits as u32).round();
+    let x = crate::fmath::round(f32::from_bits(f32_bits as u32));
     let i = if x.is_finite() && x.abs() < 2_147_483_648.0 { x as i64 } else { 0 };
     Ok((i as u64) & dtype.code_mask())
 }

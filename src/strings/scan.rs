@@ -1,6 +1,7 @@
 //! Scanning number texts: sign, mantissa, exponent, `inf`/`nan`, as each grammar reads them.
 
 use super::*;
+use crate::alloc_prelude::*;
 
 /// C's `isspace` in the C locale (also what the spec grammar trims).
 pub(super) const fn is_c_space(b: u8) -> bool {

@@ -1,6 +1,7 @@
 //! Number -> text: the exact decimal of a value, and every profile's number style.
 
 use super::*;
+use crate::alloc_prelude::*;
 
 /// The exact decimal expansion of a dyadic value: `sig * 2^exp`, signed.
 #[must_use]

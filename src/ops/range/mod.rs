@@ -55,9 +55,11 @@
 //! outputs (float8, float6, float4, E8M0) compute in float32 like float16 and convert through the
 //! Cast core; int4, uint4, int2 and uint2 outputs wrap like the other integers.
 
+use crate::alloc_prelude::*;
 use crate::convert::{decode_element, encode_element, CastOptions, Element, RoundMode};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::fmath;
 use crate::format;
 use crate::ops::{schema_version, zeroed, AllocationGuard, Unbudgeted};
 use crate::packing;
@@ -192,7 +194,7 @@ pub(crate) fn range_guarded(
         RangeCount::Numpy if stash_f32 => numpy_count::<f32>(s, l, d)?.ok_or_else(non_finite)?,
         RangeCount::Numpy => numpy_count::<f64>(s, l, d)?.ok_or_else(non_finite)?,
         RangeCount::DoubleOperands => {
-            let c = ((f64_of(l)? - f64_of(s)?) / f64_of(d)?).ceil();
+            let c = fmath::ceil((f64_of(l)? - f64_of(s)?) / f64_of(d)?);
             if !c.is_finite() {
                 return Err(non_finite());
             }
@@ -340,7 +342,7 @@ fn numpy_length(q: f64, diff_nonzero: bool) -> Option<u128> {
     if q == 0.0 && diff_nonzero {
         return Some(u128::from(!q.is_sign_negative()));
     }
-    let c = q.ceil();
+    let c = fmath::ceil(q);
     if !c.is_finite() {
         return None;
     }

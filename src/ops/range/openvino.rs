@@ -2,6 +2,7 @@
 //! OpenVINO 2026.4's core reference (`openvino`), as the parent module's docs describe.
 
 use super::*;
+use crate::fmath;
 
 /// OpenVINO `Range` by version: 1 (one type for everything, no `output_type`) or 4.
 pub fn openvino_range(
@@ -105,7 +106,7 @@ pub(super) fn ov_text(
             show(d_el)
         )));
     }
-    let c = ((f64_of_value(e.value())? - f64_of_value(s.value())?) / f64_of_value(d.value())?).ceil();
+    let c = fmath::ceil((f64_of_value(e.value())? - f64_of_value(s.value())?) / f64_of_value(d.value())?);
     if !c.is_finite() {
         return Err(bad(format!("the number of elements is not finite (start={}, stop={})", show(s_el), show(e_el))));
     }
@@ -149,9 +150,9 @@ pub(super) fn ov_core(
         return Err(bad("'step' cannot be zero, nan, or infinite."));
     }
     let integral = matches!(out.kind(), Kind::Integer { .. });
-    let (s, e, d) = if v4 && integral { (s.trunc(), e.trunc(), d.trunc()) } else { (s, e, d) };
+    let (s, e, d) = if v4 && integral { (fmath::trunc(s), fmath::trunc(e), fmath::trunc(d)) } else { (s, e, d) };
     let span = if (d > 0.0 && s >= e) || (d < 0.0 && s <= e) { 0.0 } else { e - s };
-    let n = capped(op, u128::from(x86_u32((span.abs() / d.abs()).ceil())), opts.max_elements)?;
+    let n = capped(op, u128::from(x86_u32(fmath::ceil(span.abs() / d.abs()))), opts.max_elements)?;
     let mut codes = Codes::new(op, out, n)?;
     let cast = CastOptions::with_profile(opts.profile);
     match out {

@@ -14,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
 
-use std::sync::OnceLock;
+use crate::once::Once;
 
 /// The instruction sets a plan can run its kernels with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,17 +26,23 @@ pub enum Isa {
 }
 
 /// Whether the portable kernels are forced (`LOWBIT_PORTABLE` set to anything but `0` or empty),
-/// so tests cover the path a CPU without AVX2 or F16C takes.
+/// so tests cover the path a CPU without AVX2 or F16C takes. Without `std` there is no
+/// environment: never.
 #[must_use]
 pub fn portable_forced() -> bool {
-    static FORCED: OnceLock<bool> = OnceLock::new();
-    *FORCED.get_or_init(|| std::env::var_os("LOWBIT_PORTABLE").is_some_and(|v| !v.is_empty() && v != "0"))
+    #[cfg(feature = "std")]
+    {
+        static FORCED: Once<bool> = Once::new();
+        *FORCED.get_or_init(|| std::env::var_os("LOWBIT_PORTABLE").is_some_and(|v| !v.is_empty() && v != "0"))
+    }
+    #[cfg(not(feature = "std"))]
+    false
 }
 
 /// The instruction set this process runs its kernels with (detected once).
 #[must_use]
 pub fn isa() -> Isa {
-    static ISA: OnceLock<Isa> = OnceLock::new();
+    static ISA: Once<Isa> = Once::new();
     *ISA.get_or_init(|| {
         if portable_forced() {
             return Isa::Portable;

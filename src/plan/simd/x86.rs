@@ -3,13 +3,22 @@
 #![allow(unsafe_code)]
 
 use super::super::{Engine, Plan, Scratch};
+use crate::alloc_prelude::*;
 
 /// Whether this CPU has every feature [`run_lanes_avx2`] is compiled with.
+#[cfg(feature = "std")]
 pub(crate) fn avx2_detected() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")
         && std::arch::is_x86_feature_detected!("f16c")
         && std::arch::is_x86_feature_detected!("bmi2")
+}
+
+/// Without `std` there is no run-time detection: the AVX2 copies run only where the build's
+/// baseline already has these features (`-C target-feature` or `-C target-cpu`).
+#[cfg(not(feature = "std"))]
+pub(crate) fn avx2_detected() -> bool {
+    cfg!(all(target_feature = "avx2", target_feature = "fma", target_feature = "f16c", target_feature = "bmi2"))
 }
 
 /// [`Plan::run_engine_inline`] compiled with AVX2, FMA, F16C and BMI2 (the kernels are inlined
@@ -67,7 +76,7 @@ pub(crate) fn f32_to_f16_unmarked(src: &[u8], out: &mut [u8]) {
 /// The CPU must have F16C and AVX2.
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f32_to_f16_whole(src: &[u8], out: &mut [u8]) {
-    use std::arch::x86_64::{__m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT};
+    use core::arch::x86_64::{__m128i, _mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128, _MM_FROUND_TO_NEAREST_INT};
     let lanes = (out.len() / 2).min(src.len() / 4);
     let whole = lanes / 16 * 16;
     for (s, o) in src[..whole * 4].chunks_exact(64).zip(out[..whole * 2].chunks_exact_mut(32)) {
@@ -91,7 +100,7 @@ unsafe fn f32_to_f16_whole(src: &[u8], out: &mut [u8]) {
 /// The CPU must have F16C and AVX2.
 #[target_feature(enable = "avx2,f16c")]
 unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         __m128i, _mm256_cmp_ps, _mm256_cvtps_ph, _mm256_loadu_ps, _mm256_movemask_ps, _mm_storeu_si128, _CMP_UNORD_Q,
         _MM_FROUND_TO_NEAREST_INT,
     };
@@ -120,8 +129,8 @@ unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
         let x = f32::from_le_bytes(src[4 * i..4 * i + 4].try_into().expect("4 bytes"));
         // One lane widened into a vector of eight (the others zero): the same instruction as the
         // whole groups, so every lane is rounded alike.
-        let v = std::arch::x86_64::_mm256_setr_ps(x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        let h = std::arch::x86_64::_mm_extract_epi16::<0>(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v)) as u16;
+        let v = core::arch::x86_64::_mm256_setr_ps(x, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let h = core::arch::x86_64::_mm_extract_epi16::<0>(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v)) as u16;
         out[2 * i..2 * i + 2].copy_from_slice(&h.to_le_bytes());
         nan_lanes[i / 64] |= u64::from(x.is_nan()) << (i % 64);
     }
@@ -142,7 +151,7 @@ pub(crate) fn f32_round_even_low_bits(src: &[u8], mask: u16, codes: &mut [u16], 
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
 unsafe fn f32_round_even_low_bits_avx2(src: &[u8], mask: u16, codes: &mut [u16], declined: &mut [u64]) -> usize {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         __m256i, _mm256_and_ps, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_cvtps_epi32,
         _mm256_loadu_ps, _mm256_movemask_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32,
         _mm256_set1_ps, _mm256_storeu_si256, _CMP_NLT_UQ,
@@ -207,7 +216,7 @@ unsafe fn quantize_f32_avx2(
     zero: i32,
     mask: u16,
 ) -> usize {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         __m256, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cvtps_epi32, _mm256_div_ps, _mm256_loadu_ps,
         _mm256_max_ps, _mm256_min_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32, _mm256_set1_ps,
         _mm256_storeu_si256,
@@ -247,7 +256,7 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
 unsafe fn nibble_blocks_to_f32_avx2(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         _mm256_and_si256, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_mul_ps,
         _mm256_permutevar8x32_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_slli_epi32,
         _mm256_srlv_epi32, _mm256_storeu_ps, _CMP_UNORD_Q,
@@ -304,7 +313,7 @@ unsafe fn quantize_f32_runs32_avx2(
     zero: i32,
     mask: u16,
 ) {
-    use std::arch::x86_64::{
+    use core::arch::x86_64::{
         __m256, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cvtps_epi32, _mm256_div_ps, _mm256_loadu_ps,
         _mm256_max_ps, _mm256_min_ps, _mm256_packus_epi32, _mm256_permute4x64_epi64, _mm256_set1_epi32, _mm256_set1_ps,
         _mm256_storeu_si256,
