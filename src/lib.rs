@@ -45,8 +45,8 @@
 //! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
 //! | strings <-> numbers under each profile | [`strings`] |
 //! | the bulk API: slices of every scalar type, saturating packing, fused quantize/dequantize, TensorProto bytes | [`bulk`] |
-//! | Range, Slice, Gather | [`ops`] |
-//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) | [`quant`] |
+//! | Range, Slice, Gather (feature `ops`) | [`ops`] |
+//! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) (feature `quant`) | [`quant`] |
 //! | ONNX files, the graph runner, the node-test runner (feature `onnx`) | `onnx` |
 //! | hardware verification: rounding modes, IEEE flags, described formats (feature `verify`) | `verify` |
 //! | the exhaustive tables in `tables/` (feature `tables`) | `tables` |
@@ -59,17 +59,20 @@
 //! ## Features
 //!
 //! The core (dtypes, formats, values, the rounding core, profiles, plans and their kernels, the
-//! scalar types, slices, strings, tensors, `Cast`, Range/Slice/Gather and quantization) is always
-//! built and needs no optional dependency. With `default-features = false` it pulls in `half`,
-//! `num-bigint`, `zmij` and `bitflags` (and what they use): a crate that only wants the scalar
-//! types compiles 15 crates.
+//! scalar types, slices, strings, tensors and `Cast`) is always built, needs no optional
+//! dependency and, without the `std` feature, builds `#![no_std]` with `alloc`. With
+//! `default-features = false` it pulls in `half`, `zmij`, `bitflags` and `once_cell` (and what
+//! they use): a crate that only wants the scalar types compiles CRATES crates.
 //!
 //! | feature | default | what it gives |
 //! |---|---|---|
-//! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner |
-//! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `rayon`) |
-//! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `rayon`, sha2) |
-//! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it) |
+//! | `std` | yes | [`files`], [`staging`], [`plan::Plan::run_stream`] and the plans' per-process caches, run-time CPU detection (without it: the build's target features), `LOWBIT_PORTABLE` |
+//! | `ops` | yes | [`ops`]: Range, Slice, Gather on tensors |
+//! | `quant` | yes | [`quant`]: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, OCP MX; the fused [`bulk::quantize`] and [`bulk::dequantize`] |
+//! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner (needs `std`, `ops`, `quant`) |
+//! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `std`, `rayon`) |
+//! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `std`, `rayon`; sha2) |
+//! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it; needs `std`) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
 //! | `serde` | no | `Serialize`/`Deserialize` of the scalar types (as values; as codes with `serde_bits`) |
 //! | `num-traits` | no | `Zero`, `One`, `Num`, `NumCast`, `FloatCore`, `Float`, `Bounded`, `Signed`, ... on the scalar types |
@@ -105,11 +108,15 @@ pub mod files;
 pub mod format;
 #[cfg(feature = "onnx")]
 pub mod onnx;
+#[cfg(any(feature = "ops", feature = "quant"))]
+mod op_output;
+#[cfg(feature = "ops")]
 pub mod ops;
 mod opset;
 pub mod packing;
 pub mod plan;
 pub mod profile;
+#[cfg(feature = "quant")]
 pub mod quant;
 pub mod round;
 #[cfg(feature = "std")]
@@ -141,9 +148,10 @@ pub mod tensor;
 #[doc(hidden)]
 pub mod texts;
 
+#[cfg(feature = "quant")]
+pub use bulk::{dequantize, dequantize_packed, quantize, quantize_packed, PackedQuantized, Quantized};
 pub use bulk::{
-    dequantize, dequantize_packed, pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into,
-    pack_wrapping_into, quantize, quantize_packed, unpack_into, PackedQuantized, Quantized,
+    pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into, pack_wrapping_into, unpack_into,
 };
 pub use cast::{cast, cast_like, CastAttributes, CastTo, CAST_LIKE_VERSIONS, CAST_VERSIONS};
 pub use convert::{convert_code, decode_element, encode_element, CastOptions, Element, RoundMode};

@@ -49,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::packing;
 use crate::tensor::{Data, Tensor, Texts};
 
+pub(crate) use crate::op_output::{zeroed, AllocationGuard, Unbudgeted};
 pub(crate) use crate::opset::schema_version;
 
 /// The values of an integer tensor (indices, starts, ends, axes, steps), widened to `i128` so that
@@ -69,32 +70,6 @@ pub(crate) fn integer_values(op: &str, what: &str, t: &Tensor) -> Result<Vec<i12
             other => Err(Error::InvalidOp { op: op.into(), message: format!("{what}: {other:?} is not an integer") }),
         })
         .collect()
-}
-
-/// A zeroed buffer of `len` bytes, or an `Err` instead of an abort when the allocator refuses.
-pub(crate) fn zeroed(op: &str, len: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::TooLarge { what: format!("{op}: cannot allocate {len} bytes for the output") })?;
-    v.resize(len, 0);
-    Ok(v)
-}
-
-/// Told about each allocation an op is about to make for its output, before it makes it, so that a
-/// caller with a budget (the graph runner) can refuse it; [`Unbudgeted`] accepts everything.
-pub(crate) trait AllocationGuard {
-    /// `elements` output elements about to be written into `bytes` newly allocated bytes; an `Err`
-    /// stops the op before the allocation.
-    fn before_allocating(&mut self, elements: usize, bytes: usize) -> Result<()>;
-}
-
-/// The guard of the public op functions: no budget.
-pub(crate) struct Unbudgeted;
-
-impl AllocationGuard for Unbudgeted {
-    fn before_allocating(&mut self, _elements: usize, _bytes: usize) -> Result<()> {
-        Ok(())
-    }
 }
 
 /// Builds an output tensor from runs of an input's elements, in output order.

@@ -344,11 +344,13 @@ impl Widen {
 /// A float source's exact value of every code as one branch-free function of the code: the formula,
 /// with the exceptions' answers selected (the body of [`Widen::run`]'s loop for FLOAT targets).
 #[derive(Clone, Copy, Debug)]
+#[cfg(feature = "quant")]
 pub(crate) struct FloatCodeValue {
     formula: Formula,
     select: Select,
 }
 
+#[cfg(feature = "quant")]
 impl FloatCodeValue {
     /// The float32 value of `code` (a code of the source's width).
     #[inline(always)]
@@ -360,6 +362,7 @@ impl FloatCodeValue {
 impl Widen {
     /// The whole decoding as one function of the code, where it is one: a float source into
     /// FLOAT whose exceptions are selected lane by lane.
+    #[cfg(feature = "quant")]
     pub(crate) fn float_code_value(&self) -> Option<FloatCodeValue> {
         match (self.formula, self.select) {
             (formula @ Formula::Float { .. }, Some(select)) if !self.double => Some(FloatCodeValue { formula, select }),

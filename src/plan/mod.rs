@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::once::Memo;
 use crate::packing;
 use alloc::sync::Arc;
-use encode::{ExponentKernel, FiniteEncoder, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
+use encode::{ExponentKernel, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
 
 /// Elements per chunk of the lane engines: the chunk's buffers stay in L1.
 pub(crate) const CHUNK: usize = 1024;
@@ -149,6 +149,7 @@ impl NarrowKernel {
 /// A float32 lane kernel of a plan, lent to code that transforms its lanes before encoding them
 /// (MX scales them by a power of two): the same code as the plan gives, with no buffer between the
 /// transform and the encoding.
+#[cfg(feature = "quant")]
 pub(crate) trait LaneEncoder {
     /// The target code of one float32 lane.
     fn encode_lane(&self, x: f32) -> u16;
@@ -156,11 +157,13 @@ pub(crate) trait LaneEncoder {
 
 /// What a caller of [`Plan::with_finite_lane_encoder`] runs with the kernel: generic, so that it
 /// is compiled (and inlined) once per kernel type.
+#[cfg(feature = "quant")]
 pub(crate) trait WithLaneEncoder {
     type Output;
     fn run<E: LaneEncoder>(self, encoder: &E) -> Self::Output;
 }
 
+#[cfg(feature = "quant")]
 impl LaneEncoder for MinifloatEncoder {
     #[inline(always)]
     fn encode_lane(&self, x: f32) -> u16 {
@@ -168,13 +171,15 @@ impl LaneEncoder for MinifloatEncoder {
     }
 }
 
-impl LaneEncoder for FiniteEncoder {
+#[cfg(feature = "quant")]
+impl LaneEncoder for encode::FiniteEncoder {
     #[inline(always)]
     fn encode_lane(&self, x: f32) -> u16 {
         self.encode(x)
     }
 }
 
+#[cfg(feature = "quant")]
 impl LaneEncoder for TruncatedEncoder {
     #[inline(always)]
     fn encode_lane(&self, x: f32) -> u16 {
@@ -182,6 +187,7 @@ impl LaneEncoder for TruncatedEncoder {
     }
 }
 
+#[cfg(feature = "quant")]
 impl LaneEncoder for SplitTable {
     #[inline(always)]
     fn encode_lane(&self, x: f32) -> u16 {
@@ -189,6 +195,7 @@ impl LaneEncoder for SplitTable {
     }
 }
 
+#[cfg(feature = "quant")]
 impl LaneEncoder for ExponentKernel {
     #[inline(always)]
     fn encode_lane(&self, x: f32) -> u16 {
@@ -467,11 +474,12 @@ impl Plan {
     }
 
     /// For a float32 -> float (16 bits or fewer) plan: runs `user` with the plan's lane kernel (or
-    /// its finite-lane form, [`FiniteEncoder`], where it has one), which gives the plan's code for
+    /// its finite-lane form, [`encode::FiniteEncoder`], where it has one), which gives the plan's code for
     /// every finite lane (a plan may hand NaN lanes to the core, which
     /// the kernel does not). `None` for any other plan, and for plans whose lanes follow a
     /// profile's vector-block rule (the code then depends on the lane's position).
     #[inline(always)]
+    #[cfg(feature = "quant")]
     pub(crate) fn with_finite_lane_encoder<U: WithLaneEncoder>(&self, user: U) -> Option<U::Output> {
         if self.blocks.is_some() {
             return None;
@@ -494,6 +502,7 @@ impl Plan {
     /// For a plan from a float of 8 bits or fewer (one byte per code) to FLOAT that decodes by
     /// arithmetic: the value of a code, exactly as the plan gives it, as a function to call in the
     /// caller's own loop (MX dequantizing multiplies each value by its block's scale).
+    #[cfg(feature = "quant")]
     pub(crate) fn byte_code_value(&self) -> Option<decode::FloatCodeValue> {
         match &self.engine {
             Engine::Widen(widen) if self.from.packing() == crate::dtype::Packing::Bytes(1) && self.blocks.is_none() => {

@@ -16,7 +16,7 @@ use super::{check_type, invalid, Groups, DYNAMIC_QUANTIZE_LINEAR_VERSIONS};
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::ops::{AllocationGuard, Unbudgeted};
+use crate::op_output::{AllocationGuard, Unbudgeted};
 use crate::plan::encode::IntegerKernel;
 use crate::profile::{DynamicFlatScale, DynamicNan, Profile, QuantizeSpecials};
 use crate::round::RoundingMode;
@@ -34,7 +34,7 @@ pub(crate) fn dynamic_guarded(
     profile: Profile,
     guard: &mut dyn AllocationGuard,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let version = crate::ops::schema_version("DynamicQuantizeLinear", &DYNAMIC_QUANTIZE_LINEAR_VERSIONS, opset)?;
+    let version = crate::opset::schema_version("DynamicQuantizeLinear", &DYNAMIC_QUANTIZE_LINEAR_VERSIONS, opset)?;
     let name = format!("DynamicQuantizeLinear-{version}");
     check_type(&name, "input x", x.dtype(), &[DType::Float])?;
     let raw = x.raw().ok_or_else(|| invalid(&name, "x has no raw data"))?;
@@ -80,7 +80,7 @@ pub(crate) fn dynamic_guarded(
         specials: QuantizeSpecials::SaturateNanToMin,
         adds_zero_point: true,
     };
-    let mut out = crate::ops::zeroed(&name, n)?;
+    let mut out = crate::op_output::zeroed(&name, n)?;
     quantize.run(
         DType::Float,
         raw,

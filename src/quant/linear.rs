@@ -17,7 +17,7 @@ use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::{DType, Kind};
 use crate::error::Result;
-use crate::ops::{AllocationGuard, Unbudgeted};
+use crate::op_output::{AllocationGuard, Unbudgeted};
 use crate::packing;
 use crate::plan::encode::{FloatLane, IntegerKernel};
 use crate::plan::quantize::IntegerQuantizer;
@@ -101,7 +101,7 @@ fn bytes_to_f64s(bytes: &[u8], out: &mut [f64]) {
 fn values(t: &Tensor, what: &str, name: &str) -> Result<Vec<f64>> {
     let raw = t.raw().ok_or_else(|| invalid(name, format!("{what} must be numeric, not {}", t.dtype())))?;
     let n = t.len();
-    let mut wide = crate::ops::zeroed(name, n.checked_mul(8).ok_or_else(|| invalid(name, "too many elements"))?)?;
+    let mut wide = crate::op_output::zeroed(name, n.checked_mul(8).ok_or_else(|| invalid(name, "too many elements"))?)?;
     Plan::new(t.dtype(), DType::Double, &CastOptions::default())?.run(raw, &mut wide, n)?;
     let mut out = vec![0.0; n];
     bytes_to_f64s(&wide, &mut out);
@@ -275,7 +275,7 @@ pub(crate) fn quantize_guarded(
     let n = x.len();
     let out_bytes = packing::raw_len(q.target, n)?;
     let (scales, zeros) = quantize_scales_and_zeros(&q, x.dtype(), scale, zero_point, (n, out_bytes), guard)?;
-    let mut out = crate::ops::zeroed(&q.name, out_bytes)?;
+    let mut out = crate::op_output::zeroed(&q.name, out_bytes)?;
     let raw = x.raw().ok_or_else(|| invalid(&q.name, "x has no raw data"))?;
     q.run(x.dtype(), raw, n, scales, &zeros, &mut out, profile)?;
     Tensor::from_raw(q.target, x.shape().to_vec(), out)
@@ -857,7 +857,7 @@ pub(crate) fn dequantize_guarded(
         // Both implementations refuse it (the onnx reference and onnxruntime).
         return Err(invalid(&d.name, format!("x_zero_point of a {} input must be zero", x.dtype())));
     }
-    let mut out = crate::ops::zeroed(&d.name, out_bytes)?;
+    let mut out = crate::op_output::zeroed(&d.name, out_bytes)?;
     let raw = x.raw().ok_or_else(|| invalid(&d.name, "x has no raw data"))?;
     d.run(x.dtype(), scale.dtype(), zero_point.map(Tensor::dtype), raw, n, &scales, &zeros, &mut out, profile)?;
     Tensor::from_raw(d.output, x.shape().to_vec(), out)

@@ -187,7 +187,7 @@ pub(crate) fn invalid(op: &str, message: impl Into<String>) -> Error {
 /// The schema of `op` in force at `opset`, and the op's name with its version (`QuantizeLinear-21`).
 pub(crate) fn schema_at(op: &str, schemas: &'static [Schema], opset: i64) -> Result<(&'static Schema, String)> {
     let versions: Vec<i64> = schemas.iter().map(|s| s.version).collect();
-    let version = crate::ops::schema_version(op, &versions, opset)?;
+    let version = crate::opset::schema_version(op, &versions, opset)?;
     let schema = schemas.iter().find(|s| s.version == version).expect("the version comes from the table");
     Ok((schema, format!("{op}-{version}")))
 }

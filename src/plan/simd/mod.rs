@@ -78,6 +78,7 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
 /// caller then runs its portable loops); the 16 values sit in two registers and each lane picks
 /// its own with a permute, where a portable loop loads from memory per element.
 #[inline]
+#[cfg(feature = "quant")]
 pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if isa() == Isa::Avx2 {
@@ -91,6 +92,7 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
 /// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
 /// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
 /// as a function of its own, compiled for the baseline).
+#[cfg(feature = "quant")]
 pub(crate) trait Kernel {
     type Output;
     fn run(self) -> Self::Output;
@@ -101,6 +103,7 @@ pub(crate) trait Kernel {
 /// compiles them a second time with AVX2 on x86-64, as the plan's own engines are, without any
 /// `unsafe` outside this module.
 #[inline(always)]
+#[cfg(feature = "quant")]
 pub(crate) fn widest<K: Kernel>(kernel: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     if isa() == Isa::Avx2 {

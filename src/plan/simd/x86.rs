@@ -245,6 +245,7 @@ unsafe fn quantize_f32_avx2(
 }
 
 /// [`super::nibble_blocks_to_f32`] with AVX2.
+#[cfg(feature = "quant")]
 pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
     assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
     assert!(packed.len() == 16 * factors.len() && out.len() == 128 * factors.len(), "whole blocks of 32");
@@ -255,6 +256,7 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
 unsafe fn nibble_blocks_to_f32_avx2(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
     use core::arch::x86_64::{
         _mm256_and_si256, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_mul_ps,
@@ -342,6 +344,7 @@ unsafe fn quantize_f32_runs32_avx2(
 
 /// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
 /// is compiled with them too.
+#[cfg(feature = "quant")]
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
     assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
     // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw every
@@ -352,6 +355,7 @@ pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
 /// # Safety
 /// The CPU must have AVX2, FMA, F16C and BMI2.
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
+#[cfg(feature = "quant")]
 unsafe fn run_with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
