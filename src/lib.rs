@@ -178,3 +178,9 @@ pub mod prelude {
         F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
     };
 }
+
+/// The README, whose Rust example `cargo test` compiles and runs as a doctest so that it cannot
+/// drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
