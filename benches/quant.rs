@@ -50,6 +50,35 @@ fn best(mut f: impl FnMut()) -> f64 {
 fn main() {
     mx_throughput();
     quantize_linear_throughput();
+    bulk_throughput();
+}
+
+/// The fused per-tensor slice calls (`lowbit::bulk`), against a copy of the float32 side.
+fn bulk_throughput() {
+    use lowbit::bulk::{dequantize, dequantize_packed, quantize};
+    let values: Vec<f32> = (0..N).map(|i| ((i as f32) * 0.618).sin() * 300.0).collect();
+    let mut copy = vec![0f32; N];
+    let copy_s = best(|| {
+        copy.copy_from_slice(black_box(&values));
+        black_box(&mut copy);
+    });
+    let rate = |s: f64| format!("{:.0} M elements/s ({:.2}x the copy)", N as f64 / s / 1e6, copy_s / s);
+    let mut q = vec![0i8; N];
+    println!("bulk quantize f32 -> int8: {}", rate(best(|| quantize(black_box(&values), 2.5, 3i8, &mut q).unwrap())));
+    let mut y = vec![0f32; N];
+    println!("bulk dequantize int8 -> f32: {}", rate(best(|| dequantize(black_box(&q), 2.5, 3i8, &mut y).unwrap())));
+    let e4m3: Vec<lowbit::F8E4M3FN> = q.iter().map(|&c| lowbit::F8E4M3FN::from_bits(c as u8)).collect();
+    let zero = lowbit::F8E4M3FN::ZERO;
+    println!(
+        "bulk dequantize float8e4m3fn -> f32: {}",
+        rate(best(|| dequantize(black_box(&e4m3), 2.5, zero, &mut y).unwrap()))
+    );
+    let packed: Vec<u8> = q[..N / 2].iter().map(|&c| c as u8).collect();
+    let u4 = lowbit::U4::from_bits(8);
+    println!(
+        "bulk dequantize_packed uint4 -> f32: {}",
+        rate(best(|| dequantize_packed(black_box(&packed), 0.5, u4, &mut y).unwrap()))
+    );
 }
 
 fn mx_throughput() {

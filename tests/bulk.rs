@@ -597,3 +597,46 @@ fn truncated_or_corrupt_tensor_proto_bytes_are_errors() {
     let err = Tensor::from_tensor_proto_bytes_with(&bytes, &limits).unwrap_err();
     assert!(matches!(err, Error::InputTooLarge { limit: 8, .. }), "{err}");
 }
+
+/// [`dequantize_packed`] past the size where it builds its per-byte table, with a last byte only
+/// partly used (4,097 int4 elements, 4,099 int2 elements), equals DequantizeLinear.
+#[test]
+fn packed_dequantize_with_a_partial_last_byte_equals_the_tensor_op() {
+    for (dtype, n, zero) in
+        [(DType::Int4, 4097usize, 3u8), (DType::Uint4, 4097, 9), (DType::Int2, 4099, 1), (DType::Uint2, 4099, 2)]
+    {
+        // Every code, in an order that puts different codes side by side in a byte.
+        let codes: Vec<u64> = (0..n as u64).map(|i| (i * 7 + i / 5) & dtype.code_mask()).collect();
+        let xt = Tensor::from_codes(dtype, vec![n], &codes).unwrap();
+        let reference = dequantize_linear(
+            &xt,
+            &Tensor::from_f32(&[0.375]),
+            Some(&scalar_tensor(dtype, u64::from(zero))),
+            &DequantizeAttributes::default(),
+            OPSET,
+            Profile::Spec,
+        )
+        .unwrap();
+        let mut y = vec![0f32; n];
+        match dtype {
+            DType::Int4 => dequantize_packed(xt.raw().unwrap(), 0.375, I4::from_bits(zero), &mut y),
+            DType::Uint4 => dequantize_packed(xt.raw().unwrap(), 0.375, U4::from_bits(zero), &mut y),
+            DType::Int2 => dequantize_packed(xt.raw().unwrap(), 0.375, I2::from_bits(zero), &mut y),
+            _ => dequantize_packed(xt.raw().unwrap(), 0.375, U2::from_bits(zero), &mut y),
+        }
+        .unwrap();
+        let bits: Vec<u64> = y.iter().map(|v| u64::from(v.to_bits())).collect();
+        assert_eq!(bits, reference.codes().unwrap(), "{dtype}");
+        // By hand: the last element's code and value.
+        let last = codes[n - 1] as i64;
+        let signed = if dtype == DType::Int4 && last >= 8 {
+            last - 16
+        } else if dtype == DType::Int2 && last >= 2 {
+            last - 4
+        } else {
+            last
+        };
+        let zero = if dtype == DType::Int2 && zero >= 2 { i64::from(zero) - 4 } else { i64::from(zero) };
+        assert_eq!(y[n - 1], (signed - zero) as f32 * 0.375, "{dtype} last element");
+    }
+}

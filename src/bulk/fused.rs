@@ -190,16 +190,12 @@ fn dequantize_pieces<Q: Quantized>(
     let n = dst.len();
     let zero = zero_point.zero_point_value();
     let mut staged = vec![0u8; packing::raw_len(Q::DTYPE, PIECE.min(n))?];
-    let mut out = vec![0u8; 4 * PIECE.min(n)];
-    let mut dequantizer = PerTensorDequantizer::new(Q::DTYPE, scale, zero, Profile::Spec)?;
+    let mut dequantizer = PerTensorDequantizer::new(Q::DTYPE, scale, zero, Profile::Spec, n)?;
     for start in (0..n).step_by(PIECE) {
         let len = PIECE.min(n - start);
         let raw_len = packing::raw_len(Q::DTYPE, len)?;
         read(start, len, &mut staged[..raw_len]);
-        dequantizer.run(&staged[..raw_len], len, &mut out[..4 * len])?;
-        for (d, b) in dst[start..start + len].iter_mut().zip(out.chunks_exact(4)) {
-            *d = f32::from_le_bytes(b.try_into().expect("4 bytes"));
-        }
+        dequantizer.run_into_f32(&staged[..raw_len], &mut dst[start..start + len])?;
     }
     Ok(())
 }

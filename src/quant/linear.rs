@@ -15,7 +15,7 @@ use super::{
 use super::{DEQUANTIZE_SCHEMAS, QUANTIZE_SCHEMAS};
 use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
-use crate::dtype::{DType, Kind};
+use crate::dtype::{DType, Kind, Packing};
 use crate::error::Result;
 use crate::op_output::{AllocationGuard, Unbudgeted};
 use crate::packing;
@@ -900,10 +900,71 @@ pub(crate) struct PerTensorDequantizer {
     scale: f64,
     zero_point: f64,
     profile: Profile,
+    /// For inputs stored one, two or four elements to a byte: the outputs of every byte, computed
+    /// once by the exact path (every profile's rule is a function of the element's value alone,
+    /// so a byte's outputs do not depend on where it lies).
+    by_byte: Option<ByteOutputs>,
+    /// The float32 bytes of the exact path, kept between calls.
+    exact_out: Vec<u8>,
 }
 
+/// The float32 outputs of each of the 256 bytes of a byte-wide, nibble-packed or crumb-packed
+/// input (one, two or four elements to a byte).
+enum ByteOutputs {
+    One(Vec<f32>),
+    Two(Vec<[f32; 2]>),
+    Four(Vec<[f32; 4]>),
+}
+
+impl ByteOutputs {
+    /// The table from the outputs of the 256 bytes in order (`256 * K` values).
+    fn new(per_byte: usize, values: &[f32]) -> Option<ByteOutputs> {
+        fn rows<const K: usize>(values: &[f32]) -> Vec<[f32; K]> {
+            values.chunks_exact(K).map(|c| core::array::from_fn(|i| c[i])).collect()
+        }
+        match per_byte {
+            1 => Some(ByteOutputs::One(values.to_vec())),
+            2 => Some(ByteOutputs::Two(rows(values))),
+            4 => Some(ByteOutputs::Four(rows(values))),
+            _ => None,
+        }
+    }
+
+    fn spread(&self, raw: &[u8], out: &mut [f32]) {
+        /// Whole bytes a row at a time (`K` is a constant, so each row is `K` stores), then the
+        /// elements of a last, partly used byte.
+        fn spread<const K: usize>(rows: &[[f32; K]], raw: &[u8], out: &mut [f32]) {
+            let last_byte = out.len() / K;
+            let mut whole = out.chunks_exact_mut(K);
+            for (o, &byte) in (&mut whole).zip(raw) {
+                o.copy_from_slice(&rows[usize::from(byte)]);
+            }
+            let rest = whole.into_remainder();
+            if !rest.is_empty() {
+                let row = &rows[usize::from(raw[last_byte])];
+                rest.copy_from_slice(&row[..rest.len()]);
+            }
+        }
+        match self {
+            ByteOutputs::One(values) => {
+                let raw = &raw[..out.len()];
+                for (o, &byte) in out.iter_mut().zip(raw) {
+                    *o = values[usize::from(byte)];
+                }
+            }
+            ByteOutputs::Two(rows) => spread(rows, raw, out),
+            ByteOutputs::Four(rows) => spread(rows, raw, out),
+        }
+    }
+}
+
+/// Elements below which building [`ByteOutputs`] (256 bytes through the exact path) costs more
+/// than it saves.
+const BYTE_TABLE_MIN_ELEMENTS: usize = 4096;
+
 impl PerTensorDequantizer {
-    pub(crate) fn new(x_dtype: DType, scale: f32, zero_point: f64, profile: Profile) -> Result<Self> {
+    /// A dequantizer for about `elements` elements (a byte table is built where it pays).
+    pub(crate) fn new(x_dtype: DType, scale: f32, zero_point: f64, profile: Profile, elements: usize) -> Result<Self> {
         let name = "DequantizeLinear";
         if x_dtype.is_float8() && zero_point != 0.0 {
             // As dequantize_guarded: both implementations refuse it.
@@ -918,7 +979,7 @@ impl PerTensorDequantizer {
             subtract_zero_point: !ignored,
         };
         let plans = op.plans(x_dtype, profile)?;
-        Ok(PerTensorDequantizer {
+        let mut dequantizer = PerTensorDequantizer {
             op,
             plans,
             scratch: DequantizeScratch::default(),
@@ -926,11 +987,43 @@ impl PerTensorDequantizer {
             scale: f64::from(scale),
             zero_point,
             profile,
-        })
+            by_byte: None,
+            exact_out: Vec::new(),
+        };
+        let per_byte = match x_dtype.packing() {
+            Packing::Bytes(1) => Some(1),
+            Packing::Nibbles => Some(2),
+            Packing::Crumbs => Some(4),
+            _ => None,
+        };
+        if let Some(per_byte) = per_byte.filter(|_| elements >= BYTE_TABLE_MIN_ELEMENTS) {
+            let every_byte: Vec<u8> = (0..=255).collect();
+            let mut out = vec![0u8; 4 * 256 * per_byte];
+            dequantizer.run_exact(&every_byte, 256 * per_byte, &mut out)?;
+            let values: Vec<f32> = out.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            dequantizer.by_byte = ByteOutputs::new(per_byte, &values);
+        }
+        Ok(dequantizer)
     }
 
-    /// `n` elements of the input dtype (`raw`) into `out` (FLOAT raw data).
-    pub(crate) fn run(&mut self, raw: &[u8], n: usize, out: &mut [u8]) -> Result<()> {
+    /// `out.len()` elements of the input dtype (`raw`) into `out`.
+    pub(crate) fn run_into_f32(&mut self, raw: &[u8], out: &mut [f32]) -> Result<()> {
+        let n = out.len();
+        let Some(table) = &self.by_byte else {
+            let mut bytes = core::mem::take(&mut self.exact_out);
+            bytes.resize(4 * n, 0);
+            let run = self.run_exact(raw, n, &mut bytes);
+            for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            self.exact_out = bytes;
+            return run;
+        };
+        table.spread(raw, out);
+        Ok(())
+    }
+
+    fn run_exact(&mut self, raw: &[u8], n: usize, out: &mut [u8]) -> Result<()> {
         let (scales, zeros) = ([self.scale], [self.zero_point]);
         let types = (self.x_dtype, DType::Float, Some(self.x_dtype));
         self.op.run_with(&self.plans, &mut self.scratch, types, raw, n, &scales, &zeros, out, self.profile)
