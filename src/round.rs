@@ -79,22 +79,131 @@ impl RoundingMode {
     }
 }
 
-bitflags::bitflags! {
-    /// IEEE 754 exception flags a conversion raises, with TestFloat's bit layout (so a flag byte
-    /// prints as TestFloat prints it).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-    pub struct Status: u8 {
-        /// A signalling NaN input; a NaN, infinity, zero or negative value the target cannot
-        /// represent; a float-to-integer result out of range.
-        const INVALID = 0x10;
-        /// Division by zero: never raised by a conversion, here for the layout.
-        const INFINITE = 0x08;
-        /// The rounded value exceeded the largest finite value (always with INEXACT).
-        const OVERFLOW = 0x04;
-        /// The result was tiny (see [`Tininess`]) and inexact.
-        const UNDERFLOW = 0x02;
-        /// The result differs from the exact value.
-        const INEXACT = 0x01;
+/// IEEE 754 exception flags a conversion raises, with TestFloat's bit layout (so a flag byte
+/// prints as TestFloat prints it). A set of flags: combine with `|`, test with
+/// [`Status::contains`].
+///
+/// ```
+/// use lowbit::round::Status;
+/// let s = Status::OVERFLOW | Status::INEXACT;
+/// assert_eq!(s.bits(), 0x05);
+/// assert!(s.contains(Status::INEXACT) && !s.contains(Status::INVALID));
+/// assert_eq!(format!("{s:?}"), "Status(OVERFLOW | INEXACT)");
+/// assert_eq!(format!("{:?}", Status::empty()), "Status(0x0)");
+/// assert_eq!(Status::from_bits_truncate(0xFF), Status::all());
+/// assert_eq!(Status::all() - Status::INEXACT, Status::from_bits_truncate(0x1E));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Status(u8);
+
+impl Status {
+    /// A signalling NaN input; a NaN, infinity, zero or negative value the target cannot
+    /// represent; a float-to-integer result out of range.
+    pub const INVALID: Status = Status(0x10);
+    /// Division by zero: never raised by a conversion, here for the layout.
+    pub const INFINITE: Status = Status(0x08);
+    /// The rounded value exceeded the largest finite value (always with INEXACT).
+    pub const OVERFLOW: Status = Status(0x04);
+    /// The result was tiny (see [`Tininess`]) and inexact.
+    pub const UNDERFLOW: Status = Status(0x02);
+    /// The result differs from the exact value.
+    pub const INEXACT: Status = Status(0x01);
+    /// Every flag with its name, highest bit first.
+    const NAMED: [(Status, &'static str); 5] = [
+        (Status::INVALID, "INVALID"),
+        (Status::INFINITE, "INFINITE"),
+        (Status::OVERFLOW, "OVERFLOW"),
+        (Status::UNDERFLOW, "UNDERFLOW"),
+        (Status::INEXACT, "INEXACT"),
+    ];
+
+    /// No flag.
+    #[must_use]
+    pub const fn empty() -> Status {
+        Status(0)
+    }
+
+    /// Every flag.
+    #[must_use]
+    pub const fn all() -> Status {
+        Status(0x1F)
+    }
+
+    /// The flag byte (TestFloat's layout).
+    #[must_use]
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The flags of a byte; bits that are no flag are dropped.
+    #[must_use]
+    pub const fn from_bits_truncate(bits: u8) -> Status {
+        Status(bits & Status::all().0)
+    }
+
+    /// Whether every flag of `other` is set here.
+    #[must_use]
+    pub const fn contains(self, other: Status) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether any flag of `other` is set here.
+    #[must_use]
+    pub const fn intersects(self, other: Status) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// Whether no flag is set.
+    #[must_use]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Sets the flags of `other`.
+    pub fn insert(&mut self, other: Status) {
+        self.0 |= other.0;
+    }
+}
+
+impl core::ops::BitOr for Status {
+    type Output = Status;
+    fn bitor(self, other: Status) -> Status {
+        Status(self.0 | other.0)
+    }
+}
+
+impl core::ops::BitOrAssign for Status {
+    fn bitor_assign(&mut self, other: Status) {
+        self.0 |= other.0;
+    }
+}
+
+impl core::ops::Sub for Status {
+    type Output = Status;
+    /// The flags of `self` that `other` does not have.
+    fn sub(self, other: Status) -> Status {
+        Status(self.0 & !other.0)
+    }
+}
+
+impl core::fmt::Debug for Status {
+    /// `Status(OVERFLOW | INEXACT)`; `Status(0x0)` when empty.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Status(")?;
+        if self.is_empty() {
+            f.write_str("0x0")?;
+        }
+        let mut first = true;
+        for (flag, name) in Status::NAMED {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str(" | ")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        f.write_str(")")
     }
 }
 
