@@ -61,7 +61,7 @@
 //! The core (dtypes, formats, values, the rounding core, profiles, plans and their kernels, the
 //! scalar types, slices, strings, tensors and `Cast`) is always built, needs no optional
 //! dependency and, without the `std` feature, builds `#![no_std]` with `alloc`. With
-//! `default-features = false` it pulls in `half`, `zmij`, `bitflags` and `once_cell` (and what
+//! `default-features = false` it pulls in `half`, `zmij` and `once_cell` (and what
 //! they use): a crate that only wants the scalar types compiles CRATES crates.
 //!
 //! | feature | default | what it gives |
