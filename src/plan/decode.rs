@@ -72,7 +72,13 @@ impl Formula {
                         // With float32's bias, the fields already are float32's bits, subnormals
                         // included (and the subnormal step would itself be subnormal).
                         min_normal: if f.bias == 127 { 0 } else { 1 << f.mantissa_bits },
-                        subnormal_step: crate::fmath::pow2_f32(1 - f.bias - f.mantissa_bits as i32),
+                        // Unused with float32's bias; 0 there rather than a subnormal step, which
+                        // as an operand of the (discarded) product would take the slow path.
+                        subnormal_step: if f.bias == 127 {
+                            0.0
+                        } else {
+                            crate::fmath::pow2_f32(1 - f.bias - f.mantissa_bits as i32)
+                        },
                         special_from,
                         nan_quiet,
                     })
