@@ -19,9 +19,11 @@ pub(super) fn ratio(x: &Exact) -> (BigUint, BigUint) {
 
 /// `floor(log10(num / den))` for the positive value `x = num / den`.
 pub(super) fn decimal_exponent(num: &BigUint, den: &BigUint, x: &Exact) -> i32 {
-    let estimate = (x.significand as f64).log10() + f64::from(x.exponent) * core::f64::consts::LOG10_2;
-    let mut k = estimate.floor() as i32;
-    // The estimate is off by at most one; settle it exactly.
+    // x lies in [2^m, 2^(m+1)) with m from the significand's bit length, so floor(m * log10(2))
+    // (log10(2) as 78913 / 2^18, in integers: no float logarithm, which `core` lacks) is off by at
+    // most one; settle it exactly.
+    let m = i64::from(63 - x.significand.leading_zeros() as i32) + i64::from(x.exponent);
+    let mut k = (m * 78913).div_euclid(1 << 18) as i32;
     while !at_least_pow10(num, den, k) {
         k -= 1;
     }
