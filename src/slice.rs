@@ -48,11 +48,15 @@ macro_rules! narrow_slice {
     ($($t:ty),*) => {$(
         impl private::Sealed for [$t] {}
 
+        // `#[inline]`: codegen happens in the crate that calls a method, so a user of the scalar
+        // types alone does not compile the 24 slice paths.
         impl NarrowFloatSliceExt for [$t] {
+            #[inline]
             fn convert_from_f32_slice(&mut self, src: &[f32]) -> Result<()> {
                 self.convert_from_f32_slice_with(src, &CastOptions::default())
             }
 
+            #[inline]
             fn convert_from_f32_slice_with(&mut self, src: &[f32], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
                 // The plan's vectorised kernels, a chunk at a time.
@@ -60,6 +64,7 @@ macro_rules! narrow_slice {
                 convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
+            #[inline]
             fn convert_from_f16_slice(&mut self, src: &[half::f16], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
                 // Through the FLOAT16 plan, so that the profile's rules for that source apply.
@@ -67,12 +72,14 @@ macro_rules! narrow_slice {
                 convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
+            #[inline]
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f64_slice", self.len(), src.len())?;
                 let plan = Plan::new(DType::Double, <$t>::DTYPE, opts)?;
                 convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
             }
 
+            #[inline]
             fn convert_to_f32_slice(&self, dst: &mut [f32]) -> Result<()> {
                 same_length("convert_to_f32_slice", dst.len(), self.len())?;
                 let table = DecodeTable::of(<$t>::FORMAT).expect("narrow formats have a decode table");
@@ -82,6 +89,7 @@ macro_rules! narrow_slice {
                 Ok(())
             }
 
+            #[inline]
             fn to_f32_vec(&self) -> Vec<f32> {
                 let table = DecodeTable::of(<$t>::FORMAT).expect("narrow formats have a decode table");
                 self.iter().map(|x| table.decode(x.to_bits())).collect()
