@@ -81,18 +81,23 @@ macro_rules! scalar_impl {
         impl Scalar for $name {
             const FORMAT: Option<&'static FloatFormat> = $format;
             const DTYPE: DType = $name::DTYPE;
+            #[inline]
             fn to_bits(self) -> u8 {
                 $name::to_bits(self)
             }
+            #[inline]
             fn from_bits(bits: u8) -> Self {
                 $name::from_bits(bits)
             }
+            #[inline]
             fn try_from_bits(bits: u8) -> Result<Self, Error> {
                 $name::try_from_bits(bits)
             }
+            #[inline]
             fn to_f32(self) -> f32 {
                 $name::to_f32(self)
             }
+            #[inline]
             fn from_f32(x: f32) -> Self {
                 $name::from_f32(x)
             }
@@ -161,6 +166,7 @@ macro_rules! float_extras {
                 }
             }
 
+            #[inline]
             fn encode_wide(target: DType, x: Self) -> u64 {
                 let value = Self::FORMAT.decode(u64::from(x.0));
                 convert::encode_element(target, Element::Float(value), &CastOptions::default())
@@ -175,6 +181,7 @@ macro_rules! float_extras {
             /// `infinity`, `nan` in any case), rounded once as [`Self::from_f32`] rounds: so
             /// `inf` saturates to MAX in a format without infinity. `nan` for a format without
             /// NaN is an error naming the type; errors quote the text.
+            #[inline]
             fn from_str(text: &str) -> Result<Self, Error> {
                 let fail = |why: String| Error::ParseString {
                     text: quoted(text),
@@ -258,6 +265,7 @@ macro_rules! arithmetic {
         /// code a -0 would have, 0 stays 0 and NaN stays NaN.
         impl Neg for $name {
             type Output = $name;
+            #[inline]
             fn neg(self) -> $name {
                 let format = $name::FORMAT;
                 let code = u64::from(self.0);
@@ -269,6 +277,7 @@ macro_rules! arithmetic {
         }
         impl Neg for &$name {
             type Output = $name;
+            #[inline]
             fn neg(self) -> $name {
                 -*self
             }
@@ -277,22 +286,26 @@ macro_rules! arithmetic {
         /// The sum accumulated in `f32` and rounded once at the end (as `half` does); empty is
         /// zero.
         impl core::iter::Sum for $name {
+            #[inline]
             fn sum<I: Iterator<Item = $name>>(iter: I) -> $name {
                 $name::from_f32(iter.map($name::to_f32).sum())
             }
         }
         impl<'a> core::iter::Sum<&'a $name> for $name {
+            #[inline]
             fn sum<I: Iterator<Item = &'a $name>>(iter: I) -> $name {
                 iter.copied().sum()
             }
         }
         /// The product accumulated in `f32` and rounded once at the end; empty is one.
         impl core::iter::Product for $name {
+            #[inline]
             fn product<I: Iterator<Item = $name>>(iter: I) -> $name {
                 $name::from_f32(iter.map($name::to_f32).product())
             }
         }
         impl<'a> core::iter::Product<&'a $name> for $name {
+            #[inline]
             fn product<I: Iterator<Item = &'a $name>>(iter: I) -> $name {
                 iter.copied().product()
             }
@@ -337,12 +350,14 @@ macro_rules! signed_int_neg {
         /// Wrapping negation: `-MIN == MIN` (`-I4(-8) == I4(-8)`), as `i8::wrapping_neg`.
         impl Neg for $name {
             type Output = $name;
+            #[inline]
             fn neg(self) -> $name {
                 $name::wrapping_from_i64(-i64::from(self.0))
             }
         }
         impl Neg for &$name {
             type Output = $name;
+            #[inline]
             fn neg(self) -> $name {
                 -*self
             }
