@@ -4,16 +4,16 @@ use super::*;
 use crate::alloc_prelude::*;
 
 pub(super) fn pow10(n: u32) -> BigUint {
-    BigUint::from(10u32).pow(n)
+    BigUint::pow(10, n)
 }
 
 /// A finite positive `Exact` (no sticky) as `num / den`.
 pub(super) fn ratio(x: &Exact) -> (BigUint, BigUint) {
     let significand = BigUint::from(x.significand);
     if x.exponent >= 0 {
-        (significand << x.exponent as usize, BigUint::ONE)
+        (significand.shl(x.exponent as u64), BigUint::one())
     } else {
-        (significand, BigUint::ONE << x.exponent.unsigned_abs() as usize)
+        (significand, BigUint::one().shl(u64::from(x.exponent.unsigned_abs())))
     }
 }
 
@@ -36,9 +36,9 @@ pub(super) fn decimal_exponent(num: &BigUint, den: &BigUint, x: &Exact) -> i32 {
 /// `num / den >= 10^k`.
 pub(super) fn at_least_pow10(num: &BigUint, den: &BigUint, k: i32) -> bool {
     if k >= 0 {
-        *num >= den * pow10(k.unsigned_abs())
+        *num >= den.mul(&pow10(k.unsigned_abs()))
     } else {
-        num * pow10(k.unsigned_abs()) >= *den
+        num.mul(&pow10(k.unsigned_abs())) >= *den
     }
 }
 
@@ -52,12 +52,12 @@ pub(super) struct Rest {
 /// `floor(num / den / 10^scale)` and where the rest lies.
 pub(super) fn scaled_floor(num: &BigUint, den: &BigUint, scale: i32) -> (BigUint, Rest) {
     let (dividend, divisor) = if scale >= 0 {
-        (num.clone(), den * pow10(scale.unsigned_abs()))
+        (num.clone(), den.mul(&pow10(scale.unsigned_abs())))
     } else {
-        (num * pow10(scale.unsigned_abs()), den.clone())
+        (num.mul(&pow10(scale.unsigned_abs())), den.clone())
     };
-    let (q, r) = (&dividend / &divisor, &dividend % &divisor);
-    let rest = Rest { exact: r == BigUint::ZERO, vs_half: (r << 1usize).cmp(&divisor) };
+    let (q, r) = dividend.div_rem(&divisor);
+    let rest = Rest { exact: r.is_zero(), vs_half: r.shl(1).cmp(&divisor) };
     (q, rest)
 }
 
@@ -91,7 +91,7 @@ pub(super) const TINY: Exact = Exact { negative: false, significand: 1 << 63, ex
 /// significand and sticky bit round exactly like the real value. `ndigits` is the number of
 /// decimal digits of `digits` (for the overflow and underflow clamps).
 pub(super) fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, exp10: i64, tail: bool) -> Exact {
-    if *digits == BigUint::ZERO && !tail {
+    if digits.is_zero() && !tail {
         return Exact::zero(negative);
     }
     if exp10 + ndigits - 1 > DECIMAL_EXPONENT_CLAMP {
@@ -103,7 +103,7 @@ pub(super) fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, e
     if exp10 >= 0 {
         // With a tail the digit string was cut at 800 digits, so the integer has far more than
         // 64 bits and the tail lies below the bits `binary_to_exact` drops.
-        return binary_to_exact(negative, digits * pow10(exp10 as u32), 0, tail);
+        return binary_to_exact(negative, digits.mul(&pow10(exp10 as u32)), 0, tail);
     }
     let den = pow10(exp10.unsigned_abs() as u32);
     // Scale so that the quotient has at least 64 bits: then the rest, and the tail, lie below
@@ -111,9 +111,9 @@ pub(super) fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, e
     // round the same, see MAX_SIGNIFICANT_DIGITS, so the tail only needs to make the result
     // inexact.)
     let shift = (64 + den.bits() as i64 - digits.bits() as i64 + 1).max(0);
-    let scaled = digits << shift as usize;
-    let (q, r) = (&scaled / &den, &scaled % &den);
-    binary_to_exact(negative, q, -shift, tail || r != BigUint::ZERO)
+    let scaled = digits.shl(shift as u64);
+    let (q, r) = scaled.div_rem(&den);
+    binary_to_exact(negative, q, -shift, tail || !r.is_zero())
 }
 
 /// `±(int + t) * 2^exp2` (t as in [`decimal_to_exact`]) cut to a 64-bit significand. A sticky
@@ -121,7 +121,7 @@ pub(super) fn decimal_to_exact(negative: bool, digits: &BigUint, ndigits: i64, e
 /// position (the core's contract). Also Range's exact big values (`ops::range`).
 pub(crate) fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: bool) -> Exact {
     let bits = int.bits() as i64;
-    if int == BigUint::ZERO {
+    if int.is_zero() {
         return if sticky { Exact { negative, ..TINY } } else { Exact::zero(negative) };
     }
     // Clamp absurd binary exponents (hex floats): beyond these everything overflows or underflows.
@@ -133,11 +133,11 @@ pub(crate) fn binary_to_exact(negative: bool, int: BigUint, exp2: i64, sticky: b
     }
     if bits <= 64 {
         debug_assert!(!sticky || bits == 64, "a sticky significand must be 64 bits wide");
-        let significand = u64::try_from(&int).unwrap_or(u64::MAX);
+        let significand = int.to_u64().unwrap_or(u64::MAX);
         return Exact { negative, significand, exponent: exp2 as i32, sticky };
     }
     let drop = (bits - 64) as u64;
     let lost = int.trailing_zeros().is_some_and(|tz| tz < drop);
-    let significand = u64::try_from(int >> drop as usize).unwrap_or(u64::MAX);
+    let significand = int.shr(drop).to_u64().unwrap_or(u64::MAX);
     Exact { negative, significand, exponent: (exp2 + drop as i64) as i32, sticky: sticky || lost }
 }

@@ -20,7 +20,9 @@ pub use crate::profile::{NumberStyle, StringGrammar};
 use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;
-use num_bigint::BigUint;
+mod bignum;
+
+pub(crate) use bignum::BigUint;
 
 mod exact;
 mod fast_format;

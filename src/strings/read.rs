@@ -303,8 +303,8 @@ pub(super) fn below_glibc_tininess(x: &Exact) -> bool {
 /// Compares `a * 2^ea` with `b * 2^eb` exactly.
 pub(super) fn cmp_binary(a: u64, ea: i32, b: &BigUint, eb: i32) -> Ordering {
     let low = ea.min(eb);
-    let lhs = BigUint::from(a) << (ea - low) as usize;
-    let rhs = b << (eb - low) as usize;
+    let lhs = BigUint::from(a).shl((ea - low) as u64);
+    let rhs = b.shl((eb - low) as u64);
     lhs.cmp(&rhs)
 }
 

@@ -33,7 +33,7 @@ impl Decimal {
 
     /// The value truncated toward zero, if its magnitude is below 10^30.
     pub(super) fn truncated(&self) -> Option<i128> {
-        if self.digits == BigUint::ZERO {
+        if self.digits.is_zero() {
             return Some(0);
         }
         if self.exp10 + self.ndigits > 30 {
@@ -43,11 +43,11 @@ impl Decimal {
             return Some(0);
         }
         let magnitude = if self.exp10 >= 0 {
-            &self.digits * pow10(self.exp10 as u32)
+            self.digits.mul(&pow10(self.exp10 as u32))
         } else {
-            &self.digits / pow10(self.exp10.unsigned_abs() as u32)
+            self.digits.div_rem(&pow10(self.exp10.unsigned_abs() as u32)).0
         };
-        let magnitude = i128::try_from(u128::try_from(magnitude).ok()?).ok()?;
+        let magnitude = i128::try_from(magnitude.to_u128()?).ok()?;
         Some(if self.negative { -magnitude } else { magnitude })
     }
 }
@@ -77,7 +77,7 @@ impl Mantissa {
         if self.digits.is_empty() {
             BigUint::ZERO
         } else {
-            BigUint::parse_bytes(&self.digits, radix).unwrap_or_default()
+            BigUint::parse(&self.digits, radix).unwrap_or_default()
         }
     }
 }

@@ -11,11 +11,11 @@ pub fn exact_decimal(negative: bool, significand: u64, exponent: i32) -> String 
         return format!("{sign}0");
     }
     if exponent >= 0 {
-        return format!("{sign}{}", BigUint::from(significand) << exponent.unsigned_abs());
+        return format!("{sign}{}", BigUint::from(significand).shl(u64::from(exponent.unsigned_abs())));
     }
     // sig * 2^-k = sig * 5^k / 10^k: the digits of sig * 5^k with the point k places from the right.
     let k = exponent.unsigned_abs() as usize;
-    let digits = (BigUint::from(significand) * BigUint::from(5u32).pow(k as u32)).to_string();
+    let digits = BigUint::from(significand).mul(&BigUint::pow(5, k as u32)).to_string();
     let padded = if digits.len() <= k { format!("{}{digits}", "0".repeat(k + 1 - digits.len())) } else { digits };
     let (int_part, frac_part) = padded.split_at(padded.len() - k);
     let frac_part = frac_part.trim_end_matches('0');
@@ -182,7 +182,7 @@ pub(super) fn shortest_digits(format: &FloatFormat, magnitude_code: u64, x: &Exa
         if rest.exact {
             return strip_zeros(&floor, scale);
         }
-        let ceil = &floor + 1u32;
+        let ceil = floor.clone().add_small(1);
         let floor_ok = round_trips(format, magnitude_code, &floor, scale);
         let ceil_ok = round_trips(format, magnitude_code, &ceil, scale);
         let pick = match (floor_ok, ceil_ok) {
@@ -190,7 +190,7 @@ pub(super) fn shortest_digits(format: &FloatFormat, magnitude_code: u64, x: &Exa
                 Ordering::Less => &floor,
                 Ordering::Greater => &ceil,
                 Ordering::Equal => {
-                    if floor.bit(0) {
+                    if floor.is_odd() {
                         &ceil
                     } else {
                         &floor
@@ -228,7 +228,7 @@ pub(super) fn round_trips(format: &FloatFormat, magnitude_code: u64, digits: &Bi
     // float6e3m2's 28. With an unbounded exponent range MAX rounds from [MAX - ulp/2, MAX + ulp/2):
     // the upper end is the midpoint to the next (nonexistent) value, a tie going to the even one.
     let Value::Finite(max) = format.decode(magnitude_code) else { return false };
-    let bound = BigUint::from(max.significand) * 2u32 + 1u32;
+    let bound = BigUint::from_u128(u128::from(max.significand) * 2 + 1);
     match cmp_decimal_binary(digits, scale, &bound, max.exponent - 1) {
         Ordering::Less => true,
         Ordering::Equal => max.significand & 1 == 0,
@@ -241,14 +241,14 @@ pub(super) fn cmp_decimal_binary(d: &BigUint, s: i32, b: &BigUint, e: i32) -> Or
     let mut lhs = d.clone();
     let mut rhs = b.clone();
     if s >= 0 {
-        lhs *= pow10(s.unsigned_abs());
+        lhs = lhs.mul(&pow10(s.unsigned_abs()));
     } else {
-        rhs *= pow10(s.unsigned_abs());
+        rhs = rhs.mul(&pow10(s.unsigned_abs()));
     }
     if e >= 0 {
-        rhs <<= e.unsigned_abs() as usize;
+        rhs = rhs.shl(u64::from(e.unsigned_abs()));
     } else {
-        lhs <<= e.unsigned_abs() as usize;
+        lhs = lhs.shl(u64::from(e.unsigned_abs()));
     }
     lhs.cmp(&rhs)
 }
@@ -262,10 +262,10 @@ pub(super) fn printf_g(x: &Exact, precision: i32) -> String {
     let (floor, rest) = scaled_floor(&num, &den, k - precision + 1);
     let up = match rest.vs_half {
         Ordering::Greater => true,
-        Ordering::Equal => floor.bit(0),
+        Ordering::Equal => floor.is_odd(),
         Ordering::Less => false,
     };
-    let mut digits = if up { floor + 1u32 } else { floor }.to_string();
+    let mut digits = if up { floor.add_small(1) } else { floor }.to_string();
     if digits.len() > precision as usize {
         // 99999999.5 -> 100000000: one more digit, one more power of ten.
         digits.truncate(precision as usize);

@@ -124,7 +124,8 @@ pub(super) fn big_value(mantissa: &BigInt, exponent: i64) -> Value {
         return small_value(m < 0, m.unsigned_abs(), exponent);
     }
     let negative = mantissa.sign() == Sign::Minus;
-    Value::Finite(crate::strings::binary_to_exact(negative, mantissa.magnitude().clone(), exponent, false))
+    let magnitude = crate::strings::BigUint::from_u32_limbs(mantissa.magnitude().to_u32_digits());
+    Value::Finite(crate::strings::binary_to_exact(negative, magnitude, exponent, false))
 }
 
 /// The exact quotient `num / den` (`den != 0`) as a value the Cast core rounds once.
