@@ -23,12 +23,6 @@ impl BigUint {
         BigUint { limbs }
     }
 
-    /// The value of little-endian 32-bit limbs (Range's `num-bigint` magnitudes).
-    #[cfg(feature = "ops")]
-    pub(crate) fn from_u32_limbs(limbs: Vec<u32>) -> BigUint {
-        BigUint::from_limbs(limbs)
-    }
-
     pub(crate) fn one() -> BigUint {
         BigUint { limbs: vec![1] }
     }
@@ -97,6 +91,36 @@ impl BigUint {
         } else {
             (0..rest.len()).map(|i| rest[i] >> bits | rest.get(i + 1).map_or(0, |&next| next << (32 - bits))).collect()
         };
+        BigUint::from_limbs(limbs)
+    }
+
+    /// `self + other`.
+    pub(crate) fn add(&self, other: &BigUint) -> BigUint {
+        let n = self.limbs.len().max(other.limbs.len());
+        let mut limbs = Vec::with_capacity(n + 1);
+        let mut carry = 0u64;
+        for i in 0..n {
+            let s = u64::from(self.limbs.get(i).copied().unwrap_or(0))
+                + u64::from(other.limbs.get(i).copied().unwrap_or(0))
+                + carry;
+            limbs.push(s as u32);
+            carry = s >> 32;
+        }
+        limbs.push(carry as u32);
+        BigUint::from_limbs(limbs)
+    }
+
+    /// `|self - other|`.
+    pub(crate) fn abs_diff(&self, other: &BigUint) -> BigUint {
+        let (big, small) = if *self >= *other { (self, other) } else { (other, self) };
+        let mut limbs = big.limbs.clone();
+        let mut borrow = 0u64;
+        for (i, l) in limbs.iter_mut().enumerate() {
+            let d =
+                u64::from(*l).wrapping_sub(u64::from(small.limbs.get(i).copied().unwrap_or(0))).wrapping_sub(borrow);
+            *l = d as u32;
+            borrow = u64::from(d >> 63 != 0);
+        }
         BigUint::from_limbs(limbs)
     }
 
@@ -304,20 +328,6 @@ mod tests {
             }
             BigUint::from_limbs(limbs)
         }
-
-        fn add(&self, other: &BigUint) -> BigUint {
-            let n = self.limbs.len().max(other.limbs.len());
-            let mut limbs = Vec::with_capacity(n + 1);
-            let mut carry = 0u64;
-            for i in 0..n {
-                let s =
-                    u64::from(*self.limbs.get(i).unwrap_or(&0)) + u64::from(*other.limbs.get(i).unwrap_or(&0)) + carry;
-                limbs.push(s as u32);
-                carry = s >> 32;
-            }
-            limbs.push(carry as u32);
-            BigUint::from_limbs(limbs)
-        }
     }
 
     fn big(v: u128) -> BigUint {
@@ -363,6 +373,10 @@ mod tests {
             for &b in ops.iter().step_by(3) {
                 let bb = big(b);
                 assert_eq!(ba.cmp(&bb), a.cmp(&b));
+                if let Some(sum) = a.checked_add(b) {
+                    assert_eq!(ba.add(&bb).to_u128(), Some(sum), "{a} + {b}");
+                }
+                assert_eq!(ba.abs_diff(&bb).to_u128(), Some(a.abs_diff(b)), "|{a} - {b}|");
                 if let Some(p) = a.checked_mul(b) {
                     assert_eq!(ba.mul(&bb).to_u128(), Some(p), "{a} * {b}");
                 }

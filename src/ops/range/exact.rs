@@ -20,42 +20,104 @@ pub(super) fn number(el: Element) -> Num {
     }
 }
 
+/// A signed big integer: a sign and a magnitude (zero is never negative).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Signed {
+    negative: bool,
+    magnitude: BigUint,
+}
+
+impl Signed {
+    fn new(negative: bool, magnitude: BigUint) -> Signed {
+        Signed { negative: negative && !magnitude.is_zero(), magnitude }
+    }
+
+    pub(super) fn from_i128(i: i128) -> Signed {
+        Signed::new(i < 0, BigUint::from_u128(i.unsigned_abs()))
+    }
+
+    fn is_zero(&self) -> bool {
+        self.magnitude.is_zero()
+    }
+
+    /// -1, 0 or 1.
+    pub(super) fn signum(&self) -> i8 {
+        if self.is_zero() {
+            0
+        } else if self.negative {
+            -1
+        } else {
+            1
+        }
+    }
+
+    fn shl(&self, n: u64) -> Signed {
+        Signed::new(self.negative, self.magnitude.shl(n))
+    }
+
+    fn add(&self, other: &Signed) -> Signed {
+        if self.negative == other.negative {
+            return Signed::new(self.negative, self.magnitude.add(&other.magnitude));
+        }
+        // Opposite signs: the larger magnitude keeps its sign.
+        let negative = if self.magnitude >= other.magnitude { self.negative } else { other.negative };
+        Signed::new(negative, self.magnitude.abs_diff(&other.magnitude))
+    }
+
+    fn neg(&self) -> Signed {
+        Signed::new(!self.negative, self.magnitude.clone())
+    }
+
+    fn mul_u64(&self, m: u64) -> Signed {
+        Signed::new(self.negative, self.magnitude.mul(&BigUint::from(m)))
+    }
+
+    /// The value if it fits `i128`.
+    pub(super) fn to_i128(&self) -> Option<i128> {
+        let m = self.magnitude.to_u128()?;
+        if self.negative {
+            0i128.checked_sub_unsigned(m)
+        } else {
+            i128::try_from(m).ok()
+        }
+    }
+}
+
 /// An exact binary rational `mantissa * 2^exponent`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Dyadic {
-    pub(super) mantissa: BigInt,
+    pub(super) mantissa: Signed,
     pub(super) exponent: i64,
 }
 
 impl Dyadic {
     pub(super) fn int(i: i128) -> Dyadic {
-        Dyadic { mantissa: BigInt::from(i), exponent: 0 }
+        Dyadic { mantissa: Signed::from_i128(i), exponent: 0 }
     }
 
     pub(super) fn from_exact(x: &Exact) -> Dyadic {
-        let m = BigInt::from(x.significand);
-        Dyadic { mantissa: if x.negative { -m } else { m }, exponent: i64::from(x.exponent) }
+        Dyadic { mantissa: Signed::new(x.negative, BigUint::from(x.significand)), exponent: i64::from(x.exponent) }
     }
 
     pub(super) fn is_zero(&self) -> bool {
-        self.mantissa == BigInt::ZERO
+        self.mantissa.is_zero()
     }
 
     /// Both mantissas over the smaller exponent.
-    pub(super) fn aligned(&self, other: &Dyadic) -> (BigInt, BigInt, i64) {
+    pub(super) fn aligned(&self, other: &Dyadic) -> (Signed, Signed, i64) {
         let e = self.exponent.min(other.exponent);
-        let widen = |x: &Dyadic| &x.mantissa << (x.exponent - e) as usize;
+        let widen = |x: &Dyadic| x.mantissa.shl((x.exponent - e) as u64);
         (widen(self), widen(other), e)
     }
 
     pub(super) fn add(&self, other: &Dyadic) -> Dyadic {
         let (a, b, exponent) = self.aligned(other);
-        Dyadic { mantissa: a + b, exponent }
+        Dyadic { mantissa: a.add(&b), exponent }
     }
 
     pub(super) fn sub(&self, other: &Dyadic) -> Dyadic {
         let (a, b, exponent) = self.aligned(other);
-        Dyadic { mantissa: a - b, exponent }
+        Dyadic { mantissa: a.add(&b.neg()), exponent }
     }
 
     /// Toward zero, exactly.
@@ -63,26 +125,26 @@ impl Dyadic {
         if self.exponent >= 0 {
             return self.clone();
         }
-        let magnitude = self.mantissa.magnitude() >> (-self.exponent) as usize;
-        Dyadic { mantissa: BigInt::from_biguint(self.mantissa.sign(), magnitude), exponent: 0 }
+        let magnitude = self.mantissa.magnitude.shr(self.exponent.unsigned_abs());
+        Dyadic { mantissa: Signed::new(self.mantissa.negative, magnitude), exponent: 0 }
     }
 
     /// The value if it is an integer that fits `i128`.
     pub(super) fn to_i128(&self) -> Option<i128> {
+        if self.is_zero() {
+            return Some(0);
+        }
         if self.exponent < 0 {
-            let tz = self.mantissa.trailing_zeros().unwrap_or(u64::MAX);
-            if self.is_zero() {
-                return Some(0);
-            }
-            if tz < (-self.exponent) as u64 {
+            let shift = self.exponent.unsigned_abs();
+            if self.mantissa.magnitude.trailing_zeros().unwrap_or(u64::MAX) < shift {
                 return None;
             }
-            return i128::try_from(&self.mantissa >> (-self.exponent) as usize).ok();
+            return Signed::new(self.mantissa.negative, self.mantissa.magnitude.shr(shift)).to_i128();
         }
-        if self.exponent > 127 && !self.is_zero() {
+        if self.exponent > 127 {
             return None;
         }
-        i128::try_from(&self.mantissa << self.exponent as usize).ok()
+        self.mantissa.shl(self.exponent as u64).to_i128()
     }
 
     /// The exact value, as the Cast core takes it: a 64-bit significand and a sticky bit for
@@ -95,7 +157,7 @@ impl Dyadic {
 /// `|a|` and `|b|` scaled to one exponent, as integers.
 pub(super) fn aligned_magnitudes(a: &Dyadic, b: &Dyadic) -> (BigUint, BigUint) {
     let (x, y, _) = a.aligned(b);
-    (x.into_parts().1, y.into_parts().1)
+    (x.magnitude, y.magnitude)
 }
 
 pub(super) fn exponent32(e: i64) -> i32 {
@@ -119,13 +181,11 @@ pub(super) fn small_value(negative: bool, magnitude: u128, exponent: i64) -> Val
     })
 }
 
-pub(super) fn big_value(mantissa: &BigInt, exponent: i64) -> Value {
-    if let Ok(m) = i128::try_from(mantissa) {
-        return small_value(m < 0, m.unsigned_abs(), exponent);
+pub(super) fn big_value(mantissa: &Signed, exponent: i64) -> Value {
+    if let Some(m) = mantissa.magnitude.to_u128() {
+        return small_value(mantissa.negative, m, exponent);
     }
-    let negative = mantissa.sign() == Sign::Minus;
-    let magnitude = crate::strings::BigUint::from_u32_limbs(mantissa.magnitude().to_u32_digits());
-    Value::Finite(crate::strings::binary_to_exact(negative, magnitude, exponent, false))
+    Value::Finite(crate::strings::binary_to_exact(mantissa.negative, mantissa.magnitude.clone(), exponent, false))
 }
 
 /// The exact quotient `num / den` (`den != 0`) as a value the Cast core rounds once.
@@ -133,13 +193,12 @@ pub(super) fn ratio(num: i128, den: i128) -> Value {
     if num == 0 {
         return Value::Finite(Exact::zero((den < 0) != (num < 0)));
     }
-    let (n, d) = (BigUint::from(num.unsigned_abs()), BigUint::from(den.unsigned_abs()));
+    let (n, d) = (BigUint::from_u128(num.unsigned_abs()), BigUint::from_u128(den.unsigned_abs()));
     // Enough quotient bits that the significand is full and the rest is only a sticky bit.
     let shift = (66 + d.bits()).saturating_sub(n.bits());
-    let scaled = n << shift as usize;
-    let q = &scaled / &d;
-    let remainder = &scaled % &d != BigUint::ZERO;
-    match big_value(&BigInt::from(q), -(shift as i64)) {
+    let (q, r) = n.shl(shift).div_rem(&d);
+    let remainder = !r.is_zero();
+    match big_value(&Signed::new(false, q), -(shift as i64)) {
         Value::Finite(x) => {
             Value::Finite(Exact { negative: (num < 0) != (den < 0), sticky: x.sticky || remainder, ..x })
         }
@@ -150,8 +209,8 @@ pub(super) fn ratio(num: i128, den: i128) -> Value {
 /// `start + i * delta` for i = 0, 1, ..., exactly: both over one exponent, so that each term is
 /// an integer times `2^exponent`; in i128 while that fits.
 pub(super) struct Progression {
-    pub(super) start: BigInt,
-    pub(super) delta: BigInt,
+    pub(super) start: Signed,
+    pub(super) delta: Signed,
     pub(super) small: Option<(i128, i128)>,
     pub(super) exponent: i64,
 }
@@ -159,15 +218,15 @@ pub(super) struct Progression {
 impl Progression {
     pub(super) fn new(start: &Dyadic, delta: &Dyadic) -> Progression {
         let (a, b, exponent) = start.aligned(delta);
-        let small = i128::try_from(&a).ok().zip(i128::try_from(&b).ok());
+        let small = a.to_i128().zip(b.to_i128());
         Progression { start: a, delta: b, small, exponent }
     }
 
     pub(super) fn term(&self, i: u64) -> Dyadic {
         let small = self.small.and_then(|(a, b)| b.checked_mul(i128::from(i)).and_then(|p| a.checked_add(p)));
         let mantissa = match small {
-            Some(m) => BigInt::from(m),
-            None => &self.start + &self.delta * i,
+            Some(m) => Signed::from_i128(m),
+            None => self.start.add(&self.delta.mul_u64(i)),
         };
         Dyadic { mantissa, exponent: self.exponent }
     }

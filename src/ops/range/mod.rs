@@ -66,10 +66,10 @@ use crate::packing;
 pub use crate::profile::{OpenVinoRange, RangeCount, RangeValues};
 use crate::profile::{Policy, Profile, SPEC};
 use crate::round::{self, NanFallback, RoundingMode, RoundingOptions};
+use crate::strings::BigUint;
 use crate::tensor::Tensor;
 use crate::value::{Exact, Value};
 use core::ops::{Add, Div, Mul, Sub};
-use num_bigint::{BigInt, BigUint, Sign};
 
 mod exact;
 mod native;
@@ -326,13 +326,13 @@ fn exact_count(s: Num, l: Num, d: Num) -> Option<u128> {
         Num::Nan => return None,
     };
     let diff = l.sub(&s);
-    if diff.is_zero() || diff.mantissa.sign() != d.mantissa.sign() {
+    if diff.is_zero() || diff.mantissa.signum() != d.mantissa.signum() {
         return Some(0);
     }
     let (a, b) = aligned_magnitudes(&diff, &d);
-    let q = &a / &b;
-    let q = if &a % &b == BigUint::ZERO { q } else { q + 1u32 };
-    Some(u128::try_from(&q).unwrap_or(u128::MAX))
+    let (q, r) = a.div_rem(&b);
+    let q = if r.is_zero() { q } else { q.add_small(1) };
+    Some(q.to_u128().unwrap_or(u128::MAX))
 }
 
 /// numpy's `_calc_length` once the quotient `q` is known: an underflowed quotient with a nonzero
@@ -451,6 +451,35 @@ mod tests {
             Num::Finite(d) => d,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn big_exact_arithmetic_by_hand() {
+        // 2^130 + k * (-2^129 - 0.5): the terms leave i128 and carry a fraction (exponent -1).
+        let start = f64_exact(2f64.powi(130));
+        let delta = f64_exact(-(2f64.powi(129))).sub(&f64_exact(0.5));
+        let terms = Progression::new(&start, &delta);
+        let value = |i| f64_of_value(terms.term(i).value()).unwrap();
+        // 2^130 - 2^129 - 0.5 rounds to 2^129 in float64 (the half is far below its ulp).
+        assert_eq!([value(0), value(1), value(2)], [2f64.powi(130), 2f64.powi(129), -1.0]);
+        assert_eq!(value(4), -(2f64.powi(130)) - 2.0);
+        assert_eq!(terms.term(2).to_i128(), Some(-1));
+        assert_eq!(terms.term(1).to_i128(), None);
+        // Toward zero: -2.5 -> -2, 2^130 + 0.5 -> 2^130; an integer beyond i128 is not one.
+        assert_eq!(f64_exact(-2.5).trunc().to_i128(), Some(-2));
+        assert!(start.add(&f64_exact(0.5)).trunc().sub(&start).is_zero());
+        assert_eq!(start.sub(&f64_exact(0.5)).trunc().sub(&start).to_i128(), Some(-1));
+        assert_eq!(start.to_i128(), None);
+        assert_eq!(f64_exact(2f64.powi(126)).to_i128(), Some(1 << 126));
+        assert_eq!(f64_exact(-(2f64.powi(127))).to_i128(), Some(i128::MIN));
+        // Counts: ceil((2^130 - 0) / 2^129) = 2; ceil(10 / 3) = 4; a step against the span: 0.
+        let count = |s: f64, l: f64, d: f64| {
+            exact_count(Num::Finite(f64_exact(s)), Num::Finite(f64_exact(l)), Num::Finite(f64_exact(d)))
+        };
+        assert_eq!(count(0.0, 2f64.powi(130), 2f64.powi(129)), Some(2));
+        assert_eq!(count(0.0, 10.0, 3.0), Some(4));
+        assert_eq!(count(0.0, 10.0, -3.0), Some(0));
+        assert_eq!(count(0.0, 1e300, 1e-300), Some(u128::MAX));
     }
 
     #[test]
