@@ -182,7 +182,17 @@ fn positional_rules_follow_the_element_position() {
 #[test]
 fn small_sources_in_short_and_scrambled_runs() {
     let small: Vec<DType> = fixed_width().into_iter().filter(|d| d.bits().unwrap() <= 16).collect();
-    let targets = [DType::Float, DType::Double, DType::Int8, DType::Float16, DType::Bool, DType::Int4, DType::Uint2];
+    let targets = [
+        DType::Float,
+        DType::Double,
+        DType::Int8,
+        DType::Int64,
+        DType::Uint64,
+        DType::Float16,
+        DType::Bool,
+        DType::Int4,
+        DType::Uint2,
+    ];
     for &from in &small {
         let mut codes: Vec<u64> = all_codes(from).collect();
         // A fixed permutation: multiply the index by an odd constant modulo the (power of two) count.

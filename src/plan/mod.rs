@@ -24,6 +24,7 @@ pub mod quantize;
 pub mod simd;
 #[cfg(feature = "std")]
 mod stream;
+mod truncate;
 
 #[cfg(feature = "std")]
 pub use stream::{StreamError, STREAM_PIECE};
@@ -59,6 +60,8 @@ pub(crate) enum Engine {
     Table(Arc<lut::Table>),
     /// A source of 16 bits or fewer into FLOAT/DOUBLE by arithmetic, exceptions from the table.
     Widen(decode::Widen),
+    /// A 16-bit float into INT64/UINT64 by arithmetic, the out-of-range answers by code range.
+    Truncate(truncate::Truncate),
     /// A packed 2- or 4-bit source into a byte-wide target, a whole source byte at a time.
     Bytes(Arc<lut::ByteTable>),
     /// A packed source into a packed target, four elements (whole bytes on both sides) at a time.
@@ -244,6 +247,8 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
         let table = Arc::new(build()?);
         Ok(if let Some(widen) = decode::Widen::new(from, to, &table) {
             Engine::Widen(widen)
+        } else if let Some(truncate) = truncate::Truncate::new(from, to, &table) {
+            Engine::Truncate(truncate)
         } else if let Some(bytes) = lut::ByteTable::new(from, to, &table) {
             Engine::Bytes(Arc::new(bytes))
         } else if let Some(widen) = lut::IntegerWiden::new(from, to, &table) {
@@ -681,6 +686,7 @@ impl Plan {
             Engine::Copy => dst.copy_from_slice(src),
             Engine::Table(table) => table.run(self.from, self.to, src, dst, n),
             Engine::Widen(widen) => widen.run(src, dst, n),
+            Engine::Truncate(truncate) => truncate.run(src, dst, n),
             Engine::Bytes(bytes) => bytes.run(src, dst, n),
             Engine::Groups(groups, table) => groups.run(table, self.from, self.to, src, dst, n),
             Engine::IntegerWiden(widen) => widen.run(src, dst),
