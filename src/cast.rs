@@ -10,6 +10,7 @@ use crate::opset::schema_version;
 use crate::packing;
 use crate::plan::Plan;
 use crate::profile::Profile;
+#[cfg(feature = "strings")]
 use crate::strings;
 use crate::tensor::{Data, Tensor};
 
@@ -19,8 +20,16 @@ fn castable(op: &'static str, dtype: DType) -> Result<()> {
             Err(Error::UnsupportedDType { op, dtype: dtype.onnx_name(), why: "Cast does not take complex types" })
         }
         Kind::Undefined => Err(Error::UnsupportedDType { op, dtype: "UNDEFINED", why: "it is not a data type" }),
+        #[cfg(not(feature = "strings"))]
+        Kind::String => Err(without_strings(op)),
         _ => Ok(()),
     }
+}
+
+/// Cast to or from STRING in a build without the `strings` feature.
+#[cfg(not(feature = "strings"))]
+fn without_strings(op: &'static str) -> Error {
+    Error::UnsupportedDType { op, dtype: "STRING", why: "lowbit was built without its `strings` feature" }
 }
 
 /// ONNX `Cast(to)` with the given attributes and profile.
@@ -37,6 +46,9 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
     let spec_opts = CastOptions { profile: Profile::Spec, ..*opts };
     let opts = if opts.profile.policy().falls_back(from, to) { &spec_opts } else { opts };
     match input.data() {
+        #[cfg(not(feature = "strings"))]
+        Data::Strings(_) => Err(without_strings("Cast")),
+        #[cfg(feature = "strings")]
         Data::Strings(texts) => {
             let reader = strings::TextReader::new(to, policy.strings.grammar, opts);
             let mut out = vec![0u8; packing::raw_len(to, texts.len())?];
@@ -48,6 +60,7 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
             }
             Tensor::from_raw(to, shape, out)
         }
+        #[cfg(feature = "strings")]
         Data::Raw(raw) if to == DType::String => {
             let writer = strings::TextWriter::new(from, policy.strings.number_style, input.len())?;
             let texts = writer.texts(raw, input.len())?;

@@ -43,7 +43,7 @@
 //! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`](mod@format) |
 //! | exact values of codes | [`value`] |
 //! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
-//! | strings <-> numbers under each profile | [`strings`] |
+//! | strings <-> numbers under each profile (Cast of STRING tensors: feature `strings`) | [`strings`] |
 //! | the bulk API: slices of every scalar type, saturating packing, fused quantize/dequantize, TensorProto bytes | [`bulk`] |
 //! | Range, Slice, Gather (feature `ops`) | [`ops`] |
 //! | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear; OCP Microscaling (MX) (feature `quant`) | [`quant`] |
@@ -59,19 +59,20 @@
 //! ## Features
 //!
 //! The core (dtypes, formats, values, the rounding core, profiles, plans and their kernels, the
-//! scalar types, slices, strings, tensors and `Cast`) is always built, needs no optional
-//! dependency and, without the `std` feature, builds `#![no_std]` with `alloc`. With
-//! `default-features = false` it pulls in `half`, `zmij` and `once_cell` (and what
-//! they use): a crate that only wants the scalar types compiles 11 crates, lowbit included.
+//! scalar types, slices, text parsing, tensors and `Cast` between numeric types) is always built,
+//! needs no optional dependency and, without the `std` feature, builds `#![no_std]` with `alloc`.
+//! With `default-features = false` it pulls in `half` and `once_cell` (and what they use): a
+//! crate that only wants the scalar types compiles 10 crates, lowbit included.
 //!
 //! | feature | default | what it gives |
 //! |---|---|---|
 //! | `std` | yes | [`files`], [`staging`], [`plan::Plan::run_stream`] and the plans' per-process caches, run-time CPU detection (without it: the build's target features), `LOWBIT_PORTABLE` |
+//! | `strings` | yes | Cast to and from STRING ([`strings::TextWriter`], [`strings::TextReader`], [`strings::format_code`], exact decimals; `zmij`); without it such a Cast is an error naming the feature, and the scalar types' `FromStr` still parses exactly |
 //! | `ops` | yes | [`ops`]: Range, Slice, Gather on tensors |
 //! | `quant` | yes | [`quant`]: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, OCP MX; the fused [`bulk::quantize`] and [`bulk::dequantize`] |
-//! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner (needs `std`, `ops`, `quant`) |
-//! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `std`, `rayon`) |
-//! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `std`, `rayon`; sha2) |
+//! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner (needs `std`, `strings`, `ops`, `quant`) |
+//! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `std`, `strings`, `rayon`) |
+//! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `std`, `strings`, `rayon`; sha2) |
 //! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it; needs `std`) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
 //! | `serde` | no | `Serialize`/`Deserialize` of the scalar types (as values; as codes with `serde_bits`) |

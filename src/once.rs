@@ -23,12 +23,14 @@ impl<T> Once<T> {
     }
 
     /// The value if it is built.
+    #[cfg_attr(not(feature = "strings"), allow(dead_code))] // the `strings` feature's text tables
     pub(crate) fn get(&self) -> Option<&T> {
         self.0.get()
     }
 
     /// The value, built by `build` if this is the first call; `build`'s error is returned and
     /// nothing is kept.
+    #[cfg_attr(not(feature = "strings"), allow(dead_code))] // the `strings` feature's text tables
     pub(crate) fn get_or_try_init<E>(&self, build: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
         self.0.get_or_try_init(|| build().map(Box::new))
     }

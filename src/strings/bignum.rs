@@ -3,6 +3,10 @@
 //! parsing). Little-endian 32-bit limbs with no zero limb at the top, so that every value has one
 //! representation and `==` is limb equality.
 
+// A general unsigned integer: not every build uses every operation (Range needs `ops`, the
+// decimal writer `strings`).
+#![cfg_attr(not(all(feature = "strings", feature = "ops")), allow(dead_code))]
+
 use crate::alloc_prelude::*;
 use core::cmp::Ordering;
 use core::fmt;

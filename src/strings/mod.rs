@@ -12,10 +12,14 @@
 //! one speed-up: Rust's shortest `{:e}` output for float32 and float64 tells how many digits to
 //! try first (the digits themselves are recomputed exactly from the code's value).
 
-use crate::convert::{self, CastOptions, Element};
+#[cfg(feature = "strings")]
+use crate::convert::Element;
+use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
-use crate::format::{FloatFormat, NonFinite, F32, F64};
+use crate::format::F64;
+#[cfg(feature = "strings")]
+use crate::format::{FloatFormat, NonFinite, F32};
 pub use crate::profile::{NumberStyle, StringGrammar};
 use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
@@ -25,20 +29,27 @@ mod bignum;
 pub(crate) use bignum::BigUint;
 
 mod exact;
+#[cfg(feature = "strings")]
 mod fast_format;
+#[cfg(feature = "strings")]
 mod fast_parse;
 mod read;
 mod scan;
+#[cfg(feature = "strings")]
 mod write;
 
 pub(crate) use exact::binary_to_exact;
 use exact::*;
+#[cfg(feature = "strings")]
 use read::*;
 pub use read::{parse_exact_value, parse_to_code};
 use scan::*;
+#[cfg(feature = "strings")]
 pub use write::{exact_decimal, format_code, value_to_exact_decimal};
 
+#[cfg(feature = "strings")]
 pub use fast_format::TextWriter;
+#[cfg(feature = "strings")]
 pub use fast_parse::TextReader;
 
 #[cfg(test)]

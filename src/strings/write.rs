@@ -3,6 +3,71 @@
 use super::*;
 use crate::alloc_prelude::*;
 
+// Binary -> decimal on big integers.
+
+/// A finite positive `Exact` (no sticky) as `num / den`.
+fn ratio(x: &Exact) -> (BigUint, BigUint) {
+    let significand = BigUint::from(x.significand);
+    if x.exponent >= 0 {
+        (significand.shl(x.exponent as u64), BigUint::one())
+    } else {
+        (significand, BigUint::one().shl(u64::from(x.exponent.unsigned_abs())))
+    }
+}
+
+/// `floor(log10(num / den))` for the positive value `x = num / den`.
+fn decimal_exponent(num: &BigUint, den: &BigUint, x: &Exact) -> i32 {
+    // x lies in [2^m, 2^(m+1)) with m from the significand's bit length, so floor(m * log10(2))
+    // (log10(2) as 78913 / 2^18, in integers: no float logarithm, which `core` lacks) is off by at
+    // most one; settle it exactly.
+    let m = i64::from(63 - x.significand.leading_zeros() as i32) + i64::from(x.exponent);
+    let mut k = (m * 78913).div_euclid(1 << 18) as i32;
+    while !at_least_pow10(num, den, k) {
+        k -= 1;
+    }
+    while at_least_pow10(num, den, k + 1) {
+        k += 1;
+    }
+    k
+}
+
+/// `num / den >= 10^k`.
+fn at_least_pow10(num: &BigUint, den: &BigUint, k: i32) -> bool {
+    if k >= 0 {
+        *num >= den.mul(&pow10(k.unsigned_abs()))
+    } else {
+        num.mul(&pow10(k.unsigned_abs())) >= *den
+    }
+}
+
+/// Where a remainder lies relative to half of its divisor.
+#[derive(Clone, Copy, Debug)]
+struct Rest {
+    exact: bool,
+    vs_half: Ordering,
+}
+
+/// `floor(num / den / 10^scale)` and where the rest lies.
+fn scaled_floor(num: &BigUint, den: &BigUint, scale: i32) -> (BigUint, Rest) {
+    let (dividend, divisor) = if scale >= 0 {
+        (num.clone(), den.mul(&pow10(scale.unsigned_abs())))
+    } else {
+        (num.mul(&pow10(scale.unsigned_abs())), den.clone())
+    };
+    let (q, r) = dividend.div_rem(&divisor);
+    let rest = Rest { exact: r.is_zero(), vs_half: r.shl(1).cmp(&divisor) };
+    (q, rest)
+}
+
+/// `digits * 10^scale` as significant digits without trailing zeros and the exponent of the
+/// first digit.
+fn strip_zeros(digits: &BigUint, scale: i32) -> (String, i32) {
+    let s = digits.to_string();
+    let exp10 = scale + s.len() as i32 - 1;
+    let trimmed = s.trim_end_matches('0');
+    (if trimmed.is_empty() { "0".to_string() } else { trimmed.to_string() }, exp10)
+}
+
 /// The exact decimal expansion of a dyadic value: `sig * 2^exp`, signed.
 #[must_use]
 pub fn exact_decimal(negative: bool, significand: u64, exponent: i32) -> String {

@@ -1,4 +1,4 @@
-//! What a `#![no_std]` user of lowbit writes: scalar types, slices, strings and plans, with
+//! What a `#![no_std]` user of lowbit writes: scalar types, slices, text parsing and plans, with
 //! `alloc`. CI builds it (a second `#[panic_handler]` would clash if anything linked `std`) and
 //! runs its tests, which exercise lowbit's code paths without `std`: plans without the
 //! per-process caches, the exact bit-level rounding functions, no run-time CPU detection.
@@ -93,5 +93,19 @@ mod tests {
         let src = [0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00];
         let out = run(DType::Float16, DType::Float, &src, 3).unwrap();
         assert_eq!(out, f32_bytes(&[1.0, -2.0, 5.960_464_5e-8]));
+    }
+
+    #[test]
+    fn cast_with_strings_needs_the_strings_feature() {
+        // Built without `strings`: a Cast to or from STRING is an error that names the feature
+        // (text still parses into the scalar types, as above).
+        let numbers = lowbit::Tensor::from_f32(&[1.5, -2.0]);
+        let texts = lowbit::Tensor::from_strings(alloc::vec![1], &["1.5"][..]).unwrap();
+        let to_text = lowbit::cast(&numbers, DType::String, &CastOptions::default()).unwrap_err();
+        let from_text = lowbit::cast(&texts, DType::Float, &CastOptions::default()).unwrap_err();
+        for error in [to_text, from_text] {
+            let message = error.to_string();
+            assert!(message.contains("STRING") && message.contains("`strings` feature"), "{message}");
+        }
     }
 }
