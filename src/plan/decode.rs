@@ -31,6 +31,8 @@ enum Formula {
         shift: u32,
         magnitude_mask: u32,
         sign_bit: u32,
+        /// Left shift from the code's sign bit to float32's (bit 31).
+        sign_shift: u32,
         /// Added to a normal code's fields: float32's bias minus the format's, in the exponent field.
         rebias: u32,
         /// Magnitudes below this (exponent field 0) are subnormal: fraction times `subnormal_step`.
@@ -68,6 +70,7 @@ impl Formula {
                         shift: 23 - f.mantissa_bits,
                         magnitude_mask: (1u32 << (f.width() - u32::from(f.signed))) - 1,
                         sign_bit,
+                        sign_shift: 32 - f.width(),
                         rebias: ((127 - f.bias) as u32) << 23,
                         // With float32's bias, the fields already are float32's bits, subnormals
                         // included (and the subnormal step would itself be subnormal).
@@ -94,17 +97,30 @@ impl Formula {
     #[inline(always)]
     fn value(self, code: u32) -> f32 {
         match self {
-            Formula::Float { .. } => float_value(self, code),
+            Formula::Float { .. } => float_value::<true, true>(self, code),
             Formula::Integer { sign_shift, signed: true } => signed_value(sign_shift, code),
             Formula::Integer { signed: false, .. } => unsigned_value(code),
         }
     }
 }
 
+/// The value of a code of a float source. `SUBNORMALS`: the format has codes below its smallest
+/// normal (false only where the formula needs no subnormal product: float32's bias); `SPECIALS`:
+/// the format has IEEE infinities and NaNs. With both true it is right for every format; each
+/// false leaves out work the loop would otherwise do on every lane.
 #[inline(always)]
-fn float_value(formula: Formula, code: u32) -> f32 {
-    let Formula::Float { shift, magnitude_mask, sign_bit, rebias, min_normal, subnormal_step, special_from, nan_quiet } =
-        formula
+fn float_value<const SUBNORMALS: bool, const SPECIALS: bool>(formula: Formula, code: u32) -> f32 {
+    let Formula::Float {
+        shift,
+        magnitude_mask,
+        sign_bit,
+        sign_shift,
+        rebias,
+        min_normal,
+        subnormal_step,
+        special_from,
+        nan_quiet,
+    } = formula
     else {
         unreachable!("a float formula")
     };
@@ -112,14 +128,18 @@ fn float_value(formula: Formula, code: u32) -> f32 {
     let fields = magnitude << shift;
     // Integer arithmetic for normals, an exact product of normal float32s for subnormals: no
     // float32 subnormal is ever an operand (they take a slow path on many CPUs).
-    let normal = fields.wrapping_add(rebias);
-    let subnormal = ((magnitude as i32 as f32) * subnormal_step).to_bits();
-    let finite = if magnitude < min_normal { subnormal } else { normal };
-    let fraction = fields & 0x007F_FFFF;
-    let special = fields | 0x7F80_0000 | if fraction != 0 { nan_quiet } else { 0 };
-    let bits = if magnitude >= special_from { special } else { finite };
-    let negative = code & sign_bit != 0;
-    f32::from_bits(bits | u32::from(negative) << 31)
+    let mut bits = fields.wrapping_add(rebias);
+    if SUBNORMALS {
+        let subnormal = ((magnitude as i32 as f32) * subnormal_step).to_bits();
+        bits = if magnitude < min_normal { subnormal } else { bits };
+    }
+    if SPECIALS {
+        let fraction = fields & 0x007F_FFFF;
+        let special = fields | 0x7F80_0000 | if fraction != 0 { nan_quiet } else { 0 };
+        bits = if magnitude >= special_from { special } else { bits };
+    }
+    // The sign bit moved to bit 31 (unsigned formats: `sign_bit` is 0).
+    f32::from_bits(bits | (code & sign_bit) << sign_shift)
 }
 
 #[inline(always)]
@@ -219,11 +239,15 @@ impl Select {
     }
 
     /// `bits` (the formula's value), or the table's answer where `code` is an exception.
+    /// (`SINGLES`: whether any of `exceptions.codes` is a code; true is right for every select.)
     #[inline(always)]
-    fn apply(self, code: u32, bits: u32) -> u32 {
+    fn apply<const SINGLES: bool>(self, code: u32, bits: u32) -> u32 {
         let e = self.exceptions;
         let range = if code & self.sign_bit != 0 { self.range[1] } else { self.range[0] };
         let bits = if code & e.magnitude_mask >= e.from_magnitude { range } else { bits };
+        if !SINGLES {
+            return bits;
+        }
         let bits = if code == e.codes[0] { self.codes[0] } else { bits };
         if code == e.codes[1] {
             self.codes[1]
@@ -290,7 +314,14 @@ impl Widen {
     pub(crate) fn run(&self, src: &[u8], dst: &mut [u8], n: usize) {
         // One loop per formula, so each is branch-free.
         match self.formula {
-            formula @ Formula::Float { .. } => self.run_with(src, dst, n, move |c| float_value(formula, c)),
+            formula @ Formula::Float { min_normal, special_from, .. } => {
+                match (min_normal != 0, special_from != u32::MAX) {
+                    (true, true) => self.run_with(src, dst, n, move |c| float_value::<true, true>(formula, c)),
+                    (true, false) => self.run_with(src, dst, n, move |c| float_value::<true, false>(formula, c)),
+                    (false, true) => self.run_with(src, dst, n, move |c| float_value::<false, true>(formula, c)),
+                    (false, false) => self.run_with(src, dst, n, move |c| float_value::<false, false>(formula, c)),
+                }
+            }
             Formula::Integer { sign_shift, signed: true } => {
                 self.run_with(src, dst, n, move |c| signed_value(sign_shift, c))
             }
@@ -318,8 +349,14 @@ impl Widen {
                     .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes(b.try_into().expect("2 bytes"))));
             }
             if let Some(select) = self.select {
-                for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
-                    o.copy_from_slice(&select.apply(c, value(c).to_bits()).to_le_bytes());
+                if select.exceptions.codes == [NO_CODE; 2] {
+                    for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                        o.copy_from_slice(&select.apply::<false>(c, value(c).to_bits()).to_le_bytes());
+                    }
+                } else {
+                    for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                        o.copy_from_slice(&select.apply::<true>(c, value(c).to_bits()).to_le_bytes());
+                    }
                 }
                 start += len;
                 continue;
@@ -367,7 +404,7 @@ impl FloatCodeValue {
     /// The float32 value of `code` (a code of the source's width).
     #[inline(always)]
     pub(crate) fn value(self, code: u32) -> f32 {
-        f32::from_bits(self.select.apply(code, float_value(self.formula, code).to_bits()))
+        f32::from_bits(self.select.apply::<true>(code, float_value::<true, true>(self.formula, code).to_bits()))
     }
 }
 
