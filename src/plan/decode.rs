@@ -45,6 +45,10 @@ enum Formula {
         /// Set in a NaN's float32 fraction (the quiet bit where the table quiets NaNs, else 0).
         nan_quiet: u32,
     },
+    /// A float16 code (the source code shifted left by `shift`: a format that is float16 with
+    /// fewer fraction bits, as E5M2 is, has its codes at the top of float16's) converted by the
+    /// CPU's F16C instruction. Offered only where the CPU has it, and for FLOAT targets.
+    Half { shift: u32, magnitude_mask: u32 },
     Integer {
         /// Left shift that puts the code's top bit at bit 31, so an arithmetic right shift by the
         /// same amount sign-extends (0 for the 32-bit shifts of unsigned codes).
@@ -57,16 +61,31 @@ impl Formula {
     /// The formulas for a dtype: for float formats, one that keeps NaN payloads as they are and
     /// one that also sets the quiet bit (which one a profile's table matches is for the table to
     /// say).
-    fn candidates(dtype: DType) -> Vec<Formula> {
+    fn candidates(dtype: DType, double: bool) -> Vec<Formula> {
         match dtype.kind() {
             Kind::Float(f) if f.width() <= 16 && f.mantissa_bits <= 23 => {
+                // float16's fields (or its top ones): the hardware conversion first, so that it
+                // wins ties.
+                let half = f.exponent_bits == 5
+                    && f.bias == 15
+                    && f.signed
+                    && f.subnormals
+                    && f.non_finite == NonFinite::Ieee
+                    && f.mantissa_bits <= 10
+                    && f.width() == 6 + f.mantissa_bits;
+                let hardware = (half && !double && super::simd::has_f16c())
+                    .then_some(Formula::Half { shift: 10 - f.mantissa_bits, magnitude_mask: f.sign_mask() as u32 - 1 });
                 let sign_bit = if f.signed { f.sign_mask() as u32 } else { 0 };
                 let special_from = match f.non_finite {
                     NonFinite::Ieee => ((1u32 << f.exponent_bits) - 1) << f.mantissa_bits,
                     _ => u32::MAX,
                 };
-                [0, 1 << 22]
-                    .map(|nan_quiet| Formula::Float {
+                // First (so that it wins ties) the formula that leaves an IEEE format's infinities
+                // and NaNs to the integer arithmetic: right wherever the format's exponent field
+                // is float32's (bfloat16), and cheaper.
+                let no_specials = (special_from != u32::MAX).then_some((u32::MAX, 0));
+                let arithmetic = no_specials.into_iter().chain([(special_from, 0), (special_from, 1 << 22)]).map(
+                    |(special_from, nan_quiet)| Formula::Float {
                         shift: 23 - f.mantissa_bits,
                         magnitude_mask: (1u32 << (f.width() - u32::from(f.signed))) - 1,
                         sign_bit,
@@ -84,8 +103,9 @@ impl Formula {
                         },
                         special_from,
                         nan_quiet,
-                    })
-                    .to_vec()
+                    },
+                );
+                hardware.into_iter().chain(arithmetic).collect()
             }
             Kind::Integer { bits, signed } if bits <= 16 => vec![Formula::Integer { sign_shift: 32 - bits, signed }],
             Kind::Bool => vec![Formula::Integer { sign_shift: 31, signed: false }],
@@ -98,6 +118,7 @@ impl Formula {
     fn value(self, code: u32) -> f32 {
         match self {
             Formula::Float { .. } => float_value::<true, true>(self, code),
+            Formula::Half { shift, .. } => super::simd::half_to_f32_one((code << shift) as u16),
             Formula::Integer { sign_shift, signed: true } => signed_value(sign_shift, code),
             Formula::Integer { signed: false, .. } => unsigned_value(code),
         }
@@ -170,7 +191,7 @@ impl Exceptions {
     /// many codes they send to the table.
     fn covering(formula: Formula, width: u32, double: bool, table: &Table) -> (Exceptions, usize) {
         let magnitude_mask = match formula {
-            Formula::Float { magnitude_mask, .. } => magnitude_mask,
+            Formula::Float { magnitude_mask, .. } | Formula::Half { magnitude_mask, .. } => magnitude_mask,
             Formula::Integer { .. } => (1u32 << width) - 1,
         };
         let target_code = |value: f32| if double { f64::from(value).to_bits() } else { u64::from(value.to_bits()) };
@@ -294,7 +315,7 @@ impl Widen {
             return None;
         }
         let width = from.bits()?;
-        let (formula, exceptions, cost) = Formula::candidates(from)
+        let (formula, exceptions, cost) = Formula::candidates(from, double)
             .into_iter()
             .map(|formula| {
                 let (exceptions, cost) = Exceptions::covering(formula, width, double, table);
@@ -326,7 +347,74 @@ impl Widen {
                 self.run_with(src, dst, n, move |c| signed_value(sign_shift, c))
             }
             Formula::Integer { signed: false, .. } => self.run_with(src, dst, n, unsigned_value),
+            Formula::Half { shift, .. } => self.run_half(src, dst, n, shift),
         }
+    }
+
+    /// [`Formula::Half`]: the CPU converts each chunk, then the exceptions (if any) get the
+    /// table's answers.
+    #[inline(always)]
+    fn run_half(&self, src: &[u8], dst: &mut [u8], n: usize, shift: u32) {
+        let mut codes = [0u32; CHUNK];
+        let mut flags = [0u8; CHUNK];
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let s = &src[start * self.source_bytes..(start + len) * self.source_bytes];
+            let d = &mut dst[start * 4..(start + len) * 4];
+            super::simd::half_to_f32(s, self.source_bytes, shift, d);
+            if self.exceptions.is_empty() {
+                start += len;
+                continue;
+            }
+            let codes = &mut codes[..len];
+            self.load_codes(s, codes);
+            match self.select {
+                // A second pass over the chunk, still in the L1 cache, lane by lane.
+                Some(select) => {
+                    for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                        let bits = u32::from_le_bytes(o.try_into().expect("4 bytes"));
+                        o.copy_from_slice(&select.apply::<true>(c, bits).to_le_bytes());
+                    }
+                }
+                None => self.patch_exceptions(codes, &mut flags[..len], d),
+            }
+            start += len;
+        }
+    }
+
+    /// The codes of `src` (one or two bytes each) as `u32`s.
+    #[inline(always)]
+    fn load_codes(&self, src: &[u8], codes: &mut [u32]) {
+        if self.source_bytes == 1 {
+            codes.iter_mut().zip(src).for_each(|(c, &b)| *c = u32::from(b));
+        } else {
+            codes
+                .iter_mut()
+                .zip(src.chunks_exact(2))
+                .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes(b.try_into().expect("2 bytes"))));
+        }
+    }
+
+    /// Overwrites the outputs of the exception codes among `codes` with the table's answers.
+    #[inline(always)]
+    fn patch_exceptions(&self, codes: &[u32], flags: &mut [u8], dst: &mut [u8]) {
+        let exceptions = self.exceptions;
+        // Most chunks of real data have no exception: one vectorised test of the whole chunk.
+        if !codes.iter().fold(false, |any, &c| any | exceptions.contains(c)) {
+            return;
+        }
+        for (f, &c) in flags.iter_mut().zip(codes) {
+            *f = u8::from(exceptions.contains(c));
+        }
+        for_each_flagged(flags, |i| {
+            let code = self.table.code(codes[i] as usize);
+            if self.double {
+                dst[i * 8..(i + 1) * 8].copy_from_slice(&code.to_le_bytes());
+            } else {
+                dst[i * 4..(i + 1) * 4].copy_from_slice(&(code as u32).to_le_bytes());
+            }
+        });
     }
 
     #[inline(always)]
@@ -340,14 +428,7 @@ impl Widen {
             let s = &src[start * self.source_bytes..(start + len) * self.source_bytes];
             let d = &mut dst[start * target_bytes..(start + len) * target_bytes];
             let codes = &mut codes[..len];
-            if self.source_bytes == 1 {
-                codes.iter_mut().zip(s).for_each(|(c, &b)| *c = u32::from(b));
-            } else {
-                codes
-                    .iter_mut()
-                    .zip(s.chunks_exact(2))
-                    .for_each(|(c, b)| *c = u32::from(u16::from_le_bytes(b.try_into().expect("2 bytes"))));
-            }
+            self.load_codes(s, codes);
             if let Some(select) = self.select {
                 if select.exceptions.codes == [NO_CODE; 2] {
                     for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
@@ -370,20 +451,8 @@ impl Widen {
                     o.copy_from_slice(&value(c).to_le_bytes());
                 }
             }
-            let exceptions = self.exceptions;
-            // Most chunks of real data have no exception: one vectorised test of the whole chunk.
-            if !exceptions.is_empty() && codes.iter().fold(false, |any, &c| any | exceptions.contains(c)) {
-                for (f, &c) in flags.iter_mut().zip(codes.iter()) {
-                    *f = u8::from(exceptions.contains(c));
-                }
-                for_each_flagged(&flags[..len], |i| {
-                    let code = self.table.code(codes[i] as usize);
-                    if self.double {
-                        d[i * 8..(i + 1) * 8].copy_from_slice(&code.to_le_bytes());
-                    } else {
-                        d[i * 4..(i + 1) * 4].copy_from_slice(&(code as u32).to_le_bytes());
-                    }
-                });
+            if !self.exceptions.is_empty() {
+                self.patch_exceptions(codes, &mut flags[..len], d);
             }
             start += len;
         }
@@ -438,6 +507,75 @@ pub(crate) fn for_each_flagged(flags: &[u8], mut visit: impl FnMut(usize)) {
     for (j, &f) in tail.iter().enumerate() {
         if f != 0 {
             visit(base + j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::{self, CastOptions};
+    use crate::profile::Profile;
+
+    fn widen(from: DType, profile: Profile) -> Widen {
+        let opts = CastOptions::with_profile(profile);
+        let table = Table::build(from, DType::Float, |code| convert::convert_code(from, DType::Float, code, &opts))
+            .expect("a table");
+        Widen::new(from, DType::Float, &Arc::new(table)).expect("a kernel for this pair")
+    }
+
+    fn run(kernel: &Widen, source_bytes: usize, codes: &[u16]) -> Vec<u32> {
+        let src: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()[..source_bytes].to_vec()).collect();
+        let mut dst = vec![0u8; codes.len() * 4];
+        kernel.run(&src, &mut dst, codes.len());
+        dst.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn float16_and_e5m2_run_on_the_cpu_conversion_where_it_has_one() {
+        // 1.0 (0x3C00), the smallest subnormal 2^-24 (0x0001), -65504 (0xFBFF), +inf (0x7C00),
+        // -0 (0x8000), then the same values' E5M2 codes (float16's top byte: 0x3C, 2^-16 = 0x01,
+        // -57344 = 0xFB, 0x7C, 0x80); eleven lanes, so the last three go through the tail.
+        let halves = [0x3C00, 0x0001, 0xFBFF, 0x7C00, 0x8000, 0x3C00, 0x0001, 0xFBFF, 0x7C00, 0x8000, 0x3C00];
+        let want16 = [
+            0x3F80_0000,
+            0x3380_0000,
+            0xC77F_E000,
+            0x7F80_0000,
+            0x8000_0000,
+            0x3F80_0000,
+            0x3380_0000,
+            0xC77F_E000,
+            0x7F80_0000,
+            0x8000_0000,
+            0x3F80_0000,
+        ];
+        let bytes: Vec<u16> = [0x3C, 0x01, 0xFB, 0x7C, 0x80, 0x3C, 0x01, 0xFB, 0x7C, 0x80, 0x3C].to_vec();
+        let want8 = [
+            0x3F80_0000,
+            0x3780_0000,
+            0xC760_0000,
+            0x7F80_0000,
+            0x8000_0000,
+            0x3F80_0000,
+            0x3780_0000,
+            0xC760_0000,
+            0x7F80_0000,
+            0x8000_0000,
+            0x3F80_0000,
+        ];
+        for profile in Profile::ALL {
+            let f16 = widen(DType::Float16, profile);
+            let e5m2 = widen(DType::Float8E5M2, profile);
+            assert_eq!(run(&f16, 2, &halves), want16, "{profile:?}");
+            assert_eq!(run(&e5m2, 1, &bytes), want8, "{profile:?}");
+            // Under `spec` the CPU's NaNs (quiet, payload kept) are the core's: the instruction
+            // runs wherever the CPU has it, and the arithmetic formula elsewhere.
+            if profile == Profile::Spec {
+                let hardware = |w: &Widen| matches!(w.formula, Formula::Half { .. });
+                assert_eq!(hardware(&f16), super::super::simd::has_f16c());
+                assert_eq!(hardware(&e5m2), super::super::simd::has_f16c());
+            }
         }
     }
 }

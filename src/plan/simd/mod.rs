@@ -72,6 +72,31 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
     }
 }
 
+/// Whether this process converts float16 to float32 with the CPU's F16C instruction
+/// ([`half_to_f32`] may be called).
+#[inline]
+pub(crate) fn has_f16c() -> bool {
+    cfg!(target_arch = "x86_64") && isa() == Isa::Avx2
+}
+
+/// float16 codes (see [`x86::half_to_f32`]) to float32 bytes with F16C. Only where
+/// [`has_f16c`]; portable code has its own formula.
+#[inline]
+pub(crate) fn half_to_f32(src: &[u8], source_bytes: usize, shift: u32, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    x86::half_to_f32(src, source_bytes, shift, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("has_f16c() is false off x86-64: {:?}", (src.len(), source_bytes, shift, out.len()));
+}
+
+/// One float16 code to float32 with F16C (only where [`has_f16c`]).
+pub(crate) fn half_to_f32_one(code: u16) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    return x86::half_to_f32_one(code);
+    #[cfg(not(target_arch = "x86_64"))]
+    unreachable!("has_f16c() is false off x86-64: {code}");
+}
+
 /// Blocks of 32 nibble-packed codes (16 bytes each, the low nibble first) to float32: code `c`'s
 /// value is `values[c]`, multiplied by its block's factor (a NaN product is the value if that is
 /// NaN, else the factor). Returns `false`, having written nothing, where the CPU has no AVX2 (the

@@ -56,6 +56,72 @@ pub(crate) fn run_engine(
     }
 }
 
+/// float16 codes to float32 bytes (little-endian) with F16C, eight lanes at a time: exact for
+/// every number; a NaN keeps its sign and payload with the quiet bit set. The codes are the
+/// source's: `source_bytes` 2 (float16 itself, `shift` 0) or 1 (a byte that is the top of a
+/// float16 code once shifted left by `shift`, as E5M2's is with 8).
+pub(crate) fn half_to_f32(src: &[u8], source_bytes: usize, shift: u32, out: &mut [u8]) {
+    assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
+    assert!(matches!((source_bytes, shift), (2, 0) | (1, 0..=8)), "a float16 code per lane");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
+    unsafe { half_to_f32_f16c(src, source_bytes, shift, out) }
+}
+
+/// One float16 code to float32 by the same instruction as [`half_to_f32`] (for comparing it with
+/// the core's answers when a plan is built).
+pub(crate) fn half_to_f32_one(code: u16) -> f32 {
+    let mut out = [0u8; 4];
+    half_to_f32(&code.to_le_bytes(), 2, 0, &mut out);
+    f32::from_le_bytes(out)
+}
+
+/// # Safety
+/// The CPU must have F16C and AVX2.
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn half_to_f32_f16c(src: &[u8], source_bytes: usize, shift: u32, out: &mut [u8]) {
+    use core::arch::x86_64::{
+        __m128i, _mm256_cvtph_ps, _mm256_storeu_ps, _mm_cvtepu8_epi16, _mm_cvtsi32_si128, _mm_loadl_epi64,
+        _mm_loadu_si128, _mm_sll_epi16,
+    };
+    let lanes = (out.len() / 4).min(src.len() / source_bytes);
+    let whole = lanes / 8 * 8;
+    let count = _mm_cvtsi32_si128(shift as i32);
+    let source = src[..whole * source_bytes].chunks_exact(8 * source_bytes);
+    for (s, o) in source.zip(out[..whole * 4].chunks_exact_mut(32)) {
+        // SAFETY: `s` holds 8 codes (16 or 8 bytes) and `o` 32 bytes (8 float32s); the unaligned
+        // loads and store are what loadu/loadl/storeu allow.
+        unsafe {
+            let halves = if source_bytes == 2 {
+                _mm_loadu_si128(s.as_ptr().cast::<__m128i>())
+            } else {
+                _mm_sll_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(s.as_ptr().cast::<__m128i>())), count)
+            };
+            _mm256_storeu_ps(o.as_mut_ptr().cast::<f32>(), _mm256_cvtph_ps(halves));
+        }
+    }
+    // The last lanes through a vector of eight holding them (the rest zero): the same instruction.
+    if whole < lanes {
+        let mut codes = [0u16; 8];
+        for (i, c) in codes.iter_mut().enumerate().take(lanes - whole) {
+            let at = (whole + i) * source_bytes;
+            *c = if source_bytes == 2 {
+                u16::from_le_bytes([src[at], src[at + 1]])
+            } else {
+                u16::from(src[at]) << shift
+            };
+        }
+        let mut values = [0f32; 8];
+        // SAFETY: `codes` is 16 bytes and `values` 32; unaligned accesses are what loadu/storeu allow.
+        unsafe {
+            let halves = _mm_loadu_si128(codes.as_ptr().cast::<__m128i>());
+            _mm256_storeu_ps(values.as_mut_ptr(), _mm256_cvtph_ps(halves));
+        }
+        for (o, v) in out[whole * 4..lanes * 4].chunks_exact_mut(4).zip(values) {
+            o.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
 /// float32 source bytes to float16 bytes, eight lanes at a time with F16C, setting bit `i % 64` of
 /// `nan_lanes[i / 64]` for every NaN lane `i` in the same pass (one read of the source).
 pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
