@@ -289,6 +289,7 @@ pub(crate) struct Widen {
     select: Option<Select>,
     /// The core's answers, for the exceptions.
     table: Arc<Table>,
+    /// Bytes per source element: 1 or 2, or 0 for float6's four elements in three bytes.
     source_bytes: usize,
     /// Whether the target is DOUBLE (the float32 value widened, exactly).
     double: bool,
@@ -296,11 +297,14 @@ pub(crate) struct Widen {
 
 impl Widen {
     /// The kernel for `from -> to`, or `None` where the table is the better engine: the source is
-    /// packed or the target is not FLOAT/DOUBLE, or the formula differs from the table on too
-    /// many codes to be worth it.
+    /// packed into nibbles or crumbs (a table of whole bytes is faster), the target is not
+    /// FLOAT/DOUBLE, or the formula differs from the table on too many codes to be worth it.
     pub(crate) fn new(from: DType, to: DType, table: &Arc<Table>) -> Option<Widen> {
-        let source_bytes = match from.packing() {
-            Packing::Bytes(b @ (1 | 2)) => b as usize,
+        let source_bytes = match (from.packing(), to) {
+            (Packing::Bytes(b @ (1 | 2)), _) => b as usize,
+            // float6 into FLOAT: its groups of three bytes unpacked, then the formula (against 3.6
+            // G elements/s for the table of code pairs here).
+            (Packing::Sextets, DType::Float) => 0,
             _ => return None,
         };
         let double = match to {
@@ -360,7 +364,7 @@ impl Widen {
         let mut start = 0;
         while start < n {
             let len = CHUNK.min(n - start);
-            let s = &src[start * self.source_bytes..(start + len) * self.source_bytes];
+            let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * 4..(start + len) * 4];
             super::simd::half_to_f32(s, self.source_bytes, shift, d);
             if self.exceptions.is_empty() {
@@ -383,10 +387,36 @@ impl Widen {
         }
     }
 
-    /// The codes of `src` (one or two bytes each) as `u32`s.
+    /// The bytes of `len` source elements from element `start` (a multiple of four).
+    #[inline(always)]
+    fn source_span(&self, start: usize, len: usize) -> core::ops::Range<usize> {
+        match self.source_bytes {
+            0 => start / 4 * 3..((start + len) * 6).div_ceil(8),
+            b => start * b..(start + len) * b,
+        }
+    }
+
+    /// The codes of `src` (one or two bytes each, or float6's groups) as `u32`s.
     #[inline(always)]
     fn load_codes(&self, src: &[u8], codes: &mut [u32]) {
-        if self.source_bytes == 1 {
+        if self.source_bytes == 0 {
+            // Four 6-bit fields in three bytes, LSB first (eight codes at a time with AVX2, from
+            // a group boundary); a final partial group's missing bytes read as zeros.
+            let done = super::simd::sextets_to_codes(src, codes);
+            let (src, codes) = (&src[done / 4 * 3..], &mut codes[done..]);
+            let whole = codes.len() / 4;
+            for (c, b) in codes.chunks_exact_mut(4).zip(src.chunks_exact(3)) {
+                let word = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+                for (j, c) in c.iter_mut().enumerate() {
+                    *c = word >> (6 * j) & 0x3F;
+                }
+            }
+            let tail = &src[whole * 3..];
+            let word = tail.iter().take(3).enumerate().fold(0u32, |w, (k, &x)| w | u32::from(x) << (8 * k));
+            for (j, c) in codes[whole * 4..].iter_mut().enumerate() {
+                *c = word >> (6 * j) & 0x3F;
+            }
+        } else if self.source_bytes == 1 {
             codes.iter_mut().zip(src).for_each(|(c, &b)| *c = u32::from(b));
         } else {
             codes
@@ -425,7 +455,7 @@ impl Widen {
         let mut start = 0;
         while start < n {
             let len = CHUNK.min(n - start);
-            let s = &src[start * self.source_bytes..(start + len) * self.source_bytes];
+            let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * target_bytes..(start + len) * target_bytes];
             let codes = &mut codes[..len];
             self.load_codes(s, codes);
@@ -529,6 +559,34 @@ mod tests {
         let mut dst = vec![0u8; codes.len() * 4];
         kernel.run(&src, &mut dst, codes.len());
         dst.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect()
+    }
+
+    #[test]
+    fn float6_runs_of_every_length_and_start() {
+        // Every float6 code, packed four to three bytes, decoded from every group-aligned start
+        // in runs of 1 to 70 elements (the eight-at-a-time unpacking and its tail), against the
+        // core's answers one code at a time.
+        for from in [DType::Float6E2M3, DType::Float6E3M2] {
+            let opts = CastOptions::default();
+            let codes: Vec<u64> = (0..64).chain(0..64).chain(0..64).collect();
+            let packed = crate::packing::pack(from, &codes).unwrap();
+            let kernel = widen(from, Profile::Spec);
+            for start in (0..64).step_by(4) {
+                for len in 1..=70 {
+                    let src = &packed[start / 4 * 3..(crate::packing::raw_len(from, start + len).unwrap())];
+                    let mut dst = vec![0u8; len * 4];
+                    kernel.run(src, &mut dst, len);
+                    for (i, out) in dst.chunks_exact(4).enumerate() {
+                        let want = convert::convert_code(from, DType::Float, codes[start + i], &opts).unwrap();
+                        assert_eq!(
+                            u64::from(u32::from_le_bytes(out.try_into().unwrap())),
+                            want,
+                            "{from:?} {start} {len}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -106,6 +106,50 @@ impl MinifloatEncoder {
         })
     }
 
+    /// The same encoder with its rules on signs, zero, overflow and NaN reduced to masks, where
+    /// the codes allow it ([`LeanEncoder`]): every float8 format, saturating or not, float6 and
+    /// float4 under the rounding core's codes.
+    #[must_use]
+    pub fn lean(&self) -> Option<LeanEncoder> {
+        let sign_bit = self.sign_bit;
+        let zero_sign = match self.negative_zero {
+            z if z == sign_bit => sign_bit,
+            0 => 0,
+            _ => return None,
+        };
+        let (special_base, special_sign) = match (self.nan_positive, self.nan_negative) {
+            (p, n) if p & sign_bit == 0 && n == p | sign_bit => (p, sign_bit),
+            (p, n) if p == n => (p, 0),
+            _ => return None,
+        };
+        let overflow = self.overflow_positive;
+        // Overflow is the rounded magnitude's cap, with the value's sign...
+        let capped = (overflow == self.max_magnitude || overflow == self.max_magnitude + 1)
+            && overflow & sign_bit == 0
+            && self.overflow_negative == overflow | sign_bit;
+        // ...or, where it is coded as NaN, the start of the special lanes.
+        let as_nan = overflow == self.nan_positive && self.overflow_negative == self.nan_negative;
+        let (cap, special_from) = if capped {
+            (overflow, 0x7F80_0001)
+        } else if as_nan {
+            (self.max_magnitude, self.overflow_threshold)
+        } else {
+            return None;
+        };
+        Some(LeanEncoder {
+            min_normal_bits: self.min_normal_bits,
+            subnormal_magic: self.subnormal_magic,
+            shift: self.shift,
+            rebias: self.rebias,
+            sign_shift: 31 - sign_bit.trailing_zeros(),
+            cap,
+            zero_sign,
+            special_from,
+            special_base,
+            special_sign,
+        })
+    }
+
     /// Encodes one value. Written without branches (every candidate is computed, then selected)
     /// so that loops over slices vectorise.
     #[inline]
@@ -137,7 +181,8 @@ fn rounded_magnitude(abs: u32, shift: u32, rebias: u32, subnormal_magic: f32, mi
     let normal = ((abs + half_minus_one + odd) >> shift).wrapping_sub(rebias);
     // Subnormal results: one float32 addition rounds to the target's subnormal step.
     let subnormal = (f32::from_bits(abs) + subnormal_magic).to_bits().wrapping_sub(subnormal_magic.to_bits());
-    if abs < min_normal_bits {
+    // As i32 (both are below 2^31): one signed compare, where an unsigned one is two on AVX2.
+    if (abs as i32) < min_normal_bits as i32 {
         subnormal
     } else {
         normal
@@ -170,6 +215,56 @@ impl FiniteEncoder {
         let abs = bits & 0x7FFF_FFFF;
         let magnitude = rounded_magnitude(abs, self.shift, self.rebias, self.subnormal_magic, self.min_normal_bits);
         (magnitude.min(self.overflow) | (bits & 0x8000_0000) >> self.sign_shift) as u16
+    }
+}
+
+/// [`MinifloatEncoder`] with its rules as masks ([`MinifloatEncoder::lean`]): the rounded
+/// magnitude capped at the overflow code, the sign bit or'ed in (dropped from a zero magnitude
+/// where -0 is coded as +0), and the lanes from `special_from` on (NaN, and overflow where it is
+/// coded as NaN) given the NaN code. About two thirds of [`MinifloatEncoder::encode`]'s
+/// instructions per lane. (The fields are read by the AVX2 copy of [`Self::encode`] in
+/// `simd::x86`.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeanEncoder {
+    pub(crate) min_normal_bits: u32,
+    pub(crate) subnormal_magic: f32,
+    pub(crate) shift: u32,
+    pub(crate) rebias: u32,
+    /// Right shift from float32's sign bit to the target's.
+    pub(crate) sign_shift: u32,
+    /// The magnitude code of overflowing values and infinities.
+    pub(crate) cap: u32,
+    /// The sign bit a zero magnitude keeps: the target's sign bit, or 0 where -0 is +0's code.
+    pub(crate) zero_sign: u32,
+    /// From this float32 magnitude (bits) on, the lane's code is the NaN code.
+    pub(crate) special_from: u32,
+    /// The NaN code of a positive NaN, and the sign bit a negative one adds (or 0).
+    pub(crate) special_base: u32,
+    pub(crate) special_sign: u32,
+}
+
+impl LeanEncoder {
+    /// Whether a zero magnitude keeps its sign (a format with -0). Callers pass it to
+    /// [`Self::encode`] as a constant, which leaves the zero test out where it is true.
+    #[must_use]
+    pub fn zero_keeps_sign(&self) -> bool {
+        self.zero_sign != 0
+    }
+
+    /// Encodes one value. `ZERO_KEEPS_SIGN` must be [`Self::zero_keeps_sign`].
+    #[inline]
+    #[must_use]
+    pub fn encode<const ZERO_KEEPS_SIGN: bool>(&self, x: f32) -> u16 {
+        let bits = x.to_bits();
+        let abs = bits & 0x7FFF_FFFF;
+        let sign = (bits & 0x8000_0000) >> self.sign_shift;
+        // An infinity's rounded magnitude is above every finite one's: the cap.
+        let magnitude =
+            rounded_magnitude(abs, self.shift, self.rebias, self.subnormal_magic, self.min_normal_bits).min(self.cap);
+        let sign_kept = if ZERO_KEEPS_SIGN || magnitude != 0 { sign } else { sign & self.zero_sign };
+        let special = self.special_base | sign & self.special_sign;
+        // As i32, one signed compare (both are below 2^31).
+        (if abs as i32 >= self.special_from as i32 { special } else { magnitude | sign_kept }) as u16
     }
 }
 
@@ -644,6 +739,36 @@ mod tests {
         }
         // FNUZ formats code -0 as +0 and overflow as NaN 0x80: no finite encoder.
         assert!(core_encoder(&format::E4M3FNUZ, true).finite().is_none());
+    }
+
+    #[test]
+    fn lean_encoder_agrees_with_the_core_on_every_lane() {
+        // Every representative of the split tables (the top 16 bits of a float32, low bits zero
+        // or not), infinities and NaNs included, for every byte-wide target, saturating or not:
+        // the lean encoder exists for each (the FNUZ formats' -0 as +0 and overflow as NaN
+        // included) and gives the rounding core's code. (float16 keeps NaN payloads, which no
+        // encoder here does: its plans hand NaN lanes to the core.)
+        let formats = [
+            format::E4M3FN,
+            format::E4M3FNUZ,
+            format::E5M2,
+            format::E5M2FNUZ,
+            format::E2M3,
+            format::E3M2,
+            format::E2M1,
+        ];
+        for f in formats {
+            for saturate in [true, false] {
+                let opts = RoundingOptions { saturate, ..RoundingOptions::IEEE };
+                let lean = core_encoder(&f, saturate).lean().unwrap_or_else(|| panic!("{f:?} saturate={saturate}"));
+                for i in 0..1u32 << 17 {
+                    let x = f32::from_bits((i >> 1) << 16 | (i & 1) << 15);
+                    let want = round::encode(&f, Value::from_f32(x), opts) as u16;
+                    let got = if lean.zero_keeps_sign() { lean.encode::<true>(x) } else { lean.encode::<false>(x) };
+                    assert_eq!(got, want, "{x:e} ({:#x}) {f:?} saturate={saturate}", x.to_bits());
+                }
+            }
+        }
     }
 
     #[test]

@@ -801,6 +801,31 @@ impl Plan {
                         });
                         return;
                     }
+                    // Byte targets from the encoder: the codes straight into the destination (no
+                    // 16-bit staging and no packing pass).
+                    if let (NarrowKernel::Minifloat(e), crate::dtype::Packing::Bytes(1)) = (kernel, self.to.packing()) {
+                        match e.lean() {
+                            Some(e) if e.zero_keeps_sign() => {
+                                let done = simd::lean_encode_bytes(&e, src, dst);
+                                for (d, b) in dst[done..].iter_mut().zip(src[4 * done..].chunks_exact(4)) {
+                                    *d = e.encode::<true>(value(b)) as u8;
+                                }
+                            }
+                            Some(e) => {
+                                let done = simd::lean_encode_bytes(&e, src, dst);
+                                for (d, b) in dst[done..].iter_mut().zip(src[4 * done..].chunks_exact(4)) {
+                                    *d = e.encode::<false>(value(b)) as u8;
+                                }
+                            }
+                            None => {
+                                for (d, b) in dst.iter_mut().zip(src.chunks_exact(4)) {
+                                    *d = e.encode(value(b)) as u8;
+                                }
+                            }
+                        }
+                        self.decline(lanes, src, declined, |i, code| dst[i] = code as u8);
+                        return;
+                    }
                     match kernel {
                         NarrowKernel::Minifloat(e) => {
                             for (c, b) in codes16.iter_mut().zip(src.chunks_exact(4)) {

@@ -72,6 +72,31 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
     }
 }
 
+/// float32 source bytes to one-byte codes with `encoder`, in whole blocks of 32 lanes with AVX2
+/// where the CPU has it; returns how many lanes it converted (0 without AVX2): the rest are the
+/// caller's, with [`LeanEncoder::encode`].
+#[inline]
+pub(crate) fn lean_encode_bytes(encoder: &super::encode::LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if isa() == Isa::Avx2 {
+        return x86::lean_encode_bytes(encoder, src, dst);
+    }
+    let _ = (encoder, src, dst);
+    0
+}
+
+/// float6 elements to one `u32` code each with AVX2 where the CPU has it; returns how many codes
+/// it wrote (0 without AVX2): the rest are the caller's.
+#[inline]
+pub(crate) fn sextets_to_codes(src: &[u8], codes: &mut [u32]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if isa() == Isa::Avx2 {
+        return x86::sextets_to_codes(src, codes);
+    }
+    let _ = (src, codes);
+    0
+}
+
 /// Whether this process converts float16 to float32 with the CPU's F16C instruction
 /// ([`half_to_f32`] may be called).
 #[inline]

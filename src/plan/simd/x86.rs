@@ -2,6 +2,7 @@
 
 #![allow(unsafe_code)]
 
+use super::super::encode::LeanEncoder;
 use super::super::{Engine, Plan, Scratch};
 use crate::alloc_prelude::*;
 
@@ -54,6 +55,131 @@ pub(crate) fn run_engine(
     } else {
         plan.run_engine_inline(engine, src, dst, n, scratch);
     }
+}
+
+/// float32 source bytes to one-byte codes by [`LeanEncoder::encode`]'s arithmetic, 32 lanes at a
+/// time: four vectors of eight computed as that function does, then narrowed to bytes together (two
+/// packs and a permute, where the compiler's copy narrows each vector on its own). Returns how many
+/// lanes were converted (whole blocks of 32); the rest are the caller's.
+pub(crate) fn lean_encode_bytes(encoder: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe {
+        if encoder.zero_keeps_sign() {
+            lean_encode_bytes_avx2::<true>(encoder, src, dst)
+        } else {
+            lean_encode_bytes_avx2::<false>(encoder, src, dst)
+        }
+    }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn lean_encode_bytes_avx2<const ZERO_KEEPS_SIGN: bool>(e: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
+    use core::arch::x86_64::{
+        __m256i, _mm256_add_epi32, _mm256_add_ps, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castps_si256,
+        _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_min_epu32,
+        _mm256_or_si256, _mm256_packus_epi16, _mm256_packus_epi32, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
+        _mm256_set1_ps, _mm256_setr_epi32, _mm256_setzero_si256, _mm256_srl_epi32, _mm256_storeu_si256,
+        _mm256_sub_epi32, _mm_cvtsi32_si128,
+    };
+    let blocks = (src.len() / 4).min(dst.len()) / 32;
+    // Every constant once, as `LeanEncoder::encode` uses it (i32 casts are bit casts).
+    let abs_mask = _mm256_set1_epi32(0x7FFF_FFFF);
+    let sign_mask = _mm256_set1_epi32(i32::MIN);
+    let one = _mm256_set1_epi32(1);
+    let zero = _mm256_setzero_si256();
+    let shift = _mm_cvtsi32_si128(e.shift as i32);
+    let sign_shift = _mm_cvtsi32_si128(e.sign_shift as i32);
+    let half_minus_one = _mm256_set1_epi32(((1u32 << (e.shift - 1)) - 1) as i32);
+    let rebias = _mm256_set1_epi32(e.rebias as i32);
+    let magic = _mm256_set1_ps(e.subnormal_magic);
+    let magic_bits = _mm256_set1_epi32(e.subnormal_magic.to_bits() as i32);
+    let min_normal = _mm256_set1_epi32(e.min_normal_bits as i32);
+    let cap = _mm256_set1_epi32(e.cap as i32);
+    // `abs >= special_from` as `abs > special_from - 1` (special_from is at least 1).
+    let special_above = _mm256_set1_epi32(e.special_from as i32 - 1);
+    let special_base = _mm256_set1_epi32(e.special_base as i32);
+    let special_sign = _mm256_set1_epi32(e.special_sign as i32);
+    let zero_sign = _mm256_set1_epi32(e.zero_sign as i32);
+    // After the packs each 128-bit half holds four lanes of each vector in turn; this puts the
+    // four-byte groups back in lane order.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    // Eight lanes' codes (in 32-bit lanes), step by step as `LeanEncoder::encode`.
+    let codes = |x: __m256i| -> __m256i {
+        let abs = _mm256_and_si256(x, abs_mask);
+        let sign = _mm256_srl_epi32(_mm256_and_si256(x, sign_mask), sign_shift);
+        let odd = _mm256_and_si256(_mm256_srl_epi32(abs, shift), one);
+        let rounded = _mm256_add_epi32(_mm256_add_epi32(abs, half_minus_one), odd);
+        let normal = _mm256_sub_epi32(_mm256_srl_epi32(rounded, shift), rebias);
+        let sum = _mm256_add_ps(_mm256_castsi256_ps(abs), magic);
+        let subnormal = _mm256_sub_epi32(_mm256_castps_si256(sum), magic_bits);
+        let is_subnormal = _mm256_cmpgt_epi32(min_normal, abs);
+        let magnitude = _mm256_min_epu32(_mm256_blendv_epi8(normal, subnormal, is_subnormal), cap);
+        let sign_kept = if ZERO_KEEPS_SIGN {
+            sign
+        } else {
+            let is_zero = _mm256_cmpeq_epi32(magnitude, zero);
+            _mm256_blendv_epi8(sign, _mm256_and_si256(sign, zero_sign), is_zero)
+        };
+        let special = _mm256_or_si256(special_base, _mm256_and_si256(sign, special_sign));
+        let is_special = _mm256_cmpgt_epi32(abs, special_above);
+        _mm256_blendv_epi8(_mm256_or_si256(magnitude, sign_kept), special, is_special)
+    };
+    let sources = src[..blocks * 128].chunks_exact(128);
+    for (s, d) in sources.zip(dst[..blocks * 32].chunks_exact_mut(32)) {
+        // SAFETY: `s` is 128 bytes (32 float32s) and `d` 32 bytes; the unaligned loads and store
+        // are what loadu/storeu allow.
+        unsafe {
+            let load = |k: usize| _mm256_loadu_si256(s.as_ptr().add(32 * k).cast::<__m256i>());
+            let (a, b, c, f) = (codes(load(0)), codes(load(1)), codes(load(2)), codes(load(3)));
+            // Codes are below 256: the unsigned saturating packs keep them.
+            let bytes = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, f));
+            _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), _mm256_permutevar8x32_epi32(bytes, order));
+        }
+    }
+    blocks * 32
+}
+
+/// float6 elements (four 6-bit fields in three bytes, LSB first) to one `u32` code each, eight at a
+/// time: the two groups' bytes placed in each lane by one shuffle, then a shift per lane and a
+/// mask. Returns how many codes it wrote (a multiple of eight, leaving at least the last group
+/// to the caller: each step reads eight bytes where its two groups hold six).
+pub(crate) fn sextets_to_codes(src: &[u8], codes: &mut [u32]) -> usize {
+    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    unsafe { sextets_to_codes_avx2(src, codes) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn sextets_to_codes_avx2(src: &[u8], codes: &mut [u32]) -> usize {
+    use core::arch::x86_64::{
+        __m128i, __m256i, _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_set1_epi32, _mm256_setr_epi32,
+        _mm256_setr_epi8, _mm256_shuffle_epi8, _mm256_srlv_epi32, _mm256_storeu_si256, _mm_loadl_epi64,
+    };
+    // Steps of eight codes (six bytes) whose eight-byte load stays inside `src`.
+    let steps = (codes.len() / 8).min(src.len().saturating_sub(2) / 6);
+    // Lanes 0-3 take bytes 0-2 (the first group), lanes 4-7 bytes 3-5; -1 writes a zero byte.
+    let spread = _mm256_setr_epi8(
+        0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1,
+    );
+    let shifts = _mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18);
+    let field = _mm256_set1_epi32(0x3F);
+    for (k, c) in codes[..steps * 8].chunks_exact_mut(8).enumerate() {
+        // SAFETY: `steps` keeps the eight bytes from `6 * k` inside `src` (6 * steps + 2 <= its
+        // length), read through a pointer to the whole of `src`; `c` is 32 bytes (8 u32s);
+        // unaligned accesses are what loadl/storeu allow.
+        unsafe {
+            let at = src.as_ptr().add(6 * k);
+            let bytes = _mm256_broadcastsi128_si256(_mm_loadl_epi64(at.cast::<__m128i>()));
+            let fields = _mm256_srlv_epi32(_mm256_shuffle_epi8(bytes, spread), shifts);
+            _mm256_storeu_si256(c.as_mut_ptr().cast::<__m256i>(), _mm256_and_si256(fields, field));
+        }
+    }
+    steps * 8
 }
 
 /// float16 codes to float32 bytes (little-endian) with F16C, eight lanes at a time: exact for
