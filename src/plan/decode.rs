@@ -259,14 +259,28 @@ impl Select {
         Some(Select { exceptions, sign_bit, range: range.map(|a| a.unwrap_or(0)), codes })
     }
 
-    /// `bits` (the formula's value), or the table's answer where `code` is an exception.
-    /// (`SINGLES`: whether any of `exceptions.codes` is a code; true is right for every select.)
+    /// Which of [`Self::apply`]'s tests a select needs: [`RANGE_ONLY`] (no single code, as for
+    /// float8's NaN codes at the top), [`ONE_CODE_ONLY`] (FNUZ's 0x80) or [`EVERY_TEST`].
+    fn tests(&self) -> u8 {
+        match (self.exceptions.from_magnitude != u32::MAX, self.exceptions.codes) {
+            (_, [NO_CODE, NO_CODE]) => RANGE_ONLY,
+            (false, [_, NO_CODE]) => ONE_CODE_ONLY,
+            _ => EVERY_TEST,
+        }
+    }
+
+    /// `bits` (the formula's value), or the table's answer where `code` is an exception. `TESTS`
+    /// leaves out the tests this select does not need ([`Self::tests`]; [`EVERY_TEST`] is right
+    /// for every select).
     #[inline(always)]
-    fn apply<const SINGLES: bool>(self, code: u32, bits: u32) -> u32 {
+    fn apply<const TESTS: u8>(self, code: u32, bits: u32) -> u32 {
         let e = self.exceptions;
+        if TESTS == ONE_CODE_ONLY {
+            return if code == e.codes[0] { self.codes[0] } else { bits };
+        }
         let range = if code & self.sign_bit != 0 { self.range[1] } else { self.range[0] };
         let bits = if code & e.magnitude_mask >= e.from_magnitude { range } else { bits };
-        if !SINGLES {
+        if TESTS == RANGE_ONLY {
             return bits;
         }
         let bits = if code == e.codes[0] { self.codes[0] } else { bits };
@@ -277,6 +291,11 @@ impl Select {
         }
     }
 }
+
+/// [`Select::apply`]'s test sets.
+const RANGE_ONLY: u8 = 0;
+const ONE_CODE_ONLY: u8 = 1;
+const EVERY_TEST: u8 = 2;
 
 /// A source of 16 bits or fewer (one or two bytes per element) into FLOAT or DOUBLE.
 #[derive(Clone, Debug)]
@@ -378,7 +397,7 @@ impl Widen {
                 Some(select) => {
                     for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
                         let bits = u32::from_le_bytes(o.try_into().expect("4 bytes"));
-                        o.copy_from_slice(&select.apply::<true>(c, bits).to_le_bytes());
+                        o.copy_from_slice(&select.apply::<EVERY_TEST>(c, bits).to_le_bytes());
                     }
                 }
                 None => self.patch_exceptions(codes, &mut flags[..len], d),
@@ -460,13 +479,21 @@ impl Widen {
             let codes = &mut codes[..len];
             self.load_codes(s, codes);
             if let Some(select) = self.select {
-                if select.exceptions.codes == [NO_CODE; 2] {
-                    for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
-                        o.copy_from_slice(&select.apply::<false>(c, value(c).to_bits()).to_le_bytes());
+                match select.tests() {
+                    RANGE_ONLY => {
+                        for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                            o.copy_from_slice(&select.apply::<RANGE_ONLY>(c, value(c).to_bits()).to_le_bytes());
+                        }
                     }
-                } else {
-                    for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
-                        o.copy_from_slice(&select.apply::<true>(c, value(c).to_bits()).to_le_bytes());
+                    ONE_CODE_ONLY => {
+                        for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                            o.copy_from_slice(&select.apply::<ONE_CODE_ONLY>(c, value(c).to_bits()).to_le_bytes());
+                        }
+                    }
+                    _ => {
+                        for (o, &c) in d.chunks_exact_mut(4).zip(codes.iter()) {
+                            o.copy_from_slice(&select.apply::<EVERY_TEST>(c, value(c).to_bits()).to_le_bytes());
+                        }
                     }
                 }
                 start += len;
@@ -503,7 +530,7 @@ impl FloatCodeValue {
     /// The float32 value of `code` (a code of the source's width).
     #[inline(always)]
     pub(crate) fn value(self, code: u32) -> f32 {
-        f32::from_bits(self.select.apply::<true>(code, float_value::<true, true>(self.formula, code).to_bits()))
+        f32::from_bits(self.select.apply::<EVERY_TEST>(code, float_value::<true, true>(self.formula, code).to_bits()))
     }
 }
 

@@ -59,73 +59,73 @@ pub(crate) fn run_engine(
 
 /// float32 source bytes to one-byte codes by [`LeanEncoder::encode`]'s arithmetic, 32 lanes at a
 /// time: four vectors of eight computed as that function does, then narrowed to bytes together (two
-/// packs and a permute, where the compiler's copy narrows each vector on its own). Returns how many
-/// lanes were converted (whole blocks of 32); the rest are the caller's.
+/// packs and a permute, where the compiler's copy narrows each vector on its own). For the two
+/// usual sign rules only, each with its own copy: -0 and NaN codes carry the sign bit (float8
+/// formats with -0), or neither does (FNUZ). Returns how many lanes were converted (whole blocks
+/// of 32; none under another rule); the rest are the caller's.
 pub(crate) fn lean_encode_bytes(encoder: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
     assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
     // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
     unsafe {
-        if encoder.zero_keeps_sign() {
-            lean_encode_bytes_avx2::<true>(encoder, src, dst)
-        } else {
-            lean_encode_bytes_avx2::<false>(encoder, src, dst)
+        match (encoder.zero_sign != 0, encoder.special_sign != 0) {
+            (true, true) => lean_encode_bytes_avx2::<true>(encoder, src, dst),
+            (false, false) => lean_encode_bytes_avx2::<false>(encoder, src, dst),
+            _ => 0,
         }
     }
 }
 
 /// # Safety
-/// The CPU must have AVX2.
+/// The CPU must have AVX2. `SIGNED`: whether -0 and NaN codes carry the sign bit (else neither).
 #[target_feature(enable = "avx2")]
-unsafe fn lean_encode_bytes_avx2<const ZERO_KEEPS_SIGN: bool>(e: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn lean_encode_bytes_avx2<const SIGNED: bool>(e: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
     use core::arch::x86_64::{
-        __m256i, _mm256_add_epi32, _mm256_add_ps, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castps_si256,
-        _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_min_epu32,
-        _mm256_or_si256, _mm256_packus_epi16, _mm256_packus_epi32, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
-        _mm256_set1_ps, _mm256_setr_epi32, _mm256_setzero_si256, _mm256_srl_epi32, _mm256_storeu_si256,
-        _mm256_sub_epi32, _mm_cvtsi32_si128,
+        __m256i, _mm256_add_epi32, _mm256_add_ps, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_epi8,
+        _mm256_castps_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_loadu_si256,
+        _mm256_min_epu32, _mm256_or_si256, _mm256_packus_epi16, _mm256_packus_epi32, _mm256_permutevar8x32_epi32,
+        _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_setzero_si256, _mm256_srl_epi32,
+        _mm256_storeu_si256, _mm256_sub_epi32, _mm256_xor_si256, _mm_cvtsi32_si128,
     };
     let blocks = (src.len() / 4).min(dst.len()) / 32;
-    // Every constant once, as `LeanEncoder::encode` uses it (i32 casts are bit casts).
+    // Every constant once, as `LeanEncoder::encode` uses it (i32 casts are bit casts), and as few
+    // as possible: with more than the sixteen registers hold, the loop reloads them.
     let abs_mask = _mm256_set1_epi32(0x7FFF_FFFF);
-    let sign_mask = _mm256_set1_epi32(i32::MIN);
     let one = _mm256_set1_epi32(1);
-    let zero = _mm256_setzero_si256();
     let shift = _mm_cvtsi32_si128(e.shift as i32);
     let sign_shift = _mm_cvtsi32_si128(e.sign_shift as i32);
-    let half_minus_one = _mm256_set1_epi32(((1u32 << (e.shift - 1)) - 1) as i32);
-    let rebias = _mm256_set1_epi32(e.rebias as i32);
+    // The rounding addend with the exponent rebias folded in: on normal lanes (the only ones
+    // that keep this candidate) the sum stays above `rebias << shift`, so subtracting it before
+    // the shift is subtracting `rebias` after.
+    let half_minus_one = (1u32 << (e.shift - 1)) - 1;
+    let addend = _mm256_set1_epi32(half_minus_one.wrapping_sub(e.rebias << e.shift) as i32);
     let magic = _mm256_set1_ps(e.subnormal_magic);
-    let magic_bits = _mm256_set1_epi32(e.subnormal_magic.to_bits() as i32);
     let min_normal = _mm256_set1_epi32(e.min_normal_bits as i32);
     let cap = _mm256_set1_epi32(e.cap as i32);
     // `abs >= special_from` as `abs > special_from - 1` (special_from is at least 1).
     let special_above = _mm256_set1_epi32(e.special_from as i32 - 1);
     let special_base = _mm256_set1_epi32(e.special_base as i32);
-    let special_sign = _mm256_set1_epi32(e.special_sign as i32);
-    let zero_sign = _mm256_set1_epi32(e.zero_sign as i32);
     // After the packs each 128-bit half holds four lanes of each vector in turn; this puts the
     // four-byte groups back in lane order.
     let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     // Eight lanes' codes (in 32-bit lanes), step by step as `LeanEncoder::encode`.
     let codes = |x: __m256i| -> __m256i {
         let abs = _mm256_and_si256(x, abs_mask);
-        let sign = _mm256_srl_epi32(_mm256_and_si256(x, sign_mask), sign_shift);
+        let sign = _mm256_srl_epi32(_mm256_xor_si256(x, abs), sign_shift);
         let odd = _mm256_and_si256(_mm256_srl_epi32(abs, shift), one);
-        let rounded = _mm256_add_epi32(_mm256_add_epi32(abs, half_minus_one), odd);
-        let normal = _mm256_sub_epi32(_mm256_srl_epi32(rounded, shift), rebias);
+        let normal = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(abs, addend), odd), shift);
         let sum = _mm256_add_ps(_mm256_castsi256_ps(abs), magic);
-        let subnormal = _mm256_sub_epi32(_mm256_castps_si256(sum), magic_bits);
+        let subnormal = _mm256_sub_epi32(_mm256_castps_si256(sum), _mm256_castps_si256(magic));
         let is_subnormal = _mm256_cmpgt_epi32(min_normal, abs);
         let magnitude = _mm256_min_epu32(_mm256_blendv_epi8(normal, subnormal, is_subnormal), cap);
-        let sign_kept = if ZERO_KEEPS_SIGN {
-            sign
+        let (finite, special) = if SIGNED {
+            (_mm256_or_si256(magnitude, sign), _mm256_or_si256(special_base, sign))
         } else {
-            let is_zero = _mm256_cmpeq_epi32(magnitude, zero);
-            _mm256_blendv_epi8(sign, _mm256_and_si256(sign, zero_sign), is_zero)
+            // A zero magnitude drops the sign (-0 is +0's code); NaN has one code.
+            let is_zero = _mm256_cmpeq_epi32(magnitude, _mm256_setzero_si256());
+            (_mm256_or_si256(magnitude, _mm256_andnot_si256(is_zero, sign)), special_base)
         };
-        let special = _mm256_or_si256(special_base, _mm256_and_si256(sign, special_sign));
         let is_special = _mm256_cmpgt_epi32(abs, special_above);
-        _mm256_blendv_epi8(_mm256_or_si256(magnitude, sign_kept), special, is_special)
+        _mm256_blendv_epi8(finite, special, is_special)
     };
     let sources = src[..blocks * 128].chunks_exact(128);
     for (s, d) in sources.zip(dst[..blocks * 32].chunks_exact_mut(32)) {
