@@ -40,7 +40,7 @@ enum Formula {
         /// The format's subnormal step, 2^(1 - bias - mantissa bits).
         subnormal_step: f32,
         /// The magnitude from which an IEEE format's codes are infinities and NaNs (exponent field
-        /// all ones), whose fields go to float32's exponent all ones; `u32::MAX` for other formats.
+        /// all ones), whose fields go to float32's exponent all ones; [`NO_SPECIALS`] for other formats.
         special_from: u32,
         /// Set in a NaN's float32 fraction (the quiet bit where the table quiets NaNs, else 0).
         nan_quiet: u32,
@@ -78,12 +78,12 @@ impl Formula {
                 let sign_bit = if f.signed { f.sign_mask() as u32 } else { 0 };
                 let special_from = match f.non_finite {
                     NonFinite::Ieee => ((1u32 << f.exponent_bits) - 1) << f.mantissa_bits,
-                    _ => u32::MAX,
+                    _ => NO_SPECIALS,
                 };
                 // First (so that it wins ties) the formula that leaves an IEEE format's infinities
                 // and NaNs to the integer arithmetic: right wherever the format's exponent field
                 // is float32's (bfloat16), and cheaper.
-                let no_specials = (special_from != u32::MAX).then_some((u32::MAX, 0));
+                let no_specials = (special_from != NO_SPECIALS).then_some((NO_SPECIALS, 0));
                 let arithmetic = no_specials.into_iter().chain([(special_from, 0), (special_from, 1 << 22)]).map(
                     |(special_from, nan_quiet)| Formula::Float {
                         shift: 23 - f.mantissa_bits,
@@ -150,14 +150,18 @@ fn float_value<const SUBNORMALS: bool, const SPECIALS: bool>(formula: Formula, c
     // Integer arithmetic for normals, an exact product of normal float32s for subnormals: no
     // float32 subnormal is ever an operand (they take a slow path on many CPUs).
     let mut bits = fields.wrapping_add(rebias);
+    // Compares as i32 (every operand is at most 2^16): one instruction each, where unsigned
+    // compares are two on AVX2.
+    let magnitude_i32 = magnitude as i32;
     if SUBNORMALS {
         let subnormal = ((magnitude as i32 as f32) * subnormal_step).to_bits();
-        bits = if magnitude < min_normal { subnormal } else { bits };
+        bits = if magnitude_i32 < min_normal as i32 { subnormal } else { bits };
     }
     if SPECIALS {
-        let fraction = fields & 0x007F_FFFF;
-        let special = fields | 0x7F80_0000 | if fraction != 0 { nan_quiet } else { 0 };
-        bits = if magnitude >= special_from { special } else { bits };
+        // From the infinity's magnitude on, float32's exponent field all ones; above it (NaN,
+        // a nonzero fraction) the quiet bit where the formula sets it.
+        bits = if magnitude_i32 >= special_from as i32 { fields | 0x7F80_0000 } else { bits };
+        bits |= if magnitude_i32 > special_from as i32 { nan_quiet } else { 0 };
     }
     // The sign bit moved to bit 31 (unsigned formats: `sign_bit` is 0).
     f32::from_bits(bits | (code & sign_bit) << sign_shift)
@@ -176,6 +180,9 @@ fn unsigned_value(code: u32) -> f32 {
 
 /// No source code (sources have at most 16 bits).
 const NO_CODE: u32 = u32::MAX;
+
+/// `special_from` of a format without infinities and NaN: above every magnitude of 16 bits.
+const NO_SPECIALS: u32 = 1 << 16;
 
 /// The codes a [`Widen`] hands to the table: magnitude at or above `from_magnitude`, or one of
 /// `codes`.
@@ -349,7 +356,8 @@ impl Widen {
         if cost > (1usize << width) / 16 {
             return None;
         }
-        let select = if double { None } else { Select::new(exceptions, from, table) };
+        // Without exceptions there is nothing to select.
+        let select = if double || exceptions.is_empty() { None } else { Select::new(exceptions, from, table) };
         Some(Widen { formula, exceptions, select, table: Arc::clone(table), source_bytes, double })
     }
 
@@ -359,7 +367,7 @@ impl Widen {
         // One loop per formula, so each is branch-free.
         match self.formula {
             formula @ Formula::Float { min_normal, special_from, .. } => {
-                match (min_normal != 0, special_from != u32::MAX) {
+                match (min_normal != 0, special_from != NO_SPECIALS) {
                     (true, true) => self.run_with(src, dst, n, move |c| float_value::<true, true>(formula, c)),
                     (true, false) => self.run_with(src, dst, n, move |c| float_value::<true, false>(formula, c)),
                     (false, true) => self.run_with(src, dst, n, move |c| float_value::<false, true>(formula, c)),
