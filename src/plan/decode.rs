@@ -74,7 +74,7 @@ impl Formula {
                     && f.mantissa_bits <= 10
                     && f.width() == 6 + f.mantissa_bits;
                 let hardware = (half && !double && super::simd::has_f16c())
-                    .then_some(Formula::Half { shift: 10 - f.mantissa_bits, magnitude_mask: f.sign_mask() as u32 - 1 });
+                    .then(|| Formula::Half { shift: 10 - f.mantissa_bits, magnitude_mask: f.sign_mask() as u32 - 1 });
                 let sign_bit = if f.signed { f.sign_mask() as u32 } else { 0 };
                 let special_from = match f.non_finite {
                     NonFinite::Ieee => ((1u32 << f.exponent_bits) - 1) << f.mantissa_bits,
