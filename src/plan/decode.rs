@@ -388,14 +388,11 @@ impl Widen {
     fn run_half(&self, src: &[u8], dst: &mut [u8], n: usize, shift: u32) {
         let mut codes = [0u32; CHUNK];
         let mut flags = [0u8; CHUNK];
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
+        for (start, len) in chunks(n) {
             let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * 4..(start + len) * 4];
             super::simd::half_to_f32(s, self.source_bytes, shift, d);
             if self.exceptions.is_empty() {
-                start += len;
                 continue;
             }
             let codes = &mut codes[..len];
@@ -410,7 +407,6 @@ impl Widen {
                 }
                 None => self.patch_exceptions(codes, &mut flags[..len], d),
             }
-            start += len;
         }
     }
 
@@ -479,9 +475,7 @@ impl Widen {
         let target_bytes = if self.double { 8 } else { 4 };
         let mut codes = [0u32; CHUNK];
         let mut flags = [0u8; CHUNK];
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
+        for (start, len) in chunks(n) {
             let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * target_bytes..(start + len) * target_bytes];
             let codes = &mut codes[..len];
@@ -504,7 +498,6 @@ impl Widen {
                         }
                     }
                 }
-                start += len;
                 continue;
             }
             if self.double {
@@ -519,9 +512,13 @@ impl Widen {
             if !self.exceptions.is_empty() {
                 self.patch_exceptions(codes, &mut flags[..len], d);
             }
-            start += len;
         }
     }
+}
+
+/// The chunks of `n` elements: (first element, length), [`CHUNK`] elements but the last.
+fn chunks(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(CHUNK).map(move |start| (start, CHUNK.min(n - start)))
 }
 
 /// A float source's exact value of every code as one branch-free function of the code: the formula,
