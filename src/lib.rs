@@ -75,6 +75,7 @@
 //! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `std`, `strings`, `rayon`; sha2) |
 //! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it; needs `std`) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
+//! | `avx512` | no | the plans' engines compiled a third time with AVX-512 (F, BW, VL, DQ), run where the CPU has it (`LOWBIT_NO_AVX512=1` keeps AVX2); needs Rust 1.89, above the crate's MSRV |
 //! | `serde` | no | `Serialize`/`Deserialize` of the scalar types (as values; as codes with `serde_bits`) |
 //! | `num-traits` | no | `Zero`, `One`, `Num`, `NumCast`, `FloatCore`, `Float`, `Bounded`, `Signed`, ... on the scalar types |
 //! | `bytemuck` | no | `Pod`/`NoUninit`/`CheckedBitPattern` and zero-copy byte views of the scalar types |

@@ -233,7 +233,7 @@ fn fixed_width(dtype: DType) -> Result<()> {
 }
 
 fn hardware_f16() -> bool {
-    simd::isa() == simd::Isa::Avx2
+    simd::isa().has_avx2()
 }
 
 type SmallKey = (DType, DType, bool, convert::RoundMode, crate::profile::Profile, bool);
@@ -918,7 +918,7 @@ impl Plan {
                     && narrow_target
                     && within.is_none()
                     && kernel.mode == crate::round::RoundingMode::NearestEven
-                    && simd::isa() == simd::Isa::Avx2
+                    && simd::isa().has_avx2()
                 {
                     let done = simd::x86::f32_round_even_low_bits(src, kernel.mask as u16, codes16, declined);
                     let rest = &src[4 * done..];

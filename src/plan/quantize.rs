@@ -54,7 +54,7 @@ impl IntegerQuantizer {
     pub fn run_blocks_of_32(&self, src: &[u8], divisors: &[f32], codes: &mut [u16]) {
         assert!(src.len() == 128 * divisors.len() && codes.len() == 32 * divisors.len(), "whole runs of 32");
         #[cfg(target_arch = "x86_64")]
-        if simd::isa() == simd::Isa::Avx2 {
+        if simd::isa().has_avx2() {
             let bounds = (self.low, self.high);
             simd::x86::quantize_f32_runs32(src, codes, divisors, bounds, self.zero_point, self.mask);
             return;
@@ -72,7 +72,7 @@ impl IntegerQuantizer {
     pub fn run(&self, src: &[u8], codes: &mut [u16]) {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
-        if simd::isa() == simd::Isa::Avx2 {
+        if simd::isa().has_avx2() {
             done = simd::x86::quantize_f32(src, codes, self.divisor, self.low, self.high, self.zero_point, self.mask);
         }
         for (c, b) in codes[done..].iter_mut().zip(src[4 * done..].chunks_exact(4)) {

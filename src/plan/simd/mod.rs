@@ -7,9 +7,13 @@
 //! have those features. The portable copy is always built and tested: `LOWBIT_PORTABLE=1` forces it
 //! (CI runs the test suite once that way).
 //!
+//! With the `avx512` feature (Rust 1.89 or newer: AVX-512 target features are stable from it),
+//! the engines are compiled a third time with AVX-512 F, BW, VL and DQ and run where the CPU has
+//! them (`LOWBIT_NO_AVX512=1` keeps the AVX2 copy, for tests); the hand-written kernels here stay
+//! AVX2 (an AVX-512 CPU runs them too).
+//!
 //! aarch64: NEON is part of the baseline there, so the portable copy is already vectorised with it
-//! and there is nothing to select at run time. AVX-512 copies are not built: this project's
-//! machines cannot run them, and untested kernels do not ship.
+//! and there is nothing to select at run time.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
@@ -18,11 +22,35 @@ use crate::once::Once;
 
 /// The instruction sets a plan can run its kernels with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Isa {
     /// The build's baseline (SSE2 on x86-64).
     Portable,
     /// x86-64 with AVX2, FMA, F16C and BMI2.
     Avx2,
+    /// x86-64 with AVX-512 (F, BW, VL, DQ) besides [`Isa::Avx2`]'s features: the engines
+    /// compiled once more with them. Only with the `avx512` feature (which needs Rust 1.89).
+    Avx512,
+}
+
+impl Isa {
+    /// Whether the AVX2 kernels may run (AVX-512 machines have AVX2 too).
+    #[must_use]
+    pub fn has_avx2(self) -> bool {
+        matches!(self, Isa::Avx2 | Isa::Avx512)
+    }
+}
+
+/// Whether AVX-512 is declined (`LOWBIT_NO_AVX512` set to anything but `0` or empty), so tests on
+/// an AVX-512 machine cover the AVX2 path too.
+#[cfg(all(feature = "avx512", target_arch = "x86_64"))]
+fn avx512_declined() -> bool {
+    #[cfg(feature = "std")]
+    {
+        std::env::var_os("LOWBIT_NO_AVX512").is_some_and(|v| !v.is_empty() && v != "0")
+    }
+    #[cfg(not(feature = "std"))]
+    false
 }
 
 /// Whether the portable kernels are forced (`LOWBIT_PORTABLE` set to anything but `0` or empty),
@@ -47,6 +75,10 @@ pub fn isa() -> Isa {
         if portable_forced() {
             return Isa::Portable;
         }
+        #[cfg(all(feature = "avx512", target_arch = "x86_64"))]
+        if !avx512_declined() && x86::avx512_detected() {
+            return Isa::Avx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if x86::avx2_detected() {
             return Isa::Avx2;
@@ -61,7 +93,7 @@ pub fn isa() -> Isa {
 #[inline]
 pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::MinifloatEncoder, nan_lanes: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
-    if isa() == Isa::Avx2 {
+    if isa().has_avx2() {
         x86::f32_to_f16(src, out, nan_lanes);
         return;
     }
@@ -78,7 +110,7 @@ pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], encoder: &super::encode::Mi
 #[inline]
 pub(crate) fn lean_encode_bytes(encoder: &super::encode::LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa() == Isa::Avx2 {
+    if isa().has_avx2() {
         return x86::lean_encode_bytes(encoder, src, dst);
     }
     let _ = (encoder, src, dst);
@@ -90,7 +122,7 @@ pub(crate) fn lean_encode_bytes(encoder: &super::encode::LeanEncoder, src: &[u8]
 #[inline]
 pub(crate) fn sextets_to_codes(src: &[u8], codes: &mut [u32]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if isa() == Isa::Avx2 {
+    if isa().has_avx2() {
         return x86::sextets_to_codes(src, codes);
     }
     let _ = (src, codes);
@@ -101,7 +133,7 @@ pub(crate) fn sextets_to_codes(src: &[u8], codes: &mut [u32]) -> usize {
 /// ([`half_to_f32`] may be called).
 #[inline]
 pub(crate) fn has_f16c() -> bool {
-    cfg!(target_arch = "x86_64") && isa() == Isa::Avx2
+    cfg!(target_arch = "x86_64") && isa().has_avx2()
 }
 
 /// float16 codes (see [`x86::half_to_f32`]) to float32 bytes with F16C. Only where
@@ -131,7 +163,7 @@ pub(crate) fn half_to_f32_one(code: u16) -> f32 {
 #[cfg(feature = "quant")]
 pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if isa() == Isa::Avx2 {
+    if isa().has_avx2() {
         x86::nibble_blocks_to_f32(values, packed, factors, out);
         return true;
     }
@@ -155,9 +187,39 @@ pub(crate) trait Kernel {
 #[inline(always)]
 #[cfg(feature = "quant")]
 pub(crate) fn widest<K: Kernel>(kernel: K) -> K::Output {
+    #[cfg(all(feature = "avx512", target_arch = "x86_64"))]
+    if isa() == Isa::Avx512 {
+        return x86::with_avx512(kernel);
+    }
     #[cfg(target_arch = "x86_64")]
-    if isa() == Isa::Avx2 {
+    if isa().has_avx2() {
         return x86::with_avx2(kernel);
     }
     kernel.run()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_widest_instruction_set_the_cpu_has_is_chosen() {
+        let want = if portable_forced() {
+            Isa::Portable
+        } else {
+            #[cfg(all(feature = "avx512", target_arch = "x86_64"))]
+            if !avx512_declined() && x86::avx512_detected() {
+                assert_eq!(isa(), Isa::Avx512);
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if x86::avx2_detected() {
+                assert_eq!(isa(), Isa::Avx2);
+                return;
+            }
+            Isa::Portable
+        };
+        assert_eq!(isa(), want);
+        assert_eq!(isa().has_avx2(), isa() != Isa::Portable);
+    }
 }

@@ -39,7 +39,46 @@ unsafe fn run_engine_avx2(
     plan.run_engine_inline(engine, src, dst, n, scratch);
 }
 
-/// Runs an engine with AVX2 where [`super::isa`] found it, else the portable copy.
+/// Whether this CPU has AVX-512 F, BW, VL and DQ besides AVX2's features.
+#[cfg(all(feature = "avx512", feature = "std"))]
+pub(crate) fn avx512_detected() -> bool {
+    avx2_detected()
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+}
+
+/// Without `std`: where the build's baseline has them.
+#[cfg(all(feature = "avx512", not(feature = "std")))]
+pub(crate) fn avx512_detected() -> bool {
+    avx2_detected()
+        && cfg!(all(
+            target_feature = "avx512f",
+            target_feature = "avx512bw",
+            target_feature = "avx512vl",
+            target_feature = "avx512dq"
+        ))
+}
+
+/// [`Plan::run_engine_inline`] compiled with AVX-512 besides AVX2's features.
+///
+/// # Safety
+/// The CPU must have them all ([`avx512_detected`]).
+#[cfg(feature = "avx512")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")]
+unsafe fn run_engine_avx512(
+    plan: &Plan,
+    engine: &Engine,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    scratch: &mut Option<Box<Scratch>>,
+) {
+    plan.run_engine_inline(engine, src, dst, n, scratch);
+}
+
+/// Runs an engine with the widest instruction set [`super::isa`] found, else the portable copy.
 pub(crate) fn run_engine(
     plan: &Plan,
     engine: &Engine,
@@ -48,8 +87,15 @@ pub(crate) fn run_engine(
     n: usize,
     scratch: &mut Option<Box<Scratch>>,
 ) {
-    if super::isa() == super::Isa::Avx2 {
-        // SAFETY: `isa()` is `Avx2` only after `avx2_detected()` saw every feature the function is
+    #[cfg(feature = "avx512")]
+    if super::isa() == super::Isa::Avx512 {
+        // SAFETY: `isa()` is `Avx512` only after `avx512_detected()` saw every feature the
+        // function is compiled with on this CPU.
+        unsafe { run_engine_avx512(plan, engine, src, dst, n, scratch) }
+        return;
+    }
+    if super::isa().has_avx2() {
+        // SAFETY: `isa()` has AVX2 only after `avx2_detected()` saw every feature the function is
         // compiled with on this CPU.
         unsafe { run_engine_avx2(plan, engine, src, dst, n, scratch) }
     } else {
@@ -64,8 +110,8 @@ pub(crate) fn run_engine(
 /// formats with -0), or neither does (FNUZ). Returns how many lanes were converted (whole blocks
 /// of 32; none under another rule); the rest are the caller's.
 pub(crate) fn lean_encode_bytes(encoder: &LeanEncoder, src: &[u8], dst: &mut [u8]) -> usize {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe {
         match (encoder.zero_sign != 0, encoder.special_sign != 0) {
             (true, true) => lean_encode_bytes_avx2::<true>(encoder, src, dst),
@@ -147,8 +193,8 @@ unsafe fn lean_encode_bytes_avx2<const SIGNED: bool>(e: &LeanEncoder, src: &[u8]
 /// mask. Returns how many codes it wrote (a multiple of eight, leaving at least the last group
 /// to the caller: each step reads eight bytes where its two groups hold six).
 pub(crate) fn sextets_to_codes(src: &[u8], codes: &mut [u32]) -> usize {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe { sextets_to_codes_avx2(src, codes) }
 }
 
@@ -187,9 +233,9 @@ unsafe fn sextets_to_codes_avx2(src: &[u8], codes: &mut [u32]) -> usize {
 /// source's: `source_bytes` 2 (float16 itself, `shift` 0) or 1 (a byte that is the top of a
 /// float16 code once shifted left by `shift`, as E5M2's is with 8).
 pub(crate) fn half_to_f32(src: &[u8], source_bytes: usize, shift: u32, out: &mut [u8]) {
-    assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
+    assert!(super::isa().has_avx2(), "F16C was detected");
     assert!(matches!((source_bytes, shift), (2, 0) | (1, 0..=8)), "a float16 code per lane");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw F16C and AVX2.
     unsafe { half_to_f32_f16c(src, source_bytes, shift, out) }
 }
 
@@ -251,16 +297,16 @@ unsafe fn half_to_f32_f16c(src: &[u8], source_bytes: usize, shift: u32, out: &mu
 /// float32 source bytes to float16 bytes, eight lanes at a time with F16C, setting bit `i % 64` of
 /// `nan_lanes[i / 64]` for every NaN lane `i` in the same pass (one read of the source).
 pub(crate) fn f32_to_f16(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
-    assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
+    assert!(super::isa().has_avx2(), "F16C was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw F16C and AVX2.
     unsafe { f32_to_f16_f16c(src, out, nan_lanes) }
 }
 
 /// float32 source bytes to float16 bytes with F16C, NaN lanes converted by the instruction too
 /// (sign and top payload bits kept, quiet bit set): for plans whose core gives those codes.
 pub(crate) fn f32_to_f16_unmarked(src: &[u8], out: &mut [u8]) {
-    assert!(super::isa() == super::Isa::Avx2, "F16C was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw F16C and AVX2.
+    assert!(super::isa().has_avx2(), "F16C was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw F16C and AVX2.
     unsafe { f32_to_f16_whole(src, out) }
 }
 
@@ -334,8 +380,8 @@ unsafe fn f32_to_f16_f16c(src: &[u8], out: &mut [u8], nan_lanes: &mut [u64]) {
 /// their bit set in `declined` (bit `i % 64` of word `i / 64`): their codes are the caller's.
 /// Only whole groups of 64 lanes are converted; returns how many lanes were.
 pub(crate) fn f32_round_even_low_bits(src: &[u8], mask: u16, codes: &mut [u16], declined: &mut [u64]) -> usize {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe { f32_round_even_low_bits_avx2(src, mask, codes, declined) }
 }
 
@@ -391,8 +437,8 @@ pub(crate) fn quantize_f32(
     zero: i32,
     mask: u16,
 ) -> usize {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe { quantize_f32_avx2(src, codes, divisor, low, high, zero, mask) }
 }
 
@@ -439,9 +485,9 @@ unsafe fn quantize_f32_avx2(
 /// [`super::nibble_blocks_to_f32`] with AVX2.
 #[cfg(feature = "quant")]
 pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &[f32], out: &mut [u8]) {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
     assert!(packed.len() == 16 * factors.len() && out.len() == 128 * factors.len(), "whole blocks of 32");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe { nibble_blocks_to_f32_avx2(values, packed, factors, out) }
 }
 
@@ -490,9 +536,9 @@ pub(crate) fn quantize_f32_runs32(
     zero: i32,
     mask: u16,
 ) {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
     assert!(src.len() == 128 * divisors.len() && codes.len() == 32 * divisors.len(), "whole runs of 32");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw AVX2.
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
     unsafe { quantize_f32_runs32_avx2(src, codes, divisors, bounds, zero, mask) }
 }
 
@@ -538,8 +584,8 @@ unsafe fn quantize_f32_runs32_avx2(
 /// is compiled with them too.
 #[cfg(feature = "quant")]
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
-    assert!(super::isa() == super::Isa::Avx2, "AVX2 was detected");
-    // SAFETY: the assertion above: `isa()` is `Avx2` only after `avx2_detected()` saw every
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw every
     // feature the function is compiled with.
     unsafe { run_with_avx2(kernel) }
 }
@@ -549,5 +595,22 @@ pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
 #[cfg(feature = "quant")]
 unsafe fn run_with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
+    kernel.run()
+}
+
+/// [`with_avx2`] with AVX-512 besides.
+#[cfg(all(feature = "quant", feature = "avx512"))]
+pub(crate) fn with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
+    assert!(super::isa() == super::Isa::Avx512, "AVX-512 was detected");
+    // SAFETY: the assertion above: `isa()` is `Avx512` only after `avx512_detected()` saw every
+    // feature the function is compiled with.
+    unsafe { run_with_avx512(kernel) }
+}
+
+/// # Safety
+/// The CPU must have AVX-512 F, BW, VL, DQ, AVX2, FMA, F16C and BMI2.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")]
+#[cfg(all(feature = "quant", feature = "avx512"))]
+unsafe fn run_with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
