@@ -61,7 +61,7 @@ macro_rules! narrow_slice {
                 same_length("convert_from_f32_slice", self.len(), src.len())?;
                 // The plan's vectorised kernels, a chunk at a time.
                 let plan = Plan::new(DType::Float, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
+                convert_typed(&plan, src, self)
             }
 
             #[inline]
@@ -69,14 +69,14 @@ macro_rules! narrow_slice {
                 same_length("convert_from_f16_slice", self.len(), src.len())?;
                 // Through the FLOAT16 plan, so that the profile's rules for that source apply.
                 let plan = Plan::new(DType::Float16, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
+                convert_typed(&plan, src, self)
             }
 
             #[inline]
             fn convert_from_f64_slice(&mut self, src: &[f64], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_f64_slice", self.len(), src.len())?;
                 let plan = Plan::new(DType::Double, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, <_ as wide_sealed::Sealed>::write_all_le)
+                convert_typed(&plan, src, self)
             }
 
             #[inline]
@@ -114,26 +114,27 @@ mod code_slot {
 
 pub(crate) use code_slot::CodeSlot;
 
-/// Runs `plan` from a typed source slice (each element written as its raw bytes by `put`) into a
-/// typed destination slice of the plan's target (unpacked: one code per element), piece by piece.
-fn convert_typed<S: Copy, T: CodeSlot>(
-    plan: &Plan,
-    src: &[S],
-    dst: &mut [T],
-    put: impl Fn(&[S], &mut [u8]),
-) -> Result<()> {
+/// Runs `plan` from a typed source slice of wide floats into a typed destination slice of the
+/// plan's target (unpacked: one code per element), piece by piece: straight from the source's
+/// memory where that is its little-endian bytes, else through their bytes written a piece at a
+/// time.
+fn convert_typed<S: wide_sealed::Sealed, T: CodeSlot>(plan: &Plan, src: &[S], dst: &mut [T]) -> Result<()> {
     let mut codes = CodeStage::new(T::DTYPE);
-    plan.run_pieces(
-        src.len(),
-        |start, len, bytes| {
-            put(&src[start..start + len], bytes);
-            Ok(())
-        },
-        |start, len, bytes| {
-            codes.unpack(bytes, &mut dst[start..start + len]);
-            Ok(())
-        },
-    )
+    let write = |start: usize, len: usize, bytes: &[u8]| {
+        codes.unpack(bytes, &mut dst[start..start + len]);
+        Ok(())
+    };
+    match S::as_le_bytes(src) {
+        Some(bytes) => plan.run_pieces_from(bytes, src.len(), write),
+        None => plan.run_pieces(
+            src.len(),
+            |start, len, bytes| {
+                S::write_all_le(&src[start..start + len], bytes);
+                Ok(())
+            },
+            write,
+        ),
+    }
 }
 
 /// Runs `plan` from a typed slice of the plan's source (one code per element) into a typed
@@ -265,6 +266,8 @@ pub(crate) mod wide_sealed {
         fn write_all_le(src: &[Self], out: &mut [u8]);
         /// Reads elements from their little-endian bytes (`bytes` has [`Self::BYTES`] per element).
         fn read_all_le(bytes: &[u8], out: &mut [Self]);
+        /// The elements' memory as their little-endian bytes, where it is (little-endian targets).
+        fn as_le_bytes(src: &[Self]) -> Option<&[u8]>;
         /// Zero.
         fn zero() -> Self;
         /// The element clamped to the integers `low..=high` (exact in every wide type), NaN to
@@ -303,6 +306,10 @@ macro_rules! wide_float {
                 for (x, b) in out.iter_mut().zip(bytes.chunks_exact($bytes)) {
                     *x = $from_le(b.try_into().expect("chunks of the width"));
                 }
+            }
+            #[inline(always)]
+            fn as_le_bytes(src: &[Self]) -> Option<&[u8]> {
+                cfg!(target_endian = "little").then(|| zerocopy::IntoBytes::as_bytes(src))
             }
             fn zero() -> Self {
                 $from_i8(0i8)
@@ -436,7 +443,7 @@ macro_rules! scalar_slice {
             fn convert_from_slice_with<S: WideFloat>(&mut self, src: &[S], opts: &CastOptions) -> Result<()> {
                 same_length("convert_from_slice", self.len(), src.len())?;
                 let plan = Plan::new(S::DTYPE, <$t>::DTYPE, opts)?;
-                convert_typed(&plan, src, self, S::write_all_le)
+                convert_typed(&plan, src, self)
             }
 
             fn convert_to_slice<D: WideFloat>(&self, dst: &mut [D]) -> Result<()> {
