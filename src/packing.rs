@@ -184,26 +184,30 @@ pub fn unpack_u16(dtype: DType, raw: &[u8], out: &mut [u16]) {
                 *o = u16::from(raw[whole] >> (2 * j) & 0x3);
             }
         }
-        Packing::Sextets => {
-            // Four 6-bit fields in three bytes, LSB first: whole groups in a loop of fixed shape,
-            // then a final partial group (up to three fields in up to three bytes; missing bytes
-            // read as zeros).
-            let whole = (out.len() / 4).min(raw.len() / 3);
-            for (o, b) in out.chunks_exact_mut(4).zip(raw.chunks_exact(3)) {
-                let word = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
-                for (j, o) in o.iter_mut().enumerate() {
-                    *o = (word >> (6 * j) & 0x3F) as u16;
-                }
-            }
-            let tail = &raw[(whole * 3).min(raw.len())..];
-            let word = tail.iter().take(3).enumerate().fold(0u32, |w, (k, &x)| w | u32::from(x) << (8 * k));
-            for (j, o) in out[whole * 4..].iter_mut().enumerate() {
-                *o = (word >> (6 * j) & 0x3F) as u16;
-            }
-        }
+        Packing::Sextets => unpack_sextets(raw, out, |field| field as u16),
         Packing::Bytes(_) | Packing::Strings | Packing::None => {
             unreachable!("{dtype} is not a dtype of 16 bits or fewer")
         }
+    }
+}
+
+/// Reads `out.len()` 6-bit fields (four in three bytes, LSB first) from `raw`, which starts at a
+/// group boundary, each stored by `store`: whole groups in a loop of fixed shape (it vectorises),
+/// then a final partial group (up to three fields in up to three bytes; missing bytes read as
+/// zeros).
+#[inline(always)]
+pub(crate) fn unpack_sextets<T>(raw: &[u8], out: &mut [T], store: impl Fn(u32) -> T) {
+    let whole = (out.len() / 4).min(raw.len() / 3);
+    for (o, b) in out.chunks_exact_mut(4).zip(raw.chunks_exact(3)) {
+        let word = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+        for (j, o) in o.iter_mut().enumerate() {
+            *o = store(word >> (6 * j) & 0x3F);
+        }
+    }
+    let tail = &raw[(whole * 3).min(raw.len())..];
+    let word = tail.iter().take(3).enumerate().fold(0u32, |w, (k, &x)| w | u32::from(x) << (8 * k));
+    for (j, o) in out[whole * 4..].iter_mut().enumerate() {
+        *o = store(word >> (6 * j) & 0x3F);
     }
 }
 

@@ -64,17 +64,19 @@ impl Formula {
     fn candidates(dtype: DType, double: bool) -> Vec<Formula> {
         match dtype.kind() {
             Kind::Float(f) if f.width() <= 16 && f.mantissa_bits <= 23 => {
-                // float16's fields (or its top ones): the hardware conversion first, so that it
-                // wins ties.
-                let half = f.exponent_bits == 5
-                    && f.bias == 15
-                    && f.signed
-                    && f.subnormals
-                    && f.non_finite == NonFinite::Ieee
-                    && f.mantissa_bits <= 10
-                    && f.width() == 6 + f.mantissa_bits;
-                let hardware = (half && !double && super::simd::has_f16c())
-                    .then(|| Formula::Half { shift: 10 - f.mantissa_bits, magnitude_mask: f.sign_mask() as u32 - 1 });
+                // float16's fields (or its top ones: float16's descriptor with fewer fraction
+                // bits): the hardware conversion first, so that it wins ties.
+                let h = &crate::format::F16;
+                let half = f.exponent_bits == h.exponent_bits
+                    && f.bias == h.bias
+                    && f.signed == h.signed
+                    && f.subnormals == h.subnormals
+                    && f.non_finite == h.non_finite
+                    && f.mantissa_bits <= h.mantissa_bits;
+                let hardware = (half && !double && super::simd::has_f16c()).then(|| Formula::Half {
+                    shift: h.mantissa_bits - f.mantissa_bits,
+                    magnitude_mask: f.sign_mask() as u32 - 1,
+                });
                 let sign_bit = if f.signed { f.sign_mask() as u32 } else { 0 };
                 let special_from = match f.non_finite {
                     NonFinite::Ieee => ((1u32 << f.exponent_bits) - 1) << f.mantissa_bits,
@@ -426,19 +428,7 @@ impl Widen {
             // Four 6-bit fields in three bytes, LSB first (eight codes at a time with AVX2, from
             // a group boundary); a final partial group's missing bytes read as zeros.
             let done = super::simd::sextets_to_codes(src, codes);
-            let (src, codes) = (&src[done / 4 * 3..], &mut codes[done..]);
-            let whole = codes.len() / 4;
-            for (c, b) in codes.chunks_exact_mut(4).zip(src.chunks_exact(3)) {
-                let word = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
-                for (j, c) in c.iter_mut().enumerate() {
-                    *c = word >> (6 * j) & 0x3F;
-                }
-            }
-            let tail = &src[whole * 3..];
-            let word = tail.iter().take(3).enumerate().fold(0u32, |w, (k, &x)| w | u32::from(x) << (8 * k));
-            for (j, c) in codes[whole * 4..].iter_mut().enumerate() {
-                *c = word >> (6 * j) & 0x3F;
-            }
+            crate::packing::unpack_sextets(&src[done / 4 * 3..], &mut codes[done..], |field| field);
         } else if self.source_bytes == 1 {
             codes.iter_mut().zip(src).for_each(|(c, &b)| *c = u32::from(b));
         } else {

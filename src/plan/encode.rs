@@ -92,10 +92,7 @@ impl MinifloatEncoder {
     #[must_use]
     pub fn finite(&self) -> Option<FiniteEncoder> {
         let overflow = self.overflow_positive;
-        let fits = (overflow == self.max_magnitude || overflow == self.max_magnitude + 1)
-            && overflow & self.sign_bit == 0
-            && self.overflow_negative == overflow | self.sign_bit
-            && self.negative_zero == self.sign_bit;
+        let fits = self.overflow_is_a_cap() && self.negative_zero == self.sign_bit;
         fits.then_some(FiniteEncoder {
             min_normal_bits: self.min_normal_bits,
             subnormal_magic: self.subnormal_magic,
@@ -104,6 +101,16 @@ impl MinifloatEncoder {
             sign_shift: 31 - self.sign_bit.trailing_zeros(),
             overflow,
         })
+    }
+
+    /// Whether the overflow codes are the largest finite magnitude or the code above it, with the
+    /// value's sign: then the rounded magnitude (which grows with |x| and passes the largest
+    /// finite one from the overflow threshold on) capped at that code is the overflow rule.
+    fn overflow_is_a_cap(&self) -> bool {
+        let overflow = self.overflow_positive;
+        (overflow == self.max_magnitude || overflow == self.max_magnitude + 1)
+            && overflow & self.sign_bit == 0
+            && self.overflow_negative == overflow | self.sign_bit
     }
 
     /// The same encoder with its rules on signs, zero, overflow and NaN reduced to masks, where
@@ -123,13 +130,10 @@ impl MinifloatEncoder {
             _ => return None,
         };
         let overflow = self.overflow_positive;
-        // Overflow is the rounded magnitude's cap, with the value's sign...
-        let capped = (overflow == self.max_magnitude || overflow == self.max_magnitude + 1)
-            && overflow & sign_bit == 0
-            && self.overflow_negative == overflow | sign_bit;
-        // ...or, where it is coded as NaN, the start of the special lanes.
+        // Overflow is the rounded magnitude's cap, with the value's sign, or, where it is coded
+        // as NaN, the start of the special lanes.
         let as_nan = overflow == self.nan_positive && self.overflow_negative == self.nan_negative;
-        let (cap, special_from) = if capped {
+        let (cap, special_from) = if self.overflow_is_a_cap() {
             (overflow, 0x7F80_0001)
         } else if as_nan {
             (self.max_magnitude, self.overflow_threshold)
