@@ -4,7 +4,7 @@
 //! operand type, which for float32 and narrower operands is the IEEE operation in that type.
 
 use super::budget::tensor_bytes;
-use super::runner::err;
+use super::err;
 use crate::alloc_prelude::*;
 use crate::dtype::{DType, Kind};
 use crate::error::{shown_shape, Result};

@@ -15,3 +15,18 @@ pub mod tensor_proto;
 
 // Names and values from files are quoted in errors by the crate-wide helper.
 pub(crate) use crate::error::quoted;
+use crate::error::Error;
+
+/// An op's error, naming the op as [`shown_op`] does.
+pub(crate) fn err(op: &str, message: impl Into<String>) -> Error {
+    Error::InvalidOp { op: shown_op(op), message: message.into() }
+}
+
+/// An op type as error messages show it: a hostile 100,000-character op type is cut short.
+pub(crate) fn shown_op(op: &str) -> String {
+    if op.chars().nth(100).is_none() {
+        op.into()
+    } else {
+        quoted(op)
+    }
+}

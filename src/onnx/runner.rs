@@ -20,8 +20,8 @@ use super::budget::{string_headers, tensor_bytes, Budget, Reservation};
 use super::elementwise::{binary, clip, numeric, reduce, unary, unary_with};
 use super::limits::{work_per_element, Limits, NODE_RUN_WORK};
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
-use super::quoted;
 use super::tensor_proto::tensor_from_proto;
+use super::{err, quoted, shown_op};
 use crate::cast::{cast_like_op, cast_op, CastAttributes, CastTo};
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
@@ -37,25 +37,12 @@ use std::fmt::{self, Display};
 use std::path::Path;
 use std::rc::Rc;
 
-pub(super) fn err(op: &str, message: impl Into<String>) -> Error {
-    Error::InvalidOp { op: shown_op(op), message: message.into() }
-}
-
 /// An op's error with the node it happened in. A budget error already names the node and stays
 /// as it is (its type is what callers match on).
 fn at_node(op: &str, site: &Site<'_>, e: Error) -> Error {
     match e {
         Error::OverBudget { .. } => e,
         e => err(op, format!("{site}: {e}")),
-    }
-}
-
-/// An op type as error messages show it: a hostile 100,000-character op type is cut short.
-fn shown_op(op: &str) -> String {
-    if op.chars().nth(100).is_none() {
-        op.to_string()
-    } else {
-        quoted(op)
     }
 }
 
