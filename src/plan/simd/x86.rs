@@ -648,6 +648,8 @@ unsafe fn quantize_f32_bytes_avx2(
 /// # Safety
 /// The CPU must have AVX-512 F, BW, VL and DQ.
 #[cfg(feature = "avx512")]
+// The AVX-512 intrinsics are stable from Rust 1.89, which the `avx512` feature requires.
+#[allow(clippy::incompatible_msrv)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
 unsafe fn quantize_f32_bytes_avx512(
     src: &[u8],
