@@ -527,6 +527,7 @@ unsafe fn quantize_f32_runs32_avx2(
 /// [`quantize_f32`] into one byte per code (the low 8 bits of the code; `mask` at most 0xFF), in
 /// groups of 32 lanes, group `g` divided by `divisor_of(g)`: whole groups only; returns how many
 /// lanes it converted. AVX-512 where [`super::isa`] found it, else AVX2.
+#[cfg(feature = "quant")]
 pub(crate) fn quantize_f32_bytes(
     src: &[u8],
     out: &mut [u8],
@@ -549,6 +550,7 @@ pub(crate) fn quantize_f32_bytes(
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
 unsafe fn quantize_f32_bytes_avx2(
     src: &[u8],
     out: &mut [u8],
@@ -591,7 +593,7 @@ unsafe fn quantize_f32_bytes_avx2(
 
 /// # Safety
 /// The CPU must have AVX-512 F, BW, VL and DQ.
-#[cfg(feature = "avx512")]
+#[cfg(all(feature = "quant", feature = "avx512"))]
 // The AVX-512 intrinsics are stable from Rust 1.89, which the `avx512` feature requires.
 #[allow(clippy::incompatible_msrv)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
