@@ -5,6 +5,7 @@
 
 mod budget;
 pub mod conformance;
+mod elementwise;
 pub mod external;
 pub mod limits;
 pub mod outputs;

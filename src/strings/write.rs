@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::alloc_prelude::*;
+use crate::profile::NumberStyle;
 
 // Binary -> decimal on big integers.
 

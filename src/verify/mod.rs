@@ -305,7 +305,7 @@ pub fn convert_range(
         });
     }
     let converter = Converter::new(from, to, options);
-    const CHUNK: usize = 1 << 14;
+    const SWEEP_PIECE: usize = 1 << 14;
     let run = |offset: usize, out: &mut [u64], mut flags: Option<&mut [Status]>| {
         for (i, o) in out.iter_mut().enumerate() {
             let index = (offset + i) as u64;
@@ -318,11 +318,11 @@ pub fn convert_range(
     };
     match flags {
         Some(flags) => out
-            .par_chunks_mut(CHUNK)
-            .zip(flags.par_chunks_mut(CHUNK))
+            .par_chunks_mut(SWEEP_PIECE)
+            .zip(flags.par_chunks_mut(SWEEP_PIECE))
             .enumerate()
-            .for_each(|(k, (o, f))| run(k * CHUNK, o, Some(f))),
-        None => out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, o)| run(k * CHUNK, o, None)),
+            .for_each(|(k, (o, f))| run(k * SWEEP_PIECE, o, Some(f))),
+        None => out.par_chunks_mut(SWEEP_PIECE).enumerate().for_each(|(k, o)| run(k * SWEEP_PIECE, o, None)),
     }
     Ok(())
 }
