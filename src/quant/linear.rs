@@ -625,7 +625,6 @@ impl Quantize {
             }
             return true;
         }
-
         s.bytes.resize(4 * len, 0);
         let quotients = &mut s.bytes;
         self.groups.for_each_run(start, len, |at, run, k| {
