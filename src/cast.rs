@@ -52,12 +52,9 @@ pub fn cast(input: &Tensor, to: DType, opts: &CastOptions) -> Result<Tensor> {
         Data::Strings(texts) => {
             let reader = strings::TextReader::new(to, policy.strings.grammar, opts);
             let mut out = vec![0u8; packing::raw_len(to, texts.len())?];
-            for (i, text) in texts.iter().enumerate() {
-                let code = reader
-                    .code(text)
-                    .map_err(|e| Error::InvalidOp { op: "Cast".into(), message: format!("element {i}: {e}") })?;
-                packing::set(to, &mut out, i, code);
-            }
+            reader
+                .read_into(texts, &mut out)
+                .map_err(|(i, e)| Error::InvalidOp { op: "Cast".into(), message: format!("element {i}: {e}") })?;
             Tensor::from_raw(to, shape, out)
         }
         #[cfg(feature = "strings")]

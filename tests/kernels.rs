@@ -171,6 +171,21 @@ fn quantizing_loop_agrees_with_the_core() {
                 let q = IntegerQuantizer::new(scale, zero, qmin, qmax, mask).unwrap();
                 let mut codes = vec![0u16; xs.len()];
                 q.run(&bytes, &mut codes);
+                // One-byte targets: the loop that writes bytes, with one scale (on an odd length,
+                // so that it ends in a part vector) and in runs of 32 that each take this scale.
+                if mask <= 0xFF {
+                    let mut one = vec![0u8; xs.len() - 5];
+                    q.run_bytes(&bytes[..4 * one.len()], &mut one);
+                    let mut runs = vec![0u8; xs.len()];
+                    let per_run = vec![scale; xs.len() / 32];
+                    IntegerQuantizer::new(7.0, zero, qmin, qmax, mask)
+                        .unwrap()
+                        .run_blocks_of_32_bytes(&bytes, &per_run, &mut runs);
+                    let widened: Vec<u16> = one.iter().map(|&b| u16::from(b)).collect();
+                    assert_eq!(widened[..], codes[..one.len()], "run_bytes, / {scale:e} + {zero}");
+                    let widened: Vec<u16> = runs.iter().map(|&b| u16::from(b)).collect();
+                    assert_eq!(widened, codes, "run_blocks_of_32_bytes, / {scale:e} + {zero}");
+                }
                 for (&x, &code) in xs.iter().zip(&codes) {
                     let quotient = x / scale;
                     let value = match Value::from_f64(f64::from(quotient)) {

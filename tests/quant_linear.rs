@@ -279,3 +279,90 @@ fn zero_negative_and_nan_scales_compute() {
     // x / Inf = 0 (or -0): the zero point.
     assert_eq!(codes(f32::INFINITY, Profile::Spec), [1, 1, 1]);
 }
+
+/// `saturate(round(x / scale) + zero)` into `[qmin, qmax]` from the core: the float32 quotient
+/// (FLOAT x and scale divide in float32 under `spec`), the core's nearest-even rounding of its
+/// exact value, the zero point added, then the bounds (NaN takes qmin, as `spec`'s row says).
+fn quantized_by_the_core(x: f32, scale: f32, zero: i64, qmin: i64, qmax: i64) -> u64 {
+    use lowbit::round::{round_to_integer, RoundingMode};
+    use lowbit::Value;
+    let value = match Value::from_f64(f64::from(x / scale)) {
+        Value::Finite(e) => match round_to_integer(e, RoundingMode::NearestEven) {
+            Some((negative, magnitude)) => {
+                let m = i64::try_from(magnitude).unwrap_or(i64::MAX);
+                (if negative { -m } else { m }).saturating_add(zero)
+            }
+            None if e.negative => i64::MIN,
+            None => i64::MAX,
+        },
+        Value::Infinite { negative: true } => i64::MIN,
+        Value::Infinite { negative: false } => i64::MAX,
+        Value::Nan { .. } => i64::MIN,
+    };
+    (value.clamp(qmin, qmax) as u64) & 0xFF
+}
+
+/// Every top-16-bit float32 pattern with the low halves that decide ties (zero, one, half, all
+/// ones): zeros, subnormals, normals, infinities and NaNs of both signs, as [256, 1024].
+fn every_float32_pattern_class() -> (Vec<f32>, Tensor) {
+    let xs: Vec<f32> = (0..=0xFFFFu32)
+        .flat_map(|high| [0u32, 1, 0x8000, 0xFFFF].map(|low| f32::from_bits(high << 16 | low)))
+        .collect();
+    let tensor = Tensor::from_f32(&xs).reshape(vec![256, 1024]).unwrap();
+    (xs, tensor)
+}
+
+/// Scales that make exact ties, huge and tiny quotients, zero, negative and non-finite scales.
+const PATTERN_SCALES: [f32; 12] = [1.0, 0.5, 2.0, 3.0, 0.1, 1e-3, -2.0, 1e30, 1e-30, 0.0, f32::INFINITY, f32::NAN];
+
+/// QuantizeLinear FLOAT -> INT8 and UINT8 with one scale (the quantizing loop's one-byte path and
+/// its tail) against the core, on every float32 pattern class; whichever copy of the loop this
+/// CPU runs (AVX-512 with the `avx512` feature, AVX2, or portable under `LOWBIT_PORTABLE=1`).
+#[test]
+fn one_scale_into_bytes_agrees_with_the_core_on_every_pattern_class() {
+    let (xs, x) = every_float32_pattern_class();
+    // An odd length too, so that the last lanes are not a whole vector.
+    let odd = Tensor::from_f32(&xs[..16_411]);
+    for (dtype, qmin, qmax, zeros) in
+        [(DType::Int8, -128, 127, [0, -128, 127, 1]), (DType::Uint8, 0, 255, [0, 255, 128, 1])]
+    {
+        for zero in zeros {
+            let zp = Tensor::from_codes(dtype, vec![], &[(zero as u64) & 0xFF]).unwrap();
+            for s in PATTERN_SCALES {
+                for (input, count) in [(&x, xs.len()), (&odd, 16_411)] {
+                    let y = q(input, &scale(s), Some(&zp), &QuantizeAttributes::default(), 21, Profile::Spec);
+                    let codes = y.codes().unwrap();
+                    assert_eq!(codes.len(), count);
+                    for (i, (&x, &code)) in xs.iter().zip(&codes).enumerate() {
+                        let want = quantized_by_the_core(x, s, zero, qmin, qmax);
+                        assert_eq!(code, want, "element {i}: {x:e} / {s:e} + {zero} -> {dtype}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// QuantizeLinear FLOAT -> INT8 and UINT8 in blocks of 32 along the last axis (one pass that
+/// divides each block by its own scale), against the core on every float32 pattern class, each
+/// block's scale taken in turn from the scales above.
+#[test]
+fn blocks_of_32_into_bytes_agree_with_the_core_on_every_pattern_class() {
+    let (xs, x) = every_float32_pattern_class();
+    let scales: Vec<f32> = (0..256 * 32).map(|b| PATTERN_SCALES[(b * 7 + b / 32) % PATTERN_SCALES.len()]).collect();
+    let scale_tensor = Tensor::from_f32(&scales).reshape(vec![256, 32]).unwrap();
+    for (dtype, qmin, qmax) in [(DType::Int8, -128, 127), (DType::Uint8, 0, 255)] {
+        let attrs = QuantizeAttributes {
+            axis: Some(1),
+            block_size: Some(32),
+            output_dtype: Some(i64::from(dtype.onnx_number())),
+            ..Default::default()
+        };
+        let y = q(&x, &scale_tensor, None, &attrs, 21, Profile::Spec);
+        assert_eq!(y.dtype(), dtype);
+        for (i, (&x, &code)) in xs.iter().zip(&y.codes().unwrap()).enumerate() {
+            let s = scales[i / 32];
+            assert_eq!(code, quantized_by_the_core(x, s, 0, qmin, qmax), "element {i}: {x:e} / {s:e} -> {dtype}");
+        }
+    }
+}

@@ -556,15 +556,35 @@ fn integer_texts() {
     check_reader(&texts, &targets);
 }
 
+/// The options `cast` reads STRING -> `to` with: where the profile hands the pair to `spec`,
+/// spec's rules for the attributes (its grammar stays the profile's).
+fn cast_options(opts: &CastOptions, to: DType) -> CastOptions {
+    if opts.profile.policy().falls_back(DType::String, to) {
+        CastOptions { profile: Profile::Spec, ..*opts }
+    } else {
+        *opts
+    }
+}
+
 /// `cast` from STRING against `parse_to_code` per element: the same codes, or the error of the
 /// first element that has one, with its index.
 fn check_cast_from_strings(texts: &[String], to: DType, opts: &CastOptions) {
     let input = Tensor::from_strings(vec![texts.len()], texts.to_vec()).unwrap();
     let grammar = opts.profile.policy().for_cast(DType::String, to).strings.grammar;
+    let opts = &cast_options(opts, to);
     let expected: Result<Vec<u64>, (usize, lowbit::Error)> =
         texts.iter().enumerate().map(|(i, t)| parse_to_code(t, to, grammar, opts).map_err(|e| (i, e))).collect();
     match (cast(&input, to, opts), expected) {
-        (Ok(out), Ok(codes)) => assert_eq!(out.codes().unwrap(), codes, "{:?} -> {to}", opts.profile),
+        (Ok(out), Ok(codes)) => {
+            let got = out.codes().unwrap();
+            if let Some(i) = (0..codes.len()).find(|&i| got[i] != codes[i]) {
+                panic!(
+                    "{:?} -> {to}: element {i} {:?} read as {:#x}, expected {:#x}",
+                    opts.profile, texts[i], got[i], codes[i]
+                );
+            }
+            assert_eq!(got.len(), codes.len());
+        }
         (Err(err), Err((i, e))) => assert_eq!(err.to_string(), format!("Cast: element {i}: {e}")),
         (got, expected) => panic!("{:?} -> {to}: {got:?}, expected {expected:?}", opts.profile),
     }
@@ -586,6 +606,84 @@ fn cast_from_string_matches_element_by_element() {
     let bad = Tensor::from_strings(vec![3], vec!["1.5".into(), "2.5".into(), "x".into()]).unwrap();
     let err = cast(&bad, DType::Float, &CastOptions::default()).unwrap_err().to_string();
     assert!(err.contains("element 2"), "{err}");
+}
+
+/// Every text form of the tests above (the writers' float32 and float64 texts in every style,
+/// random decimals near every format edge, midpoints written out in full, the texts the fast path
+/// hands over) and texts that repeat (the spelled-out specials, which the tensor reader remembers),
+/// read as one tensor: the tensor reader takes each text from the tensor's one buffer, next to
+/// the texts around it, and must read it as `parse_to_code` does.
+fn every_text_form() -> Vec<String> {
+    let mut texts = written_texts();
+    let mut rng = Rng(0xB0F);
+    for center in [38, -38, -45, 4, -5, 0, 2, 19, 22, -22, 308, -308] {
+        texts.extend((0..150).map(|_| random_decimal(&mut rng, center)));
+    }
+    texts.extend(midpoint_texts().into_iter().step_by(3));
+    let specials = ["NaN", "INF", "-INF", "nan", "-Infinity", "inf", "+inf", "nan(7)", "1e400", "0x1p3", " 1"];
+    // Interleaved with ordinary texts, so that every special comes back after others.
+    let ordinary: Vec<String> = texts.iter().step_by(5).cloned().collect();
+    for (i, text) in ordinary.into_iter().enumerate() {
+        texts.push(specials[i % specials.len()].to_string());
+        texts.push(text);
+    }
+    // Short texts last: the last texts of the buffer have nothing after them to read.
+    texts.extend(["7", "-1.5", "2e3", ".5"].map(str::to_string));
+    texts
+}
+
+#[test]
+fn cast_from_strings_reads_every_text_form_as_the_exact_code() {
+    let texts = every_text_form();
+    assert!(texts.len() > 10_000, "{}", texts.len());
+    for profile in Profile::ALL {
+        let opts = CastOptions::with_profile(profile);
+        for to in [
+            DType::Float,
+            DType::Double,
+            DType::Float16,
+            DType::Bfloat16,
+            DType::Float8E4M3FN,
+            DType::Float4E2M1,
+            DType::Int8,
+            DType::Uint64,
+            DType::Int4,
+            DType::Bool,
+        ] {
+            // The texts each reads (compared code by code), then all of them (the first error).
+            let grammar = opts.profile.policy().for_cast(DType::String, to).strings.grammar;
+            let readable: Vec<String> = texts
+                .iter()
+                .filter(|t| parse_to_code(t, to, grammar, &cast_options(&opts, to)).is_ok())
+                .cloned()
+                .collect();
+            assert!(readable.len() > 100, "{profile:?} {to}: {} readable", readable.len());
+            check_cast_from_strings(&readable, to, &opts);
+            check_cast_from_strings(&texts, to, &opts);
+        }
+    }
+}
+
+/// The benchmark's texts (`lowbit bench --from STRING`): shortest float32 texts of values of
+/// everyday size, with NaN and the infinities now and then.
+#[test]
+fn cast_from_strings_reads_shortest_float32_texts_as_the_exact_code() {
+    let mut rng = Rng(0x5EED);
+    let texts: Vec<String> = (0..200_000)
+        .map(|i| {
+            let bits = match i % 997 {
+                0 => 0x7FC0_0000,
+                1 => 0x7F80_0000,
+                2 => 0xFF80_0000,
+                // Exponent fields 100 to 163: about 2^-27 to 2^36.
+                _ => (rng.next() as u32 & 0x807F_FFFF) | ((100 + rng.below(64) as u32) << 23),
+            };
+            format_code(DType::Float, u64::from(bits), NumberStyle::Spec).unwrap()
+        })
+        .collect();
+    for profile in Profile::ALL {
+        check_cast_from_strings(&texts, DType::Float, &CastOptions::with_profile(profile));
+    }
 }
 
 // ---- sweeps over all 2^32 float32 (ignored: minutes) ----------------------------------------------

@@ -67,6 +67,43 @@ impl IntegerQuantizer {
         }
     }
 
+    /// [`IntegerQuantizer::run`] into one byte per code (one-byte targets: `mask` at most 0xFF),
+    /// `src.len() / 4` bytes into `out`, with no stop in a code buffer.
+    pub fn run_bytes(&self, src: &[u8], out: &mut [u8]) {
+        assert!(self.mask <= 0xFF && src.len() == 4 * out.len(), "one byte per float32");
+        let done = self.bytes_with_simd(src, out, |_| self.divisor);
+        for (c, b) in out[done..].iter_mut().zip(src[4 * done..].chunks_exact(4)) {
+            *c = self.code(f32::from_le_bytes(b.try_into().expect("4 bytes"))) as u8;
+        }
+    }
+
+    /// [`IntegerQuantizer::run_blocks_of_32`] into one byte per code (`mask` at most 0xFF).
+    pub fn run_blocks_of_32_bytes(&self, src: &[u8], divisors: &[f32], out: &mut [u8]) {
+        assert!(self.mask <= 0xFF, "one byte per code");
+        assert!(src.len() == 128 * divisors.len() && out.len() == 32 * divisors.len(), "whole runs of 32");
+        let done = self.bytes_with_simd(src, out, |run| divisors[run]);
+        let runs = src[4 * done..].chunks_exact(128).zip(out[done..].chunks_exact_mut(32));
+        for ((s, c), &divisor) in runs.zip(&divisors[done / 32..]) {
+            let run = IntegerQuantizer { divisor, ..*self };
+            for (c, b) in c.iter_mut().zip(s.chunks_exact(4)) {
+                *c = run.code(f32::from_le_bytes(b.try_into().expect("4 bytes"))) as u8;
+            }
+        }
+    }
+
+    /// The vector copy of the byte loops over whole runs of 32 lanes, run `r` divided by
+    /// `divisor_of(r)`, where the CPU has AVX2 (with AVX-512 where it has that, under the
+    /// `avx512` feature); returns how many lanes it wrote (none on other CPUs).
+    fn bytes_with_simd(&self, src: &[u8], out: &mut [u8], divisor_of: impl Fn(usize) -> f32) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if simd::isa().has_avx2() {
+            let bounds = (self.low, self.high);
+            return simd::x86::quantize_f32_bytes(src, out, divisor_of, bounds, self.zero_point, self.mask);
+        }
+        let _ = (src, out, divisor_of);
+        0
+    }
+
     /// Quantizes the float32 lanes of `src` (little-endian bytes, `4 * codes.len()` of them) into
     /// `codes` with this quantizer's divisor ([`IntegerQuantizer::code`] each).
     pub fn run(&self, src: &[u8], codes: &mut [u16]) {

@@ -465,14 +465,12 @@ impl Quantize {
             let by_runs = fast && self.groups.run_length() >= 8;
             if by_runs
                 && self.groups.run_length() < SHORT_RUN
-                && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s)
+                && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s, dst)
             {
-                pack_codes(self.target, &s.codes, dst);
                 start += len;
                 continue;
             }
-            if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes) {
-                pack_codes(self.target, &s.codes, dst);
+            if by_runs && self.integer_runs(src, &scales32, zeros, start, integer, &mut s.codes, dst) {
                 start += len;
                 continue;
             }
@@ -548,8 +546,10 @@ impl Quantize {
 
     /// float32 `x` into an integer target under [`QuantizeSpecials::SaturateNanToMin`]: the plan's
     /// quantizing loop over each run of elements that share a scale and a zero point (elements
-    /// `start..start + len` of `x`, `len` being `src`'s). Fills `codes`, or returns false (and
-    /// leaves the chunk to the general path) where the loop does not apply.
+    /// `start..start + len` of `x`, `len` being `src`'s), into `dst` (one-byte targets straight,
+    /// others through `codes`). Returns false where the loop does not apply: the general path
+    /// then writes the whole chunk again.
+    #[allow(clippy::too_many_arguments)]
     fn integer_runs(
         &self,
         src: &[u8],
@@ -558,6 +558,7 @@ impl Quantize {
         start: usize,
         integer: Option<(i64, i64)>,
         codes: &mut Vec<u16>,
+        dst: &mut [u8],
     ) -> bool {
         let Some((qmin, qmax)) = integer else { return false };
         if self.specials != QuantizeSpecials::SaturateNanToMin {
@@ -565,15 +566,23 @@ impl Quantize {
         }
         let len = src.len() / 4;
         let mask = self.target.code_mask() as u16;
-        codes.resize(len, 0);
+        let one_byte = self.target.packing() == Packing::Bytes(1);
+        if !one_byte {
+            codes.resize(len, 0);
+        }
         let mut applies = true;
         self.groups.for_each_run(start, len, |at, run, k| {
             let zero = zeros[if zeros.len() == 1 { 0 } else { k }];
+            let src = &src[4 * at..4 * (at + run)];
             match IntegerQuantizer::new(scales[k], zero as i32, qmin as i32, qmax as i32, mask) {
-                Some(q) if applies => q.run(&src[4 * at..4 * (at + run)], &mut codes[at..at + run]),
+                Some(q) if applies && one_byte => q.run_bytes(src, &mut dst[at..at + run]),
+                Some(q) if applies => q.run(src, &mut codes[at..at + run]),
                 _ => applies = false,
             }
         });
+        if applies && !one_byte {
+            pack_codes(self.target, codes, dst);
+        }
         applies
     }
 
@@ -581,6 +590,7 @@ impl Quantize {
     /// (blocks of 32) with one zero point for all: the float32 quotients of every run first, each
     /// run a loop of its own scale, then the plan's loop once over the chunk with divisor 1 (exact:
     /// `q / 1 = q`), which clamps, rounds and adds the zero point as it does per run.
+    #[allow(clippy::too_many_arguments)]
     fn integer_short_runs(
         &self,
         src: &[u8],
@@ -589,6 +599,7 @@ impl Quantize {
         start: usize,
         integer: Option<(i64, i64)>,
         s: &mut Scratch,
+        dst: &mut [u8],
     ) -> bool {
         let Some((qmin, qmax)) = integer else { return false };
         if self.specials != QuantizeSpecials::SaturateNanToMin || zeros.len() != 1 {
@@ -599,12 +610,19 @@ impl Quantize {
             return false;
         };
         let len = src.len() / 4;
-        s.codes.resize(len, 0);
         // Blocks of 32 (ONNX's usual block size) along the last axis: element i's scale is
-        // scale i / 32, and one pass divides each block by its scale inside the quantizing loop.
+        // scale i / 32, and one pass divides each block by its scale inside the quantizing loop
+        // (one-byte targets written straight to `dst`).
         const BLOCK: usize = 32;
         if self.groups.is_blocks_of(BLOCK) && start % BLOCK == 0 && len % BLOCK == 0 {
-            quantizer.run_blocks_of_32(src, &scales[start / BLOCK..(start + len) / BLOCK], &mut s.codes);
+            let divisors = &scales[start / BLOCK..(start + len) / BLOCK];
+            if self.target.packing() == Packing::Bytes(1) {
+                quantizer.run_blocks_of_32_bytes(src, divisors, dst);
+            } else {
+                s.codes.resize(len, 0);
+                quantizer.run_blocks_of_32(src, divisors, &mut s.codes);
+                pack_codes(self.target, &s.codes, dst);
+            }
             return true;
         }
         s.bytes.resize(4 * len, 0);
@@ -616,7 +634,13 @@ impl Quantize {
                 o.copy_from_slice(&(f32::from_le_bytes(b.try_into().expect("4 bytes")) / d).to_le_bytes());
             }
         });
-        quantizer.run(&s.bytes, &mut s.codes);
+        if self.target.packing() == Packing::Bytes(1) {
+            quantizer.run_bytes(&s.bytes, dst);
+        } else {
+            s.codes.resize(len, 0);
+            quantizer.run(&s.bytes, &mut s.codes);
+            pack_codes(self.target, &s.codes, dst);
+        }
         true
     }
 

@@ -39,6 +39,31 @@ use crate::error::Result;
 use crate::format::FloatFormat;
 use crate::round;
 use crate::value::Value;
+use crate::{Error, Packing, Texts};
+
+/// The last texts the exact code read, with their codes (see [`TextReader::read_into`]).
+#[derive(Default)]
+struct RecentTexts<'a> {
+    entries: [Option<(&'a str, u64)>; 4],
+    next: usize,
+}
+
+impl<'a> RecentTexts<'a> {
+    /// Texts longer than this are not remembered (comparing them would cost more than it saves).
+    const LONGEST: usize = 16;
+
+    fn code(&mut self, text: &'a str, read: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        if let Some((_, code)) = self.entries.iter().flatten().find(|(seen, _)| *seen == text) {
+            return Ok(*code);
+        }
+        let code = read()?;
+        if text.len() <= Self::LONGEST {
+            self.entries[self.next] = Some((text, code));
+            self.next = (self.next + 1) % self.entries.len();
+        }
+        Ok(code)
+    }
+}
 
 /// Reads strings as elements of one dtype under one grammar.
 pub struct TextReader {
@@ -61,13 +86,70 @@ impl TextReader {
 
     /// The code of one string, as [`parse_to_code`] gives it (errors included).
     pub fn code(&self, text: &str) -> Result<u64> {
-        match self.fast_code(text) {
+        match self.fast_code(text.as_bytes(), 0, text) {
             Some(code) => Ok(code),
             None => parse_to_code(text, self.dtype, self.grammar, &self.opts),
         }
     }
 
-    fn fast_code(&self, text: &str) -> Option<u64> {
+    /// The codes of every element of `texts` into `out`, which holds `texts.len()` elements of
+    /// the reader's dtype in its raw layout ([`crate::packing::raw_len`] bytes); on an error,
+    /// the index of the first element that has one and [`parse_to_code`]'s error for it.
+    ///
+    /// The texts are read in place from the tensor's one buffer (see [`plain_decimal_in`]), and
+    /// the last few texts the exact code read are remembered with their codes: a tensor that
+    /// spells NaN or infinity does so again and again, and each reading is the same.
+    pub(crate) fn read_into(&self, texts: &Texts, out: &mut [u8]) -> core::result::Result<(), (usize, Error)> {
+        match self.dtype.packing() {
+            Packing::Bytes(1) => self.read_into_bytes::<1>(texts, out),
+            Packing::Bytes(2) => self.read_into_bytes::<2>(texts, out),
+            Packing::Bytes(4) => self.read_into_bytes::<4>(texts, out),
+            Packing::Bytes(8) => self.read_into_bytes::<8>(texts, out),
+            _ => self.read_each(texts, |i, code| crate::packing::set(self.dtype, out, i, code)),
+        }
+    }
+
+    fn read_into_bytes<const WIDTH: usize>(
+        &self,
+        texts: &Texts,
+        out: &mut [u8],
+    ) -> core::result::Result<(), (usize, Error)> {
+        debug_assert_eq!(out.len(), texts.len() * WIDTH);
+        let mut slots = out.chunks_exact_mut(WIDTH);
+        self.read_each(texts, |_, code| {
+            if let Some(slot) = slots.next() {
+                slot.copy_from_slice(&code.to_le_bytes()[..WIDTH]);
+            }
+        })
+    }
+
+    /// Calls `put(i, code)` for every element `i` of `texts`, in order, until one fails.
+    #[inline]
+    fn read_each(&self, texts: &Texts, mut put: impl FnMut(usize, u64)) -> core::result::Result<(), (usize, Error)> {
+        let buf = texts.joined().as_bytes();
+        let mut recent = RecentTexts::default();
+        // Element i is joined()[ends[i - 1]..ends[i]]: each text starts where the last one ended.
+        let mut start = 0;
+        for (i, text) in texts.iter().enumerate() {
+            let code = match self.fast_code(buf, start, text) {
+                Some(code) => code,
+                None => recent
+                    .code(text, || parse_to_code(text, self.dtype, self.grammar, &self.opts))
+                    .map_err(|e| (i, e))?,
+            };
+            put(i, code);
+            start += text.len();
+        }
+        Ok(())
+    }
+
+    /// The fast reading of `text`, which is `buf[start..start + text.len()]` (`buf` may go on
+    /// past it), or `None` for the exact code to decide.
+    #[inline]
+    fn fast_code(&self, buf: &[u8], start: usize, text: &str) -> Option<u64> {
+        debug_assert_eq!(buf.get(start..start + text.len()), Some(text.as_bytes()));
+        let end = start + text.len();
+        let plain = || plain_decimal_in(buf, start, end);
         match (self.dtype.kind(), self.grammar) {
             (Kind::Integer { bits, .. }, StringGrammar::Strtod) if bits > 4 => {
                 strtoll_prefix(text).map(|v| v & self.dtype.code_mask())
@@ -80,19 +162,19 @@ impl TextReader {
                 if text.eq_ignore_ascii_case("false") {
                     return Some(0);
                 }
-                plain_decimal(text).map(|p| u64::from(p.significand != 0))
+                plain().map(|p| u64::from(p.significand != 0))
             }
             (Kind::Bool, StringGrammar::Strtod) => strtoll_prefix(text).map(|v| u64::from(v != 0)),
             (Kind::Float(format), grammar) => {
-                let p = plain_decimal(text)?;
+                let p = plain()?;
                 self.float_code(format, grammar, &p, text)
             }
             (Kind::Integer { bits, signed }, StringGrammar::Spec) => {
-                let p = plain_decimal(text)?;
+                let p = plain()?;
                 in_range_code(p.truncated()?, bits, signed)
             }
             (Kind::Integer { bits, signed }, StringGrammar::Python) => {
-                let p = plain_decimal(text)?;
+                let p = plain()?;
                 if !p.integer_syntax {
                     return None;
                 }
@@ -100,7 +182,7 @@ impl TextReader {
             }
             (Kind::Integer { .. }, StringGrammar::Strtod) => {
                 // int4/uint4/int2/uint2: std::stod, then the exact code's own tail.
-                let p = plain_decimal(text)?;
+                let p = plain()?;
                 let r = strtod_without_erange(&p, text)?;
                 strtod_bits_to_small_integer(r.to_bits(), self.dtype, &self.opts).ok()
             }
@@ -204,7 +286,119 @@ struct Plain {
 const PLAIN_MAX_LEN: usize = 64;
 const PLAIN_MAX_DIGITS: u32 = 19;
 
+#[cfg(test)]
 fn plain_decimal(text: &str) -> Option<Plain> {
+    let s = text.as_bytes();
+    plain_decimal_in(s, 0, s.len())
+}
+
+/// [`plain_decimal`] of the text `buf[start..end]`, eight digits at a time. Bytes of `buf` past
+/// `end` (the next texts of a [`crate::Texts`] buffer) are read but never count: eight-byte loads
+/// that cross `end` are masked there. Texts of more than 19 digits in all (leading zeros
+/// included) are read by [`plain_decimal_digit_by_digit`], which counts only significant digits.
+#[inline]
+fn plain_decimal_in(buf: &[u8], start: usize, end: usize) -> Option<Plain> {
+    let first = *buf[start..end].first()?;
+    let negative = first == b'-';
+    let mut i = start + usize::from(negative || first == b'+');
+    let (mut significand, mut digits) = (0u64, 0usize);
+    loop {
+        let (value, k) = leading_digits(buf, i, end);
+        significand = significand.wrapping_mul(POW10_U64[k]).wrapping_add(value);
+        digits += k;
+        i += k;
+        if k < 8 || digits > PLAIN_MAX_DIGITS as usize {
+            break;
+        }
+    }
+    let mut integer_syntax = true;
+    let mut fraction_digits = 0usize;
+    if i < end && buf[i] == b'.' {
+        integer_syntax = false;
+        i += 1;
+        loop {
+            let (value, k) = leading_digits(buf, i, end);
+            significand = significand.wrapping_mul(POW10_U64[k]).wrapping_add(value);
+            fraction_digits += k;
+            i += k;
+            if k < 8 || digits + fraction_digits > PLAIN_MAX_DIGITS as usize {
+                break;
+            }
+        }
+    }
+    digits += fraction_digits;
+    if digits == 0 {
+        return None;
+    }
+    if digits > PLAIN_MAX_DIGITS as usize {
+        // Leading zeros may still leave at most 19 significant digits.
+        return core::str::from_utf8(&buf[start..end]).ok().and_then(plain_decimal_digit_by_digit);
+    }
+    // At most 19 digits: the text fits 64 bits with its point dropped.
+    let mut exp10 = -(fraction_digits as i32);
+    if i < end && buf[i] | 0x20 == b'e' {
+        integer_syntax = false;
+        i += 1;
+        let exponent_negative = buf.get(i) == Some(&b'-') && i < end;
+        if i < end && (buf[i] == b'-' || buf[i] == b'+') {
+            i += 1;
+        }
+        let (exponent, k) = leading_digits(buf, i, end);
+        if k == 0 || k > 4 {
+            return None;
+        }
+        i += k;
+        exp10 += if exponent_negative { -(exponent as i32) } else { exponent as i32 };
+    }
+    (i == end).then_some(Plain { negative, significand, exp10, integer_syntax })
+}
+
+/// 10^k for k = 0..=8.
+const POW10_U64: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+/// The ASCII digits that start `buf[at..end]`, at most eight: their value and how many there are.
+#[inline]
+fn leading_digits(buf: &[u8], at: usize, end: usize) -> (u64, usize) {
+    let available = end.saturating_sub(at);
+    let word = match buf.get(at..at + 8) {
+        Some(bytes) => u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])),
+        None => {
+            let mut bytes = [0u8; 8];
+            let tail = &buf[at.min(end)..end];
+            let n = tail.len().min(8);
+            bytes[..n].copy_from_slice(&tail[..n]);
+            u64::from_le_bytes(bytes)
+        }
+    };
+    // Bytes at or past `end` become 0, which is no digit.
+    let word = if available >= 8 { word } else { word & ((1u64 << (8 * available)) - 1) };
+    // A byte is a digit iff its high nibble is 3 and its low nibble plus 6 stays below 16 (the
+    // sum stays inside its byte, so no carry crosses into the next one).
+    let high = (word & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
+    let low = ((word & 0x0F0F_0F0F_0F0F_0F0F) + 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0;
+    // Each byte of `not_digit` is 0 or at least 0x10; its top bit marks a byte that is no digit.
+    let not_digit = high | low;
+    let marks = ((not_digit >> 4) & 0x0F0F_0F0F_0F0F_0F0F).wrapping_add(0x7F7F_7F7F_7F7F_7F7F) & 0x8080_8080_8080_8080;
+    let k = (marks.trailing_zeros() / 8) as usize;
+    // The k digits moved to the top bytes, below them zeros: the same number with leading zeros.
+    let digits = (word & 0x0F0F_0F0F_0F0F_0F0F).checked_shl(64 - 8 * k as u32).unwrap_or(0);
+    (eight_digits(digits), k)
+}
+
+/// The number written by eight digit values, one per byte, the first in the lowest byte.
+#[inline]
+fn eight_digits(v: u64) -> u64 {
+    // Pairs, then quadruples, then all eight, each step a multiply that adds neighbours.
+    let pairs = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let mask = 0x0000_00FF_0000_00FF;
+    let high_pairs = (pairs & mask).wrapping_mul(100 + (1_000_000 << 32));
+    let low_pairs = ((pairs >> 16) & mask).wrapping_mul(1 + (10_000 << 32));
+    high_pairs.wrapping_add(low_pairs) >> 32
+}
+
+/// The digit-by-digit reading of a plain decimal, which skips leading zeros when it counts the
+/// 19 significant digits (the eight-at-a-time [`plain_decimal_in`] hands it those texts).
+fn plain_decimal_digit_by_digit(text: &str) -> Option<Plain> {
     let s = text.as_bytes();
     if s.len() > PLAIN_MAX_LEN {
         return None;
@@ -321,6 +515,18 @@ impl Plain {
     /// The float nearest the value, rounded once.
     fn nearest_f32(&self, text: &str) -> Option<f32> {
         let q = self.exp10;
+        // Most texts first, with no branch on how many digits they have: the double nearest x
+        // (one IEEE operation, as in `nearest_f64`), which narrows to x's float32 whenever it has
+        // more significant bits than any float32 boundary (see the module's note).
+        if self.significand <= 1 << 53 && (-22..=22).contains(&q) {
+            let w = self.significand as f64;
+            let power = EXACT_POW10_F64[q.unsigned_abs() as usize];
+            let r = if q >= 0 { w * power } else { w / power };
+            if significant_bits(r) > FLOAT32_BOUNDARY_BITS {
+                let r = r as f32;
+                return Some(if self.negative { -r } else { r });
+            }
+        }
         if self.significand <= 1 << 24 && (-10..=10).contains(&q) {
             let w = self.significand as f32;
             let power = EXACT_POW10_F32[q.unsigned_abs() as usize];
@@ -328,7 +534,7 @@ impl Plain {
             return Some(if self.negative { -magnitude } else { magnitude });
         }
         let r = self.nearest_f64(text)?;
-        if r.is_normal() && !self.equals(r) && significant_bits(r) <= FLOAT32_BOUNDARY_BITS {
+        if r.is_normal() && significant_bits(r) <= FLOAT32_BOUNDARY_BITS && !self.equals(r) {
             return text.parse::<f32>().ok();
         }
         // A zero, subnormal or infinite r lies far beyond every float32 boundary but the ones
@@ -393,6 +599,59 @@ mod tests {
         assert!(p("1234567890123456789").is_some());
         assert!(p("12345678901234567890").is_none());
         assert!(p("0.00000000000000000001234567890123456789").is_some());
+    }
+
+    /// The eight-at-a-time reader against the digit-by-digit one, on texts of every length up
+    /// to 30 built from the characters a plain decimal has (and a few it must not have), alone
+    /// and followed by more text in the same buffer (which must not count).
+    #[test]
+    fn eight_at_a_time_reads_as_digit_by_digit() {
+        let alphabet = b"0123456789.e-+E5/:x ";
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut checked = 0;
+        for len in 0..=30 {
+            for _ in 0..4000 {
+                let mut text: String = (0..len)
+                    .map(|_| {
+                        let r = next();
+                        // Mostly digits, so that long runs of them occur.
+                        let i = if r % 3 == 0 { (r >> 8) as usize % alphabet.len() } else { (r >> 8) as usize % 10 };
+                        char::from(alphabet[i])
+                    })
+                    .collect();
+                if next() % 4 == 0 {
+                    text.insert(0, '-');
+                }
+                let expected = plain_decimal_digit_by_digit(&text);
+                assert_eq!(plain_decimal(&text), expected, "{text:?}");
+                let joined = format!("{text}123456789.5");
+                assert_eq!(plain_decimal_in(joined.as_bytes(), 0, text.len()), expected, "{text:?} in {joined:?}");
+                let joined = format!("7.25e1{text}9876");
+                assert_eq!(plain_decimal_in(joined.as_bytes(), 6, 6 + text.len()), expected, "{text:?} in {joined:?}");
+                checked += usize::from(expected.is_some());
+            }
+        }
+        assert!(checked > 10_000, "only {checked} plain decimals among the texts");
+    }
+
+    #[test]
+    fn eight_digits_at_once() {
+        for (text, value) in [("00000000", 0), ("12345678", 12_345_678), ("99999999", 99_999_999), ("00000102", 102)] {
+            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap()) & 0x0F0F_0F0F_0F0F_0F0F;
+            assert_eq!(eight_digits(word), value, "{text}");
+        }
+        assert_eq!(leading_digits(b"123.5", 0, 5), (123, 3));
+        assert_eq!(leading_digits(b"12345678901", 0, 11), (12_345_678, 8));
+        assert_eq!(leading_digits(b"12345678901", 8, 11), (901, 3));
+        assert_eq!(leading_digits(b"1234", 0, 2), (12, 2));
+        assert_eq!(leading_digits(b"x1", 0, 2), (0, 0));
+        assert_eq!(leading_digits(b"", 0, 0), (0, 0));
     }
 
     #[test]

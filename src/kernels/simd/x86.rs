@@ -524,6 +524,114 @@ unsafe fn quantize_f32_runs32_avx2(
     }
 }
 
+/// [`quantize_f32`] into one byte per code (the low 8 bits of the code; `mask` at most 0xFF), in
+/// groups of 32 lanes, group `g` divided by `divisor_of(g)`: whole groups only; returns how many
+/// lanes it converted. AVX-512 where [`super::isa`] found it, else AVX2.
+#[cfg(feature = "quant")]
+pub(crate) fn quantize_f32_bytes(
+    src: &[u8],
+    out: &mut [u8],
+    divisor_of: impl Fn(usize) -> f32,
+    (low, high): (f32, f32),
+    zero: i32,
+    mask: u16,
+) -> usize {
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    assert!(mask <= 0xFF, "one byte per code");
+    #[cfg(feature = "avx512")]
+    if super::isa() == super::Isa::Avx512 {
+        // SAFETY: `isa()` is `Avx512` only after `avx512_detected()` saw AVX-512 F, BW, VL, DQ.
+        return unsafe { quantize_f32_bytes_avx512(src, out, divisor_of, (low, high), zero, mask) };
+    }
+    // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
+    unsafe { quantize_f32_bytes_avx2(src, out, divisor_of, (low, high), zero, mask) }
+}
+
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
+unsafe fn quantize_f32_bytes_avx2(
+    src: &[u8],
+    out: &mut [u8],
+    divisor_of: impl Fn(usize) -> f32,
+    (low, high): (f32, f32),
+    zero: i32,
+    mask: u16,
+) -> usize {
+    use core::arch::x86_64::{
+        __m256, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_cvtps_epi32, _mm256_div_ps, _mm256_loadu_ps,
+        _mm256_max_ps, _mm256_min_ps, _mm256_packus_epi16, _mm256_packus_epi32, _mm256_permutevar8x32_epi32,
+        _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_storeu_si256,
+    };
+    let groups = (src.len() / 128).min(out.len() / 32);
+    let (lo, hi) = (_mm256_set1_ps(low), _mm256_set1_ps(high));
+    let (z, keep) = (_mm256_set1_epi32(zero), _mm256_set1_epi32(i32::from(mask)));
+    // The two packs leave the four-lane pieces of vectors a, b, c, d in the order a0 b0 c0 d0 a1
+    // b1 c1 d1 (one 128-bit half each); this puts them back in order.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let one = |x: __m256, d: __m256| -> __m256i {
+        // As quantize_f32: maxps gives its second operand (`low`) for a NaN quotient.
+        let q = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(x, d), lo), hi);
+        _mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(q), z), keep)
+    };
+    for (g, (s, o)) in src.chunks_exact(128).zip(out.chunks_exact_mut(32)).take(groups).enumerate() {
+        let d = _mm256_set1_ps(divisor_of(g));
+        // SAFETY: `s` is 128 bytes (32 float32s) and `o` 32 bytes; the unaligned accesses are
+        // what loadu/storeu allow.
+        unsafe {
+            let p = s.as_ptr().cast::<f32>();
+            let (a, b) = (one(_mm256_loadu_ps(p), d), one(_mm256_loadu_ps(p.add(8)), d));
+            let (c, e) = (one(_mm256_loadu_ps(p.add(16)), d), one(_mm256_loadu_ps(p.add(24)), d));
+            // Masked codes fit 8 bits unsigned, so both saturating packs keep them.
+            let bytes = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, e));
+            _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), _mm256_permutevar8x32_epi32(bytes, order));
+        }
+    }
+    groups * 32
+}
+
+/// # Safety
+/// The CPU must have AVX-512 F, BW, VL and DQ.
+#[cfg(all(feature = "quant", feature = "avx512"))]
+// The AVX-512 intrinsics are stable from Rust 1.89, which the `avx512` feature requires.
+#[allow(clippy::incompatible_msrv)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2")]
+unsafe fn quantize_f32_bytes_avx512(
+    src: &[u8],
+    out: &mut [u8],
+    divisor_of: impl Fn(usize) -> f32,
+    (low, high): (f32, f32),
+    zero: i32,
+    mask: u16,
+) -> usize {
+    use core::arch::x86_64::{
+        __m128i, __m512, _mm512_add_epi32, _mm512_and_si512, _mm512_cvtepi32_epi8, _mm512_cvtps_epi32, _mm512_div_ps,
+        _mm512_loadu_ps, _mm512_max_ps, _mm512_min_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm_storeu_si128,
+    };
+    let groups = (src.len() / 128).min(out.len() / 32);
+    let (lo, hi) = (_mm512_set1_ps(low), _mm512_set1_ps(high));
+    let (z, keep) = (_mm512_set1_epi32(zero), _mm512_set1_epi32(i32::from(mask)));
+    let one = |x: __m512, d: __m512| -> __m128i {
+        // vmaxps gives its second operand (`low`) for a NaN quotient, as in quantize_f32; the
+        // masked code's low byte is the code (vpmovdb keeps the low 8 bits of each lane).
+        let q = _mm512_min_ps(_mm512_max_ps(_mm512_div_ps(x, d), lo), hi);
+        _mm512_cvtepi32_epi8(_mm512_and_si512(_mm512_add_epi32(_mm512_cvtps_epi32(q), z), keep))
+    };
+    for (g, (s, o)) in src.chunks_exact(128).zip(out.chunks_exact_mut(32)).take(groups).enumerate() {
+        let d = _mm512_set1_ps(divisor_of(g));
+        // SAFETY: `s` is 128 bytes (32 float32s) and `o` 32 bytes; the unaligned accesses are
+        // what loadu/storeu allow.
+        unsafe {
+            let p = s.as_ptr().cast::<f32>();
+            let q = o.as_mut_ptr().cast::<__m128i>();
+            _mm_storeu_si128(q, one(_mm512_loadu_ps(p), d));
+            _mm_storeu_si128(q.add(1), one(_mm512_loadu_ps(p.add(16)), d));
+        }
+    }
+    groups * 32
+}
+
 /// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
 /// is compiled with them too.
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
