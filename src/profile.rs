@@ -12,6 +12,8 @@
 //! | `openvino` | OpenVINO 2026.4 (its Cast is `spec`; only Range differs) |
 //! | `ml-dtypes` | ml_dtypes 0.6.0 `astype` (numpy 2.4.6) |
 //! | `xla` | jax/jaxlib 0.12.0.1, XLA on CPU under `jax.jit` |
+//! | `torch` | PyTorch 2.15.0 `Tensor.to` on the CPU (AVX2 and AVX-512 kernels) |
+//! | `torch-default` | the same under `ATEN_CPU_CAPABILITY=default` |
 //!
 //! Where an implementation has no behaviour (it raises, or has no kernel), its profile does what
 //! `spec` does: [`Policy::falls_back`] says where ([`Policy::cast_falls_back`],
@@ -47,17 +49,23 @@ pub enum Profile {
     MlDtypes,
     /// `xla`: bit-exact with XLA on CPU (as jax runs it).
     Xla,
+    /// `torch`: bit-exact with PyTorch's `Tensor.to` on the CPU (AVX2 and AVX-512 kernels).
+    Torch,
+    /// `torch-default`: PyTorch's `Tensor.to` under `ATEN_CPU_CAPABILITY=default`.
+    TorchDefault,
 }
 
 impl Profile {
     /// Every profile, in the order of the decision table.
-    pub const ALL: [Profile; 6] = [
+    pub const ALL: [Profile; 8] = [
         Profile::Spec,
         Profile::OnnxReference,
         Profile::OnnxRuntime,
         Profile::OpenVino,
         Profile::MlDtypes,
         Profile::Xla,
+        Profile::Torch,
+        Profile::TorchDefault,
     ];
 
     /// The profile's policy table.
@@ -70,6 +78,8 @@ impl Profile {
             Profile::OpenVino => &OPENVINO,
             Profile::MlDtypes => &ML_DTYPES,
             Profile::Xla => &XLA,
+            Profile::Torch => &TORCH,
+            Profile::TorchDefault => &TORCH_DEFAULT,
         }
     }
 
@@ -175,6 +185,9 @@ pub enum NanPayload {
     Exact,
     /// The canonical quiet NaN with the input's sign.
     Canonical,
+    /// This code whatever the NaN's sign and payload (PyTorch's AVX2 float32 -> bfloat16 writes
+    /// 0xFFFF; its scalar float16 -> float32 writes 0x7FFFFFFF).
+    Fixed(u64),
 }
 
 /// NaN payloads per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
@@ -325,6 +338,9 @@ pub enum E8M0Rule {
     NearestPowerOfTwo {
         /// The code of a value below 2^-127.
         tiny: u64,
+        /// The rule is applied to |x|: the sign is ignored and ±0 counts as below 2^-127 (PyTorch's
+        /// `fp8e8m0fnu_from_fp32_value`, which reads only the float32's exponent and fraction).
+        of_magnitude: bool,
     },
 }
 
@@ -432,6 +448,10 @@ pub struct Policy {
     pub float8_to_bool: Float8ToBool,
     /// What happens to NaN payloads between the IEEE formats.
     pub nan_payloads: NanPayloads,
+    /// `nan_payloads` for particular pairs (from, to), the first match winning; also the NaN a
+    /// float8 source (its fraction bits as the payload) writes into FLOAT, DOUBLE, FLOAT16 and
+    /// BFLOAT16, which is otherwise the canonical quiet NaN with its sign.
+    pub nan_by_pair: &'static [(DType, DType, NanPayload)],
     /// Positional rules: pairs the implementation converts in whole vector blocks and a scalar
     /// tail, with the rows that apply inside the blocks (`nan_payloads`, `float_to_uint32`).
     pub vector_blocks: &'static [VectorBlock],
@@ -441,6 +461,12 @@ pub struct Policy {
     pub identity_converts: &'static [IdentityConversion],
     /// `float_to_integer` for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
     pub float8_specials_to_integer: Float8SpecialsToInteger,
+    /// Sources whose NaN becomes integer 0 whatever `float8_specials_to_integer` says (E8M0 in
+    /// every profile).
+    pub nan_to_integer_zero: &'static [DType],
+    /// A float becomes UINT8 through int64 (truncate to int64 as x86's 64-bit `cvtt` does, keep the
+    /// low 8 bits) instead of through int32: c10's `static_cast_with_inter_type<uint8_t, ...>`.
+    pub float_to_uint8_through_int64: bool,
     /// onnxruntime: a bfloat16 NaN cast to float8 with `saturate=0` loses its sign (observed:
     /// 0xFF81 -> E4M3FN 0x7F, E5M2 0x7F).
     pub bfloat16_nan_unsigned_without_saturate: bool,
@@ -450,6 +476,8 @@ pub struct Policy {
     pub e8m0_by_source: &'static [(DType, E8M0Rule)],
     /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
     pub fixed_saturate: Option<bool>,
+    /// `fixed_saturate` for particular targets (the first match wins over `fixed_saturate`).
+    pub saturate_by_target: &'static [(DType, bool)],
     /// Pairs (from, to) converted with subnormal inputs read as zero and subnormal results written
     /// as zero (the sign kept; a float32 step on the way (`via_float32`) is flushed too): x86's DAZ and FTZ
     /// modes, which XLA's CPU code runs in.
@@ -574,6 +602,10 @@ pub const SPEC: Policy = Policy {
     e8m0: E8M0Rule::Spec,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     cast_falls_back: &[],
@@ -745,6 +777,10 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     e8m0: E8M0Rule::Reference,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     cast_falls_back: &[],
@@ -837,6 +873,10 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     e8m0: E8M0Rule::OnnxRuntime,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: true,
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
@@ -917,7 +957,7 @@ const ML_DTYPES_ROWS: Policy = Policy {
     vector_blocks: &[],
     float_to_uint32: Uint32Conversion::LowBitsOfInt64,
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
-    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
     fixed_saturate: Some(false),
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
     strings: StringPolicy {
@@ -988,8 +1028,8 @@ pub const XLA: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
     // ml_dtypes' rule from float32 (1e-39 -> 0x00); from float64 rounded once, and below 2^-127
     // NaN (1.5 - 2^-30 -> 0x7F, 1e-39 -> 0xFF).
-    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
-    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF })],
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
+    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF, of_magnitude: false })],
     fixed_saturate: Some(false),
     // Subnormals read and written as zero (observed: float32 0x00000001 -> bool false and -> float64
     // 0; float64 2^-127 -> float32 0 and -> bfloat16 0; bfloat16 0x0001 -> float64 0 and -> bool
@@ -1020,6 +1060,164 @@ pub const OPENVINO: Policy = Policy {
     ..SPEC
 };
 
+/// PyTorch 2.15.0 `Tensor.to(dtype)` on the CPU, x86-64, as its AVX2 and AVX-512 kernels convert
+/// (ATEN_CPU_CAPABILITY=avx2 and avx512 give the same codes; `default` differs on NaN codes in
+/// eight pairs, docs/research/torch_casts.md). Observed with scripts/crosscheck_torch.py. torch has
+/// no saturate or round_mode attribute, no strings, no float4/float6 casts and no int4/int2;
+/// Range, Slice and QuantizeLinear are not torch's, so those rows are `spec`'s.
+pub const TORCH: Policy = Policy { vector_blocks: TORCH_BLOCKS, ..TORCH_ROWS };
+
+const TORCH_ROWS: Policy = Policy {
+    name: "torch",
+    peer: "PyTorch 2.15.0 Tensor.to on the CPU, x86-64 (AVX2 and AVX-512 kernels)",
+    // c10's Half, BFloat16 and float8 types are built from a float: every narrowing from double or
+    // a 32/64-bit integer rounds to float32 first (float64 1 + 2^-11 + 2^-30 -> FLOAT16 0x3C00).
+    via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: true, float6: true, float4: true },
+    // float32 NaN -> E5M2 0x7F, -NaN -> 0xFF.
+    e5m2_nan: 0x7F,
+    // FNUZ 0x80 -> float32 0x7F800001 (positive): -> E4M3FN 0x7F.
+    fnuz_nan_is_negative: false,
+    nan_payloads: NanPayloads {
+        // The scalar loop (the tail after the blocks of 8): every NaN -> 0x7FFFFFFF.
+        float16_to_float32: NanPayload::Fixed(0x7FFF_FFFF),
+        float16_to_float64: NanPayload::QuietTopBits,
+        bfloat16_to_float32: NanPayload::Exact,
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        to_float16: NanPayload::QuietTopBits,
+        float64_to_float16: NanPayload::QuietTopBits,
+        // bfloat16 0x7F81 -> float16 0x7E08.
+        bfloat16_to_float16: NanPayload::QuietTopBits,
+        // float16 and float64 (outside its blocks) -> 0x7FC0 whatever the sign.
+        to_bfloat16: NanPayload::Fixed(0x7FC0),
+    },
+    nan_by_pair: TORCH_NAN,
+    // The scalar loop: float32 -2147483904 -> 0x7FFFFF00, NaN -> 0.
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    // E5M2 +Inf -> INT32 0x80000000, E4M3FN NaN -> INT64 0x8000000000000000.
+    float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
+    // FNUZ 0x80 -> INT32 0, UINT64 0.
+    nan_to_integer_zero: &[DType::Float8E8M0, DType::Float8E4M3FNUZ, DType::Float8E5M2FNUZ],
+    // float64 4294967295 -> UINT8 0xFF.
+    float_to_uint8_through_int64: true,
+    // float32 -4 -> 0x81, 0 -> 0x00, 0x7F7FFFFF -> 0xFF, +Inf -> 0xFF.
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: true },
+    // E4M3FN saturates (float32 1e10 and +Inf -> 0x7E); E5M2 and the FNUZ types do not (1e10 ->
+    // E5M2 0x7C, E4M3FNUZ 0x80).
+    fixed_saturate: Some(false),
+    saturate_by_target: &[(DType::Float8E4M3FN, true)],
+    cast_falls_back: &[
+        DType::Float4E2M1,
+        DType::Float6E2M3,
+        DType::Float6E3M2,
+        DType::Int4,
+        DType::Uint4,
+        DType::Int2,
+        DType::Uint2,
+        DType::String,
+    ],
+    ..SPEC
+};
+
+/// torch's NaN codes by pair (row `nan_by_pair`).
+const TORCH_NAN: &[(DType, DType, NanPayload); 21] = &[
+    // float32 -> bfloat16 at every position: 0xFFFF.
+    (DType::Float, DType::Bfloat16, NanPayload::Fixed(0xFFFF)),
+    // E4M3FN and E5M2 widen their fraction bits, quiet (E4M3FN 0xFF -> float32 0xFFF00000,
+    // E5M2 0x7D -> 0x7FE00000); into bfloat16 0x7FC0.
+    (DType::Float8E4M3FN, DType::Float, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Double, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Float16, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E5M2, DType::Float, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Double, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Float16, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    // The FNUZ NaN and E8M0's become the float32 signalling NaN 0x7F800001 (c10's
+    // fp8_fnuz_to_fp32_value and Float8_e8m0fnu's operator float), quieted into float64.
+    (DType::Float8E4M3FNUZ, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E4M3FNUZ, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E4M3FNUZ, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E4M3FNUZ, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E5M2FNUZ, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E5M2FNUZ, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E5M2FNUZ, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E5M2FNUZ, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E8M0, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E8M0, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E8M0, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E8M0, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+];
+
+/// torch's vectorised loops: float32 and float64 -> uint32 in blocks of 4, bfloat16 -> uint32,
+/// float16 -> float32 in blocks of 8, float64 -> bfloat16 in blocks of 16.
+const TORCH_BLOCKS: &[VectorBlock] = &[
+    VectorBlock {
+        sources: &[DType::Float, DType::Double],
+        targets: &[DType::Uint32],
+        length: 4,
+        policy: &TORCH_VECTOR,
+    },
+    VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &TORCH_VECTOR },
+    VectorBlock { sources: &[DType::Float16], targets: &[DType::Float], length: 8, policy: &TORCH_VECTOR },
+    VectorBlock { sources: &[DType::Double], targets: &[DType::Bfloat16], length: 16, policy: &TORCH_VECTOR },
+];
+
+/// torch inside its vector blocks: NaN -> uint32 0x80000000, float16 NaN -> float32 with its top
+/// payload bits, quiet; float64 NaN -> bfloat16 0xFFFF.
+const TORCH_VECTOR: Policy = Policy {
+    name: "torch (vector blocks)",
+    nan_payloads: NanPayloads { float16_to_float32: NanPayload::QuietTopBits, ..TORCH_ROWS.nan_payloads },
+    nan_by_pair: &[(DType::Double, DType::Bfloat16, NanPayload::Fixed(0xFFFF))],
+    float_to_uint32: Uint32Conversion::Vector,
+    ..TORCH_ROWS
+};
+
+/// PyTorch 2.15.0 under `ATEN_CPU_CAPABILITY=default` (its kernels compiled without AVX2): the
+/// `torch` rows but for NaN codes in eight pairs (docs/research/torch_casts.md §2).
+pub const TORCH_DEFAULT: Policy = Policy {
+    name: "torch-default",
+    peer: "PyTorch 2.15.0 Tensor.to on the CPU, x86-64, ATEN_CPU_CAPABILITY=default",
+    nan_payloads: NanPayloads {
+        // float64 0x7FFFFFFFFFFFFFFF -> FLOAT16 0x7E00; bfloat16 0x7F81 -> 0x7E00.
+        float64_to_float16: NanPayload::Canonical,
+        bfloat16_to_float16: NanPayload::Canonical,
+        ..TORCH_ROWS.nan_payloads
+    },
+    nan_by_pair: TORCH_DEFAULT_NAN,
+    vector_blocks: TORCH_DEFAULT_BLOCKS,
+    ..TORCH_ROWS
+};
+
+/// [`TORCH_ROWS`]' `nan_by_pair` with float32 -> bfloat16 0x7FC0 and float8 -> float16 canonical.
+const TORCH_DEFAULT_NAN: &[(DType, DType, NanPayload)] = &{
+    let mut rows = *TORCH_NAN;
+    let mut i = 0;
+    while i < rows.len() {
+        rows[i].2 = match (rows[i].0, rows[i].1) {
+            (DType::Float, DType::Bfloat16) => NanPayload::Fixed(0x7FC0),
+            (DType::Float8E4M3FN | DType::Float8E5M2, DType::Float16) => NanPayload::Canonical,
+            _ => rows[i].2,
+        };
+        i += 1;
+    }
+    rows
+};
+
+/// torch-default's vectorised loops: float32 and float64 -> uint32 in blocks of 4, bfloat16 and
+/// float16 -> uint32 and float16 -> float32 in blocks of 8, E5M2 -> uint32 in blocks of 16; no
+/// float64 -> bfloat16 blocks.
+const TORCH_DEFAULT_BLOCKS: &[VectorBlock] = &[
+    TORCH_BLOCKS[0],
+    VectorBlock {
+        sources: &[DType::Bfloat16, DType::Float16],
+        targets: &[DType::Uint32],
+        length: 8,
+        policy: &TORCH_VECTOR,
+    },
+    TORCH_BLOCKS[2],
+    VectorBlock { sources: &[DType::Float8E5M2], targets: &[DType::Uint32], length: 16, policy: &TORCH_VECTOR },
+];
+
 impl Policy {
     /// The policy that actually decides a cast from `from` to `to`: this one, or `spec` where the
     /// implementation has no behaviour for the pair.
@@ -1043,6 +1241,13 @@ impl Policy {
             || self.pairs_fall_back.contains(&(from, to))
             || (to == DType::String && self.strings.fall_back.writing.contains(&from))
             || (from == DType::String && self.strings.fall_back.reading.contains(&to))
+    }
+
+    /// The `saturate` a float8 target converts with whatever the attribute says
+    /// (`saturate_by_target`, then `fixed_saturate`); `None` where the attribute applies.
+    #[must_use]
+    pub fn fixed_saturate_for(&self, to: DType) -> Option<bool> {
+        self.saturate_by_target.iter().find(|(d, _)| *d == to).map(|&(_, s)| s).or(self.fixed_saturate)
     }
 
     /// The positional rule of the pair, if the implementation converts it in vector blocks.
@@ -1117,12 +1322,13 @@ fn nan_fallback(fallback: NanFallback, negative_zero: u64) -> String {
     }
 }
 
-fn payload(rule: NanPayload) -> &'static str {
+fn payload(rule: NanPayload) -> String {
     match rule {
-        NanPayload::QuietTopBits => "top bits, quiet",
-        NanPayload::TopBitsNonzero => "top bits as they are (nonzero)",
-        NanPayload::Exact => "bits as they are",
-        NanPayload::Canonical => "canonical",
+        NanPayload::QuietTopBits => "top bits, quiet".into(),
+        NanPayload::TopBitsNonzero => "top bits as they are (nonzero)".into(),
+        NanPayload::Exact => "bits as they are".into(),
+        NanPayload::Canonical => "canonical".into(),
+        NanPayload::Fixed(code) => format!("0x{code:X}"),
     }
 }
 
@@ -1131,8 +1337,11 @@ fn e8m0_rule(rule: E8M0Rule) -> String {
         E8M0Rule::Spec => "the Cast-24 table, round_mode as worded".into(),
         E8M0Rule::Reference => "onnx's to_float8e8m0 on the float32 bits (sign ignored, Inf -> NaN)".into(),
         E8M0Rule::OnnxRuntime => "Cast-24 but negatives -> 0x00 or NaN, above 2^127 judged before rounding".into(),
-        E8M0Rule::NearestPowerOfTwo { tiny } => format!(
+        E8M0Rule::NearestPowerOfTwo { tiny, of_magnitude: false } => format!(
             "nearest power of two, 1.5 * 2^k up, no attributes; <= 0 and NaN -> 0xFF, below 2^-127 -> 0x{tiny:02X}"
+        ),
+        E8M0Rule::NearestPowerOfTwo { tiny, of_magnitude: true } => format!(
+            "nearest power of two of |x|, 1.5 * 2^k up, no attributes; NaN and ±Inf -> 0xFF, ±0 and below 2^-127 -> 0x{tiny:02X}"
         ),
     }
 }
@@ -1181,6 +1390,7 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxRuntime, "every narrowing from double goes through float"),
             (Profile::MlDtypes, "as the reference (the same casts)"),
             (Profile::Xla, "int64 16842753 -> BFLOAT16 0x4B80; float64 464.00000001 -> E4M3FN 0x7F (once)"),
+            (Profile::Torch, "float64 1 + 2^-11 + 2^-30 -> FLOAT16 0x3C00; int64 16842753 -> BFLOAT16 0x4B80"),
         ],
     },
     Row {
@@ -1197,7 +1407,10 @@ pub const ROWS: &[Row] = &[
         case: "The NaN written into FLOAT8E5M2 (before the sign)",
         onnx_text: OnnxText::Decides,
         value: |p| format!("0x{:02X}|s", p.e5m2_nan),
-        observations: &[(Profile::OnnxRuntime, "float32 NaN -> 0x7F, -NaN -> 0xFF")],
+        observations: &[
+            (Profile::OnnxRuntime, "float32 NaN -> 0x7F, -NaN -> 0xFF"),
+            (Profile::Torch, "float32 NaN -> 0x7F, -NaN -> 0xFF; E4M3FNUZ 0x80 -> 0x7F"),
+        ],
     },
     Row {
         field: "e5m2_nan_by_source",
@@ -1221,6 +1434,7 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxReference, "E4M3FNUZ 0x80 -> FLOAT 0xFFC00000"),
             (Profile::Xla, "E4M3FNUZ 0x80 -> FLOAT 0x7FC00000, -> E4M3FN 0x7F"),
+            (Profile::Torch, "E4M3FNUZ 0x80 -> FLOAT 0x7F800001, -> E4M3FN 0x7F"),
         ],
     },
     Row {
@@ -1313,6 +1527,31 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxReference, "FLOAT 0x7F800001 -> FLOAT16 0x7C01; FLOAT16 0x7C01 -> DOUBLE 0x7FF0040000000000"),
             (Profile::OnnxRuntime, "narrowing gives 0x7E00|s / 0x7FC0|s; FLOAT16 -> DOUBLE quiets"),
             (Profile::Xla, "FLOAT16 0x7C01 -> FLOAT 0x7FC02000; BFLOAT16 0x7F81 -> FLOAT16 0x7E08; DOUBLE NaN -> FLOAT16 0x7E00"),
+            (Profile::Torch, "FLOAT16 0x7E00 -> FLOAT 0x7FFFFFFF (alone); FLOAT16 0xFE00 -> BFLOAT16 0x7FC0; BFLOAT16 0x7F81 -> FLOAT16 0x7E08"),
+            (Profile::TorchDefault, "BFLOAT16 0x7F81 -> FLOAT16 0x7E00; DOUBLE 0xFFFFFFFFFFFFFFFF -> FLOAT16 0xFE00"),
+        ],
+    },
+    Row {
+        field: "nan_by_pair",
+        case: "NaN codes for particular pairs, float8 sources into FLOAT, DOUBLE, FLOAT16 and BFLOAT16 included",
+        onnx_text: OnnxText::Undefined,
+        value: |p| {
+            if p.nan_by_pair.is_empty() {
+                return "none (float8 NaN -> the canonical NaN with its sign)".into();
+            }
+            p.nan_by_pair
+                .iter()
+                .map(|(f, t, rule)| format!("{} -> {}: {}", f.onnx_name(), t.onnx_name(), payload(*rule)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+        observations: &[
+            (
+                Profile::Torch,
+                "FLOAT 0x7FC00000 -> BFLOAT16 0xFFFF; E4M3FN 0xFF -> FLOAT 0xFFF00000; E5M2 0x7D -> FLOAT 0x7FE00000; \
+                 E4M3FNUZ 0x80 and E8M0 0xFF -> FLOAT 0x7F800001, DOUBLE 0x7FF8000020000000",
+            ),
+            (Profile::TorchDefault, "FLOAT 0xFFC00000 -> BFLOAT16 0x7FC0; E4M3FN 0xFF -> FLOAT16 0xFE00"),
         ],
     },
     Row {
@@ -1336,6 +1575,8 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxReference, "numpy 2.4.6: tensors of 1 to 35 NaN -> UINT32 give 0x80000000 in whole blocks of 4 (BFLOAT16: 8), 0 after them"),
             (Profile::OnnxRuntime, "F16C blocks keep NaN payload bits; UINT32 as the reference"),
             (Profile::MlDtypes, "as the reference"),
+            (Profile::Torch, "tensors of 1 to 69 NaN: FLOAT -> UINT32 0x80000000 in blocks of 4; FLOAT16 -> FLOAT 0x7FC00000 in blocks of 8, 0x7FFFFFFF after; DOUBLE -> BFLOAT16 0xFFFF in blocks of 16"),
+            (Profile::TorchDefault, "FLOAT16 NaN -> UINT32 0x80000000 in blocks of 8, E5M2 NaN in blocks of 16"),
         ],
     },
     Row {
@@ -1347,6 +1588,7 @@ pub const ROWS: &[Row] = &[
             (Profile::Spec, "lowbit's answer before the positional rule was found (the vector answers but ±Inf -> 0)"),
             (Profile::OnnxReference, "every FLOAT16 NaN -> 0; float32 -2147483904 -> 0x7FFFFF00 in the tail"),
             (Profile::OnnxRuntime, "FLOAT16 and float8 NaN -> 0"),
+            (Profile::Torch, "one float32 -2147483904 -> 0x7FFFFF00, NaN -> 0; every FLOAT16 NaN -> 0"),
         ],
     },
     Row {
@@ -1379,6 +1621,30 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxReference, "ml_dtypes: E5M2 0x7C -> INT8 0x7F, NaN -> 0"),
             (Profile::OnnxRuntime, "through float32: E5M2 0x7C -> INT32 0x80000000"),
+            (Profile::Torch, "through float32: E5M2 0x7C -> INT32 0x80000000, -> INT8 0"),
+        ],
+    },
+    Row {
+        field: "nan_to_integer_zero",
+        case: "Sources whose NaN becomes integer 0",
+        onnx_text: OnnxText::Undefined,
+        value: |p| dtype_list(p.nan_to_integer_zero),
+        observations: &[
+            (Profile::OnnxReference, "E8M0 0xFF -> INT32 0"),
+            (Profile::OnnxRuntime, "E8M0 0xFF -> INT32 0"),
+            (Profile::Torch, "E4M3FNUZ 0x80 -> INT32 0, INT64 0, UINT64 0"),
+        ],
+    },
+    Row {
+        field: "float_to_uint8_through_int64",
+        case: "How a float out of int32's range becomes UINT8",
+        onnx_text: OnnxText::Undefined,
+        value: |p| {
+            yes_no(p.float_to_uint8_through_int64, "low 8 bits of the int64 conversion", "low 8 bits of the int32 conversion")
+        },
+        observations: &[
+            (Profile::OnnxReference, "DOUBLE 4294967295 -> UINT8 0x00"),
+            (Profile::Torch, "DOUBLE 4294967295 -> UINT8 0xFF, 2^40 + 7 -> 0x07"),
         ],
     },
     Row {
@@ -1398,6 +1664,7 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxRuntime, "-1.0 -> 0x00 (saturate=1), 0xFF (saturate=0)"),
             (Profile::MlDtypes, "1.5 -> 0x80, 1.4999999 -> 0x7F, 1e-45 -> 0x00, 1.5 * 2^-127 -> 0x01, 1.5 * 2^127 -> 0xFF"),
             (Profile::Xla, "float32 as ml_dtypes (1e-39 -> 0x00)"),
+            (Profile::Torch, "float32 -4 -> 0x81, 0 -> 0x00, 0x7F7FFFFF -> 0xFF, +Inf -> 0xFF; int32 -1 -> 0x7F"),
         ],
     },
     Row {
@@ -1423,7 +1690,24 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::MlDtypes, "float32 1000 -> E4M3FN 0x7F (astype has no attribute)"),
             (Profile::Xla, "float32 1000 -> E4M3FN 0x7F"),
+            (Profile::Torch, "float32 1e10 -> E5M2 0x7C, E4M3FNUZ 0x80"),
         ],
+    },
+    Row {
+        field: "saturate_by_target",
+        case: "Targets that convert with a saturate of their own (no attribute)",
+        onnx_text: OnnxText::Decides,
+        value: |p| {
+            if p.saturate_by_target.is_empty() {
+                return "none".into();
+            }
+            p.saturate_by_target
+                .iter()
+                .map(|(d, sat)| format!("{}: saturate={}", d.onnx_name(), u8::from(*sat)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+        observations: &[(Profile::Torch, "float32 1e10 and +Inf -> E4M3FN 0x7E, -Inf -> 0xFE")],
     },
     Row {
         field: "flush_subnormals",
@@ -1450,6 +1734,7 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxRuntime, "no CPU kernel for FLOAT4E2M1; opset 28 (float6) does not load"),
             (Profile::Xla, "no string type"),
+            (Profile::Torch, "no string, float4 (but packed x2), float6, int4 or int2 dtype with casts"),
         ],
     },
     Row {
