@@ -192,19 +192,23 @@ fn encode_e8m0(policy: &Policy, rule: E8M0Rule, value: Value, opts: &CastOptions
         E8M0Rule::Spec => round::encode(&format::E8M0, value, opts.rounding_under(policy, &format::E8M0)),
         E8M0Rule::Reference => e8m0_reference(value, opts.saturate, opts.round_mode),
         E8M0Rule::OnnxRuntime => e8m0_onnxruntime(value, opts, policy),
-        E8M0Rule::NearestPowerOfTwo { tiny } => e8m0_nearest_power_of_two(value, tiny),
+        E8M0Rule::NearestPowerOfTwo { tiny, of_magnitude } => e8m0_nearest_power_of_two(value, tiny, of_magnitude),
     }
 }
 
 /// ml_dtypes' float8_e8m0fnu (see [`E8M0Rule::NearestPowerOfTwo`]); its sources are float32 or
 /// float64 values, or integers (whose magnitudes are 1 or more), so the comparisons near 2^-127
 /// are exact in `f64`.
-fn e8m0_nearest_power_of_two(value: Value, tiny: u64) -> u64 {
+fn e8m0_nearest_power_of_two(value: Value, tiny: u64, of_magnitude: bool) -> u64 {
     const NAN: u64 = 0xFF;
     let Value::Finite(x) = value else { return NAN };
-    if x.negative || x.is_zero() {
+    if of_magnitude && x.is_zero() {
+        return tiny;
+    }
+    if !of_magnitude && (x.negative || x.is_zero()) {
         return NAN;
     }
+    let value = if of_magnitude { Value::Finite(Exact { negative: false, ..x }) } else { value };
     let magnitude = to_f64(value);
     let min = crate::fmath::pow2_f64(-127);
     if magnitude < min {
@@ -351,7 +355,7 @@ impl Conversion {
 
 fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
     // An implementation without the attribute converts float8 one way whatever it says.
-    let fixed = policy.fixed_saturate.map(|saturate| CastOptions { saturate, ..*opts });
+    let fixed = policy.fixed_saturate_for(to).map(|saturate| CastOptions { saturate, ..*opts });
     let opts = fixed.as_ref().unwrap_or(opts);
     if from == to && !policy.identity_converts(from, opts.saturate) {
         // An identity Cast is a copy: NaN payloads and all bits survive.
@@ -372,8 +376,9 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
         element = Element::Float(Value::Finite(Exact::zero(negative)));
     }
     match (element, to.kind()) {
-        (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if from == DType::Float8E8M0 => {
-            // docs/research/onnx_cast.md §10: E8M0's NaN becomes integer 0 in every implementation.
+        (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if policy.nan_to_integer_zero.contains(&from) => {
+            // Profile field `nan_to_integer_zero` (E8M0 in every implementation,
+            // docs/research/onnx_cast.md §10).
             return Ok(0);
         }
         (Element::Float(special @ (Value::Nan { .. } | Value::Infinite { .. })), Kind::Integer { bits, signed })
@@ -394,6 +399,15 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
             return Ok(nan.code | if nan.keep_sign && negative { 0x80 } else { 0 });
         }
         (Element::Float(Value::Nan { negative, payload }), Kind::Float(target)) if target.nan_payload => {
+            // Profile field `nan_by_pair`; the payload is the fraction field, left-aligned as the
+            // IEEE formats' decode aligns it, for any source format.
+            if let Some(&(_, _, rule)) = policy.nan_by_pair.iter().find(|(f, t, _)| (*f, *t) == (from, to)) {
+                let source = from.float_format().expect("a NaN comes from a float format");
+                let fraction = code & source.fraction_field_mask();
+                let fraction_payload =
+                    if source.mantissa_bits == 0 { 0 } else { fraction << (64 - source.mantissa_bits) };
+                return Ok(nan_code(rule, target, negative, fraction_payload));
+            }
             if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
                 return Ok(nan_between_ieee(policy, source, target, negative, payload));
             }
@@ -524,6 +538,11 @@ fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negat
         // float <-> double: hardware conversion in every implementation.
         NanPayload::QuietTopBits
     };
+    nan_code(rule, to, negative, payload)
+}
+
+/// The code a NaN (sign, left-aligned payload) gets in the IEEE format `to` under `rule`.
+fn nan_code(rule: NanPayload, to: &FloatFormat, negative: bool, payload: u64) -> u64 {
     let canonical = to.nan_code(negative).expect("IEEE formats have NaN");
     let exponent_and_sign = canonical & !to.fraction_field_mask();
     let top_bits = payload >> (64 - to.mantissa_bits);
@@ -532,6 +551,7 @@ fn nan_between_ieee(policy: &Policy, from: &FloatFormat, to: &FloatFormat, negat
         NanPayload::TopBitsNonzero => exponent_and_sign | top_bits.max(1),
         NanPayload::Exact => exponent_and_sign | top_bits,
         NanPayload::Canonical => canonical,
+        NanPayload::Fixed(code) => code,
     }
 }
 
@@ -594,6 +614,11 @@ fn float_to_integer(v: Value, bits: u32, signed: bool, policy: &Policy) -> u64 {
             (Uint32Conversion::LowBitsOfInt64, _) => 0,
             (Uint32Conversion::Spec | Uint32Conversion::Vector, i) if i < 0 => 1 << 31,
             (Uint32Conversion::Spec | Uint32Conversion::Vector, _) => 0,
+        },
+        // Profile field `float_to_uint8_through_int64`: the int64 result, then its low bits.
+        (8, false) if policy.float_to_uint8_through_int64 => match truncated {
+            i if (-TWO_63..TWO_63).contains(&i) => low_bits(i, 8),
+            _ => 0,
         },
         // int8, int16, uint8, uint16 and int32: the int32 result, then its low bits.
         _ => match truncated {

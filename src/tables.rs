@@ -308,6 +308,7 @@ fn checked_by(profile: Profile, field: &str) -> &'static str {
         Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_cast.py",
         Profile::MlDtypes => "scripts/crosscheck_ml_dtypes.py",
         Profile::Xla => "scripts/crosscheck_xla.py",
+        Profile::Torch | Profile::TorchDefault => "scripts/crosscheck_torch.py",
         Profile::Spec | Profile::OpenVino => "",
     }
 }

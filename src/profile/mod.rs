@@ -12,6 +12,8 @@
 //! | `openvino` | OpenVINO 2026.4 (its Cast is `spec`; only Range differs) |
 //! | `ml-dtypes` | ml_dtypes 0.6.0 `astype` (numpy 2.4.6) |
 //! | `xla` | jax/jaxlib 0.12.0.1, XLA on CPU under `jax.jit` |
+//! | `torch` | PyTorch 2.15.0 `Tensor.to` on the CPU (AVX2 and AVX-512 kernels) |
+//! | `torch-default` | the same under `ATEN_CPU_CAPABILITY=default` |
 //!
 //! Where an implementation has no behaviour (it raises, or has no kernel), its profile does what
 //! `spec` does: [`Policy::falls_back`] says where ([`Policy::cast_falls_back`],
@@ -30,7 +32,7 @@ mod rows;
 
 pub use op_rules::{NumberStyle, OpenVinoRange, RangeCount, RangeValues, RepeatedAxes, StringGrammar};
 pub use policy::*;
-pub use profiles::{ML_DTYPES, ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, SPEC, XLA};
+pub use profiles::{ML_DTYPES, ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, SPEC, TORCH, TORCH_DEFAULT, XLA};
 pub use rows::{OnnxText, Row, ROWS};
 // The profile type's one public path is the crate root (`lowbit::Profile`).
 pub(crate) use name::Profile;

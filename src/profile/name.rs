@@ -1,6 +1,6 @@
 //! The named profiles: their names on the command line and the policy each stands for.
 
-use super::{Policy, ML_DTYPES, ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, SPEC, XLA};
+use super::{Policy, ML_DTYPES, ONNXRUNTIME, ONNX_REFERENCE, OPENVINO, SPEC, TORCH, TORCH_DEFAULT, XLA};
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -22,17 +22,23 @@ pub enum Profile {
     MlDtypes,
     /// `xla`: bit-exact with XLA on CPU (as jax runs it).
     Xla,
+    /// `torch`: bit-exact with PyTorch's `Tensor.to` on the CPU (AVX2 and AVX-512 kernels).
+    Torch,
+    /// `torch-default`: PyTorch's `Tensor.to` under `ATEN_CPU_CAPABILITY=default`.
+    TorchDefault,
 }
 
 impl Profile {
     /// Every profile, in the order of the decision table.
-    pub const ALL: [Profile; 6] = [
+    pub const ALL: [Profile; 8] = [
         Profile::Spec,
         Profile::OnnxReference,
         Profile::OnnxRuntime,
         Profile::OpenVino,
         Profile::MlDtypes,
         Profile::Xla,
+        Profile::Torch,
+        Profile::TorchDefault,
     ];
 
     /// The profile's policy table.
@@ -45,6 +51,8 @@ impl Profile {
             Profile::OpenVino => &OPENVINO,
             Profile::MlDtypes => &ML_DTYPES,
             Profile::Xla => &XLA,
+            Profile::Torch => &TORCH,
+            Profile::TorchDefault => &TORCH_DEFAULT,
         }
     }
 

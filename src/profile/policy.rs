@@ -56,6 +56,9 @@ pub enum NanPayload {
     Exact,
     /// The canonical quiet NaN with the input's sign.
     Canonical,
+    /// This code whatever the NaN's sign and payload (PyTorch's AVX2 float32 -> bfloat16 writes
+    /// 0xFFFF; its scalar float16 -> float32 writes 0x7FFFFFFF).
+    Fixed(u64),
 }
 
 /// NaN payloads per direction. f32 <-> f64 is always [`NanPayload::QuietTopBits`] (hardware).
@@ -206,6 +209,9 @@ pub enum E8M0Rule {
     NearestPowerOfTwo {
         /// The code of a value below 2^-127.
         tiny: u64,
+        /// The rule is applied to |x|: the sign is ignored and ±0 counts as below 2^-127 (PyTorch's
+        /// `fp8e8m0fnu_from_fp32_value`, which reads only the float32's exponent and fraction).
+        of_magnitude: bool,
     },
 }
 
@@ -313,6 +319,10 @@ pub struct Policy {
     pub float8_to_bool: Float8ToBool,
     /// What happens to NaN payloads between the IEEE formats.
     pub nan_payloads: NanPayloads,
+    /// `nan_payloads` for particular pairs (from, to), the first match winning; also the NaN a
+    /// float8 source (its fraction bits as the payload) writes into FLOAT, DOUBLE, FLOAT16 and
+    /// BFLOAT16, which is otherwise the canonical quiet NaN with its sign.
+    pub nan_by_pair: &'static [(DType, DType, NanPayload)],
     /// Positional rules: pairs the implementation converts in whole vector blocks and a scalar
     /// tail, with the rows that apply inside the blocks (`nan_payloads`, `float_to_uint32`).
     pub vector_blocks: &'static [VectorBlock],
@@ -322,6 +332,12 @@ pub struct Policy {
     pub identity_converts: &'static [IdentityConversion],
     /// `float_to_integer` for float8 NaN and ±Inf sources (E8M0's NaN gives 0 in every implementation).
     pub float8_specials_to_integer: Float8SpecialsToInteger,
+    /// Sources whose NaN becomes integer 0 whatever `float8_specials_to_integer` says (E8M0 in
+    /// every profile).
+    pub nan_to_integer_zero: &'static [DType],
+    /// A float becomes UINT8 through int64 (truncate to int64 as x86's 64-bit `cvtt` does, keep the
+    /// low 8 bits) instead of through int32: c10's `static_cast_with_inter_type<uint8_t, ...>`.
+    pub float_to_uint8_through_int64: bool,
     /// onnxruntime: a bfloat16 NaN cast to float8 with `saturate=0` loses its sign (observed:
     /// 0xFF81 -> E4M3FN 0x7F, E5M2 0x7F).
     pub bfloat16_nan_unsigned_without_saturate: bool,
@@ -331,6 +347,8 @@ pub struct Policy {
     pub e8m0_by_source: &'static [(DType, E8M0Rule)],
     /// The implementation has no `saturate` attribute: float8 targets always convert as this says.
     pub fixed_saturate: Option<bool>,
+    /// `fixed_saturate` for particular targets (the first match wins over `fixed_saturate`).
+    pub saturate_by_target: &'static [(DType, bool)],
     /// Pairs (from, to) converted with subnormal inputs read as zero and subnormal results written
     /// as zero (the sign kept; a float32 step on the way (`via_float32`) is flushed too): x86's DAZ and FTZ
     /// modes, which XLA's CPU code runs in.
@@ -440,6 +458,13 @@ impl Policy {
             || self.pairs_fall_back.contains(&(from, to))
             || (to == DType::String && self.strings.fall_back.writing.contains(&from))
             || (from == DType::String && self.strings.fall_back.reading.contains(&to))
+    }
+
+    /// The `saturate` a float8 target converts with whatever the attribute says
+    /// (`saturate_by_target`, then `fixed_saturate`); `None` where the attribute applies.
+    #[must_use]
+    pub fn fixed_saturate_for(&self, to: DType) -> Option<bool> {
+        self.saturate_by_target.iter().find(|(d, _)| *d == to).map(|&(_, s)| s).or(self.fixed_saturate)
     }
 
     /// The positional rule of the pair, if the implementation converts it in vector blocks.

@@ -43,6 +43,10 @@ pub const SPEC: Policy = Policy {
     e8m0: E8M0Rule::Spec,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     cast_falls_back: &[],
@@ -214,6 +218,10 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     e8m0: E8M0Rule::Reference,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: false,
     cast_falls_back: &[],
@@ -306,6 +314,10 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     e8m0: E8M0Rule::OnnxRuntime,
     e8m0_by_source: &[],
     fixed_saturate: None,
+    saturate_by_target: &[],
+    nan_by_pair: &[],
+    nan_to_integer_zero: &[DType::Float8E8M0],
+    float_to_uint8_through_int64: false,
     flush_subnormals: &[],
     saturate_zero_needs_float8: true,
     // No CPU kernel for float4 (Cast 23-25 NOT_IMPLEMENTED); opset 28 (float6) does not load.
@@ -386,7 +398,7 @@ const ML_DTYPES_ROWS: Policy = Policy {
     vector_blocks: &[],
     float_to_uint32: Uint32Conversion::LowBitsOfInt64,
     float8_specials_to_integer: Float8SpecialsToInteger::ZeroAndSaturate,
-    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
     fixed_saturate: Some(false),
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
     strings: StringPolicy {
@@ -457,8 +469,8 @@ pub const XLA: Policy = Policy {
     float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
     // ml_dtypes' rule from float32 (1e-39 -> 0x00); from float64 rounded once, and below 2^-127
     // NaN (1.5 - 2^-30 -> 0x7F, 1e-39 -> 0xFF).
-    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00 },
-    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF })],
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
+    e8m0_by_source: &[(DType::Double, E8M0Rule::NearestPowerOfTwo { tiny: 0xFF, of_magnitude: false })],
     fixed_saturate: Some(false),
     // Subnormals read and written as zero (observed: float32 0x00000001 -> bool false and -> float64
     // 0; float64 2^-127 -> float32 0 and -> bfloat16 0; bfloat16 0x0001 -> float64 0 and -> bool
@@ -488,3 +500,161 @@ pub const OPENVINO: Policy = Policy {
     range: RangePolicy { openvino: OpenVinoRange::CoreReference, ..SPEC.range },
     ..SPEC
 };
+
+/// PyTorch 2.15.0 `Tensor.to(dtype)` on the CPU, x86-64, as its AVX2 and AVX-512 kernels convert
+/// (ATEN_CPU_CAPABILITY=avx2 and avx512 give the same codes; `default` differs on NaN codes in
+/// eight pairs, docs/research/torch_casts.md). Observed with scripts/crosscheck_torch.py. torch has
+/// no saturate or round_mode attribute, no strings, no float4/float6 casts and no int4/int2;
+/// Range, Slice and QuantizeLinear are not torch's, so those rows are `spec`'s.
+pub const TORCH: Policy = Policy { vector_blocks: TORCH_BLOCKS, ..TORCH_ROWS };
+
+const TORCH_ROWS: Policy = Policy {
+    name: "torch",
+    peer: "PyTorch 2.15.0 Tensor.to on the CPU, x86-64 (AVX2 and AVX-512 kernels)",
+    // c10's Half, BFloat16 and float8 types are built from a float: every narrowing from double or
+    // a 32/64-bit integer rounds to float32 first (float64 1 + 2^-11 + 2^-30 -> FLOAT16 0x3C00).
+    via_float32: ViaFloat32 { float16: true, bfloat16: true, float8: true, float6: true, float4: true },
+    // float32 NaN -> E5M2 0x7F, -NaN -> 0xFF.
+    e5m2_nan: 0x7F,
+    // FNUZ 0x80 -> float32 0x7F800001 (positive): -> E4M3FN 0x7F.
+    fnuz_nan_is_negative: false,
+    nan_payloads: NanPayloads {
+        // The scalar loop (the tail after the blocks of 8): every NaN -> 0x7FFFFFFF.
+        float16_to_float32: NanPayload::Fixed(0x7FFF_FFFF),
+        float16_to_float64: NanPayload::QuietTopBits,
+        bfloat16_to_float32: NanPayload::Exact,
+        bfloat16_to_float64: NanPayload::QuietTopBits,
+        to_float16: NanPayload::QuietTopBits,
+        float64_to_float16: NanPayload::QuietTopBits,
+        // bfloat16 0x7F81 -> float16 0x7E08.
+        bfloat16_to_float16: NanPayload::QuietTopBits,
+        // float16 and float64 (outside its blocks) -> 0x7FC0 whatever the sign.
+        to_bfloat16: NanPayload::Fixed(0x7FC0),
+    },
+    nan_by_pair: TORCH_NAN,
+    // The scalar loop: float32 -2147483904 -> 0x7FFFFF00, NaN -> 0.
+    float_to_uint32: Uint32Conversion::LowBitsOfInt64,
+    // E5M2 +Inf -> INT32 0x80000000, E4M3FN NaN -> INT64 0x8000000000000000.
+    float8_specials_to_integer: Float8SpecialsToInteger::LikeFloat32,
+    // FNUZ 0x80 -> INT32 0, UINT64 0.
+    nan_to_integer_zero: &[DType::Float8E8M0, DType::Float8E4M3FNUZ, DType::Float8E5M2FNUZ],
+    // float64 4294967295 -> UINT8 0xFF.
+    float_to_uint8_through_int64: true,
+    // float32 -4 -> 0x81, 0 -> 0x00, 0x7F7FFFFF -> 0xFF, +Inf -> 0xFF.
+    e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: true },
+    // E4M3FN saturates (float32 1e10 and +Inf -> 0x7E); E5M2 and the FNUZ types do not (1e10 ->
+    // E5M2 0x7C, E4M3FNUZ 0x80).
+    fixed_saturate: Some(false),
+    saturate_by_target: &[(DType::Float8E4M3FN, true)],
+    cast_falls_back: &[
+        DType::Float4E2M1,
+        DType::Float6E2M3,
+        DType::Float6E3M2,
+        DType::Int4,
+        DType::Uint4,
+        DType::Int2,
+        DType::Uint2,
+        DType::String,
+    ],
+    ..SPEC
+};
+
+/// torch's NaN codes by pair (row `nan_by_pair`).
+const TORCH_NAN: &[(DType, DType, NanPayload); 21] = &[
+    // float32 -> bfloat16 at every position: 0xFFFF.
+    (DType::Float, DType::Bfloat16, NanPayload::Fixed(0xFFFF)),
+    // E4M3FN and E5M2 widen their fraction bits, quiet (E4M3FN 0xFF -> float32 0xFFF00000,
+    // E5M2 0x7D -> 0x7FE00000); into bfloat16 0x7FC0.
+    (DType::Float8E4M3FN, DType::Float, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Double, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Float16, NanPayload::QuietTopBits),
+    (DType::Float8E4M3FN, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E5M2, DType::Float, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Double, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Float16, NanPayload::QuietTopBits),
+    (DType::Float8E5M2, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    // The FNUZ NaN and E8M0's become the float32 signalling NaN 0x7F800001 (c10's
+    // fp8_fnuz_to_fp32_value and Float8_e8m0fnu's operator float), quieted into float64.
+    (DType::Float8E4M3FNUZ, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E4M3FNUZ, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E4M3FNUZ, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E4M3FNUZ, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E5M2FNUZ, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E5M2FNUZ, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E5M2FNUZ, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E5M2FNUZ, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+    (DType::Float8E8M0, DType::Float, NanPayload::Fixed(0x7F80_0001)),
+    (DType::Float8E8M0, DType::Double, NanPayload::Fixed(0x7FF8_0000_2000_0000)),
+    (DType::Float8E8M0, DType::Float16, NanPayload::Fixed(0x7E00)),
+    (DType::Float8E8M0, DType::Bfloat16, NanPayload::Fixed(0x7FC0)),
+];
+
+/// torch's vectorised loops: float32 and float64 -> uint32 in blocks of 4, bfloat16 -> uint32,
+/// float16 -> float32 in blocks of 8, float64 -> bfloat16 in blocks of 16.
+const TORCH_BLOCKS: &[VectorBlock] = &[
+    VectorBlock {
+        sources: &[DType::Float, DType::Double],
+        targets: &[DType::Uint32],
+        length: 4,
+        policy: &TORCH_VECTOR,
+    },
+    VectorBlock { sources: &[DType::Bfloat16], targets: &[DType::Uint32], length: 8, policy: &TORCH_VECTOR },
+    VectorBlock { sources: &[DType::Float16], targets: &[DType::Float], length: 8, policy: &TORCH_VECTOR },
+    VectorBlock { sources: &[DType::Double], targets: &[DType::Bfloat16], length: 16, policy: &TORCH_VECTOR },
+];
+
+/// torch inside its vector blocks: NaN -> uint32 0x80000000, float16 NaN -> float32 with its top
+/// payload bits, quiet; float64 NaN -> bfloat16 0xFFFF.
+const TORCH_VECTOR: Policy = Policy {
+    name: "torch (vector blocks)",
+    nan_payloads: NanPayloads { float16_to_float32: NanPayload::QuietTopBits, ..TORCH_ROWS.nan_payloads },
+    nan_by_pair: &[(DType::Double, DType::Bfloat16, NanPayload::Fixed(0xFFFF))],
+    float_to_uint32: Uint32Conversion::Vector,
+    ..TORCH_ROWS
+};
+
+/// PyTorch 2.15.0 under `ATEN_CPU_CAPABILITY=default` (its kernels compiled without AVX2): the
+/// `torch` rows but for NaN codes in eight pairs (docs/research/torch_casts.md §2).
+pub const TORCH_DEFAULT: Policy = Policy {
+    name: "torch-default",
+    peer: "PyTorch 2.15.0 Tensor.to on the CPU, x86-64, ATEN_CPU_CAPABILITY=default",
+    nan_payloads: NanPayloads {
+        // float64 0x7FFFFFFFFFFFFFFF -> FLOAT16 0x7E00; bfloat16 0x7F81 -> 0x7E00.
+        float64_to_float16: NanPayload::Canonical,
+        bfloat16_to_float16: NanPayload::Canonical,
+        ..TORCH_ROWS.nan_payloads
+    },
+    nan_by_pair: TORCH_DEFAULT_NAN,
+    vector_blocks: TORCH_DEFAULT_BLOCKS,
+    ..TORCH_ROWS
+};
+
+/// [`TORCH_ROWS`]' `nan_by_pair` with float32 -> bfloat16 0x7FC0 and float8 -> float16 canonical.
+const TORCH_DEFAULT_NAN: &[(DType, DType, NanPayload)] = &{
+    let mut rows = *TORCH_NAN;
+    let mut i = 0;
+    while i < rows.len() {
+        rows[i].2 = match (rows[i].0, rows[i].1) {
+            (DType::Float, DType::Bfloat16) => NanPayload::Fixed(0x7FC0),
+            (DType::Float8E4M3FN | DType::Float8E5M2, DType::Float16) => NanPayload::Canonical,
+            _ => rows[i].2,
+        };
+        i += 1;
+    }
+    rows
+};
+
+/// torch-default's vectorised loops: float32 and float64 -> uint32 in blocks of 4, bfloat16 and
+/// float16 -> uint32 and float16 -> float32 in blocks of 8, E5M2 -> uint32 in blocks of 16; no
+/// float64 -> bfloat16 blocks.
+const TORCH_DEFAULT_BLOCKS: &[VectorBlock] = &[
+    TORCH_BLOCKS[0],
+    VectorBlock {
+        sources: &[DType::Bfloat16, DType::Float16],
+        targets: &[DType::Uint32],
+        length: 8,
+        policy: &TORCH_VECTOR,
+    },
+    TORCH_BLOCKS[2],
+    VectorBlock { sources: &[DType::Float8E5M2], targets: &[DType::Uint32], length: 16, policy: &TORCH_VECTOR },
+];

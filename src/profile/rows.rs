@@ -61,12 +61,13 @@ fn nan_fallback(fallback: NanFallback, negative_zero: u64) -> String {
     }
 }
 
-fn payload(rule: NanPayload) -> &'static str {
+fn payload(rule: NanPayload) -> String {
     match rule {
-        NanPayload::QuietTopBits => "top bits, quiet",
-        NanPayload::TopBitsNonzero => "top bits as they are (nonzero)",
-        NanPayload::Exact => "bits as they are",
-        NanPayload::Canonical => "canonical",
+        NanPayload::QuietTopBits => "top bits, quiet".into(),
+        NanPayload::TopBitsNonzero => "top bits as they are (nonzero)".into(),
+        NanPayload::Exact => "bits as they are".into(),
+        NanPayload::Canonical => "canonical".into(),
+        NanPayload::Fixed(code) => format!("0x{code:X}"),
     }
 }
 
@@ -75,8 +76,11 @@ fn e8m0_rule(rule: E8M0Rule) -> String {
         E8M0Rule::Spec => "the Cast-24 table, round_mode as worded".into(),
         E8M0Rule::Reference => "onnx's to_float8e8m0 on the float32 bits (sign ignored, Inf -> NaN)".into(),
         E8M0Rule::OnnxRuntime => "Cast-24 but negatives -> 0x00 or NaN, above 2^127 judged before rounding".into(),
-        E8M0Rule::NearestPowerOfTwo { tiny } => format!(
+        E8M0Rule::NearestPowerOfTwo { tiny, of_magnitude: false } => format!(
             "nearest power of two, 1.5 * 2^k up, no attributes; <= 0 and NaN -> 0xFF, below 2^-127 -> 0x{tiny:02X}"
+        ),
+        E8M0Rule::NearestPowerOfTwo { tiny, of_magnitude: true } => format!(
+            "nearest power of two of |x|, 1.5 * 2^k up, no attributes; NaN and ±Inf -> 0xFF, ±0 and below 2^-127 -> 0x{tiny:02X}"
         ),
     }
 }
@@ -125,6 +129,7 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxRuntime, "every narrowing from double goes through float"),
             (Profile::MlDtypes, "as the reference (the same casts)"),
             (Profile::Xla, "int64 16842753 -> BFLOAT16 0x4B80; float64 464.00000001 -> E4M3FN 0x7F (once)"),
+            (Profile::Torch, "float64 1 + 2^-11 + 2^-30 -> FLOAT16 0x3C00; int64 16842753 -> BFLOAT16 0x4B80"),
         ],
     },
     Row {
@@ -141,7 +146,10 @@ pub const ROWS: &[Row] = &[
         case: "The NaN written into FLOAT8E5M2 (before the sign)",
         onnx_text: OnnxText::Decides,
         value: |p| format!("0x{:02X}|s", p.e5m2_nan),
-        observations: &[(Profile::OnnxRuntime, "float32 NaN -> 0x7F, -NaN -> 0xFF")],
+        observations: &[
+            (Profile::OnnxRuntime, "float32 NaN -> 0x7F, -NaN -> 0xFF"),
+            (Profile::Torch, "float32 NaN -> 0x7F, -NaN -> 0xFF; E4M3FNUZ 0x80 -> 0x7F"),
+        ],
     },
     Row {
         field: "e5m2_nan_by_source",
@@ -165,6 +173,7 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxReference, "E4M3FNUZ 0x80 -> FLOAT 0xFFC00000"),
             (Profile::Xla, "E4M3FNUZ 0x80 -> FLOAT 0x7FC00000, -> E4M3FN 0x7F"),
+            (Profile::Torch, "E4M3FNUZ 0x80 -> FLOAT 0x7F800001, -> E4M3FN 0x7F"),
         ],
     },
     Row {
@@ -257,6 +266,31 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxReference, "FLOAT 0x7F800001 -> FLOAT16 0x7C01; FLOAT16 0x7C01 -> DOUBLE 0x7FF0040000000000"),
             (Profile::OnnxRuntime, "narrowing gives 0x7E00|s / 0x7FC0|s; FLOAT16 -> DOUBLE quiets"),
             (Profile::Xla, "FLOAT16 0x7C01 -> FLOAT 0x7FC02000; BFLOAT16 0x7F81 -> FLOAT16 0x7E08; DOUBLE NaN -> FLOAT16 0x7E00"),
+            (Profile::Torch, "FLOAT16 0x7E00 -> FLOAT 0x7FFFFFFF (alone); FLOAT16 0xFE00 -> BFLOAT16 0x7FC0; BFLOAT16 0x7F81 -> FLOAT16 0x7E08"),
+            (Profile::TorchDefault, "BFLOAT16 0x7F81 -> FLOAT16 0x7E00; DOUBLE 0xFFFFFFFFFFFFFFFF -> FLOAT16 0xFE00"),
+        ],
+    },
+    Row {
+        field: "nan_by_pair",
+        case: "NaN codes for particular pairs, float8 sources into FLOAT, DOUBLE, FLOAT16 and BFLOAT16 included",
+        onnx_text: OnnxText::Undefined,
+        value: |p| {
+            if p.nan_by_pair.is_empty() {
+                return "none (float8 NaN -> the canonical NaN with its sign)".into();
+            }
+            p.nan_by_pair
+                .iter()
+                .map(|(f, t, rule)| format!("{} -> {}: {}", f.onnx_name(), t.onnx_name(), payload(*rule)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+        observations: &[
+            (
+                Profile::Torch,
+                "FLOAT 0x7FC00000 -> BFLOAT16 0xFFFF; E4M3FN 0xFF -> FLOAT 0xFFF00000; E5M2 0x7D -> FLOAT 0x7FE00000; \
+                 E4M3FNUZ 0x80 and E8M0 0xFF -> FLOAT 0x7F800001, DOUBLE 0x7FF8000020000000",
+            ),
+            (Profile::TorchDefault, "FLOAT 0xFFC00000 -> BFLOAT16 0x7FC0; E4M3FN 0xFF -> FLOAT16 0xFE00"),
         ],
     },
     Row {
@@ -280,6 +314,8 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxReference, "numpy 2.4.6: tensors of 1 to 35 NaN -> UINT32 give 0x80000000 in whole blocks of 4 (BFLOAT16: 8), 0 after them"),
             (Profile::OnnxRuntime, "F16C blocks keep NaN payload bits; UINT32 as the reference"),
             (Profile::MlDtypes, "as the reference"),
+            (Profile::Torch, "tensors of 1 to 69 NaN: FLOAT -> UINT32 0x80000000 in blocks of 4; FLOAT16 -> FLOAT 0x7FC00000 in blocks of 8, 0x7FFFFFFF after; DOUBLE -> BFLOAT16 0xFFFF in blocks of 16"),
+            (Profile::TorchDefault, "FLOAT16 NaN -> UINT32 0x80000000 in blocks of 8, E5M2 NaN in blocks of 16"),
         ],
     },
     Row {
@@ -291,6 +327,7 @@ pub const ROWS: &[Row] = &[
             (Profile::Spec, "lowbit's answer before the positional rule was found (the vector answers but ±Inf -> 0)"),
             (Profile::OnnxReference, "every FLOAT16 NaN -> 0; float32 -2147483904 -> 0x7FFFFF00 in the tail"),
             (Profile::OnnxRuntime, "FLOAT16 and float8 NaN -> 0"),
+            (Profile::Torch, "one float32 -2147483904 -> 0x7FFFFF00, NaN -> 0; every FLOAT16 NaN -> 0"),
         ],
     },
     Row {
@@ -323,6 +360,30 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxReference, "ml_dtypes: E5M2 0x7C -> INT8 0x7F, NaN -> 0"),
             (Profile::OnnxRuntime, "through float32: E5M2 0x7C -> INT32 0x80000000"),
+            (Profile::Torch, "through float32: E5M2 0x7C -> INT32 0x80000000, -> INT8 0"),
+        ],
+    },
+    Row {
+        field: "nan_to_integer_zero",
+        case: "Sources whose NaN becomes integer 0",
+        onnx_text: OnnxText::Undefined,
+        value: |p| dtype_list(p.nan_to_integer_zero),
+        observations: &[
+            (Profile::OnnxReference, "E8M0 0xFF -> INT32 0"),
+            (Profile::OnnxRuntime, "E8M0 0xFF -> INT32 0"),
+            (Profile::Torch, "E4M3FNUZ 0x80 -> INT32 0, INT64 0, UINT64 0"),
+        ],
+    },
+    Row {
+        field: "float_to_uint8_through_int64",
+        case: "How a float out of int32's range becomes UINT8",
+        onnx_text: OnnxText::Undefined,
+        value: |p| {
+            yes_no(p.float_to_uint8_through_int64, "low 8 bits of the int64 conversion", "low 8 bits of the int32 conversion")
+        },
+        observations: &[
+            (Profile::OnnxReference, "DOUBLE 4294967295 -> UINT8 0x00"),
+            (Profile::Torch, "DOUBLE 4294967295 -> UINT8 0xFF, 2^40 + 7 -> 0x07"),
         ],
     },
     Row {
@@ -342,6 +403,7 @@ pub const ROWS: &[Row] = &[
             (Profile::OnnxRuntime, "-1.0 -> 0x00 (saturate=1), 0xFF (saturate=0)"),
             (Profile::MlDtypes, "1.5 -> 0x80, 1.4999999 -> 0x7F, 1e-45 -> 0x00, 1.5 * 2^-127 -> 0x01, 1.5 * 2^127 -> 0xFF"),
             (Profile::Xla, "float32 as ml_dtypes (1e-39 -> 0x00)"),
+            (Profile::Torch, "float32 -4 -> 0x81, 0 -> 0x00, 0x7F7FFFFF -> 0xFF, +Inf -> 0xFF; int32 -1 -> 0x7F"),
         ],
     },
     Row {
@@ -367,7 +429,24 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::MlDtypes, "float32 1000 -> E4M3FN 0x7F (astype has no attribute)"),
             (Profile::Xla, "float32 1000 -> E4M3FN 0x7F"),
+            (Profile::Torch, "float32 1e10 -> E5M2 0x7C, E4M3FNUZ 0x80"),
         ],
+    },
+    Row {
+        field: "saturate_by_target",
+        case: "Targets that convert with a saturate of their own (no attribute)",
+        onnx_text: OnnxText::Decides,
+        value: |p| {
+            if p.saturate_by_target.is_empty() {
+                return "none".into();
+            }
+            p.saturate_by_target
+                .iter()
+                .map(|(d, sat)| format!("{}: saturate={}", d.onnx_name(), u8::from(*sat)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+        observations: &[(Profile::Torch, "float32 1e10 and +Inf -> E4M3FN 0x7E, -Inf -> 0xFE")],
     },
     Row {
         field: "flush_subnormals",
@@ -394,6 +473,7 @@ pub const ROWS: &[Row] = &[
         observations: &[
             (Profile::OnnxRuntime, "no CPU kernel for FLOAT4E2M1; opset 28 (float6) does not load"),
             (Profile::Xla, "no string type"),
+            (Profile::Torch, "no string, float4 (but packed x2), float6, int4 or int2 dtype with casts"),
         ],
     },
     Row {
