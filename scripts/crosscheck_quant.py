@@ -66,6 +66,7 @@ def input_types(op, version):
         return tc[ts] if ts in tc else [getattr(T, ts[len("tensor("):-1].upper())]
     return [types(i) for i in range(len(s.inputs))], s.inputs
 
+ort.set_default_logger_severity(3)  # its warnings about declared output shapes are not results
 
 # What each peer raises where it has no behaviour (observed with the pinned versions).
 REFUSALS = {
