@@ -4,7 +4,7 @@ reference and onnxruntime, bit for bit, on random models.
 
 Optional: not part of `cargo test`. Needs `cargo build --release` and a venv with
     pip install numpy==2.4.6 ml_dtypes==0.6.0 onnx==1.23.2 onnxruntime==1.31.1 (scripts/peers-venv.sh)
-Usage: python scripts/crosscheck_quant.py [--cases N] [--only OP] [--write-fixtures]
+Usage: python scripts/crosscheck_quant.py [--cases N] [--only OP] [--write-fixtures] [--specials-paths]
 
 Each case is a model whose inputs are Constant nodes, run in the reference evaluator (every
 version, 10 to 28), in onnxruntime (optimisations off; it loads opsets up to 25) and with
@@ -257,6 +257,39 @@ def row_cases(rng, n):
         yield "DynamicQuantizeLinear", [np.array(x, np.float32)], {}, 11, ["y", "y_scale", "y_zero_point"]
 
 
+def specials_path_cases(rng, n):
+    """QuantizeLinear of NaN, +-Inf and finite values beyond int32 (with ordinary values around
+    them) along every path: x FLOAT or FLOAT16, every integer output, per-tensor, per-axis on the
+    last or an earlier axis, blocked on the last axis (block 1, 2, 3) or an earlier one, zero point
+    0 and not. onnxruntime 1.31.1 takes a float -> int32 step on some of these paths (the x86
+    integer indefinite, then the zero point added with wraparound): QuantizeLinear-25 models,
+    opset 25 being the first with INT2/UINT2."""
+    specials = [np.inf, -np.inf, np.nan, 3e9, -3e9, 2147483520.0, 1e38, 2.5, -1.5, 0.5]
+    layouts = [((4, 64), None, None), ((64,), 0, None), ((4, 64), 1, None), ((4, 8, 8), 1, None),
+               ((4, 64), 1, 1), ((4, 64), 1, 2), ((4, 64), 1, 3), ((4, 63), 1, 2), ((64, 4), 0, 2), ((4, 8, 8), 1, 2)]
+    for xt in (np.float32, np.float16):
+        for out in INTEGERS:
+            lo, hi = INTEGERS[out]
+            for shape, axis, block in layouts:
+                for zp in (0, -1 if lo < 0 else 1):
+                    total = int(np.prod(shape))
+                    v = rng.standard_normal(total) * 3
+                    v[rng.choice(total, total // 4, replace=False)] = rng.choice(specials, total // 4)
+                    x = v.astype(np.float32).astype(xt).reshape(shape)
+                    attrs = {}
+                    if axis is None:
+                        sshape = []
+                    elif block is None:
+                        sshape, attrs["axis"] = [shape[axis]], axis
+                    else:
+                        sshape = list(shape)
+                        sshape[axis] = -(-shape[axis] // block)
+                        attrs["axis"], attrs["block_size"] = axis, block
+                    scale = np.full(sshape, 0.5, dtype=xt)
+                    zero = np.full(sshape, zp).astype(NP[out])
+                    yield "QuantizeLinear", [x, scale, zero], attrs, 25, ["y"]
+
+
 def run_ref(m):
     """The reference evaluator's outputs as TensorProtos."""
     return [numpy_helper.from_array(np.asarray(v)) for v in ReferenceEvaluator(m).run(None, {})]
@@ -314,6 +347,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--only", default="", help="only the ops whose name contains this")
+    ap.add_argument("--specials-paths", action="store_true",
+                    help="only the NaN/Inf/beyond-int32 path classes (specials_path_cases); the onnxruntime "
+                         "profile does not model all of them yet (issue 25), so this reports differences")
     ap.add_argument("--write-fixtures", action="store_true")
     ap.add_argument("--fixtures-per-op", type=int, default=25)
     args = ap.parse_args()
@@ -324,7 +360,9 @@ def main():
     if args.write_fixtures:
         shutil.rmtree(FIXTURES, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for gen in (row_cases, quantize_cases, dequantize_cases, dynamic_cases):
+        gens = (specials_path_cases,) if args.specials_paths else (row_cases, quantize_cases, dequantize_cases,
+                                                                    dynamic_cases)
+        for gen in gens:
             for case, (op, consts, attrs, opset, outputs) in enumerate(gen(rng, args.cases)):
                 if args.only not in op:
                     continue

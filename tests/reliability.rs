@@ -194,11 +194,8 @@ fn tables_out_into_a_conflicting_tree_leaves_nothing_new() {
     // staged, a larger table is refused with EFBIG (SIGXFSZ ignored), and the staged files go.
     let f = dir.path().join("f");
     std::fs::create_dir_all(f.join("cast")).unwrap();
-    let script = format!(
-        "trap '' XFSZ; ulimit -f 10 && exec '{}' tables --out '{}'",
-        env!("CARGO_BIN_EXE_lowbit"),
-        f.display()
-    );
+    let script =
+        format!("trap '' XFSZ; ulimit -f 10 && exec '{}' tables --out '{}'", env!("CARGO_BIN_EXE_lowbit"), f.display());
     let out = run_with(Command::new("sh").arg("-c").arg(&script), Stdin::Null);
     assert!(!out.ok);
     assert!(out.stderr.contains("too large"), "{}", out.stderr);
