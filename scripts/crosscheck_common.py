@@ -391,6 +391,21 @@ def refusal_kind(refusals, error):
     return None
 
 
+def run_model(runner, model, refusals, label, key, counts, diffs):
+    """`runner(model)` for the model cross-checks (quant, ops): its outputs, or None when the peer
+    raised. A declared refusal is counted as "<label> refused (declared)"; any other exception is
+    counted as "<label> raised undeclared" and added to `diffs` (keyed by `key`)."""
+    try:
+        return runner(model)
+    except Exception as e:
+        if refusal_kind(refusals, e) is None:
+            counts[f"{label} raised undeclared"] += 1
+            diffs.append(f"{key}: raises {peer_error_text(e)}, not a declared refusal")
+        else:
+            counts[f"{label} refused (declared)"] += 1
+        return None
+
+
 class Tally:
     """Counts conversions compared, refusals and every difference. `report` fails (1) on any
     difference and when nothing at all was compared with the peer."""
