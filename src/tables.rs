@@ -214,7 +214,7 @@ fn digests() -> String {
     out
 }
 
-/// Every file of `tables/` but those of `verify/` (the 2^32-pattern sweeps, which [`write`] and
+/// Every file of `tables/` but those of `verify/` (the 2^32-pattern sweeps, which [`write()`] and
 /// [`check`] add), in memory.
 #[must_use]
 pub fn render() -> TableSet {
