@@ -3,8 +3,9 @@
 //! 2^32-pattern float32 sweeps of [`crate::verify::sweep`]. `lowbit tables --out DIR` writes them;
 //! `lowbit tables --check DIR` and the test suite regenerate them and compare bytes.
 //!
-//! The tables of `tables/` itself are computed by the element-level `Cast` ([`crate::convert`])
-//! under the `spec` profile; the tests check that path against the independent oracle.
+//! The tables of `tables/` itself are computed by the element-level `Cast`
+//! ([`crate::convert_code`]) under the `spec` profile; the tests check that path against the
+//! independent oracle.
 
 use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
@@ -12,7 +13,7 @@ use crate::error::{quoted, Error, Result};
 use crate::files::{open_regular, read_bounded};
 use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
-pub use crate::strings::{exact_decimal, value_to_exact_decimal};
+use crate::strings::value_to_exact_decimal;
 use crate::verify::config::Config;
 use crate::verify::{sweep, Format, VerifyOptions};
 use core::fmt::Write as _;
@@ -576,7 +577,7 @@ fn first_difference(have: &[u8], want: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::strings::exact_decimal;
 
     #[test]
     fn exact_decimals() {
