@@ -285,16 +285,68 @@ fn e8m0_onnxruntime(value: Value, opts: &CastOptions, policy: &Policy) -> u64 {
 /// the options' profile. (Where a profile's result depends on the element's position in a tensor,
 /// this is the result outside its vector blocks; [`crate::cast::cast`] handles positions.)
 pub fn convert_code(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    convert_code_in(opts.profile.policy().for_cast(from, to), from, to, code, opts)
+    Conversion::new(from, to, opts).code(code)
 }
 
 /// Like [`convert_code`] for an element inside one of the profile's vector blocks
 /// ([`crate::profile::VectorBlock`]): the block's rows apply. For a pair without vector blocks,
 /// the same as [`convert_code`].
 pub fn convert_code_in_block(from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
-    let policy = opts.profile.policy().for_cast(from, to);
-    let policy = policy.vector_block(from, to).map_or(policy, |block| block.policy);
-    convert_code_in(policy, from, to, code, opts)
+    Conversion::new(from, to, opts).in_block().code(code)
+}
+
+/// One `Cast` resolved once: the dtypes, the attributes and the rows that decide it (the
+/// profile's policy for this pair, `spec`'s where the profile has no such cast, a vector block's
+/// inside one). A plan makes it when it is built and hands it to its engines, table builders and
+/// the core's fallback lanes, so nothing below looks the profile up again.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Conversion {
+    pub(crate) from: DType,
+    pub(crate) to: DType,
+    pub(crate) opts: CastOptions,
+    pub(crate) policy: &'static Policy,
+    /// Inside one of the profile's vector blocks (`policy` is then the block's).
+    pub(crate) in_block: bool,
+    /// An identity cast that the profile computes as a conversion rather than a copy.
+    pub(crate) identity_converts: bool,
+}
+
+impl Conversion {
+    pub(crate) fn new(from: DType, to: DType, opts: &CastOptions) -> Conversion {
+        let own = opts.profile.policy();
+        Conversion {
+            from,
+            to,
+            opts: *opts,
+            policy: own.for_cast(from, to),
+            in_block: false,
+            identity_converts: from == to && own.identity_converts(from, opts.saturate),
+        }
+    }
+
+    /// The same cast for an element inside one of the profile's vector blocks (itself where the
+    /// pair has none).
+    #[must_use]
+    pub(crate) fn in_block(self) -> Conversion {
+        let policy = self.policy.vector_block(self.from, self.to).map_or(self.policy, |block| block.policy);
+        Conversion { policy, in_block: true, ..self }
+    }
+
+    /// The same attributes and profile for another pair of dtypes.
+    #[must_use]
+    pub(crate) fn with_dtypes(self, from: DType, to: DType) -> Conversion {
+        let c = Conversion::new(from, to, &self.opts);
+        if self.in_block {
+            c.in_block()
+        } else {
+            c
+        }
+    }
+
+    /// The core's answer for one source code.
+    pub(crate) fn code(&self, code: u64) -> Result<u64> {
+        convert_code_in(self.policy, self.from, self.to, code, &self.opts)
+    }
 }
 
 fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {

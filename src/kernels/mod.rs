@@ -31,14 +31,15 @@ use encode::{ExponentKernel, MinifloatEncoder, TruncatedEncoder};
 pub(crate) const LANE_CHUNK: usize = 1024;
 
 /// The split table of float32 -> `to` (8 bits or fewer), built from the core once per process.
-pub(crate) fn split_table(to: DType, opts: &CastOptions) -> Result<Arc<SplitTable>> {
+pub(crate) fn split_table(opts: &CastOptions, to: DType) -> Result<Arc<SplitTable>> {
     type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
     static TABLES: Memo<Key, Arc<SplitTable>> = Memo::new();
     let key = (to, opts.saturate, opts.round_mode, opts.profile);
     TABLES.get_or_try_build(key, || {
+        let cast = convert::Conversion::new(DType::Float, to, opts);
         let mut failed = None;
         let table = SplitTable::build(|bits| {
-            convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
+            cast.code(u64::from(bits)).unwrap_or_else(|e| {
                 failed = Some(e);
                 0
             }) as u8
@@ -61,7 +62,7 @@ impl F32Kernel {
     /// The kernel for ONNX `Cast` from FLOAT to `to` (a float dtype of 8 bits or fewer).
     pub fn new(to: DType, opts: &CastOptions) -> Result<F32Kernel> {
         match to.float_format() {
-            Some(f) if f.width() <= 8 => Ok(F32Kernel(split_table(to, opts)?)),
+            Some(f) if f.width() <= 8 => Ok(F32Kernel(split_table(opts, to)?)),
             _ => Err(Error::UnsupportedDType {
                 op: "F32Kernel",
                 dtype: to.onnx_name(),

@@ -24,7 +24,7 @@ mod stream;
 pub use stream::{StreamError, STREAM_PIECE};
 
 use crate::alloc_prelude::*;
-use crate::convert::{self, CastOptions};
+use crate::convert::{self, CastOptions, Conversion};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::encode::{
@@ -42,7 +42,8 @@ use alloc::sync::Arc;
 pub struct Plan {
     from: DType,
     to: DType,
-    opts: CastOptions,
+    /// The cast resolved once (outside vector blocks); the engines hold their own copies.
+    conversion: Conversion,
     engine: Engine,
     /// The engine for the elements a profile's implementation converts in whole vector blocks,
     /// with the block length: it applies to the longest prefix made of whole blocks.
@@ -82,8 +83,8 @@ enum Wide {
 pub(crate) struct Lanes {
     source: Wide,
     route: Route,
-    /// Whether the lanes handed to the core are inside a vector block (their NaN rule differs).
-    in_block: bool,
+    /// The cast the lanes handed to the core take (inside a vector block, the block's rows).
+    core: Conversion,
     /// The profile flushes subnormals in this pair ([`crate::profile::Policy::flush_subnormals`]):
     /// lanes with 0 < |x| < 2^-126 are converted again by the core after the kernel.
     flush: bool,
@@ -203,23 +204,17 @@ fn cached_small(key: SmallKey, build: impl FnOnce() -> Result<lut::Table>) -> Re
 /// The narrow kernel of float32 -> `to`, and whether float32 NaN lanes must go to the core (the
 /// kernel's NaN codes differ from the core's on some NaN; `in_block` selects the core's rule inside
 /// a vector block), built once per process.
-fn cached_narrow(to: DType, opts: &CastOptions, in_block: bool) -> Result<(NarrowKernel, bool)> {
+fn cached_narrow(c: &Conversion) -> Result<(NarrowKernel, bool)> {
     type Key = (DType, bool, convert::RoundMode, crate::profile::Profile, bool);
     static KERNELS: Memo<Key, (NarrowKernel, bool)> = Memo::new();
-    let key = (to, opts.saturate, opts.round_mode, opts.profile, in_block);
+    let key = (c.to, c.opts.saturate, c.opts.round_mode, c.opts.profile, c.in_block);
     KERNELS.get_or_try_build(key, || {
-        let kernel = narrow_kernel(to, opts)?;
-        let core = |bits: u32| {
-            let code = u64::from(bits);
-            if in_block {
-                convert::convert_code_in_block(DType::Float, to, code, opts)
-            } else {
-                convert::convert_code(DType::Float, to, code, opts)
-            }
-        };
+        // The kernel converts float32 lanes: the float32 cast's rows decide its codes.
+        let lanes = c.with_dtypes(DType::Float, c.to);
+        let kernel = narrow_kernel(&lanes)?;
         let mut nan_to_core = false;
         for bits in nan_probes() {
-            nan_to_core |= u64::from(kernel.nan_code(bits)) != core(bits)?;
+            nan_to_core |= u64::from(kernel.nan_code(bits)) != lanes.code(u64::from(bits))?;
         }
         Ok((kernel, nan_to_core))
     })
@@ -241,8 +236,9 @@ fn nan_probes() -> impl Iterator<Item = u32> {
 /// The kernel from float32 lanes to a float target of 16 bits or fewer. Its special codes (±Inf and
 /// overflow, ±NaN, -0) are the core's; for targets of 8 bits or fewer the split table holds every
 /// answer of the core, and the branch-free encoder replaces it only where it agrees with every entry.
-fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
-    let core = |x: f32| convert::convert_code(DType::Float, to, u64::from(x.to_bits()), opts);
+fn narrow_kernel(lanes: &Conversion) -> Result<NarrowKernel> {
+    let to = lanes.to;
+    let core = |x: f32| lanes.code(u64::from(x.to_bits()));
     let f = to.float_format().expect("narrow kernels are for float targets");
     let (overflow, nan) = (
         [core(f32::INFINITY)? as u16, core(f32::NEG_INFINITY)? as u16],
@@ -264,7 +260,7 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
         }
         return Ok(NarrowKernel::Minifloat(encoder.expect("float16 and bfloat16 have an encoder")));
     }
-    let table = split_table(to, opts)?;
+    let table = split_table(&lanes.opts, to)?;
     if let Some(encoder) = encoder.filter(|e| table.agrees_with(e)) {
         return Ok(NarrowKernel::Minifloat(encoder));
     }
@@ -313,33 +309,25 @@ impl Plan {
     pub fn new(from: DType, to: DType, opts: &CastOptions) -> Result<Plan> {
         fixed_width(from)?;
         fixed_width(to)?;
-        let opts = *opts;
-        let policy = opts.profile.policy().for_cast(from, to);
-        let block = policy.vector_block(from, to).map(|b| b.length);
-        let engine = Self::engine(from, to, &opts, false)?;
+        let conversion = Conversion::new(from, to, opts);
+        let block = conversion.policy.vector_block(from, to).map(|b| b.length);
+        let engine = Self::engine(&conversion)?;
         let blocks = match block {
-            Some(b) => Some((b, Self::engine(from, to, &opts, true)?)),
+            Some(b) => Some((b, Self::engine(&conversion.in_block())?)),
             None => None,
         };
-        Ok(Plan { from, to, opts, engine, blocks })
+        Ok(Plan { from, to, conversion, engine, blocks })
     }
 
-    fn engine(from: DType, to: DType, opts: &CastOptions, in_block: bool) -> Result<Engine> {
-        if from == to && !opts.profile.policy().identity_converts(from, opts.saturate) {
+    fn engine(c: &Conversion) -> Result<Engine> {
+        let (from, to) = (c.from, c.to);
+        if from == to && !c.identity_converts {
             return Ok(Engine::Copy);
         }
         let bits = from.bits().expect("fixed width");
         if bits <= 16 {
-            let key = (from, to, opts.saturate, opts.round_mode, opts.profile, in_block);
-            return cached_small(key, || {
-                lut::Table::build(from, to, |code| {
-                    if in_block {
-                        convert::convert_code_in_block(from, to, code, opts)
-                    } else {
-                        convert::convert_code(from, to, code, opts)
-                    }
-                })
-            });
+            let key = (from, to, c.opts.saturate, c.opts.round_mode, c.opts.profile, c.in_block);
+            return cached_small(key, || lut::Table::build(from, to, |code| c.code(code)));
         }
         let source = match from {
             DType::Float => Wide::F32,
@@ -351,7 +339,7 @@ impl Plan {
             other => unreachable!("{other} is a fixed-width dtype wider than 16 bits"),
         };
         let float_source = matches!(source, Wide::F32 | Wide::F64);
-        let policy = opts.profile.policy().for_cast(from, to);
+        let policy = c.policy;
         let route = match to.kind() {
             Kind::Bool if float_source => Route::Bool,
             Kind::Bool => Route::IntToInt { mask: 1, to_bool: true },
@@ -378,13 +366,13 @@ impl Plan {
                 } else {
                     ToF32::Odd
                 };
-                let (kernel, nan_to_core) = cached_narrow(to, opts, in_block)?;
+                let (kernel, nan_to_core) = cached_narrow(c)?;
                 Route::Narrow { to_f32, kernel, nan_to_core }
             }
             _ => unreachable!("fixed_width checked the target"),
         };
         let flush = policy.flush_subnormals.contains(&(from, to));
-        Ok(Engine::Lanes(Lanes { source, route, in_block, flush }))
+        Ok(Engine::Lanes(Lanes { source, route, core: *c, flush }))
     }
 
     /// For a float32 -> float (16 bits or fewer) plan: runs `user` with the plan's lane kernel (or
@@ -679,8 +667,7 @@ impl Plan {
             for (j, b) in group.chunks_exact(width).enumerate().filter(|&(_, b)| tiny(value(b))) {
                 let mut buf = [0u8; 8];
                 buf[..width].copy_from_slice(b);
-                let code = convert::convert_code(self.from, self.to, u64::from_le_bytes(buf), &self.opts)
-                    .expect("the plan checked both dtypes");
+                let code = self.conversion.code(u64::from_le_bytes(buf)).expect("the plan checked both dtypes");
                 packing::set(self.to, dst, g * 64 + j, code);
             }
         }
@@ -956,12 +943,7 @@ impl Plan {
                 let mut buf = [0u8; 8];
                 buf[..width].copy_from_slice(&src[i * width..(i + 1) * width]);
                 let code = u64::from_le_bytes(buf);
-                let converted = if lanes.in_block {
-                    convert::convert_code_in_block(self.from, self.to, code, &self.opts)
-                } else {
-                    convert::convert_code(self.from, self.to, code, &self.opts)
-                };
-                store(i, converted.expect("the plan checked both dtypes"));
+                store(i, lanes.core.code(code).expect("the plan checked both dtypes"));
             }
         }
     }
