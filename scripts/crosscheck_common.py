@@ -18,6 +18,7 @@ per tensor (an implementation refuses a whole tensor for one text it cannot read
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import ml_dtypes
@@ -173,27 +174,51 @@ def _tail(src):
     return np.array([top, half - 1, half, top - 1, half - 2, 0, 1], dtype=np.uint64)
 
 
-def patterns(src, random_n, rng):
+def patterns(src, random_n, rng, sample=None):
     """The source's input codes, as unsigned integers: exhaustive up to 16 bits, specials and random
-    above, then the tail."""
+    above, then the tail. With `sample`, the bulk (every pattern of a 16-bit source, the float32
+    grid and the double rounding witnesses, the random patterns) is cut to `sample` codes drawn
+    by `rng`; the listed specials and the tail are kept whole."""
     bits = BITS[src]
     if src == "BOOL":
-        body = np.array([0, 1] * 8, dtype=np.uint64)
+        specials, bulk = np.array([0, 1] * 8, dtype=np.uint64), np.array([], dtype=np.uint64)
     elif bits <= 16:
-        body = np.arange(1 << bits, dtype=np.uint64)
+        specials, bulk = np.array([], dtype=np.uint64), np.arange(1 << bits, dtype=np.uint64)
     elif src == "FLOAT":
-        body = np.concatenate([np.array(_float32_specials(), dtype=np.uint64), _float32_grid(),
-                               _random(32, random_n, rng)])
+        specials = np.array(_float32_specials(), dtype=np.uint64)
+        bulk = np.concatenate([_float32_grid(), _random(32, random_n, rng)])
     elif src == "DOUBLE":
-        body = np.concatenate([np.array(_float64_specials(), dtype=np.uint64),
-                               _float64_from_float32(_float32_specials()), _float64_from_float32(_float32_grid()),
-                               _double_rounding_witnesses(), _random(64, random_n, rng)])
+        specials = np.concatenate([np.array(_float64_specials(), dtype=np.uint64),
+                                   _float64_from_float32(_float32_specials())])
+        bulk = np.concatenate([_float64_from_float32(_float32_grid()), _double_rounding_witnesses(),
+                               _random(64, random_n, rng)])
     else:
-        body = np.concatenate([_integer_specials(bits, src.startswith("INT")), _random(bits, random_n, rng)])
+        specials = _integer_specials(bits, src.startswith("INT"))
+        bulk = _random(bits, random_n, rng)
+    if sample is not None and len(bulk) > sample:
+        bulk = np.sort(rng.choice(bulk, size=sample, replace=False))
+    body = np.concatenate([specials, bulk])
     # Whole blocks of 8, then the tail: n % 8 == 7.
     body = np.concatenate([body, body[:(-len(body)) % 8]])
     tail = np.array([0, 1, 0, 1, 0, 1, 1], dtype=np.uint64) if src == "BOOL" else _tail(src)
     return np.concatenate([body, tail])
+
+
+def add_arguments(ap):
+    """The options every Cast cross-check takes: which pairs, how many inputs, the seed."""
+    ap.add_argument("--random", type=int, default=100000, help="random patterns per 32- or 64-bit source")
+    ap.add_argument("--only", default="", help="only pairs whose 'SRC->TO' contains this")
+    ap.add_argument("--sample", type=int, default=None,
+                    help="at most this many bulk patterns per source (a random sample of the 16-bit "
+                         "patterns, the float32 grid and the random patterns; specials kept)")
+    ap.add_argument("--seed", type=int, default=20261122, help="seed of the random patterns and the sample")
+
+
+def start(args):
+    """The random generator of a run, its seed printed so that a sampled run can be repeated."""
+    sample = f", a sample of {args.sample:,} bulk patterns per source" if args.sample else ""
+    print(f"seed {args.seed}{sample} (rerun with --seed {args.seed})", flush=True)
+    return np.random.default_rng(args.seed)
 
 
 def to_array(src, codes):
@@ -344,8 +369,46 @@ def falls_back(profiles, profile, src, to):
 # The tally
 
 
+class Refusal:
+    """An exception a peer raises where it has no behaviour, as its profile declares it: `kind`
+    is "no cast" (the profile hands the pair to `spec`) or "text" (the peer cannot read a text:
+    lowbit must refuse it too); the exception's type name and a pattern its message matches."""
+
+    def __init__(self, kind, type_name, pattern):
+        self.kind = kind
+        self.type_name = type_name
+        self.pattern = re.compile(pattern)
+
+    def matches(self, error):
+        return type(error).__name__ == self.type_name and bool(self.pattern.search(" ".join(str(error).split())))
+
+
+def refusal_kind(refusals, error):
+    """The kind of the first declared refusal `error` is, or None for any other exception."""
+    for r in refusals:
+        if r.matches(error):
+            return r.kind
+    return None
+
+
+def run_model(runner, model, refusals, label, key, counts, diffs):
+    """`runner(model)` for the model cross-checks (quant, ops): its outputs, or None when the peer
+    raised. A declared refusal is counted as "<label> refused (declared)"; any other exception is
+    counted as "<label> raised undeclared" and added to `diffs` (keyed by `key`)."""
+    try:
+        return runner(model)
+    except Exception as e:
+        if refusal_kind(refusals, e) is None:
+            counts[f"{label} raised undeclared"] += 1
+            diffs.append(f"{key}: raises {peer_error_text(e)}, not a declared refusal")
+        else:
+            counts[f"{label} refused (declared)"] += 1
+        return None
+
+
 class Tally:
-    """Counts conversions compared and every difference; `exit_code` is 1 on any difference."""
+    """Counts conversions compared, refusals and every difference. `report` fails (1) on any
+    difference and when nothing at all was compared with the peer."""
 
     def __init__(self, peer):
         self.peer = peer
@@ -380,13 +443,17 @@ class Tally:
                               f"lowbit {_show(a[i])}, {self.peer} {_show(b[i])}")
 
     def refused(self, key, n, lowbit_refused, peer_error):
-        """The peer raised. lowbit must refuse too (the profile reads the same texts) or, where the
-        profile hands the pair to `spec`, have given spec's answer (checked by the caller)."""
+        """The peer refused a text it cannot read (its declared refusal): lowbit must refuse too."""
         if lowbit_refused:
             self.refused_both += n
         else:
             self.differences += n
-            self.lines.append(f"{key}: {self.peer} raises ({peer_error}) but lowbit converts")
+            self.lines.append(f"{key}: {self.peer} refuses ({peer_error}) but lowbit converts")
+
+    def undeclared(self, key, n, peer_error, why):
+        """The peer raised something its profile does not declare: a difference, never a pass."""
+        self.differences += n
+        self.lines.append(f"{key}: {self.peer} raises {peer_error}, {why}")
 
     def fell_back(self, key, n, same_as_spec, pair):
         self.fallback += n
@@ -403,9 +470,13 @@ class Tally:
         for line in self.lines:
             print("DIFF", line)
         print(f"{profile} vs {self.peer}: {self.compared:,} conversions compared, {self.differences:,} differences; "
-              f"{self.refused_both:,} refused by both; {self.fallback:,} conversions in "
-              f"{len(self.fallback_pairs)} dtype pairs where {self.peer} has no cast and the profile gives spec's "
-              f"answer")
+              f"{self.refused_both:,} refused by both")
+        print(f"{profile} vs {self.peer}: not compared (the peer has no cast; the profile gives spec's answer, "
+              f"checked against spec): {self.fallback:,} conversions in {len(self.fallback_pairs)} dtype pairs")
+        if self.compared == 0:
+            print(f"FAIL {profile} vs {self.peer}: nothing was compared (a typo in --only, or a peer that "
+                  f"refused everything)")
+            return 1
         return 1 if self.differences else 0
 
 
@@ -415,27 +486,36 @@ def _show(x):
 
 def peer_error_text(e):
     """A peer's exception as one short line."""
-    return f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:160]}"
 
 
-def compare_variant(tally, profiles, profile, key, src, to, payload, n, theirs, peer_error, inputs, saturate,
-                    round_mode):
-    """lowbit's answer under `profile` against the peer's (`theirs`, or `peer_error` when the peer
-    raised): where the peer raised, lowbit must refuse too, or the profile must declare the pair as
-    spec's and give exactly spec's answer."""
+def compare_variant(tally, profiles, profile, refusals, key, src, to, payload, n, theirs, peer_exception, inputs,
+                    saturate, round_mode):
+    """lowbit's answer under `profile` against the peer's (`theirs`, or `peer_exception` when the
+    peer raised). A peer exception counts only when it is a refusal `refusals` declares: "no cast"
+    where the profile hands the pair to `spec` (lowbit must then give exactly spec's answer),
+    "text" for a STRING source (lowbit must refuse the text too). Any other exception, or a
+    declared refusal where the profile does not expect it, is a difference."""
     try:
         ours, refused = lowbit_cast(src, to, payload, n, profile, saturate, round_mode), None
     except LowbitRefused as e:
         ours, refused = None, str(e)
-    if peer_error is not None:
+    if peer_exception is not None:
+        error = peer_error_text(peer_exception)
+        kind = refusal_kind(refusals, peer_exception)
         if falls_back(profiles, profile, src, to):
+            if kind != "no cast":
+                tally.undeclared(key, n, error, "not the refusal of a dtype pair the profile hands to spec")
+                return
             try:
                 spec = lowbit_cast(src, to, payload, n, "spec", saturate, round_mode)
             except LowbitRefused:
                 spec = None
             tally.fell_back(key, n, ours == spec, (src, to))
+        elif kind == "text" and src == "STRING":
+            tally.refused(key, n, refused is not None, error)
         else:
-            tally.refused(key, n, refused is not None, peer_error)
+            tally.undeclared(key, n, error, "where the profile says it converts")
     elif refused is not None:
         tally.lowbit_refused(key, n, refused)
     elif to == "STRING":

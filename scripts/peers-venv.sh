@@ -2,8 +2,8 @@
 # Creates (or refreshes) the virtual environment that scripts/bench_peers.py and
 # scripts/crosscheck_cast.py run in, at target/peers-venv, and prints its python.
 #
-# onnx and onnxruntime are pinned because the benchmark and the cross-check compare against
-# those exact kernels; ml_dtypes and numpy take the latest release.
+# Every peer is pinned to the version its profile names (src/profile.rs): the benchmark and the
+# cross-checks compare against those exact kernels. .ci/run installs the same pins.
 #
 # Usage: PY=$(bash scripts/peers-venv.sh) && "$PY" scripts/bench_peers.py
 set -euo pipefail
@@ -18,5 +18,5 @@ fi
 # pip is a no-op when the pins are already satisfied, so rerunning is cheap; its chatter goes to
 # stderr so that stdout carries only the interpreter's path.
 "$py" -m pip install --quiet --disable-pip-version-check \
-    onnx==1.23.2 onnxruntime==1.31.1 ml_dtypes numpy >&2
+    numpy==2.4.6 ml_dtypes==0.6.0 onnx==1.23.2 onnxruntime==1.31.1 >&2
 echo "$py"

@@ -72,7 +72,7 @@
 //! | `quant` | yes | [`quant`]: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, OCP MX; the fused [`bulk::quantize`] and [`bulk::dequantize`] |
 //! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner (needs `std`, `strings`, `ops`, `quant`) |
 //! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `std`, `strings`, `rayon`) |
-//! | `tables` | yes | [`tables`]: generation and check of `tables/` (needs `std`, `strings`, `rayon`; sha2) |
+//! | `tables` | yes | [`tables`]: generation and check of `tables/`, its `verify/` sweep digests included (needs `std`, `strings`, `rayon`, `verify`; sha2) |
 //! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it; needs `std`) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
 //! | `avx512` | no | the plans' engines compiled a third time with AVX-512 (F, BW, VL, DQ), run where the CPU has it (`LOWBIT_NO_AVX512=1` keeps AVX2); needs Rust 1.89, above the crate's MSRV |

@@ -119,12 +119,23 @@ pub(crate) use code_slot::CodeSlot;
 /// memory where that is its little-endian bytes, else through their bytes written a piece at a
 /// time.
 fn convert_typed<S: wide_sealed::Sealed, T: CodeSlot>(plan: &Plan, src: &[S], dst: &mut [T]) -> Result<()> {
+    convert_typed_from(plan, src, S::as_le_bytes(src), dst)
+}
+
+/// [`convert_typed`] with the source's little-endian bytes given (`None` on a big-endian target:
+/// the copy branch, which the tests also force on little-endian machines).
+fn convert_typed_from<S: wide_sealed::Sealed, T: CodeSlot>(
+    plan: &Plan,
+    src: &[S],
+    le_bytes: Option<&[u8]>,
+    dst: &mut [T],
+) -> Result<()> {
     let mut codes = CodeStage::new(T::DTYPE);
     let write = |start: usize, len: usize, bytes: &[u8]| {
         codes.unpack(bytes, &mut dst[start..start + len]);
         Ok(())
     };
-    match S::as_le_bytes(src) {
+    match le_bytes {
         Some(bytes) => plan.run_pieces_from(bytes, src.len(), write),
         None => plan.run_pieces(
             src.len(),
@@ -580,6 +591,47 @@ mod tests {
         e4m3.convert_from_f16_slice(&[half::f16::from_f32(480.0)], &CastOptions::saturating(false)).unwrap();
         assert_eq!(e4m3[0].to_bits(), 0x7F);
         assert!(e4m3.convert_from_f16_slice(&[], &ort).is_err());
+    }
+
+    #[test]
+    fn the_big_endian_copy_branch_gives_the_core_s_codes() {
+        // The branch a big-endian target takes (each piece's bytes written from the values),
+        // forced here: every float16 pattern and float32/float64/bfloat16 values over several
+        // pieces, against the element-level core (`convert_code`), plus hand-checked codes.
+        fn copied<S: WideFloat, T: CodeSlot + Copy>(plan: &Plan, values: &[S], zero: T) -> Vec<u64> {
+            let mut dst = vec![zero; values.len()];
+            convert_typed_from(plan, values, None, &mut dst).unwrap();
+            dst.iter().map(|&c| u64::from(c.code())).collect()
+        }
+        fn check<S: WideFloat + Copy>(values: &[S], bits: impl Fn(S) -> u64, opts: &CastOptions) {
+            for to in [DType::Float8E4M3FN, DType::Float8E5M2, DType::Float4E2M1, DType::Int4] {
+                let plan = Plan::new(S::DTYPE, to, opts).unwrap();
+                let codes = match to {
+                    DType::Float8E4M3FN => copied(&plan, values, F8E4M3FN::ZERO),
+                    DType::Float8E5M2 => copied(&plan, values, F8E5M2::ZERO),
+                    DType::Float4E2M1 => copied(&plan, values, F4E2M1::ZERO),
+                    _ => copied(&plan, values, I4::ZERO),
+                };
+                for (i, (&x, &code)) in values.iter().zip(&codes).enumerate() {
+                    let want = crate::convert::convert_code(S::DTYPE, to, bits(x), opts).unwrap();
+                    assert_eq!(code, want, "{:?} -> {to:?}, element {i}", S::DTYPE);
+                }
+            }
+        }
+        let opts = CastOptions::default();
+        let f16: Vec<half::f16> = (0..=u16::MAX).map(half::f16::from_bits).collect();
+        check(&f16, |x| u64::from(x.to_bits()), &opts);
+        let bf16: Vec<half::bf16> = (0..=u16::MAX).map(half::bf16::from_bits).collect();
+        check(&bf16, |x| u64::from(x.to_bits()), &opts);
+        let f32s: Vec<f32> = (0..200_003u32).map(|k| f32::from_bits(k.wrapping_mul(21_473))).collect();
+        check(&f32s, |x| u64::from(x.to_bits()), &CastOptions::saturating(false));
+        let f64s: Vec<f64> = f32s.iter().map(|&x| f64::from(x) * 1.000_000_1).collect();
+        check(&f64s, f64::to_bits, &opts);
+        // By hand: 448, 464 (the tie above 448 saturates), -1e-10 (to -0), 1.0625 (0x38).
+        let plan = Plan::new(DType::Float, DType::Float8E4M3FN, &opts).unwrap();
+        let mut dst = [F8E4M3FN::ZERO; 4];
+        convert_typed_from(&plan, &[448.0f32, 464.0, -1e-10, 1.0625], None, &mut dst).unwrap();
+        assert_eq!(dst.map(F8E4M3FN::to_bits), [0x7E, 0x7E, 0x80, 0x38]);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The exhaustive tables in `tables/`: every code of every format of 8 bits or fewer, every cast
-//! between them, and SHA-256 digests of every 16-bit-source cast. `lowbit tables --out DIR`
-//! writes them; `lowbit tables --check DIR` and the test suite regenerate them and compare bytes.
+//! between them, SHA-256 digests of every 16-bit-source cast, and in `verify/` the digests of the
+//! 2^32-pattern float32 sweeps of [`crate::verify::sweep`]. `lowbit tables --out DIR` writes them;
+//! `lowbit tables --check DIR` and the test suite regenerate them and compare bytes.
 //!
-//! Everything here is computed by the element-level `Cast` ([`crate::convert_code`]) under the `spec`
-//! profile; the tests check that path against the independent oracle.
+//! The tables of `tables/` itself are computed by the element-level `Cast`
+//! ([`crate::convert_code`]) under the `spec` profile; the tests check that path against the
+//! independent oracle.
 
 use crate::convert::{convert_code, CastOptions, RoundMode};
 use crate::dtype::{DType, Kind};
@@ -12,6 +14,8 @@ use crate::files::{open_regular, read_bounded};
 use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
 use crate::strings::value_to_exact_decimal;
+use crate::verify::config::Config;
+use crate::verify::{sweep, Format, VerifyOptions};
 use core::fmt::Write as _;
 use core::num::FpCategory;
 use rayon::prelude::*;
@@ -24,6 +28,63 @@ use std::path::{Path, PathBuf};
 pub type TableSet = BTreeMap<PathBuf, Vec<u8>>;
 
 const README: &str = include_str!("tables_readme.md");
+
+/// `verify/README.md`.
+const SWEEP_README: &str = "# Sweep digests
+
+`sweep-digests.csv`: the SHA-256 that `lowbit sweep --from float --to TO` prints for every one of
+the 2^32 float32 patterns under the IEEE semantics of `lowbit::verify` (the `config` column in the
+configuration grammar of `lowbit diff --help`): the output codes concatenated in ascending order of
+the pattern, one byte per code. Written by `lowbit tables --out tables` and checked by
+`lowbit tables --check tables` (one sweep of 2^32 patterns per row, about a second each on two
+cores); `tests/verify_cli.rs` also sweeps one row through ONNX Cast's plan instead.
+";
+
+/// The float32 sweeps of `verify/sweep-digests.csv`: every float8 with saturation off and on,
+/// float4, both float6 and E8M0, nearest-even.
+pub const SWEEPS: [(&str, &str); 12] = [
+    ("float8e4m3fn", "rne,saturate=0"),
+    ("float8e4m3fn", "rne,saturate=1"),
+    ("float8e4m3fnuz", "rne,saturate=0"),
+    ("float8e4m3fnuz", "rne,saturate=1"),
+    ("float8e5m2", "rne,saturate=0"),
+    ("float8e5m2", "rne,saturate=1"),
+    ("float8e5m2fnuz", "rne,saturate=0"),
+    ("float8e5m2fnuz", "rne,saturate=1"),
+    ("float4e2m1", "rne,saturate=0"),
+    ("float6e2m3", "rne,saturate=0"),
+    ("float6e3m2", "rne,saturate=0"),
+    ("float8e8m0", "rne,saturate=0"),
+];
+
+/// `verify/sweep-digests.csv`: each row of [`SWEEPS`] swept over every float32 pattern on every
+/// core. Computed once per process (about a second per row on two cores): a write and a check in
+/// one process, or two threads, wait for the one computation instead of repeating it.
+fn sweep_digests() -> Result<String> {
+    static DIGESTS: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let mut done = DIGESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(csv) = done.as_ref() {
+        return Ok(csv.clone());
+    }
+    let float32 = Format::parse("float")?;
+    let threads = std::thread::available_parallelism().map_or(1, core::num::NonZeroUsize::get);
+    let mut csv = String::from("from,to,config,sha256\n");
+    for (to, config) in SWEEPS {
+        let parsed = Config::parse(config, VerifyOptions::default())?;
+        let report = sweep::sweep(&float32, &Format::parse(to)?, &parsed, threads, &|_| {})?;
+        let _ = writeln!(csv, "float,{to},\"{config}\",{}", report.sha256_hex());
+    }
+    *done = Some(csv.clone());
+    Ok(csv)
+}
+
+/// The files of `verify/`.
+fn render_sweeps() -> Result<TableSet> {
+    let mut set = TableSet::new();
+    set.insert(Path::new("verify").join("README.md"), SWEEP_README.as_bytes().to_vec());
+    set.insert(Path::new("verify").join("sweep-digests.csv"), sweep_digests()?.into_bytes());
+    Ok(set)
+}
 
 /// Every code of a dtype of 8 bits or fewer, in increasing order.
 fn codes(dtype: DType) -> impl Iterator<Item = u64> {
@@ -154,7 +215,8 @@ fn digests() -> String {
     out
 }
 
-/// Every file of `tables/`, in memory.
+/// Every file of `tables/` but those of `verify/` (the 2^32-pattern sweeps, which [`write()`] and
+/// [`check`] add), in memory.
 #[must_use]
 pub fn render() -> TableSet {
     let mut set = TableSet::new();
@@ -414,31 +476,48 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// Writes every table under `dir` (creating it), returning the number of files written. All or
-/// nothing: every file is first written to a temporary file in its folder and only when all are
-/// written are they renamed into place; on an error (a file where a folder must go, a folder where
-/// a file must go, an unwritable folder, a full disk) the temporary files and the folders this call
-/// created are removed and the existing files are untouched.
+/// Writes every table under `dir` (creating it), `verify/` included, returning the number of files
+/// written. All or nothing: every file is first written to a temporary file in its folder and only
+/// when all are written are they renamed into place; on an error (a file where a folder must go, a
+/// folder where a file must go, an unwritable folder, a full disk) the temporary files and the
+/// folders this call created are removed and the existing files are untouched. The sweeps run
+/// after the other tables are staged, so such an error is found before them.
 pub fn write(dir: &Path) -> Result<usize> {
     let set = render();
     let mut staging = Staging::new();
-    for (rel, bytes) in &set {
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            staging.create_folders(parent)?;
+    let mut stage_all = |set: &TableSet| -> Result<()> {
+        for (rel, bytes) in set {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                staging.create_folders(parent)?;
+            }
+            staging.stage(&path, |out| out.write_all(bytes))?;
         }
-        staging.stage(&path, |out| out.write_all(bytes))?;
-    }
+        Ok(())
+    };
+    stage_all(&set)?;
+    let sweeps = render_sweeps()?;
+    stage_all(&sweeps)?;
     staging.commit()?;
-    Ok(set.len())
+    Ok(set.len() + sweeps.len())
 }
 
 /// Regenerates the tables and compares them with the files under `dir`. Every file lowbit
 /// generates must exist with identical bytes; a stray `.csv` lowbit does not generate is also a
-/// mismatch. Returns the number of files checked.
+/// mismatch. The sweeps of `verify/` run last, once everything else matches. Returns the number of
+/// files checked.
 pub fn check(dir: &Path) -> Result<usize> {
     let set = render();
-    for (rel, want) in &set {
+    compare(dir, &set, &[PathBuf::new(), PathBuf::from("cast")])?;
+    let sweeps = render_sweeps()?;
+    compare(dir, &sweeps, &[PathBuf::from("verify")])?;
+    Ok(set.len() + sweeps.len())
+}
+
+/// Compares the files of `set` with those under `dir`, and finds any `.csv` in `folders` that
+/// `set` does not hold.
+fn compare(dir: &Path, set: &TableSet, folders: &[PathBuf]) -> Result<()> {
+    for (rel, want) in set {
         let path = dir.join(rel);
         let have = read_table(&path, want.len())?;
         if have != *want {
@@ -448,8 +527,8 @@ pub fn check(dir: &Path) -> Result<usize> {
             });
         }
     }
-    for sub in [PathBuf::new(), PathBuf::from("cast")] {
-        let folder = dir.join(&sub);
+    for sub in folders {
+        let folder = dir.join(sub);
         let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&folder, e))?;
@@ -462,7 +541,7 @@ pub fn check(dir: &Path) -> Result<usize> {
             }
         }
     }
-    Ok(set.len())
+    Ok(())
 }
 
 /// Reads a committed table: a regular file only (a FIFO or a device is refused by its type, never

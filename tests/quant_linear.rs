@@ -366,3 +366,64 @@ fn blocks_of_32_into_bytes_agree_with_the_core_on_every_pattern_class() {
         }
     }
 }
+
+/// The quantizer's blocks-of-32 pass (ONNX `block_size` 32 along the last axis, no zero point):
+/// CI runs this file with `LOWBIT_PORTABLE=1` too, so its portable loop is checked as well as the
+/// AVX2 one. Expected codes from the formula with the standard library's float32 division and
+/// ties-to-even: `clamp(round_ties_even(x / scale), qmin, qmax)`, NaN to qmin, ±Inf and values
+/// beyond int32 saturated by sign (the spec and onnxruntime rows).
+#[test]
+fn blocks_of_32_quantize_like_the_formula() {
+    let (rows, blocks) = (3usize, 3usize);
+    let scales = [0.5f32, 0.1, 3.0, 0.25, 1.0, 7.0, 0.3, 2.0, 0.05];
+    let scale_of = |i: usize| scales[(i / (32 * blocks)) * blocks + (i % (32 * blocks)) / 32];
+    let values: Vec<f32> = (0..rows * 32 * blocks)
+        .map(|i| match i % 32 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => 3e9,
+            4 => -3e9,
+            // Half-integer quotients (ties) and in-between values, both signs; the last row past
+            // the int8 range.
+            k => (k as f32 - 18.0) * 0.5 * scale_of(i) * if i >= 64 * blocks { 23.0 } else { 1.0 },
+        })
+        .collect();
+    let x = f32s(&values).reshape(vec![rows, 32 * blocks]).unwrap();
+    let s = f32s(&scales).reshape(vec![rows, blocks]).unwrap();
+    for (dtype, qmin, qmax) in [(DType::Int8, -128i64, 127i64), (DType::Uint8, 0, 255), (DType::Int4, -8, 7)] {
+        let attrs = QuantizeAttributes {
+            axis: Some(1),
+            block_size: Some(32),
+            output_dtype: Some(i64::from(dtype.onnx_number())),
+            ..Default::default()
+        };
+        let expected: Vec<i64> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let q = v / scale_of(i);
+                if q.is_nan() {
+                    qmin
+                } else {
+                    (f64::from(q).round_ties_even() as i64).clamp(qmin, qmax)
+                }
+            })
+            .collect();
+        // onnxruntime's INT4 specials are a row of their own; spec's rule is the formula's.
+        let profiles: &[Profile] =
+            if dtype == DType::Int4 { &[Profile::Spec] } else { &[Profile::Spec, Profile::OnnxRuntime] };
+        let bits = dtype.bits().unwrap();
+        for &p in profiles {
+            let y = q(&x, &s, None, &attrs, 21, p);
+            assert_eq!(y.dtype(), dtype);
+            let got: Vec<i64> = y
+                .codes()
+                .unwrap()
+                .iter()
+                .map(|&c| if qmin < 0 && c >> (bits - 1) & 1 == 1 { c as i64 - (1i64 << bits) } else { c as i64 })
+                .collect();
+            assert_eq!(got, expected, "{dtype:?} {p:?}");
+        }
+    }
+}

@@ -11,7 +11,8 @@ fn regenerated_tables_equal_the_committed_files() {
     let tmp = tempfile::tempdir().unwrap();
     let written = lowbit::tables::write(tmp.path()).unwrap();
     let mut compared = 0;
-    for rel in lowbit::tables::render().keys() {
+    let sweeps = [Path::new("verify/README.md").to_owned(), Path::new("verify/sweep-digests.csv").to_owned()];
+    for rel in lowbit::tables::render().keys().chain(&sweeps) {
         let fresh = std::fs::read(tmp.path().join(rel)).unwrap();
         let have = std::fs::read(committed().join(rel))
             .unwrap_or_else(|e| panic!("{} is missing from tables/: {e}", rel.display()));
@@ -23,8 +24,9 @@ fn regenerated_tables_equal_the_committed_files() {
         compared += 1;
     }
     assert_eq!(written, compared);
-    // 14 code tables, 14 x 14 cast tables, digests.csv, profiles.md and README.md.
-    assert_eq!(compared, 14 + 196 + 3);
+    // 14 code tables, 14 x 14 cast tables, digests.csv, profiles.md and README.md; verify/'s
+    // sweep digests and README.
+    assert_eq!(compared, 14 + 196 + 3 + 2);
     assert_eq!(lowbit::tables::check(committed()).unwrap(), compared);
 }
 
@@ -43,4 +45,19 @@ fn check_reports_a_changed_byte_and_a_stray_file() {
     std::fs::write(tmp.path().join("cast").join("float7-int3.csv"), "in\n").unwrap();
     let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
     assert!(err.contains("float7-int3.csv"), "{err}");
+
+    // A changed sweep digest, and a stray file among them.
+    let tmp = tempfile::tempdir().unwrap();
+    lowbit::tables::write(tmp.path()).unwrap();
+    let digests = tmp.path().join("verify").join("sweep-digests.csv");
+    let text = std::fs::read_to_string(&digests).unwrap();
+    let last = text.trim_end().rsplit(',').next().unwrap().to_owned();
+    let flipped = format!("{}{}", if last.starts_with('0') { '1' } else { '0' }, &last[1..]);
+    std::fs::write(&digests, text.replace(&last, &flipped)).unwrap();
+    let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("sweep-digests.csv") && err.contains("line 13"), "{err}");
+    std::fs::write(&digests, text).unwrap();
+    std::fs::write(tmp.path().join("verify").join("float-int3.csv"), "in\n").unwrap();
+    let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("float-int3.csv"), "{err}");
 }

@@ -32,7 +32,8 @@
 //! `1e-4 <= |x| < 1e6`: zmij 1.0.23 writes every one canonically; `cargo test --release --lib --
 //! --ignored zmij_float32` repeats it in about a minute), so it is not paid per element: the
 //! version is pinned in Cargo.toml, and `zmij_float32_positional_texts_are_canonical_sampled`
-//! checks a spread of values of both signs on every test run.
+//! checks about every 4,000th pattern on every test run, its start and step drawn from a seed
+//! (`LOWBIT_SEED`, printed by CI).
 //!
 //! Whatever the fast code cannot decide it hands to [`format_code`].
 
@@ -918,8 +919,17 @@ mod tests {
 
     #[test]
     fn zmij_float32_positional_texts_are_canonical_sampled() {
-        // A prime step, so the sample crosses every exponent and fraction pattern class.
-        assert_eq!(zmij_float32_not_canonical(0, 4099), Vec::<u32>::new());
+        // A sample of the exhaustive proof below whose first pattern and odd step (about every
+        // 4,000th pattern, so the sample crosses every exponent and fraction pattern class) change
+        // with the seed: $LOWBIT_SEED (CI sets and prints it), else the clock. The seed is printed
+        // and named in any failure, so a failing sample can be rerun.
+        let seed: u64 = std::env::var("LOWBIT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+        });
+        let step = 3001 + 2 * (seed % 1500) as usize;
+        let first = (seed / 1500 % step as u64) as u32;
+        println!("float32 -> STRING layout sample: seed {seed} (LOWBIT_SEED), every {step}th pattern from {first}");
+        assert_eq!(zmij_float32_not_canonical(first, step), Vec::<u32>::new(), "seed {seed} (LOWBIT_SEED)");
         // The ends of the range and the integers where the fraction is `.0`.
         for x in [1e-4f32, -1e-4, 999_999.94, -999_999.94, 1.0, 100.0, 65504.0, 0.1, 0.3, 123_456.79] {
             let mut buffer = zmij::Buffer::new();
