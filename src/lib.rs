@@ -104,6 +104,8 @@ mod fmath;
 mod once;
 
 // Public namespaces.
+#[cfg(all(feature = "std", feature = "quant", feature = "strings"))]
+pub mod arguments;
 pub mod bulk;
 #[cfg(feature = "std")]
 pub mod files;

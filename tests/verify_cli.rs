@@ -271,7 +271,7 @@ fn planted_mismatches_are_caught_and_classified() {
     let int8 = "7C00 7F 10\n7C00 80 00\n";
     let report = text(&lowbit(&["check", "--from", "f16", "--to", "int8"], Some(int8.as_bytes())).stdout);
     assert!(report.contains("line 2: 7C00: expected 80 10, got 80 00: invalid missing"), "{report}");
-    assert!(report.ends_with("2 checked, 1 mismatches\n"), "{report}");
+    assert!(report.ends_with("2 checked, 1 mismatch\n"), "{report}");
     let strict = lowbit(&["check", "--check-inv-ints", "--from", "f16", "--to", "int8"], Some(int8.as_bytes()));
     assert!(text(&strict.stdout).ends_with("2 checked, 2 mismatches\n"));
 }

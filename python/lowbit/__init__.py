@@ -83,10 +83,9 @@ def _shape(shape: Any) -> Tuple[int, ...]:
     for d in dims:
         if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
             raise ShapeError(f"shape {shape!r}: dimension {d!r} is not an integer")
-        if d < 0:
-            raise ShapeError(f"shape {shape!r}: dimension {d} is negative")
         out.append(int(d))
-    return tuple(out)
+    # Negative dimensions: the library's check, as the command line's.
+    return tuple(_native.check_shape(out))
 
 
 def _little_endian(a: np.ndarray) -> np.ndarray:
@@ -306,6 +305,15 @@ def _tensor(a: Any, like: Optional[np.dtype] = None) -> Tuple[np.ndarray, str, L
     return _flat_bytes(a), name, list(a.shape), name in SUB_BYTE
 
 
+def _number_text(value: Any) -> Optional[str]:
+    """A Python number (int or float, not a numpy value) as text, for the library to read exactly
+    as the command line reads `--zero-point` (so 300 into int8 is lowbit.Error, not numpy's
+    OverflowError); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return repr(value)
+
+
 def _tensor_from_native(result: Tuple[str, List[int], np.ndarray], packed: bool = False) -> np.ndarray:
     name, shape, data = result
     return _from_native(data, name, tuple(shape), packed)
@@ -340,8 +348,8 @@ def quantize_linear(
     scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
     scale_arg = _tensor(scale, like=scale_like)
     out_name = None if output_dtype is None else _resolve(output_dtype)
-    zp_arg = None
-    if zero_point is not None:
+    zp_arg, zp_text = None, _number_text(zero_point)
+    if zero_point is not None and zp_text is None:
         zp_arg = _tensor(zero_point, like=_numpy_dtype(out_name or "UINT8"))
     result = _native.quantize_linear(
         x_arg,
@@ -355,6 +363,7 @@ def quantize_linear(
         opset,
         profile,
         _flag(packed, "packed"),
+        zp_text,
     )
     return _tensor_from_native(result, _flag(packed, "packed"))
 
@@ -378,7 +387,8 @@ def dequantize_linear(
     xa = np.asarray(x)
     x_arg = _tensor(xa)
     scale_arg = _tensor(scale, like=np.dtype(np.float32))
-    zp_arg = None if zero_point is None else _tensor(zero_point, like=xa.dtype)
+    zp_text = _number_text(zero_point)
+    zp_arg = None if zero_point is None or zp_text is not None else _tensor(zero_point, like=xa.dtype)
     result = _native.dequantize_linear(
         x_arg,
         scale_arg,
@@ -388,6 +398,7 @@ def dequantize_linear(
         None if output_dtype is None else _resolve(output_dtype),
         opset,
         profile,
+        zp_text,
     )
     return _tensor_from_native(result)
 

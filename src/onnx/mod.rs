@@ -7,6 +7,7 @@ mod budget;
 pub mod conformance;
 pub mod external;
 pub use crate::files;
+pub mod inputs;
 pub mod limits;
 pub mod outputs;
 pub mod proto;

@@ -2,14 +2,10 @@
 //! standard output, or values from the command line shown as a table.
 
 use core::num::FpCategory;
-use lowbit::cast::cast;
-use lowbit::convert::{decode_element, CastOptions, Element};
-use lowbit::dtype::{DType, Kind, Packing};
-use lowbit::error::{quoted, Error, Result};
 use lowbit::packing;
 use lowbit::strings::{self, StringGrammar};
 use lowbit::tables::value_to_exact_decimal;
-use lowbit::tensor::Tensor;
+use lowbit::{cast, decode_element, CastOptions, DType, Element, Error, Kind, Packing, Result, Tensor};
 
 /// The number of elements in `bytes` bytes of raw `dtype` data: `count` if given (checked), else
 /// the whole number of elements the bytes hold, which must fill them exactly.
@@ -154,19 +150,30 @@ pub fn cast_values_table(values: &[String], from: DType, to: DType, opts: &CastO
 
 /// Values typed on the command line are read as the source dtype with the `spec` grammar (the
 /// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it.
+/// An integer source takes integers only (`1.5` into int8 is an error naming it, never a silent
+/// truncation), as [`lowbit::arguments::integer_from_text`] reads them.
 fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Vec<u64>> {
     values
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            strings::parse_to_code(v, from, StringGrammar::Spec, opts)
-                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {e}", quoted(v)) })
+            let code = match from.kind() {
+                Kind::Integer { .. } => lowbit::arguments::integer_from_text(v, from),
+                _ => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
+            };
+            code.map_err(|e| {
+                let why = match e {
+                    Error::InvalidOp { message, .. } => message,
+                    other => other.to_string(),
+                };
+                Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({v:?}): {why}") }
+            })
         })
         .collect()
 }
 
 /// Writes `texts` as a JSON array of strings.
-pub fn write_json(out: &mut Vec<u8>, texts: &lowbit::texts::Texts) {
+pub fn write_json(out: &mut Vec<u8>, texts: &lowbit::Texts) {
     out.push(b'[');
     for (i, s) in texts.iter().enumerate() {
         if i > 0 {

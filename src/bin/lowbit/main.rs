@@ -184,10 +184,15 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         values: Vec<String>,
     },
-    /// Run an ONNX model made of Cast, CastLike, Range, Slice, Gather, Constant, Identity (and what
-    /// Range's function body uses) and write each graph output to DIR/<output name>.pb, all or
-    /// nothing. Output names that are not plain file names (a path separator, `..`, a leading dot,
-    /// empty) are an error.
+    /// Run an ONNX model and write each graph output to DIR/<output name>.pb, all or nothing.
+    ///
+    /// The ops it runs (default domain): Cast, CastLike, Constant, Identity, Range, Slice, Gather,
+    /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and what the function bodies of
+    /// Range and DynamicQuantizeLinear use: Add, Sub, Div, Max, Min, Clip, Round, Ceil, Relu,
+    /// ReduceMax, ReduceMin, Loop. Every input is checked against the graph before the run:
+    /// unknown, repeated or missing names, element type, rank, fixed dimensions, and symbolic
+    /// dimensions bound to one length across the inputs. Output names that are not plain file
+    /// names (a path separator, `..`, a leading dot, empty) are an error.
     Run {
         /// The model file (external data is read from its directory, never outside it).
         model: PathBuf,
@@ -426,7 +431,13 @@ enum Command {
         /// Seed of stochastic rounding's random words, as given to `lowbit vectors`.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The dump (default or `-`: standard input).
+        /// Exit 0 on a dump that holds no case (by default an empty dump is an error, so that a
+        /// simulator that wrote nothing does not pass).
+        #[arg(long)]
+        allow_empty: bool,
+        /// The dump (default or `-`: standard input): testfloat lines or the CSV of `lowbit
+        /// vectors`, `#` comments and blank lines skipped and counted; or the folder of `lowbit
+        /// vectors --format readmemh` (in.hex, out.hex, flags.hex read side by side).
         file: Option<PathBuf>,
     },
     /// Every pattern of a source of up to 32 bits, in ascending order: first `sha256 <hex>` of the
@@ -657,14 +668,21 @@ fn run(cli: Cli) -> Result<String, Failure> {
             for name in model.output_names() {
                 files::check_output_name(&name)?;
             }
-            let mut named = std::collections::HashMap::new();
-            for spec in inputs {
-                let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
+            let mut specs = Vec::new();
+            for spec in &inputs {
+                specs.push(spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
                     op: "run".into(),
-                    message: format!("--input {} is not NAME=FILE.pb", lowbit::error::quoted(&spec)),
-                })?;
-                named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
+                    message: format!("--input {spec:?} is not NAME=FILE.pb"),
+                })?);
             }
+            // Names first (unknown, repeated, missing), before any file is read.
+            let names: Vec<&str> = specs.iter().map(|(name, _)| *name).collect();
+            lowbit::onnx::inputs::check_input_names(&model, &names)?;
+            let mut given = Vec::new();
+            for (name, file) in specs {
+                given.push((name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?));
+            }
+            let named = lowbit::onnx::inputs::bind_inputs(&model, given)?;
             let outputs = model.run_with(&named, profile, &limits)?;
             let paths = outputs::write_outputs(&output_dir, &outputs)?;
             let lines: Vec<String> = paths
@@ -921,7 +939,7 @@ fn verify(command: Command) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { formats, rounding, check_nans, check_inv_ints, no_flags, which, seed, file } => {
+        Command::Check { formats, rounding, check_nans, check_inv_ints, no_flags, which, seed, allow_empty, file } => {
             let request = cli_verify::CheckRequest {
                 from: &formats.from,
                 to: &formats.to,
@@ -933,6 +951,7 @@ fn verify(command: Command) -> Result<ExitCode, Failure> {
                     seed,
                 },
                 which,
+                allow_empty,
                 file: file.as_deref(),
             };
             let (report, clean) = cli_verify::run_check(&request)?;

@@ -34,9 +34,6 @@
 //! files of an MX quantize or neither); inputs are read with the size limit of
 //! `--max-input-bytes`.
 
-use lowbit::convert::{convert_code, decode_element, CastOptions, Element};
-use lowbit::dtype::{integer_bounds, DType, Kind};
-use lowbit::error::{quoted, Error, Result};
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
@@ -46,11 +43,10 @@ use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
     DEQUANTIZE_SCHEMAS, QUANTIZE_LINEAR_VERSIONS, QUANTIZE_SCHEMAS,
 };
-use lowbit::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
+use lowbit::round::{self, RoundingOptions};
 use lowbit::staging::Staging;
-use lowbit::strings::{self, NumberStyle, StringGrammar};
-use lowbit::tensor::Tensor;
-use lowbit::value::Value;
+use lowbit::strings;
+use lowbit::{DType, Error, Result, Tensor};
 use std::path::{Path, PathBuf};
 
 /// The ONNX op version linear mode computes: the newest `QuantizeLinear` and `DequantizeLinear`
@@ -230,7 +226,7 @@ impl ModeFlags {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     Some(other) => {
-                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", quoted(other))))
+                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", format!("{other:?}"))))
                     }
                 };
                 let profile = Profile::parse(self.profile.as_deref().unwrap_or("spec"))?;
@@ -353,121 +349,45 @@ fn linear_block_size(direction: Direction, linear: &Linear, blocking: Blocking) 
     }
 }
 
-/// The scale: a number as a FLOAT scalar, or the file's tensor; every element positive and finite.
+/// The scale: a number as a FLOAT scalar (rounded once to float32), or the file's tensor; every
+/// element positive and finite ([`lowbit::arguments::check_scales`], as the Python package).
 fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Result<Tensor> {
     let (role, _) = direction.roles();
-    let op = direction.op();
-    match &linear.scale {
+    let (scale, flag, note) = match &linear.scale {
         Operand::Number(text) => {
             let value = strings::parse_exact_value(text)?;
-            if !matches!(value, Value::Finite(e) if !e.negative && !e.is_zero()) {
-                return Err(usage(
-                    direction,
-                    format!("--scale {}: a scale must be positive and finite ({role} of {op})", quoted(text)),
-                ));
-            }
-            // One rounding to float32, the type a number scale has.
             let code = round::encode(&format::F32, value, RoundingOptions::IEEE);
             let rounded = f32::from_bits(code as u32);
-            if rounded == 0.0 || rounded.is_infinite() {
-                return Err(usage(
-                    direction,
-                    format!(
-                        "--scale {} is {rounded} in float32 (a number scale is FLOAT); a scale must be positive and \
-                         finite",
-                        quoted(text)
-                    ),
-                ));
-            }
-            Tensor::from_codes(DType::Float, vec![], &[code])
+            // A positive number that float32 holds as 0 or infinity: say why it is refused.
+            let note = match value {
+                lowbit::Value::Finite(e) if !e.negative && !e.is_zero() => {
+                    format!(" ({text} is {rounded} in float32; a number scale is FLOAT)")
+                }
+                _ => String::new(),
+            };
+            (Tensor::from_codes(DType::Float, vec![], &[code])?, format!("{text:?}"), note)
         }
-        Operand::File(path) => {
-            let scale = read_tensor_file_with(path, limits)?;
-            check_scale_values(direction, &scale, path)?;
-            Ok(scale)
-        }
-    }
-}
-
-/// Refuses a scale element that is zero, negative, infinite or NaN. Scales of a type the version
-/// does not take are left to its type check.
-fn check_scale_values(direction: Direction, scale: &Tensor, path: &Path) -> Result<()> {
-    let schemas = match direction {
-        Direction::Quantize => &QUANTIZE_SCHEMAS,
-        Direction::Dequantize => &DEQUANTIZE_SCHEMAS,
+        Operand::File(path) => (read_tensor_file_with(path, limits)?, path.display().to_string(), String::new()),
     };
-    let dtype = scale.dtype();
-    if !schemas[schemas.len() - 1].scales.contains(&dtype) {
-        return Ok(());
-    }
-    let (role, _) = direction.roles();
-    for i in 0..scale.len() {
-        let code = scale.code(i).expect("scale types are fixed-width codes");
-        let positive = match decode_element(dtype, code)? {
-            Element::Float(Value::Finite(e)) => !e.negative && !e.is_zero(),
-            Element::Int(v) => v > 0,
-            _ => false,
-        };
-        if !positive {
-            let text = exact_text(dtype, code)?;
-            return Err(usage(
-                direction,
-                format!(
-                    "--scale {}: element {i} is {text}; every scale must be positive and finite ({role} of {})",
-                    path.display(),
-                    direction.op()
-                ),
-            ));
-        }
-    }
-    Ok(())
+    lowbit::arguments::check_scales(&scale, role, &direction.op())
+        .map_err(|e| usage(direction, format!("--scale {flag}: {}{note}", bare(&e))))?;
+    Ok(scale)
 }
 
-/// An element's value in decimal: its float64 value's shortest digits (every element of these
-/// types is a float64 value), so that 0.3125 in E4M3FN reads 0.3125 and not its own shortest 0.3.
-fn exact_text(dtype: DType, code: u64) -> Result<String> {
-    let wide = convert_code(dtype, DType::Double, code, &CastOptions::default())?;
-    strings::format_code(DType::Double, wide, NumberStyle::Spec)
+/// A library error's message without its `op: ` prefix, for a message that names the flag.
+fn bare(e: &Error) -> String {
+    match e {
+        Error::InvalidOp { op, message } => format!("{message} ({op})"),
+        other => other.to_string(),
+    }
 }
 
-/// A number zero point as a tensor of `dtype` shaped like the scale: the number must be exactly
-/// a value of `dtype` (an integer within its range for integer types).
+/// A number zero point as a tensor of `dtype` shaped like the scale
+/// ([`lowbit::arguments::zero_point_from_text`], as the Python package).
 fn zero_point_number(direction: Direction, text: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let (_, role) = direction.roles();
-    let fail =
-        |why: String| usage(direction, format!("--zero-point {}: {why} ({role} of {})", quoted(text), direction.op()));
-    let value = strings::parse_exact_value(text)?;
-    let code = match dtype.kind() {
-        Kind::Integer { bits, signed } => {
-            let (low, high) = integer_bounds(bits, signed);
-            let Value::Finite(exact) = value else {
-                return Err(fail(format!("a {dtype} zero point is an integer in [{low}, {high}]")));
-            };
-            match round::round_to_integer_exactly(exact, RoundingMode::NearestEven, 0) {
-                Some((_, _, true)) => return Err(fail(format!("not an integer; a {dtype} zero point is one"))),
-                Some((negative, magnitude, false)) => {
-                    let v = if negative { -i128::from(magnitude) } else { i128::from(magnitude) };
-                    if v < low || v > high {
-                        return Err(fail(format!("out of the range of {dtype}, [{low}, {high}]")));
-                    }
-                }
-                None => return Err(fail(format!("out of the range of {dtype}, [{low}, {high}]"))),
-            }
-            // An integer within range: the exact parse gives its code.
-            strings::parse_to_code(text, dtype, StringGrammar::Spec, &CastOptions::default())?
-        }
-        Kind::Float(f) => {
-            let (code, status) = round::encode_with_status(f, value, &EncodeOptions::onnx(RoundingOptions::IEEE));
-            if !matches!(value, Value::Finite(_)) || status.intersects(Status::INEXACT | Status::INVALID) {
-                let nearest = exact_text(dtype, code)?;
-                return Err(fail(format!("not exactly a {dtype} value (nearest: {nearest})")));
-            }
-            code
-        }
-        _ => return Err(fail(format!("{dtype} is not a quantized type"))),
-    };
-    let n = shape.iter().product();
-    Tensor::from_codes(dtype, shape.to_vec(), &vec![code; n])
+    lowbit::arguments::zero_point_from_text(text, dtype, shape, role, &direction.op())
+        .map_err(|e| usage(direction, format!("--zero-point {text:?}: {}", bare(&e))))
 }
 
 /// The zero point: a number (of `number_type`, shaped like the scale) or the file's tensor.
@@ -595,7 +515,7 @@ mod tests {
             ("0.3", DType::Float8E4M3FN, "not exactly a FLOAT8E4M3FN value (nearest: 0.3125)"),
         ] {
             let e = zero_point_number(Direction::Quantize, text, dtype, &[]).unwrap_err().to_string();
-            assert!(e.contains(want) && e.contains("y_zero_point of QuantizeLinear-28"), "{text}: {e}");
+            assert!(e.contains(want) && e.contains("y_zero_point") && e.contains("(QuantizeLinear-28)"), "{text}: {e}");
         }
     }
 }

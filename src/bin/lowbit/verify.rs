@@ -97,8 +97,92 @@ pub struct CheckRequest<'a> {
     pub options: VerifyOptions,
     pub check: check::CheckOptions,
     pub which: bool,
-    /// The dump; `None` or `-` for standard input.
+    /// Accept a dump that holds no case (otherwise an error: a simulator that wrote nothing
+    /// must not pass).
+    pub allow_empty: bool,
+    /// The dump; `None` or `-` for standard input; a folder: the `$readmemh` columns
+    /// `lowbit vectors --format readmemh` writes there.
     pub file: Option<&'a Path>,
+}
+
+/// The error for a dump that held no case.
+fn empty_dump(name: &str, skipped: u64) -> Error {
+    Error::InvalidOp {
+        op: "check".into(),
+        message: format!(
+            "{name} holds no case to check ({skipped} comment, blank or header lines skipped); an empty dump is \
+             not a pass (--allow-empty accepts it)"
+        ),
+    }
+}
+
+/// The `$readmemh` columns of a folder (`in.hex`, `out.hex`, `flags.hex` if present) read as
+/// one dump of `operand result [flags]` lines.
+struct Columns {
+    readers: Vec<(PathBuf, std::io::BufReader<std::fs::File>)>,
+    /// The joined line being handed out, and how much of it is gone.
+    pending: Vec<u8>,
+    at: usize,
+}
+
+impl Columns {
+    fn open(dir: &Path) -> Result<Columns> {
+        let mut readers = Vec::new();
+        for name in ["in.hex", "out.hex", "flags.hex"] {
+            let path = dir.join(name);
+            if name == "flags.hex" && !path.exists() {
+                break;
+            }
+            let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+            readers.push((path, std::io::BufReader::new(file)));
+        }
+        Ok(Columns { readers, pending: Vec::new(), at: 0 })
+    }
+
+    /// Joins the next line of every column; `false` at the end of all of them.
+    fn next_line(&mut self) -> std::io::Result<bool> {
+        use std::io::BufRead;
+        self.pending.clear();
+        self.at = 0;
+        let mut ended = Vec::new();
+        for (k, (path, reader)) in self.readers.iter_mut().enumerate() {
+            let mut line = Vec::new();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                ended.push(path.display().to_string());
+                continue;
+            }
+            while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                line.pop();
+            }
+            if k > 0 {
+                self.pending.push(b' ');
+            }
+            self.pending.extend_from_slice(&line);
+        }
+        match ended.len() {
+            0 => {
+                self.pending.push(b'\n');
+                Ok(true)
+            }
+            n if n == self.readers.len() => Ok(false),
+            _ => Err(std::io::Error::other(format!(
+                "the columns have different lengths: {} ended first",
+                ended.join(", ")
+            ))),
+        }
+    }
+}
+
+impl std::io::Read for Columns {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.pending.len() && !self.next_line()? {
+            return Ok(0);
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// The report of `lowbit check` and whether it found no mismatch.
@@ -107,6 +191,8 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
     let stdin = request.file.is_none_or(|p| p == Path::new("-"));
     let (input, name): (Box<dyn std::io::Read>, String) = if stdin {
         (Box::new(std::io::stdin().lock()), "standard input".into())
+    } else if let Some(dir) = request.file.filter(|p| p.is_dir()) {
+        (Box::new(Columns::open(dir)?), format!("{} (in.hex, out.hex, flags.hex)", dir.display()))
     } else {
         let path = request.file.unwrap_or(Path::new("-"));
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -118,11 +204,17 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
             _ => Format::parse(request.to)?.width(),
         };
         let which = check::which(input, &name, &from, width, &request.check)?;
+        if which.checked == 0 && !request.allow_empty {
+            return Err(empty_dump(&name, which.skipped));
+        }
         let clean = which.ranking.first().is_some_and(|r| r.agree == which.checked);
         return Ok((which.report(10), clean));
     }
     let to = Format::parse(request.to)?;
     let summary = check::check_stream(input, &name, &from, &to, &request.options, &request.check)?;
+    if summary.checked == 0 && !request.allow_empty {
+        return Err(empty_dump(&name, summary.skipped));
+    }
     Ok((summary.report(), summary.mismatches == 0))
 }
 

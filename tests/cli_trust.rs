@@ -1,0 +1,262 @@
+//! The command line a CI can trust (issue 30): an empty input is never a pass, `run` checks its
+//! inputs against the graph, integers from text are integers, `check` reads what `vectors`
+//! writes. Every case runs the built binary.
+
+#[path = "support/models.rs"]
+mod models;
+
+use lowbit::onnx::proto::{Dimension, TensorShapeProto, TypeProto, TypeProtoTensor, ValueInfoProto};
+use lowbit::{DType, Tensor};
+use models::*;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs lowbit with `stdin`; (exit success, stdout, stderr).
+fn lowbit(args: &[&str], stdin: &[u8]) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_empty_dump_is_not_a_pass() {
+    for input in ["", "\n\n", "# the simulator wrote nothing\n\n"] {
+        let (ok, _, err) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], input.as_bytes());
+        assert!(!ok, "{input:?}");
+        assert!(err.contains("holds no case to check") && err.contains("--allow-empty"), "{err}");
+    }
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2", "--allow-empty"], b"# c\n\n");
+    assert!(ok);
+    assert_eq!(out, "0 checked, 0 mismatches (2 comment, blank or header lines skipped)\n");
+    let (ok, _, err) = lowbit(&["check", "--which", "--from", "f16", "--to", "8"], b"");
+    assert!(!ok && err.contains("holds no case"), "{err}");
+}
+
+#[test]
+fn comments_and_blank_lines_are_skipped_and_counted() {
+    // f16 1.0 (0x3C00) -> E5M2 1.0 (0x3C), exact; 0x3C01 (1 + 2^-10) -> 0x3C, inexact (0x01).
+    let dump = "# header written by the bench\n3C00 3C 00\n\n  # indented comment\n3C01 3C 01\n";
+    let (ok, out, err) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], dump.as_bytes());
+    assert!(ok, "{err}");
+    assert_eq!(out, "2 checked, 0 mismatches (3 comment, blank or header lines skipped)\n");
+    // One wrong line: `1 mismatch`, singular.
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], b"3C00 3D 00\n");
+    assert!(!ok);
+    assert!(out.ends_with("1 checked, 1 mismatch\n"), "{out}");
+}
+
+#[test]
+fn check_reads_every_layout_vectors_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["--from", "f16", "--to", "e4m3", "--round", "rtz"];
+    // Stochastic rounding's CSV has a fourth column, the random word.
+    let stochastic = ["--from", "f16", "--to", "e4m3", "--round", "sr:3"];
+    for (layout, formats) in [("testfloat", &base), ("csv", &base), ("csv", &stochastic)] {
+        let args = [&["vectors", "--format", layout][..], formats].concat();
+        let (ok, vectors, err) = lowbit(&args, b"");
+        assert!(ok, "{err}");
+        let args = [&["check"][..], formats].concat();
+        let (ok, out, err) = lowbit(&args, vectors.as_bytes());
+        let cases = vectors.lines().count() - usize::from(layout == "csv");
+        assert!(ok, "{layout} {formats:?}: {err}{out}");
+        assert!(out.starts_with(&format!("{cases} checked, 0 mismatches")), "{layout}: {out}");
+    }
+    let folder = dir.path().join("mem");
+    let args = [&["vectors", "--format", "readmemh", "--out", folder.to_str().unwrap()][..], &base].concat();
+    assert!(lowbit(&args, b"").0);
+    let cases = std::fs::read_to_string(folder.join("in.hex")).unwrap().lines().count();
+    let (ok, out, err) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("{cases} checked, 0 mismatches\n"));
+    // A planted error in out.hex is found at its line.
+    let out_hex = std::fs::read_to_string(folder.join("out.hex")).unwrap();
+    let mut lines: Vec<String> = out_hex.lines().map(String::from).collect();
+    lines[4] = if lines[4] == "00" { "01".into() } else { "00".into() };
+    std::fs::write(folder.join("out.hex"), lines.join("\n") + "\n").unwrap();
+    let (ok, out, _) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
+    assert!(!ok && out.starts_with("line 5: "), "{out}");
+    // Columns of different lengths are an error, not a shorter check.
+    std::fs::write(folder.join("out.hex"), lines[..3].join("\n") + "\n").unwrap();
+    let (ok, _, err) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
+    assert!(!ok && err.contains("different lengths"), "{err}");
+}
+
+#[test]
+fn conformance_without_tests_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = lowbit(&["conformance", dir.path().to_str().unwrap()], b"");
+    assert!(!ok && err.contains("no model.onnx"), "{err}");
+    // A test folder without data sets is a failure, not a pass.
+    write_model(&dir.path().join("model.onnx"), &model(graph(vec![], &["x"], &["x"]), 21));
+    let (ok, out, _) = lowbit(&["conformance", dir.path().to_str().unwrap()], b"");
+    assert!(!ok && out.contains("no test_data_set_N folder") && out.ends_with("0 passed, 1 failed\n"), "{out}");
+}
+
+#[test]
+fn integer_sources_from_text_are_integers() {
+    for (value, why) in [
+        ("1.5", "\"1.5\" is not an integer; INT8 holds integers only"),
+        ("2.7", "not an integer"),
+        ("nan", "not an integer"),
+        ("300", "\"300\" is out of the range of INT8, [-128, 127]"),
+    ] {
+        let (ok, _, err) = lowbit(&["cast", "--from", "i8", "--to", "f32", "--", value], b"");
+        assert!(!ok && err.contains(why), "{value}: {err}");
+    }
+    // Exact integers in any spelling are fine: -3, 1e2 (100), 7.0.
+    let (ok, out, err) = lowbit(&["cast", "--from", "i8", "--to", "f32", "--", "-3", "1e2", "7.0"], b"");
+    assert!(ok, "{err}");
+    for code in ["0xc0400000", "0x42c80000", "0x40e00000"] {
+        assert!(out.contains(code), "{code}\n{out}");
+    }
+}
+
+/// An input declared as `dtype` with dims (a number, or a symbolic name).
+fn declared(name: &str, dtype: DType, dims: &[&str]) -> ValueInfoProto {
+    let dim = dims
+        .iter()
+        .map(|d| match d.parse::<i64>() {
+            Ok(v) => Dimension { dim_value: Some(v), ..Dimension::default() },
+            Err(_) => Dimension { dim_param: Some((*d).into()), ..Dimension::default() },
+        })
+        .collect();
+    let tensor_type = TypeProtoTensor { elem_type: Some(dtype.onnx_number()), shape: Some(TensorShapeProto { dim }) };
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto { tensor_type: Some(tensor_type), denotation: None }),
+        ..ValueInfoProto::default()
+    }
+}
+
+/// dir/model.onnx: `y = x`, `z = w` with x FLOAT [N, 4] and w FLOAT [N] declared.
+fn two_input_model(dir: &Path) -> String {
+    let mut g = graph(
+        vec![node("Identity", "a", &["x"], &["y"]), node("Identity", "b", &["w"], &["z"])],
+        &["x", "w"],
+        &["y", "z"],
+    );
+    g.input = vec![declared("x", DType::Float, &["N", "4"]), declared("w", DType::Float, &["N"])];
+    let path = dir.join("model.onnx");
+    write_model(&path, &model(g, 21));
+    path.display().to_string()
+}
+
+#[test]
+fn run_checks_its_inputs_against_the_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = two_input_model(d);
+    let write = |name: &str, t: &Tensor| {
+        let path = d.join(name);
+        write_tensor(&path, t);
+        path.display().to_string()
+    };
+    let x = write("x.pb", &Tensor::from_raw(DType::Float, vec![3, 4], vec![0; 48]).unwrap());
+    let w3 = write("w3.pb", &Tensor::from_f32(&[1.0, 2.0, 3.0]));
+    let w2 = write("w2.pb", &Tensor::from_f32(&[1.0, 2.0]));
+    let q = write("q.pb", &Tensor::from_codes(DType::Int8, vec![3, 4], &[0; 12]).unwrap());
+    let x34 = write("x34.pb", &Tensor::from_raw(DType::Float, vec![3, 5], vec![0; 60]).unwrap());
+    let xrank = write("xr.pb", &Tensor::from_raw(DType::Float, vec![12], vec![0; 48]).unwrap());
+    let out = d.join("out").display().to_string();
+    let run = |inputs: &[String]| {
+        let mut args = vec!["run".to_string(), m.clone(), "--output-dir".into(), out.clone()];
+        for i in inputs {
+            args.extend(["--input".to_string(), i.clone()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        lowbit(&args, b"")
+    };
+    let (ok, _, err) = run(&[format!("x={x}"), format!("w={w3}")]);
+    assert!(ok, "{err}");
+    for (inputs, why) in [
+        (
+            vec![format!("x={q}"), format!("w={w3}")],
+            "input \"x\": the model declares FLOAT [N, 4], the file holds INT8 [3, 4]: another element type",
+        ),
+        (
+            vec![format!("x={x34}"), format!("w={w3}")],
+            "input \"x\": the model declares FLOAT [N, 4], the file holds FLOAT [3, 5]: dimension 1 is 5, not 4",
+        ),
+        (vec![format!("x={xrank}"), format!("w={w3}")], "rank 1, not 2"),
+        (vec![format!("x={x}"), format!("w={w2}")], "dimension 0 (N) is 2, but input \"x\" gave N = 3"),
+        (
+            vec![format!("x={x}"), format!("w={w3}"), format!("v={w3}")],
+            "input \"v\" is not an input of the model (the model's inputs: x, w)",
+        ),
+        (vec![format!("x={x}"), format!("x={x}"), format!("w={w3}")], "input \"x\" is given more than once"),
+        (vec![format!("x={x}")], "the model's input \"w\" is not given"),
+    ] {
+        let (ok, _, err) = run(&inputs);
+        assert!(!ok && err.contains(why), "{why}\n{err}");
+    }
+}
+
+#[test]
+fn run_help_lists_every_op_it_runs() {
+    let (ok, help, _) = lowbit(&["run", "--help"], b"");
+    assert!(ok);
+    for op in [
+        "Cast",
+        "CastLike",
+        "Constant",
+        "Identity",
+        "Range",
+        "Slice",
+        "Gather",
+        "QuantizeLinear",
+        "DequantizeLinear",
+        "DynamicQuantizeLinear",
+        "Add",
+        "Sub",
+        "Div",
+        "Max",
+        "Min",
+        "Clip",
+        "Round",
+        "Ceil",
+        "Relu",
+        "ReduceMax",
+        "ReduceMin",
+        "Loop",
+    ] {
+        assert!(
+            help.contains(&format!("{op},")) || help.contains(&format!("{op}:")) || help.contains(&format!("{op}.")),
+            "{op}\n{help}"
+        );
+    }
+}
+
+#[test]
+fn quantize_scales_and_zero_points_share_the_library_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_tensor(&d.join("x.pb"), &Tensor::from_f32(&[1.0, 2.0]));
+    let x = d.join("x.pb").display().to_string();
+    let q = d.join("q.pb").display().to_string();
+    for (flags, library) in [
+        (
+            &["--scale", "0", "--to", "int8"][..],
+            "y_scale is 0.0: a scale must be positive and finite (QuantizeLinear-28)",
+        ),
+        (
+            &["--scale", "1", "--zero-point", "300", "--to", "int8"][..],
+            "y_zero_point \"300\": out of the range of INT8, [-128, 127] (QuantizeLinear-28)",
+        ),
+    ] {
+        let args = [&["quantize", x.as_str()][..], flags, &["--out", q.as_str()]].concat();
+        let (ok, _, err) = lowbit(&args, b"");
+        assert!(!ok && err.contains(library), "{library}\n{err}");
+    }
+}
