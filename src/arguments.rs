@@ -29,16 +29,20 @@ pub fn threads(requested: Option<i64>) -> Result<usize> {
     match requested {
         None => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
         Some(n) if n >= 1 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
-        Some(n) => {
-            Err(invalid("threads", format!("{n} threads: the count must be at least 1 (leave it out for every core)")))
-        }
+        Some(n) => Err(invalid(
+            "threads",
+            format!("{n} is not a thread count; give at least 1 (or leave it out for every core)"),
+        )),
     }
 }
 
 /// A block size (elements per block along the blocked axis): at least 1.
 pub fn block_size(requested: i64) -> Result<usize> {
     if requested < 1 {
-        return Err(invalid("block_size", format!("block size {requested}: a block holds at least 1 element")));
+        return Err(invalid(
+            "block_size",
+            format!("{requested} is not a block size; a block holds at least 1 element"),
+        ));
     }
     Ok(usize::try_from(requested).unwrap_or(usize::MAX))
 }
@@ -51,7 +55,10 @@ pub fn shape(dims: &[i64]) -> Result<Vec<usize>> {
             usize::try_from(d).map_err(|_| {
                 invalid(
                     "shape",
-                    format!("shape {}: dimension {axis} is {d}; a dimension is 0 or more", shown_shape(dims)),
+                    format!(
+                        "shape {}: dimension {axis} is negative ({d}); a dimension is 0 or more",
+                        shown_shape(dims)
+                    ),
                 )
             })
         })

@@ -122,7 +122,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
     assert!(!ok && err.contains("/nonexistent/lowbit-quantize"), "{err}");
     assert!(!dir.path().join("s.pb").exists());
     for (extra, want) in [
-        (&["--mx", "mxfp4", "--block-size", "0"][..], "block_size must be at least 1"),
+        (&["--mx", "mxfp4", "--block-size", "0"][..], "0 is not a block size; a block holds at least 1 element"),
         (&["--mx", "mxfp4", "--axis", "2"][..], "axis for input of rank 2 is 2"),
         (&["--mx", "mxfp4", "--axis", "-3"][..], "[-2, 1]"),
         (&["--mx", "mxfp5"][..], "invalid value 'mxfp5'"),
@@ -411,7 +411,10 @@ fn bad_linear_input_is_one_line_naming_the_problem_and_writes_nothing() {
             &["quantize", "x.pb", "--scale", "1", "--block-size", "2", "--to", "int8"],
             &["--block-size needs a scale file"],
         ),
-        (&["quantize", "x.pb", "--scale", "s3.pb", "--block-size", "0"], &["--block-size must be at least 1"]),
+        (
+            &["quantize", "x.pb", "--scale", "s3.pb", "--block-size", "0"],
+            &["--block-size: 0 is not a block size; a block holds at least 1 element (block_size)"],
+        ),
         (
             &["quantize", "x.pb", "--scale", "1", "--to", "float"],
             &["--to FLOAT is not an output type of QuantizeLinear-28"],

@@ -226,7 +226,7 @@ impl ModeFlags {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     Some(other) => {
-                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", format!("{other:?}"))))
+                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", crate::quoted(other))))
                     }
                 };
                 let profile = Profile::parse(self.profile.as_deref().unwrap_or("spec"))?;
@@ -284,13 +284,24 @@ pub struct DequantizeArgs {
     pub limits: Limits,
 }
 
-fn mx_options(format: MxFormat, blocking: Blocking, scale_round: ScaleRound) -> MxOptions {
-    MxOptions {
+/// The block size as [`lowbit::arguments::block_size`] checks it (as the Python package).
+fn checked_block_size(direction: Direction, block_size: usize) -> Result<usize> {
+    lowbit::arguments::block_size(i64::try_from(block_size).unwrap_or(i64::MAX))
+        .map_err(|e| usage(direction, format!("--block-size: {}", bare(&e))))
+}
+
+fn mx_options(
+    direction: Direction,
+    format: MxFormat,
+    blocking: Blocking,
+    scale_round: ScaleRound,
+) -> Result<MxOptions> {
+    Ok(MxOptions {
         format,
-        block_size: blocking.block_size.unwrap_or(mx::DEFAULT_BLOCK_SIZE),
+        block_size: checked_block_size(direction, blocking.block_size.unwrap_or(mx::DEFAULT_BLOCK_SIZE))?,
         axis: blocking.axis.unwrap_or(-1),
         scale_round,
-    }
+    })
 }
 
 fn describe(t: &Tensor, path: &Path) -> String {
@@ -311,7 +322,7 @@ pub fn quantize(args: &QuantizeArgs) -> Result<String> {
         ));
     }
     let input = read_tensor_file_with(&args.input, &args.limits)?;
-    let q = mx::quantize(&input, &mx_options(mx.format, args.blocking, mx.scale_round))?;
+    let q = mx::quantize(&input, &mx_options(Direction::Quantize, mx.format, args.blocking, mx.scale_round)?)?;
     drop(input);
     let mut staging = Staging::new();
     staging.stage(&mx.scales, |w| write_tensor_proto(w, &q.scales, None))?;
@@ -328,7 +339,11 @@ pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
     };
     let elements = read_tensor_file_with(&args.input, &args.limits)?;
     let scales = read_tensor_file_with(&mx.scales, &args.limits)?;
-    let out = mx::dequantize(&elements, &scales, &mx_options(mx.format, args.blocking, ScaleRound::Floor))?;
+    let out = mx::dequantize(
+        &elements,
+        &scales,
+        &mx_options(Direction::Dequantize, mx.format, args.blocking, ScaleRound::Floor)?,
+    )?;
     drop((elements, scales));
     write_tensor_file(&args.out, &out, None)?;
     Ok(format!("wrote {}", describe(&out, &args.out)))
@@ -339,7 +354,7 @@ pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
 fn linear_block_size(direction: Direction, linear: &Linear, blocking: Blocking) -> Result<Option<i64>> {
     match blocking.block_size {
         None => Ok(None),
-        Some(0) => Err(usage(direction, "--block-size must be at least 1 (leave it out for per-tensor or per-axis)")),
+        Some(0) => checked_block_size(direction, 0).map(|_| None),
         Some(_) if matches!(linear.scale, Operand::Number(_)) => Err(usage(
             direction,
             "--block-size needs a scale file (one scale per block); a number --scale is one scale for the whole \
@@ -365,7 +380,7 @@ fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Resul
                 }
                 _ => String::new(),
             };
-            (Tensor::from_codes(DType::Float, vec![], &[code])?, format!("{text:?}"), note)
+            (Tensor::from_codes(DType::Float, vec![], &[code])?, crate::quoted(text), note)
         }
         Operand::File(path) => (read_tensor_file_with(path, limits)?, path.display().to_string(), String::new()),
     };
@@ -387,7 +402,7 @@ fn bare(e: &Error) -> String {
 fn zero_point_number(direction: Direction, text: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let (_, role) = direction.roles();
     lowbit::arguments::zero_point_from_text(text, dtype, shape, role, &direction.op())
-        .map_err(|e| usage(direction, format!("--zero-point {text:?}: {}", bare(&e))))
+        .map_err(|e| usage(direction, format!("--zero-point {}: {}", crate::quoted(text), bare(&e))))
 }
 
 /// The zero point: a number (of `number_type`, shaped like the scale) or the file's tensor.
@@ -518,4 +533,147 @@ mod tests {
             assert!(e.contains(want) && e.contains("y_zero_point") && e.contains("(QuantizeLinear-28)"), "{text}: {e}");
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The flags of `lowbit quantize` and `lowbit dequantize`
+// ------------------------------------------------------------------------------------------------
+
+/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
+/// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
+/// [`ModeFlags::mode`].
+#[derive(clap::Args)]
+pub struct QuantMode {
+    /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
+    /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
+    #[arg(long, value_parser = MxFormat::NAMES)]
+    mx: Option<String>,
+    /// MX only: the FLOAT8E8M0 scales file.
+    #[arg(long, value_name = "S.pb")]
+    scales: Option<PathBuf>,
+    /// Linear only: the scale, a number (one FLOAT scale for the whole tensor, rounded once to
+    /// float32) or a TensorProto file (1-D: per axis; the input's rank with --block-size:
+    /// blocked). Must be positive and finite. A text that reads as a number is a number (write
+    /// ./0.5 for a file of that name).
+    #[arg(long, value_name = "NUMBER|S.pb", allow_negative_numbers = true)]
+    scale: Option<String>,
+    /// Linear only: the zero point, a number (exactly a value of the quantized type, repeated
+    /// over the scale's shape) or a TensorProto file of the scale's shape. Default: none (0).
+    #[arg(long, value_name = "NUMBER|Z.pb", allow_negative_numbers = true)]
+    zero_point: Option<String>,
+    /// Linear only: which implementation to be bit-exact with where they differ.
+    #[arg(long, value_parser = Profile::NAMES)]
+    profile: Option<String>,
+}
+
+impl QuantMode {
+    fn flags(self, to: Option<String>) -> ModeFlags {
+        ModeFlags {
+            mx: self.mx,
+            scales: self.scales,
+            scale: self.scale,
+            zero_point: self.zero_point,
+            profile: self.profile,
+            to,
+            ..Default::default()
+        }
+    }
+}
+
+/// The blocked axis and the block size.
+#[derive(clap::Args)]
+pub struct QuantBlocking {
+    /// Elements per block along --axis (at least 1). MX: default 32. Linear: blocked
+    /// quantization, with a scale file of the input's rank whose --axis is ceil(len / B) long (a
+    /// short last block is allowed).
+    #[arg(long, value_parser = crate::count_usize)]
+    block_size: Option<usize>,
+    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for MX, 1 for
+    /// linear (the ONNX attribute's default; ignored for a per-tensor scale).
+    #[arg(long, allow_negative_numbers = true)]
+    axis: Option<i64>,
+}
+
+impl QuantBlocking {
+    fn blocking(&self) -> Blocking {
+        Blocking { axis: self.axis, block_size: self.block_size }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct QuantizeFlags {
+    #[command(flatten)]
+    mode: QuantMode,
+    #[command(flatten)]
+    blocking: QuantBlocking,
+    /// Linear only: the output type (int8, uint8, int16, uint16, int4, uint4, int2, uint2, the
+    /// four float8, float4e2m1, float6e2m3, float6e3m2). Default: the --zero-point file's
+    /// type, else uint8 (as ONNX).
+    #[arg(long, value_name = "DTYPE")]
+    to: Option<String>,
+    /// Linear only: ONNX saturate for float8 outputs (1: out-of-range values and infinities
+    /// become the largest finite value; 0: infinity or NaN). Default 1.
+    #[arg(long, value_enum)]
+    saturate: Option<crate::Saturate>,
+    /// MX only: floor is the spec's scale (the largest elements may clamp); ceil takes the
+    /// smallest power of two that needs no clamping. Default floor.
+    #[arg(long, value_parser = ["floor", "ceil"])]
+    scale_round: Option<String>,
+    /// The input TensorProto.
+    input: PathBuf,
+    /// Where the output goes (MX: the elements).
+    #[arg(long, value_name = "OUT.pb")]
+    out: PathBuf,
+    /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct DequantizeFlags {
+    #[command(flatten)]
+    mode: QuantMode,
+    #[command(flatten)]
+    blocking: QuantBlocking,
+    /// Linear only: the output type, float, float16 or bfloat16. Default float.
+    #[arg(long, value_name = "DTYPE")]
+    to: Option<String>,
+    /// The input TensorProto (MX: the elements).
+    input: PathBuf,
+    /// Where the result goes.
+    #[arg(long, value_name = "OUT.pb")]
+    out: PathBuf,
+    /// Largest input file read (suffixes as above). Default: 4G.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<String>,
+}
+
+/// `lowbit quantize`.
+pub fn run_quantize(flags: QuantizeFlags) -> crate::Outcome {
+    let mut limits = Limits::default();
+    crate::set_limit(&mut limits.max_input_bytes, flags.max_input_bytes.as_deref())?;
+    let saturate = flags.saturate.map(|s| if s.on() { "1".to_string() } else { "0".to_string() });
+    let mode_flags = ModeFlags { saturate, scale_round: flags.scale_round, ..flags.mode.flags(flags.to) };
+    let args = QuantizeArgs {
+        mode: mode_flags.mode(Direction::Quantize)?,
+        blocking: flags.blocking.blocking(),
+        input: flags.input,
+        out: flags.out,
+        limits,
+    };
+    crate::printed(&quantize(&args)?)
+}
+
+/// `lowbit dequantize`.
+pub fn run_dequantize(flags: DequantizeFlags) -> crate::Outcome {
+    let mut limits = Limits::default();
+    crate::set_limit(&mut limits.max_input_bytes, flags.max_input_bytes.as_deref())?;
+    let args = DequantizeArgs {
+        mode: flags.mode.flags(flags.to).mode(Direction::Dequantize)?,
+        blocking: flags.blocking.blocking(),
+        input: flags.input,
+        out: flags.out,
+        limits,
+    };
+    crate::printed(&dequantize(&args)?)
 }
