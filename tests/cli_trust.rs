@@ -260,3 +260,132 @@ fn quantize_scales_and_zero_points_share_the_library_messages() {
         assert!(!ok && err.contains(library), "{library}\n{err}");
     }
 }
+
+#[test]
+fn one_grammar_flags_among_values_and_named_mistakes() {
+    // Flags after values, and --saturate read as a flag, not a value: 500 saturates to 448
+    // (0x7e) with saturate=1 and becomes NaN (0x7f) with 0.
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "500", "--to", "e4m3fn", "--saturate", "0"], b"");
+    assert!(ok, "{err}");
+    assert!(out.lines().nth(1).unwrap().contains("0x7f"), "{out}");
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "500", "--to", "e4m3fn"], b"");
+    assert!(ok && out.lines().nth(1).unwrap().contains("0x7e"), "{out}");
+    // A negative number needs no `--`.
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "-2", "--saturate", "1"], b"");
+    assert!(ok && out.contains("0xc0"), "{err}{out}");
+    // A mistyped flag is named as such.
+    let (ok, _, err) = lowbit(&["cast", "--form", "f32", "--to", "e4m3fn", "1"], b"");
+    assert!(!ok && err.contains("unexpected argument '--form'") && err.contains("'--from'"), "{err}");
+    // A value enum lists its values.
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round-mode", "upward", "1"], b"");
+    assert!(!ok && err.contains("[possible values: up, down, nearest]"), "{err}");
+    let (ok, _, err) = lowbit(&["run", "m.onnx", "--output-dir", "o", "--profile", "onnxruntim"], b"");
+    assert!(!ok && err.contains("onnxruntime"), "{err}");
+    // "Did you mean" for dtype names, on one line.
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fnn", "1"], b"");
+    assert!(!ok && err.contains("did you mean FLOAT8E4M3FN"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let (_, _, err) = lowbit(&["info", "fp8"], b"");
+    for name in ["FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0"] {
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    assert!(!err.contains("did you mean INT8"), "{err}");
+    // A flag that does not apply to the types is an error.
+    for (args, why) in [
+        (&["cast", "--from", "f32", "--to", "int8", "--saturate", "1", "3"][..], "--saturate applies to float8"),
+        (
+            &["cast", "--from", "f32", "--to", "e4m3fn", "--round-mode", "up", "3"][..],
+            "--round-mode applies to FLOAT8E8M0",
+        ),
+        (&["cast", "--from", "f32", "--to", "e4m3fn", "--threads", "0"][..], "0 is not a thread count"),
+    ] {
+        let (ok, _, err) = lowbit(args, b"");
+        assert!(!ok && err.contains(why), "{why}: {err}");
+    }
+    // -n/--count with a K suffix: 2K vectors.
+    let (ok, out, err) = lowbit(&["vectors", "--from", "f32", "--to", "e4m3fn", "--count", "2K"], b"");
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 2048);
+    // --to in range4 (the old --output-type still works): 0, 1, 2 in int8.
+    let (ok, out, err) = lowbit(&["range4", "0:i8", "3:i8", "1:i8", "--to", "int8", "--raw"], b"");
+    assert!(ok && out.as_bytes() == [0, 1, 2], "{err}");
+}
+
+#[test]
+fn json_outputs_follow_their_schemas() {
+    let field = |text: &str| -> serde_json::Value { serde_json::from_str(text).unwrap() };
+    // check: 0x3C01 into E5M2 is 0x3C, inexact; "3D" is one ulp too far from zero.
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2", "--json"], b"3C01 3C 01\n3C00 3D 00\n# c\n");
+    let v = field(&out);
+    assert!(!ok);
+    assert_eq!((v["checked"].as_u64(), v["mismatches"].as_u64(), v["skipped"].as_u64()), (Some(2), Some(1), Some(1)));
+    assert_eq!(v["classes"]["OneUlpAwayFromZero"], 1);
+    assert_eq!(v["flags_missing"]["inexact"], 0);
+    assert_eq!(v["shown"].as_array().unwrap().len(), 1);
+    // sweep of the 256 E4M3FN codes into float16 (exact): 256 patterns, no inexact flag.
+    let (ok, out, err) = lowbit(&["sweep", "--from", "e4m3fn", "--to", "f16", "--json"], b"");
+    assert!(ok, "{err}");
+    let v = field(&out);
+    assert_eq!(v["patterns"], 256);
+    assert_eq!(v["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(v["flags"]["inexact"], 0);
+    // diff: nearest-even and toward-zero differ on float16 -> E4M3FN.
+    let (ok, out, _) = lowbit(&["diff", "--from", "f16", "--to", "e4m3fn", "--json", "rne", "rtz"], b"");
+    let v = field(&out);
+    assert!(!ok && v["agree"] == false && v["values"].as_u64().unwrap() > 0 && v["patterns"] == 65536, "{v}");
+    let (ok, out, _) = lowbit(&["diff", "--from", "f16", "--to", "e4m3fn", "--json", "rne", "rne"], b"");
+    assert!(ok && field(&out)["agree"] == true);
+    // info, profiles, conformance, cast.
+    let (ok, out, _) = lowbit(&["info", "e4m3fn", "--json"], b"");
+    let v = field(&out);
+    assert!(ok && v["name"] == "FLOAT8E4M3FN (ONNX 17)");
+    assert!(v["lines"].as_array().unwrap().iter().any(|l| l == "max: 448 (code 0x7e)"), "{v}");
+    let (ok, out, _) = lowbit(&["profiles", "--json"], b"");
+    assert!(ok && field(&out)["profiles"][0]["name"] == "spec");
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--json", "448", "500"], b"");
+    let v = field(&out);
+    assert!(ok && v["to"] == "FLOAT8E4M3FN");
+    assert_eq!((v["rows"][0]["code"].as_str(), v["rows"][1]["value"].as_str()), (Some("0x7e"), Some("448")));
+    let dir = tempfile::tempdir().unwrap();
+    write_model(&dir.path().join("model.onnx"), &model(graph(vec![], &["x"], &["x"]), 21));
+    let (ok, out, _) = lowbit(&["conformance", "--json", dir.path().to_str().unwrap()], b"");
+    let v = field(&out);
+    assert!(!ok && v["failed"] == 1 && v["passed"] == 0 && v["tests"][0]["passed"] == false, "{v}");
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_flags() {
+    for (shell, marker) in [("bash", "_lowbit()"), ("zsh", "#compdef lowbit"), ("fish", "complete -c lowbit")] {
+        let (ok, out, err) = lowbit(&["completions", shell], b"");
+        assert!(ok && out.contains(marker), "{shell}: {err}");
+        assert!(out.contains("allow-empty") && out.contains("output-dir"), "{shell}");
+    }
+    let (ok, out, _) = lowbit(&["man"], b"");
+    assert!(ok && out.starts_with(".ie") && out.contains(".TH lowbit") && out.contains("conformance"), "{out}");
+}
+
+#[test]
+fn small_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The output TensorProto keeps the input tensor's name.
+    let named_input = lowbit::onnx::tensor_proto::tensor_to_proto(&Tensor::from_f32(&[1.5]), Some("weights"));
+    std::fs::write(d.join("w.pb"), prost::Message::encode_to_vec(&named_input)).unwrap();
+    let (w, w8) = (d.join("w.pb").display().to_string(), d.join("w8.pb").display().to_string());
+    let (ok, _, err) = lowbit(&["cast", "--to", "e4m3fn", &w, &w8], b"");
+    assert!(ok, "{err}");
+    let written = std::fs::read(d.join("w8.pb")).unwrap();
+    let proto: lowbit::onnx::proto::TensorProto = prost::Message::decode(written.as_slice()).unwrap();
+    assert_eq!(proto.name.as_deref(), Some("weights"));
+    // A model given to cast says it is a model.
+    let (ok, _, err) = lowbit(&["cast", "--to", "e4m3fn", "model.onnx", "out.pb"], b"");
+    assert!(!ok && err.contains("is an ONNX model") && err.contains("lowbit run"), "{err}");
+    // --output-dir that is a file says so.
+    let m = two_input_model(d);
+    let x = d.join("x.pb");
+    write_tensor(&x, &Tensor::from_raw(DType::Float, vec![1, 4], vec![0; 16]).unwrap());
+    write_tensor(&d.join("w.pb"), &Tensor::from_f32(&[1.0]));
+    let args = ["run", &m, "--input", &format!("x={}", x.display()), "--input", &format!("w={w}"), "--output-dir", &m];
+    let (ok, _, err) = lowbit(&args, b"");
+    assert!(!ok && err.contains("--output-dir is a file"), "{err}");
+}
