@@ -293,7 +293,8 @@ pub struct QuantizeReport {
 /// within ±347), and for block `b` (row-major over the scales) `s0 * (1 + (b % 4) / 4)` in float32.
 pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
     let largest = match to.kind() {
-        Kind::Integer { bits, signed } => lowbit::dtype::integer_bounds(bits, signed).1 as f64,
+        // The largest integer: 2^(bits - 1) - 1 signed, 2^bits - 1 unsigned.
+        Kind::Integer { bits, signed } => ((1u128 << (bits - u32::from(signed))) - 1) as f64,
         Kind::Float(f) => f.to_f64(f.max_code()),
         _ => {
             return Err(Error::InvalidOp {
@@ -689,9 +690,7 @@ pub fn run_command(args: Args) -> crate::Outcome {
         };
         let config = QuantizeConfig { op, elements: args.elements, reps: args.reps.max(1) };
         let (report, input) = run_quantize(&config)?;
-        if let Some(path) = &args.write_input {
-            write_input(path, &input)?;
-        }
+        written(args.write_input.as_deref(), &input)?;
         if args.json {
             report.json()
         } else {
@@ -709,9 +708,7 @@ pub fn run_command(args: Args) -> crate::Outcome {
             opts: args.attributes.options(args.to)?,
         };
         let (report, input) = run(&config)?;
-        if let Some(path) = &args.write_input {
-            write_input(path, &input)?;
-        }
+        written(args.write_input.as_deref(), &input)?;
         if args.json {
             report.json()
         } else {
@@ -719,4 +716,9 @@ pub fn run_command(args: Args) -> crate::Outcome {
         }
     };
     crate::printed(&text)
+}
+
+/// Writes the measured input where --write-input asks, if it does.
+fn written(path: Option<&std::path::Path>, input: &Tensor) -> Result<()> {
+    path.map_or(Ok(()), |p| write_input(p, input))
 }
