@@ -180,7 +180,7 @@ def cast(
     x: Any,
     to: Any,
     *,
-    saturate: bool = True,
+    saturate: Optional[bool] = None,
     round_mode: str = "up",
     profile: str = "spec",
     threads: Optional[int] = None,
@@ -201,7 +201,8 @@ def cast(
     and a described result without an ml_dtypes type holds its codes as uint8/16/32.
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
-    finite value instead of infinity or NaN. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
+    finite value instead of infinity or NaN. Default (None), as ``lowbit cast``: True (ONNX's
+    saturate=1) between ONNX types, False (IEEE) with a described format on either side. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
     FLOAT8E8M0 targets only). `profile`: one of :data:`PROFILES`. `threads`: threads of the
     conversion (None: every core; the result is the same for any count).
 
@@ -214,14 +215,15 @@ def cast(
     result is the one allocation. Errors: :class:`DTypeError` for names and dtypes,
     :class:`ParseError` for strings that are not numbers, :class:`Error` for the rest.
     """
-    saturate = _flag(saturate, "saturate")
     packed = _flag(packed, "packed")
     a = np.asarray(x)
     src = _format_of_array(a)
     dst = _resolve_format(to)
     shape = a.shape
     n = a.size
-    if "," in src or "," in dst:
+    described = "," in src or "," in dst
+    saturate = (not described) if saturate is None else _flag(saturate, "saturate")
+    if described:
         return _cast_described(a, src, dst, saturate, profile, packed)
     if dst == "STRING" and packed:
         raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")

@@ -33,7 +33,7 @@ def cast(
     x: npt.ArrayLike,
     to: DTypeLike,
     *,
-    saturate: bool = True,
+    saturate: Optional[bool] = None,
     round_mode: RoundMode = "up",
     profile: str = "spec",
     threads: Optional[int] = None,
