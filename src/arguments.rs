@@ -24,6 +24,18 @@ fn invalid(what: &str, message: String) -> Error {
     Error::InvalidOp { op: what.into(), message }
 }
 
+/// The default of `saturate` for a conversion from `from` into `to`, one rule for `lowbit cast`,
+/// `vectors`, `check`, `sweep` and `diff` and their Python twins: ONNX's saturate=1 when both
+/// sides are ONNX types and the target is a float8 type (the types ONNX's attribute is for);
+/// otherwise IEEE's behaviour, no saturation (a described format on either side, other targets).
+#[cfg(feature = "verify")]
+#[must_use]
+pub fn default_saturate(from: &crate::verify::Format, to: &crate::verify::Format) -> bool {
+    use crate::verify::Format;
+    matches!((from, to), (Format::Onnx(_), Format::Onnx(d))
+        if matches!(d, DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ))
+}
+
 /// A thread count: `None` is every core; `Some(n)` must be at least 1.
 pub fn threads(requested: Option<i64>) -> Result<usize> {
     match requested {

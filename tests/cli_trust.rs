@@ -389,3 +389,27 @@ fn small_ones() {
     let (ok, _, err) = lowbit(&args, b"");
     assert!(!ok && err.contains("--output-dir is a file"), "{err}");
 }
+
+#[test]
+fn one_saturation_default_for_cast_and_the_verification_commands() {
+    // float16 60000 (0x7B53) into E4M3FN: beyond 448. Between ONNX types the default is ONNX's
+    // saturate=1: 448 (0x7E) from cast, and 0x7E in vectors, check, sweep; with --saturate 0 NaN
+    // (0x7F). Into a described format (e4m3,special=ieee) the default is IEEE's: infinity 0x78.
+    let (ok, out, _) = lowbit(&["cast", "--from", "f16", "--to", "e4m3fn", "60000"], b"");
+    assert!(ok && out.lines().nth(1).unwrap().contains("0x7e"), "{out}");
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e4m3fn", "--no-flags"], b"7B53 7E\n");
+    assert!(ok, "{out}");
+    let (ok, out, _) =
+        lowbit(&["check", "--from", "f16", "--to", "e4m3fn", "--no-flags", "--saturate", "0"], b"7B53 7F\n");
+    assert!(ok, "{out}");
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e4m3,special=ieee", "--no-flags"], b"7B53 78\n");
+    assert!(ok, "{out}");
+    let (ok, out, _) = lowbit(&["cast", "--from", "f16", "--to", "e4m3,special=ieee", "60000"], b"");
+    assert!(ok && out.lines().nth(1).unwrap().contains("0x78"), "{out}");
+    // diff's configurations keep the same default: rne against rne,saturate=1 agree into e4m3fn.
+    let (ok, out, _) = lowbit(&["diff", "--from", "f16", "--to", "e4m3fn", "--json", "rne", "rne,saturate=1"], b"");
+    assert!(ok, "{out}");
+    // The help says so.
+    let (_, help, _) = lowbit(&["check", "--help"], b"");
+    assert!(help.contains("ONNX Cast's saturate=1"), "{help}");
+}

@@ -410,6 +410,11 @@ def dequantize_linear(
 # ------------------------------------------------------------------------------------------------
 
 
+def _saturate(saturate: Optional[bool]) -> Optional[bool]:
+    """None keeps the command line's default (ONNX's 1 from an ONNX type into float8, else 0)."""
+    return None if saturate is None else _flag(saturate, "saturate")
+
+
 def _level(level: Union[int, str]) -> str:
     if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
         return str(int(level))
@@ -424,7 +429,7 @@ def vectors(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     level: Union[int, str] = 1,
     count: Optional[int] = None,
     seed: int = 1,
@@ -438,7 +443,9 @@ def vectors(
     ``rmm``, ``raz``, ``rod`` or ``sr:R`` (stochastic, R random bits). `tininess`: ``before``,
     ``after`` or ``delivered``. `level`: 1 or 2 (TestFloat's levels: special operands mixed with
     random ones; `count` raises the number of cases) or ``"all"`` (every pattern of a source of
-    16 bits or fewer). `seed` seeds the random operands and stochastic rounding.
+    16 bits or fewer). `seed` seeds the random operands and stochastic rounding. `saturate`:
+    None takes the default of ``lowbit vectors`` (and of :func:`check` and :func:`sweep`): on
+    from an ONNX type into an ONNX float8 type (ONNX Cast's saturate=1), off otherwise (IEEE).
 
     Returns a dict of arrays, one element per case: ``operand`` and ``result`` (codes, uint64),
     ``flags`` (uint8, TestFloat's bits: 1 inexact, 2 underflow, 4 overflow, 8 infinite, 16
@@ -446,7 +453,7 @@ def vectors(
     operands the level has). With ``layout="testfloat"`` or ``"csv"``: the text of that layout.
     """
     return _native.vectors(
-        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), _level(level), count, seed, layout
+        _format(from_), _format(to), round, tininess, _saturate(saturate), _level(level), count, seed, layout
     )
 
 
@@ -457,7 +464,7 @@ def check(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     check_nans: bool = False,
     check_invalid_integers: bool = False,
     no_flags: bool = False,
@@ -504,7 +511,7 @@ def check(
         arrays,
         round,
         tininess,
-        _flag(saturate, "saturate"),
+        _saturate(saturate),
         _flag(check_nans, "check_nans"),
         _flag(check_invalid_integers, "check_invalid_integers"),
         _flag(no_flags, "no_flags"),
@@ -519,7 +526,7 @@ def sweep(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     config: Optional[str] = None,
     threads: Optional[int] = None,
 ) -> Dict[str, Any]:
@@ -533,7 +540,7 @@ def sweep(
     ``no_flag``, ``seconds``, ``report``. The GIL is released while it runs.
     """
     return _native.sweep_patterns(
-        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), config, threads
+        _format(from_), _format(to), round, tininess, _saturate(saturate), config, threads
     )
 
 

@@ -686,12 +686,21 @@ fn mx_dequantize_into(
 // Verification
 // ------------------------------------------------------------------------------------------------
 
+/// The options of a verification call; `saturate` None takes the default `lowbit vectors`,
+/// `check`, `sweep` and `diff` take ([`lowbit::arguments::default_saturate`]; a `to` that is a
+/// width, `check`'s `which`, takes IEEE's 0).
 fn verify_options(
     py: Python<'_>,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
+    from: &str,
+    to: &str,
 ) -> PyResult<lowbit::verify::VerifyOptions> {
+    let saturate = saturate.unwrap_or_else(|| match (Format::parse(from), Format::parse(to)) {
+        (Ok(from), Ok(to)) => lowbit::arguments::default_saturate(&from, &to),
+        _ => false,
+    });
     lowbit::verify::VerifyOptions::from_words(round, tininess, if saturate { "1" } else { "0" }).or_raise(py)
 }
 
@@ -709,15 +718,15 @@ fn vectors<'py>(
     to: &str,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     level: &str,
     count: Option<u64>,
     seed: u64,
     layout: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     guarded(py, || {
+        let options = verify_options(py, round, tininess, saturate, from_, to)?;
         let (from, to) = (format(py, from_)?, format(py, to)?);
-        let options = verify_options(py, round, tininess, saturate)?;
         let level = Level::parse(level).or_raise(py)?;
         let v = Vectors::new(&from, &to, &options, level, count, seed).or_raise(py)?;
         if let Some(layout) = layout {
@@ -777,7 +786,7 @@ fn check<'py>(
     arrays: Option<DumpArrays<'_>>,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     check_nans: bool,
     check_invalid_integers: bool,
     no_flags: bool,
@@ -786,7 +795,7 @@ fn check<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
         let from = format(py, from_)?;
-        let options = verify_options(py, round, tininess, saturate)?;
+        let options = verify_options(py, round, tininess, saturate, from_, to)?;
         let check = CheckOptions { check_nans, check_invalid_integers, no_flags, seed };
         let text = match arrays {
             Some(arrays) if text.is_none() => Some(std::borrow::Cow::Owned(dump_text(py, &from, to, which, &arrays)?)),
@@ -892,13 +901,13 @@ fn sweep_patterns<'py>(
     to: &str,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     config: Option<&str>,
     threads_: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
+        let defaults = verify_options(py, round, tininess, saturate, from_, to)?;
         let (from, to) = (format(py, from_)?, format(py, to)?);
-        let defaults = verify_options(py, round, tininess, saturate)?;
         let config = match config {
             Some(text) => Config::parse(text, defaults).or_raise(py)?,
             None => Config::ieee(defaults),

@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Outcome {
     let request = glue::CheckRequest {
         from: &args.formats.from,
         to: &args.formats.to,
-        options: args.rounding.options()?,
+        options: args.rounding.options(&args.formats.from, &args.formats.to)?,
         check: lowbit::verify::check::CheckOptions {
             check_nans: args.check_nans,
             check_invalid_integers: args.check_inv_ints,

@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Outcome {
         to: &args.formats.to,
         a: &args.a,
         b: &args.b,
-        defaults: args.rounding.options()?,
+        defaults: args.rounding.options(&args.formats.from, &args.formats.to)?,
         threads,
         json: args.json,
     };

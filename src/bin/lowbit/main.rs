@@ -349,9 +349,10 @@ fn round_word(text: &str) -> Result<String, String> {
     }
 }
 
-/// The IEEE options of a verification command. These follow IEEE 754 and TestFloat, the same
-/// in vectors, check, sweep and diff: nearest even, tininess after rounding, no saturation
-/// unless asked for (ONNX Cast's saturate=1 is `profile=...,saturate=1` in a configuration).
+/// The IEEE options of a verification command, the same defaults in vectors, check, sweep and
+/// diff (and `lowbit cast`): nearest even, tininess after rounding (TestFloat's), and saturation
+/// as [`lowbit::arguments::default_saturate`] decides (ONNX's 1 between ONNX types into float8,
+/// else 0).
 #[derive(clap::Args)]
 pub struct Rounding {
     /// rne (nearest even), rtz (toward zero), rdn (toward -inf), rup (toward +inf), rmm (nearest,
@@ -361,19 +362,31 @@ pub struct Rounding {
     /// When a result is tiny for the underflow flag.
     #[arg(long, value_enum, default_value = "after")]
     pub tininess: TininessArg,
-    /// 1: overflow and infinities give the largest finite value. Default 0 (IEEE semantics).
-    #[arg(long, value_enum, default_value = "0")]
-    pub saturate: Saturate,
+    /// 1: overflow and infinities give the largest finite value; 0: they give infinity (or
+    /// NaN). Default: 1 from an ONNX type into an ONNX float8 type (ONNX Cast's saturate=1), 0
+    /// otherwise (IEEE), as in `lowbit cast`.
+    #[arg(long, value_enum)]
+    pub saturate: Option<Saturate>,
 }
 
 impl Rounding {
-    pub fn options(&self) -> lowbit::Result<lowbit::verify::VerifyOptions> {
+    /// The options for `from` -> `to` (a `to` that is no format, `check --which`'s width, takes
+    /// IEEE's default).
+    pub fn options(&self, from: &str, to: &str) -> lowbit::Result<lowbit::verify::VerifyOptions> {
+        use lowbit::verify::Format;
+        let saturate = match self.saturate {
+            Some(s) => s.on(),
+            None => match (Format::parse(from), Format::parse(to)) {
+                (Ok(from), Ok(to)) => lowbit::arguments::default_saturate(&from, &to),
+                _ => false,
+            },
+        };
         let tininess = match self.tininess {
             TininessArg::Before => "before",
             TininessArg::After => "after",
             TininessArg::Delivered => "delivered",
         };
-        lowbit::verify::VerifyOptions::from_words(&self.round, tininess, if self.saturate.on() { "1" } else { "0" })
+        lowbit::verify::VerifyOptions::from_words(&self.round, tininess, if saturate { "1" } else { "0" })
     }
 }
 

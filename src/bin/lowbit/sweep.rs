@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let defaults = args.rounding.options()?;
+    let defaults = args.rounding.options(&args.formats.from, &args.formats.to)?;
     let config = match args.config {
         Some(text) => lowbit::verify::config::Config::parse(&text, defaults)?,
         None => lowbit::verify::config::Config::ieee(defaults),

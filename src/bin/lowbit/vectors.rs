@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Outcome {
     let request = glue::VectorsRequest {
         from: &args.formats.from,
         to: &args.formats.to,
-        options: args.rounding.options()?,
+        options: args.rounding.options(&args.formats.from, &args.formats.to)?,
         level: &args.level,
         count: args.count,
         seed: args.seed,
