@@ -15,8 +15,9 @@
 use crate::alloc_prelude::*;
 use crate::dtype::{integer_bounds, DType, Kind};
 use crate::error::{quoted, shown_shape, Error, Result};
+use crate::profile::NumberStyle;
 use crate::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
-use crate::strings::{self, NumberStyle};
+use crate::strings;
 use crate::tensor::Tensor;
 use crate::value::Value;
 

@@ -6,7 +6,30 @@ use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;
-pub use crate::texts::Texts;
+use crate::texts::Texts;
+
+/// One fixed-width element as a number for the ops' own arithmetic: a float exactly as `f64`
+/// (every float dtype fits), an integer as `i128` (uint64 included), BOOL as 0 or 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Number {
+    Float(f64),
+    Int(i128),
+}
+
+impl Number {
+    /// The element `code` of `dtype`, decoded exactly by the core.
+    pub(crate) fn of(dtype: DType, code: u64) -> Result<Number> {
+        Ok(match crate::convert::decode_element(dtype, code)? {
+            crate::convert::Element::Float(v) => Number::Float(f64::from_bits(crate::round::encode(
+                &crate::format::F64,
+                v,
+                crate::round::RoundingOptions::IEEE,
+            ))),
+            crate::convert::Element::Int(i) => Number::Int(i),
+            crate::convert::Element::Bool(b) => Number::Int(i128::from(b)),
+        })
+    }
+}
 
 /// Elements of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,13 +62,44 @@ pub struct Tensor {
 }
 
 /// The number of elements of a shape, or an error if the product overflows `usize`.
-pub fn element_count(shape: &[usize]) -> Result<usize> {
+pub(crate) fn element_count(shape: &[usize]) -> Result<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::TooLarge {
         what: format!("shape {} has more elements than fit in memory", crate::error::shown_shape(shape)),
     })
 }
 
 impl Tensor {
+    /// The number of elements of a shape, or an error if the product overflows `usize`.
+    pub fn element_count(shape: &[usize]) -> Result<usize> {
+        element_count(shape)
+    }
+
+    /// Every element as a number ([`Number::of`] for each); `None` for STRING tensors.
+    pub(crate) fn numbers(&self) -> Option<impl Iterator<Item = Result<Number>> + '_> {
+        let raw = self.raw()?;
+        Some((0..self.len()).map(move |i| Number::of(self.dtype, packing::get(self.dtype, raw, i))))
+    }
+
+    /// Every element of a numeric tensor as `f64`, through a Cast plan to DOUBLE (the fast path
+    /// for many elements; exact for every float dtype and every integer of at most 53 bits).
+    pub(crate) fn f64_values(&self) -> Result<Vec<f64>> {
+        let raw = self.raw().ok_or(Error::UnsupportedDType {
+            op: "numbers",
+            dtype: self.dtype.onnx_name(),
+            why: "not a number",
+        })?;
+        let n = self.len();
+        let too_large = || Error::TooLarge { what: format!("{n} float64 values") };
+        let len = n.checked_mul(8).ok_or_else(too_large)?;
+        // The caller's tensor exists, so `n` is not untrusted; its eightfold may still not fit.
+        let mut wide = Vec::new();
+        wide.try_reserve_exact(len).map_err(|_| too_large())?;
+        wide.resize(len, 0);
+        crate::plan::Plan::new(self.dtype, DType::Double, &crate::convert::CastOptions::default())?
+            .run(raw, &mut wide, n)?;
+        Ok(wide.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+    }
+
     /// A tensor from ONNX `raw_data`. The byte count must be exactly what the shape needs.
     pub fn from_raw(dtype: DType, shape: Vec<usize>, raw: Vec<u8>) -> Result<Tensor> {
         if dtype == DType::Undefined {

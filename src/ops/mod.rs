@@ -37,17 +37,16 @@ pub mod slice;
 
 pub use gather::{gather, GATHER_VERSIONS};
 pub use range::{
-    openvino_range, range, range1, range4, range_with, OpenVinoRange, RangeCount, RangeOptions, RangeValues,
-    DEFAULT_MAX_ELEMENTS, RANGE_VERSIONS,
+    openvino_range, range, range1, range4, range_with, RangeOptions, DEFAULT_MAX_ELEMENTS, RANGE_VERSIONS,
 };
-pub use slice::{slice, slice_lists, RepeatedAxes, SliceArgs, SLICE_VERSIONS};
+pub use slice::{slice, slice_lists, SliceArgs, SLICE_VERSIONS};
 
 use crate::alloc_prelude::*;
-use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::{Error, Result};
 use crate::packing;
-use crate::tensor::{Data, Tensor, Texts};
+use crate::tensor::{Data, Number, Tensor};
+use crate::texts::Texts;
 
 pub(crate) use crate::op_output::{zeroed, AllocationGuard, Unbudgeted};
 pub(crate) use crate::opset::schema_version;
@@ -61,10 +60,10 @@ pub(crate) fn integer_values(op: &str, what: &str, t: &Tensor) -> Result<Vec<i12
             message: format!("{what} must be an integer tensor (int32 or int64), not {}", t.dtype()),
         });
     }
-    t.codes()?
-        .into_iter()
-        .map(|code| match decode_element(t.dtype(), code)? {
-            Element::Int(v) => Ok(v),
+    let numbers = t.numbers().expect("integer tensors hold raw data");
+    numbers
+        .map(|n| match n? {
+            Number::Int(v) => Ok(v),
             // An integer dtype decodes to integers; anything else is a bug upstream, reported
             // rather than trusted.
             other => Err(Error::InvalidOp { op: op.into(), message: format!("{what}: {other:?} is not an integer") }),

@@ -17,26 +17,26 @@ use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::Result;
+use crate::kernels::encode::{FloatLane, IntegerKernel};
+use crate::kernels::quantize::IntegerQuantizer;
 use crate::op_output::{AllocationGuard, Unbudgeted};
 use crate::packing;
-use crate::plan::encode::{FloatLane, IntegerKernel};
-use crate::plan::quantize::IntegerQuantizer;
 use crate::plan::Plan;
 use crate::profile::{DequantizeArithmetic, Policy, Profile, QuantizeDivision, QuantizeSpecials};
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::tensor::Tensor;
 use crate::value::{Exact, Value};
 
-/// Elements per chunk: a multiple of 4 (a byte boundary for every packing), small enough that the
-/// chunk's scratch stays in cache.
-const CHUNK: usize = 16384;
+/// Elements per pass through the scratch: a multiple of 4 (a byte boundary for every packing), small enough that the
+/// scratch stays in cache.
+const PASS_ELEMENTS: usize = 16384;
 
 /// Runs of one scale shorter than this take [`Quantize::integer_short_runs`]: a call of the plan's
 /// loop per run costs more than the run's arithmetic below it.
 const SHORT_RUN: usize = 256;
 
 /// Bytes of scratch a call uses besides its output and the decoded scales and zero points.
-pub(crate) const SCRATCH_BYTES: usize = CHUNK * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
+pub(crate) const SCRATCH_BYTES: usize = PASS_ELEMENTS * (4 + 8 + 8 + 8 + 4 + 2 + 8 + 8);
 
 /// The integer range of an integer quantized type.
 fn integer_range(dtype: DType) -> Option<(i64, i64)> {
@@ -97,15 +97,12 @@ fn bytes_to_f64s(bytes: &[u8], out: &mut [f64]) {
 }
 
 /// Every element of a fixed-width tensor as float64 (exact: every quantization type, scale type
-/// and input type is a float64 value), by a Cast plan.
+/// and input type is a float64 value).
 fn values(t: &Tensor, what: &str, name: &str) -> Result<Vec<f64>> {
-    let raw = t.raw().ok_or_else(|| invalid(name, format!("{what} must be numeric, not {}", t.dtype())))?;
-    let n = t.len();
-    let mut wide = crate::op_output::zeroed(name, n.checked_mul(8).ok_or_else(|| invalid(name, "too many elements"))?)?;
-    Plan::new(t.dtype(), DType::Double, &CastOptions::default())?.run(raw, &mut wide, n)?;
-    let mut out = vec![0.0; n];
-    bytes_to_f64s(&wide, &mut out);
-    Ok(out)
+    if t.raw().is_none() {
+        return Err(invalid(name, format!("{what} must be numeric, not {}", t.dtype())));
+    }
+    t.f64_values()
 }
 
 /// numpy's result type of a division or subtraction between two of these dtypes.
@@ -367,14 +364,14 @@ fn pack_codes(dtype: DType, codes: &[u16], raw: &mut [u8]) {
         codes: &'a [u16],
         raw: &'a mut [u8],
     }
-    impl crate::plan::simd::Kernel for Pack<'_> {
+    impl crate::kernels::simd::Kernel for Pack<'_> {
         type Output = ();
         #[inline(always)]
         fn run(self) {
             packing::pack_u16(self.dtype, self.codes, self.raw);
         }
     }
-    crate::plan::simd::widest(Pack { dtype, codes, raw });
+    crate::kernels::simd::widest(Pack { dtype, codes, raw });
 }
 
 /// A QuantizeLinear scale's values.
@@ -460,7 +457,7 @@ impl Quantize {
         let x_width = (x_dtype.bits().expect("fixed width") / 8) as usize;
         let mut start = 0;
         while start < n {
-            let len = CHUNK.min(n - start);
+            let len = PASS_ELEMENTS.min(n - start);
             let src = &raw[start * x_width..(start + len) * x_width];
             let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
             // Runs of elements sharing a scale, found from the geometry: long enough to pay for a
@@ -1134,12 +1131,12 @@ impl Dequantize {
         // numpy: x - zero point is float64 when either is int32, the product float64 when the
         // difference is.
         let numpy_wide = x_dtype == DType::Int32 && (self.subtract_zero_point && zero_dtype == Some(DType::Int32));
-        scratch.indices.resize(CHUNK.min(n), 0);
-        scratch.lanes.resize(CHUNK.min(n), 0.0);
+        scratch.indices.resize(PASS_ELEMENTS.min(n), 0);
+        scratch.lanes.resize(PASS_ELEMENTS.min(n), 0.0);
         let DequantizeScratch { indices, lanes, wide } = scratch;
         let mut start = 0;
         while start < n {
-            let len = CHUNK.min(n - start);
+            let len = PASS_ELEMENTS.min(n - start);
             let src = &raw[packing::raw_len(x_dtype, start)?..packing::raw_len(x_dtype, start + len)?];
             let dst = &mut out[packing::raw_len(self.output, start)?..packing::raw_len(self.output, start + len)?];
             self.groups.indices(start, &mut indices[..len]);

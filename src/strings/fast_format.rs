@@ -36,11 +36,12 @@
 //!
 //! Whatever the fast code cannot decide it hands to [`format_code`].
 
-use super::{format_code, NumberStyle};
+use super::format_code;
 use crate::alloc_prelude::*;
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::once::Once;
+use crate::profile::NumberStyle;
 use crate::texts::{TextSink, Texts};
 
 /// Writes elements of one dtype in one style.

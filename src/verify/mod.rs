@@ -1,7 +1,7 @@
 //! **Conversions for hardware verification**: IEEE 754 semantics on every format lowbit knows
 //! (the ONNX dtypes, floats and integers) and on described formats (`e4m3,special=ieee`), with
 //! every rounding mode, the three tininess rules, optional saturation, and the exception flags
-//! in TestFloat's layout. ONNX `Cast` and its profiles keep their own rules ([`crate::convert`]);
+//! in TestFloat's layout. ONNX `Cast` and its profiles keep their own rules ([`crate::convert_code`]);
 //! this module is what the verification commands (`lowbit vectors`, `check`, `sweep`, `diff`)
 //! build on.
 //!
@@ -32,7 +32,7 @@ use core::fmt;
 use core::ops::Range;
 use rayon::prelude::*;
 
-pub use crate::round::{RoundingMode, Status, Tininess};
+use crate::round::{RoundingMode, Status, Tininess};
 pub use described::DescribedCast;
 
 /// A format a verification conversion reads or writes: an ONNX dtype (a float or an integer)
@@ -236,7 +236,8 @@ impl Converter {
     /// Resolves the conversion from `from` to `to` with `options`.
     ///
     /// ```
-    /// use lowbit::verify::{Converter, Format, Status, VerifyOptions};
+    /// use lowbit::round::Status;
+    /// use lowbit::verify::{Converter, Format, VerifyOptions};
     ///
     /// let from = Format::parse("f32")?;
     /// let to = Format::parse("e4m3,special=ieee")?; // 1-4-3, bias 7, Inf at 0x78, max 240
@@ -304,7 +305,7 @@ pub fn convert_range(
         });
     }
     let converter = Converter::new(from, to, options);
-    const CHUNK: usize = 1 << 14;
+    const SWEEP_PIECE: usize = 1 << 14;
     let run = |offset: usize, out: &mut [u64], mut flags: Option<&mut [Status]>| {
         for (i, o) in out.iter_mut().enumerate() {
             let index = (offset + i) as u64;
@@ -317,11 +318,11 @@ pub fn convert_range(
     };
     match flags {
         Some(flags) => out
-            .par_chunks_mut(CHUNK)
-            .zip(flags.par_chunks_mut(CHUNK))
+            .par_chunks_mut(SWEEP_PIECE)
+            .zip(flags.par_chunks_mut(SWEEP_PIECE))
             .enumerate()
-            .for_each(|(k, (o, f))| run(k * CHUNK, o, Some(f))),
-        None => out.par_chunks_mut(CHUNK).enumerate().for_each(|(k, o)| run(k * CHUNK, o, None)),
+            .for_each(|(k, (o, f))| run(k * SWEEP_PIECE, o, Some(f))),
+        None => out.par_chunks_mut(SWEEP_PIECE).enumerate().for_each(|(k, o)| run(k * SWEEP_PIECE, o, None)),
     }
     Ok(())
 }

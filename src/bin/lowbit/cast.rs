@@ -2,10 +2,15 @@
 //! standard output, or values from the command line shown as a table.
 
 use core::num::FpCategory;
+use lowbit::cast;
 use lowbit::packing;
-use lowbit::strings::{self, StringGrammar};
-use lowbit::tables::value_to_exact_decimal;
-use lowbit::{cast, decode_element, CastOptions, DType, Element, Error, Kind, Packing, Result, Tensor};
+use lowbit::profile::StringGrammar;
+use lowbit::strings::value_to_exact_decimal;
+use lowbit::strings::{self};
+use lowbit::Tensor;
+use lowbit::{decode_element, CastOptions, Element};
+use lowbit::{DType, Kind, Packing};
+use lowbit::{Error, Result};
 
 /// The number of elements in `bytes` bytes of raw `dtype` data: `count` if given (checked), else
 /// the whole number of elements the bytes hold, which must fill them exactly.
@@ -166,7 +171,10 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
                     Error::InvalidOp { message, .. } => message,
                     other => other.to_string(),
                 };
-                Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {why}", crate::quoted(v)) }
+                Error::InvalidOp {
+                    op: "cast".into(),
+                    message: format!("value {i} ({}): {why}", lowbit::Error::quote(v)),
+                }
             })
         })
         .collect()
@@ -309,7 +317,7 @@ pub fn run(args: Args) -> crate::Outcome {
         return Err(crate::usage("cast", "--json is for the value table (give VALUES)").into());
     }
     if values.is_empty() && from != DType::String && to != DType::String {
-        let plan = lowbit::plan::Plan::new(from, to, &opts)?;
+        let plan = lowbit::Plan::new(from, to, &opts)?;
         let threads = crate::threads_or_all(threads);
         let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
         return crate::streamed(plan.run_stream(&mut input, &mut output, count, threads));
@@ -334,7 +342,7 @@ pub fn run(args: Args) -> crate::Outcome {
 /// file that has just been read whole).
 fn tensor_name(path: &std::path::Path, limits: &lowbit::onnx::limits::Limits) -> Option<String> {
     use prost::Message;
-    let bytes = lowbit::onnx::files::read_file_limited(path, limits.max_input_bytes).ok()?;
+    let bytes = lowbit::files::read_file_limited(path, limits.max_input_bytes).ok()?;
     lowbit::onnx::proto::TensorProto::decode(bytes.as_slice()).ok()?.name.filter(|n| !n.is_empty())
 }
 

@@ -59,7 +59,7 @@ fn describe(format: &lowbit::verify::Format) -> String {
 }
 
 /// The descriptor of a float format, its extreme values and the codes of its specials.
-fn float_info(f: &lowbit::FloatFormat, lines: &mut Vec<String>) {
+fn float_info(f: &lowbit::format::FloatFormat, lines: &mut Vec<String>) {
     use lowbit::format::{NonFinite, Zero};
     // Codes print with the format's width: 0x01, not 0x1.
     let digits = (f.width() as usize).div_ceil(4);
@@ -67,10 +67,10 @@ fn float_info(f: &lowbit::FloatFormat, lines: &mut Vec<String>) {
     // Exact decimals are short for every format up to float64's exponent range; beyond it a
     // value prints as significand * 2^exponent.
     let value = |code: u64| match f.decode(code) {
-        lowbit::value::Value::Finite(e) if f.exponent_bits > 11 => {
+        lowbit::Value::Finite(e) if f.exponent_bits > 11 => {
             format!("{}{} * 2^{}", if e.negative { "-" } else { "" }, e.significand, e.exponent)
         }
-        v => lowbit::tables::value_to_exact_decimal(&v),
+        v => lowbit::strings::value_to_exact_decimal(&v),
     };
     if f.subnormals {
         lines.push(format!("description: {}", f.description()));

@@ -272,7 +272,7 @@ pub fn count_usize(text: &str) -> Result<usize, String> {
 
 /// A thread count: at least 1 ([`lowbit::arguments::threads`], as the Python package).
 pub fn threads(text: &str) -> Result<usize, String> {
-    let n: i64 = text.parse().map_err(|_| format!("{} is not a whole number", quoted(text)))?;
+    let n: i64 = text.parse().map_err(|_| format!("{} is not a whole number", lowbit::Error::quote(text)))?;
     lowbit::arguments::threads(Some(n)).map_err(|e| e.to_string())
 }
 
@@ -344,7 +344,7 @@ fn round_word(text: &str) -> Result<String, String> {
         Some(_) => Ok(text.to_string()),
         None => Err(format!(
             "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)",
-            quoted(text)
+            lowbit::Error::quote(text)
         )),
     }
 }
@@ -390,16 +390,6 @@ impl Rounding {
     }
 }
 
-/// A text from the command line quoted for a message, cut after 100 characters (as the
-/// library's messages quote what they are given), so a huge argument is never echoed whole.
-pub fn quoted(text: &str) -> String {
-    const SHOWN: usize = 100;
-    match text.char_indices().nth(SHOWN) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?} (and {} more characters)", &text[..cut], text[cut..].chars().count()),
-    }
-}
-
 /// A usage error of a command.
 pub fn usage(command: &str, message: impl Into<String>) -> lowbit::Error {
     lowbit::Error::InvalidOp { op: command.into(), message: message.into() }
@@ -428,14 +418,14 @@ impl From<lowbit::Error> for Failure {
 pub type Outcome = Result<ExitCode, Failure>;
 
 /// The outcome of a raw stream from standard input to standard output.
-pub fn streamed<T>(result: Result<T, lowbit::plan::StreamError>) -> Outcome {
+pub fn streamed<T>(result: Result<T, lowbit::StreamError>) -> Outcome {
     match result {
         Ok(_) => Ok(ExitCode::SUCCESS),
-        Err(lowbit::plan::StreamError::Output(e)) => Err(output_failure(e)),
-        Err(lowbit::plan::StreamError::Input(e)) => {
+        Err(lowbit::StreamError::Output(e)) => Err(output_failure(e)),
+        Err(lowbit::StreamError::Input(e)) => {
             Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
         }
-        Err(lowbit::plan::StreamError::Data(e)) => Err(e.into()),
+        Err(lowbit::StreamError::Data(e)) => Err(e.into()),
     }
 }
 

@@ -37,7 +37,6 @@
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
-use lowbit::profile::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
@@ -45,8 +44,11 @@ use lowbit::quant::{
 };
 use lowbit::round::{self, RoundingOptions};
 use lowbit::staging::Staging;
-use lowbit::strings;
-use lowbit::{DType, Error, Result, Tensor};
+use lowbit::strings::{self};
+use lowbit::DType;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The ONNX op version linear mode computes: the newest `QuantizeLinear` and `DequantizeLinear`
@@ -226,7 +228,10 @@ impl ModeFlags {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     Some(other) => {
-                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", crate::quoted(other))))
+                        return Err(usage(
+                            direction,
+                            format!("--saturate is 0 or 1, not {}", lowbit::Error::quote(other)),
+                        ))
                     }
                 };
                 let profile = Profile::parse(self.profile.as_deref().unwrap_or("spec"))?;
@@ -380,7 +385,7 @@ fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Resul
                 }
                 _ => String::new(),
             };
-            (Tensor::from_codes(DType::Float, vec![], &[code])?, crate::quoted(text), note)
+            (Tensor::from_codes(DType::Float, vec![], &[code])?, lowbit::Error::quote(text), note)
         }
         Operand::File(path) => (read_tensor_file_with(path, limits)?, path.display().to_string(), String::new()),
     };
@@ -402,7 +407,7 @@ fn bare(e: &Error) -> String {
 fn zero_point_number(direction: Direction, text: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let (_, role) = direction.roles();
     lowbit::arguments::zero_point_from_text(text, dtype, shape, role, &direction.op())
-        .map_err(|e| usage(direction, format!("--zero-point {}: {}", crate::quoted(text), bare(&e))))
+        .map_err(|e| usage(direction, format!("--zero-point {}: {}", lowbit::Error::quote(text), bare(&e))))
 }
 
 /// The zero point: a number (of `number_type`, shaped like the scale) or the file's tensor.

@@ -1,7 +1,8 @@
 //! `lowbit run`: an ONNX model on TensorProto inputs checked against the graph.
 
 use crate::{printed, set_limit, Outcome};
-use lowbit::onnx::{files, limits::Limits, outputs, runner::Model, tensor_proto};
+use lowbit::files;
+use lowbit::onnx::{limits::Limits, outputs, runner::Model, tensor_proto};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -49,10 +50,9 @@ pub fn run(args: Args) -> Outcome {
     }
     let mut specs = Vec::new();
     for spec in &args.inputs {
-        specs.push(
-            spec.split_once('=')
-                .ok_or_else(|| crate::usage("run", format!("--input {} is not NAME=FILE.pb", crate::quoted(spec))))?,
-        );
+        specs.push(spec.split_once('=').ok_or_else(|| {
+            crate::usage("run", format!("--input {} is not NAME=FILE.pb", lowbit::Error::quote(spec)))
+        })?);
     }
     // Names first (unknown, repeated, missing), before any file is read.
     let names: Vec<&str> = specs.iter().map(|(name, _)| *name).collect();
