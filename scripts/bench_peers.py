@@ -33,6 +33,7 @@ formula (ml_dtypes element types, one byte per element, no packing).
 import argparse
 import ctypes
 import json
+import os
 import pathlib
 import platform
 import subprocess
@@ -538,7 +539,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="rounds of every system (best kept)")
     ap.add_argument("--reps", type=int, default=3, help="runs of each peer per round")
     ap.add_argument("--json", type=pathlib.Path, help="also write every figure here")
-    ap.add_argument("--lowbit", type=pathlib.Path, default=ROOT / "target" / "release" / "lowbit")
+    # The binary cargo builds: under CARGO_TARGET_DIR when it is set, as cargo itself does.
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    ap.add_argument("--lowbit", type=pathlib.Path, default=target / "release" / "lowbit")
     ap.add_argument("--quantize", action="store_true", help="the quantization rows instead of the Cast pairs")
     ap.add_argument("--quant-targets", default=",".join(QUANT_TARGETS),
                     help="QuantizeLinear output types (--quantize)")

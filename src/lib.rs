@@ -105,6 +105,8 @@ mod kernels;
 mod once;
 
 // Public namespaces.
+#[cfg(all(feature = "std", feature = "quant", feature = "strings"))]
+pub mod arguments;
 pub mod bulk;
 #[cfg(feature = "std")]
 pub mod files;

@@ -504,44 +504,60 @@ pub fn write(dir: &Path) -> Result<usize> {
 
 /// Regenerates the tables and compares them with the files under `dir`. Every file lowbit
 /// generates must exist with identical bytes; a stray `.csv` lowbit does not generate is also a
-/// mismatch. The sweeps of `verify/` run last, once everything else matches. Returns the number of
-/// files checked.
+/// mismatch. Every difference is reported, not only the first: the error lists each file
+/// (missing, different or stray) on a line of its own. The sweeps of `verify/` run last, once
+/// everything else matches. Returns the number of files checked.
 pub fn check(dir: &Path) -> Result<usize> {
     let set = render();
-    compare(dir, &set, &[PathBuf::new(), PathBuf::from("cast")])?;
-    let sweeps = render_sweeps()?;
-    compare(dir, &sweeps, &[PathBuf::from("verify")])?;
-    Ok(set.len() + sweeps.len())
+    let mut differences = compare(dir, &set, &[PathBuf::new(), PathBuf::from("cast")])?;
+    let mut checked = set.len();
+    if differences.is_empty() {
+        let sweeps = render_sweeps()?;
+        differences = compare(dir, &sweeps, &[PathBuf::from("verify")])?;
+        checked += sweeps.len();
+    }
+    match differences.len() {
+        0 => Ok(checked),
+        1 => {
+            let (path, detail) = differences.remove(0);
+            Err(Error::TableMismatch { path, detail })
+        }
+        n => {
+            let lines: Vec<String> = differences.iter().map(|(path, detail)| format!("\n  {path}: {detail}")).collect();
+            Err(Error::TableMismatch {
+                path: dir.display().to_string(),
+                detail: format!("{n} of {checked} files differ:{}", lines.concat()),
+            })
+        }
+    }
 }
 
-/// Compares the files of `set` with those under `dir`, and finds any `.csv` in `folders` that
-/// `set` does not hold.
-fn compare(dir: &Path, set: &TableSet, folders: &[PathBuf]) -> Result<()> {
+/// The files of `set` that differ from those under `dir` (missing, different, unreadable), and
+/// any `.csv` in `folders` that `set` does not hold, each with what is wrong.
+fn compare(dir: &Path, set: &TableSet, folders: &[PathBuf]) -> Result<Vec<(String, String)>> {
+    let mut differences = Vec::new();
     for (rel, want) in set {
         let path = dir.join(rel);
-        let have = read_table(&path, want.len())?;
-        if have != *want {
-            return Err(Error::TableMismatch {
-                path: path.display().to_string(),
-                detail: first_difference(&have, want),
-            });
+        match read_table(&path, want.len()) {
+            Ok(have) if have == *want => {}
+            Ok(have) => differences.push((path.display().to_string(), first_difference(&have, want))),
+            Err(Error::TableMismatch { path, detail }) => differences.push((path, detail)),
+            Err(e) => differences.push((path.display().to_string(), e.to_string())),
         }
     }
     for sub in folders {
         let folder = dir.join(sub);
-        let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+        // A missing folder: its files are already listed as missing above.
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&folder, e))?;
             let rel = sub.join(entry.file_name());
             if rel.extension().is_some_and(|e| e == "csv") && !set.contains_key(&rel) {
-                return Err(Error::TableMismatch {
-                    path: entry.path().display().to_string(),
-                    detail: "lowbit does not generate this file".into(),
-                });
+                differences.push((entry.path().display().to_string(), "lowbit does not generate this file".into()));
             }
         }
     }
-    Ok(())
+    Ok(differences)
 }
 
 /// Reads a committed table: a regular file only (a FIFO or a device is refused by its type, never

@@ -90,7 +90,8 @@ fn cast_strings_as_json() {
 
 #[test]
 fn cast_values_table() {
-    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "448", "464", "480", "nan", "-1e-9"]);
+    let (ok, out, err) =
+        lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--", "448", "464", "480", "nan", "-1e-9"]);
     assert!(ok, "{err}");
     let rows: Vec<&str> = out.lines().collect();
     assert_eq!(rows.len(), 6, "{out}");
@@ -123,20 +124,21 @@ fn cast_bad_input_is_one_line_and_nonzero() {
 /// subnormal 0x01 = 2^-9).
 #[test]
 fn cast_takes_described_formats() {
-    // 1.5 = 1.1b * 2^0: exponent field 7, fraction 100b: 0x3C. 300 overflows: saturate=1 gives
-    // 0x77 with overflow|inexact (05), saturate=0 infinity 0x78 with 05. 0.001 / 2^-9 = 0.512
-    // rounds to one subnormal unit: 0x01 with underflow|inexact (03).
+    // 1.5 = 1.1b * 2^0: exponent field 7, fraction 100b: 0x3C. 300 overflows: IEEE (the
+    // default for a described format) gives infinity 0x78 with overflow|inexact (05),
+    // --saturate 1 the largest finite 0x77 with 05. 0.001 / 2^-9 = 0.512 rounds to one
+    // subnormal unit: 0x01 with underflow|inexact (03).
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "1.5", "300", "0.001"]);
     assert!(ok, "{err}");
     let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows[0][..4], ["1.5", "0x3fc00000", "0x3c", "00"]);
-    assert_eq!(rows[1][..4], ["300", "0x43960000", "0x77", "05"]);
+    assert_eq!(rows[1][..4], ["300", "0x43960000", "0x78", "05"]);
     assert_eq!(rows[2][..4], ["0.001", "0x3a83126f", "0x1", "03"]);
-    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--saturate", "0", "300"]);
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--saturate", "1", "300"]);
     assert!(ok, "{err}");
     assert_eq!(
         out.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>()[..4],
-        ["300", "0x43960000", "0x78", "05"]
+        ["300", "0x43960000", "0x77", "05"]
     );
     // Raw both ways: float32 240 and 1.5 -> 0x77 0x3C; back, 0x77 -> 240 (0x43700000) and the
     // infinity 0x78 -> float32 +Inf (saturation is for targets of 8 bits or fewer, as ONNX's).

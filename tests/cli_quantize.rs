@@ -122,7 +122,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
     assert!(!ok && err.contains("/nonexistent/lowbit-quantize"), "{err}");
     assert!(!dir.path().join("s.pb").exists());
     for (extra, want) in [
-        (&["--mx", "mxfp4", "--block-size", "0"][..], "block_size must be at least 1"),
+        (&["--mx", "mxfp4", "--block-size", "0"][..], "0 is not a block size; a block holds at least 1 element"),
         (&["--mx", "mxfp4", "--axis", "2"][..], "axis for input of rank 2 is 2"),
         (&["--mx", "mxfp4", "--axis", "-3"][..], "[-2, 1]"),
         (&["--mx", "mxfp5"][..], "invalid value 'mxfp5'"),
@@ -385,9 +385,12 @@ fn bad_linear_input_is_one_line_naming_the_problem_and_writes_nothing() {
         (&["quantize", "x.pb", "--scale", "NaN", "--to", "int8"], &["--scale \"NaN\"", "positive and finite"]),
         (&["quantize", "x.pb", "--scale", "inf", "--to", "int8"], &["--scale \"inf\"", "positive and finite"]),
         // 1e-50 and 1e39 are positive numbers that float32 holds as 0 and infinity.
-        (&["quantize", "x.pb", "--scale", "1e-50", "--to", "int8"], &["is 0 in float32"]),
-        (&["quantize", "x.pb", "--scale", "1e39", "--to", "int8"], &["is inf in float32"]),
-        (&["dequantize", "q.pb", "--scale", "0"], &["--scale \"0\"", "x_scale of DequantizeLinear-28"]),
+        (&["quantize", "x.pb", "--scale", "1e-50", "--to", "int8"], &["1e-50 is 0 in float32"]),
+        (&["quantize", "x.pb", "--scale", "1e39", "--to", "int8"], &["1e39 is inf in float32"]),
+        (
+            &["dequantize", "q.pb", "--scale", "0"],
+            &["--scale \"0\"", "x_scale is 0.0: a scale must be positive and finite (DequantizeLinear-28)"],
+        ),
         (&["quantize", "x.pb", "--scale", "neg.pb", "--to", "int8"], &["neg.pb", "element 1 is -1.0", "positive"]),
         (
             &["quantize", "x.pb", "--scale", "1", "--zero-point", "128", "--to", "int8"],
@@ -408,7 +411,10 @@ fn bad_linear_input_is_one_line_naming_the_problem_and_writes_nothing() {
             &["quantize", "x.pb", "--scale", "1", "--block-size", "2", "--to", "int8"],
             &["--block-size needs a scale file"],
         ),
-        (&["quantize", "x.pb", "--scale", "s3.pb", "--block-size", "0"], &["--block-size must be at least 1"]),
+        (
+            &["quantize", "x.pb", "--scale", "s3.pb", "--block-size", "0"],
+            &["--block-size: 0 is not a block size; a block holds at least 1 element (block_size)"],
+        ),
         (
             &["quantize", "x.pb", "--scale", "1", "--to", "float"],
             &["--to FLOAT is not an output type of QuantizeLinear-28"],

@@ -61,3 +61,22 @@ fn check_reports_a_changed_byte_and_a_stray_file() {
     let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
     assert!(err.contains("float-int3.csv"), "{err}");
 }
+
+#[test]
+fn check_reports_every_difference_and_a_missing_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    lowbit::tables::write(tmp.path()).unwrap();
+    let first = tmp.path().join("cast").join("float8e4m3fn-float4e2m1.csv");
+    std::fs::write(&first, std::fs::read_to_string(&first).unwrap().replacen("0x7", "0x6", 1)).unwrap();
+    std::fs::remove_file(tmp.path().join("cast").join("int4-uint4.csv")).unwrap();
+    std::fs::write(tmp.path().join("cast").join("float7-int3.csv"), "in\n").unwrap();
+    let err = lowbit::tables::check(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("3 of 213 files differ"), "{err}");
+    for name in ["float8e4m3fn-float4e2m1.csv: line", "int4-uint4.csv", "float7-int3.csv: lowbit does not generate"] {
+        assert!(err.contains(name), "{name}\n{err}");
+    }
+    // A folder without the tables: every file is reported missing, not a pass.
+    let empty = tempfile::tempdir().unwrap();
+    let err = lowbit::tables::check(empty.path()).unwrap_err().to_string();
+    assert!(err.contains("213 of 213 files differ"), "{err}");
+}

@@ -136,15 +136,19 @@ fn info_prints_the_descriptor() {
         "kind: described format",
         "description: e4m3,special=ieee",
         "max: 240 (code 0x77)",
-        "min positive: 0.001953125 (code 0x1)",
-        "min positive normal: 0.015625 (code 0x8)",
-        "+0: code 0x0, -0: code 0x80",
+        "min positive: 0.001953125 (code 0x01)",
+        "min positive normal: 0.015625 (code 0x08)",
+        "+0: code 0x00, -0: code 0x80",
         "infinity: code 0x78, -infinity: code 0xf8",
         "NaN: quiet 0x7c",
+        // Words, not Rust debug names.
+        "special: ieee (infinity and NaN at the all-ones exponent); zero: signed (+0 and -0)",
     ] {
         assert!(out.contains(needle), "{needle} not in {out}");
     }
+    assert!(!out.contains("Ieee") && !out.contains("Signed"), "{out}");
     let (ok, out, _) = run("e4m3");
+    assert!(out.contains("packing: one byte per element") && !out.contains("Bytes(1)"), "{out}");
     assert!(ok && out.contains("FLOAT8E4M3FN (ONNX 17)") && out.contains("kind: ONNX type"), "{out}");
     let (ok, _, err) = run("e4m3,special=maybe");
     assert!(!ok && err.contains("special=maybe"), "{err}");

@@ -83,10 +83,9 @@ def _shape(shape: Any) -> Tuple[int, ...]:
     for d in dims:
         if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
             raise ShapeError(f"shape {shape!r}: dimension {d!r} is not an integer")
-        if d < 0:
-            raise ShapeError(f"shape {shape!r}: dimension {d} is negative")
         out.append(int(d))
-    return tuple(out)
+    # Negative dimensions: the library's check, as the command line's.
+    return tuple(_native.check_shape(out))
 
 
 def _little_endian(a: np.ndarray) -> np.ndarray:
@@ -181,7 +180,7 @@ def cast(
     x: Any,
     to: Any,
     *,
-    saturate: bool = True,
+    saturate: Optional[bool] = None,
     round_mode: str = "up",
     profile: str = "spec",
     threads: Optional[int] = None,
@@ -202,7 +201,8 @@ def cast(
     and a described result without an ml_dtypes type holds its codes as uint8/16/32.
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
-    finite value instead of infinity or NaN. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
+    finite value instead of infinity or NaN. Default (None), as ``lowbit cast``: True (ONNX's
+    saturate=1) between ONNX types, False (IEEE) with a described format on either side. `round_mode` (``"up"``, ``"down"``, ``"nearest"``;
     FLOAT8E8M0 targets only). `profile`: one of :data:`PROFILES`. `threads`: threads of the
     conversion (None: every core; the result is the same for any count).
 
@@ -215,14 +215,15 @@ def cast(
     result is the one allocation. Errors: :class:`DTypeError` for names and dtypes,
     :class:`ParseError` for strings that are not numbers, :class:`Error` for the rest.
     """
-    saturate = _flag(saturate, "saturate")
     packed = _flag(packed, "packed")
     a = np.asarray(x)
     src = _format_of_array(a)
     dst = _resolve_format(to)
     shape = a.shape
     n = a.size
-    if "," in src or "," in dst:
+    described = "," in src or "," in dst
+    saturate = (not described) if saturate is None else _flag(saturate, "saturate")
+    if described:
         return _cast_described(a, src, dst, saturate, profile, packed)
     if dst == "STRING" and packed:
         raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")
@@ -306,6 +307,15 @@ def _tensor(a: Any, like: Optional[np.dtype] = None) -> Tuple[np.ndarray, str, L
     return _flat_bytes(a), name, list(a.shape), name in SUB_BYTE
 
 
+def _number_text(value: Any) -> Optional[str]:
+    """A Python number (int or float, not a numpy value) as text, for the library to read exactly
+    as the command line reads `--zero-point` (so 300 into int8 is lowbit.Error, not numpy's
+    OverflowError); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return repr(value)
+
+
 def _tensor_from_native(result: Tuple[str, List[int], np.ndarray], packed: bool = False) -> np.ndarray:
     name, shape, data = result
     return _from_native(data, name, tuple(shape), packed)
@@ -340,8 +350,8 @@ def quantize_linear(
     scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
     scale_arg = _tensor(scale, like=scale_like)
     out_name = None if output_dtype is None else _resolve(output_dtype)
-    zp_arg = None
-    if zero_point is not None:
+    zp_arg, zp_text = None, _number_text(zero_point)
+    if zero_point is not None and zp_text is None:
         zp_arg = _tensor(zero_point, like=_numpy_dtype(out_name or "UINT8"))
     result = _native.quantize_linear(
         x_arg,
@@ -355,6 +365,7 @@ def quantize_linear(
         opset,
         profile,
         _flag(packed, "packed"),
+        zp_text,
     )
     return _tensor_from_native(result, _flag(packed, "packed"))
 
@@ -378,7 +389,8 @@ def dequantize_linear(
     xa = np.asarray(x)
     x_arg = _tensor(xa)
     scale_arg = _tensor(scale, like=np.dtype(np.float32))
-    zp_arg = None if zero_point is None else _tensor(zero_point, like=xa.dtype)
+    zp_text = _number_text(zero_point)
+    zp_arg = None if zero_point is None or zp_text is not None else _tensor(zero_point, like=xa.dtype)
     result = _native.dequantize_linear(
         x_arg,
         scale_arg,
@@ -388,6 +400,7 @@ def dequantize_linear(
         None if output_dtype is None else _resolve(output_dtype),
         opset,
         profile,
+        zp_text,
     )
     return _tensor_from_native(result)
 
@@ -395,6 +408,11 @@ def dequantize_linear(
 # ------------------------------------------------------------------------------------------------
 # verification
 # ------------------------------------------------------------------------------------------------
+
+
+def _saturate(saturate: Optional[bool]) -> Optional[bool]:
+    """None keeps the command line's default (ONNX's 1 from an ONNX type into float8, else 0)."""
+    return None if saturate is None else _flag(saturate, "saturate")
 
 
 def _level(level: Union[int, str]) -> str:
@@ -411,7 +429,7 @@ def vectors(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     level: Union[int, str] = 1,
     count: Optional[int] = None,
     seed: int = 1,
@@ -425,7 +443,9 @@ def vectors(
     ``rmm``, ``raz``, ``rod`` or ``sr:R`` (stochastic, R random bits). `tininess`: ``before``,
     ``after`` or ``delivered``. `level`: 1 or 2 (TestFloat's levels: special operands mixed with
     random ones; `count` raises the number of cases) or ``"all"`` (every pattern of a source of
-    16 bits or fewer). `seed` seeds the random operands and stochastic rounding.
+    16 bits or fewer). `seed` seeds the random operands and stochastic rounding. `saturate`:
+    None takes the default of ``lowbit vectors`` (and of :func:`check` and :func:`sweep`): on
+    from an ONNX type into an ONNX float8 type (ONNX Cast's saturate=1), off otherwise (IEEE).
 
     Returns a dict of arrays, one element per case: ``operand`` and ``result`` (codes, uint64),
     ``flags`` (uint8, TestFloat's bits: 1 inexact, 2 underflow, 4 overflow, 8 infinite, 16
@@ -433,7 +453,7 @@ def vectors(
     operands the level has). With ``layout="testfloat"`` or ``"csv"``: the text of that layout.
     """
     return _native.vectors(
-        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), _level(level), count, seed, layout
+        _format(from_), _format(to), round, tininess, _saturate(saturate), _level(level), count, seed, layout
     )
 
 
@@ -444,7 +464,7 @@ def check(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     check_nans: bool = False,
     check_invalid_integers: bool = False,
     no_flags: bool = False,
@@ -491,7 +511,7 @@ def check(
         arrays,
         round,
         tininess,
-        _flag(saturate, "saturate"),
+        _saturate(saturate),
         _flag(check_nans, "check_nans"),
         _flag(check_invalid_integers, "check_invalid_integers"),
         _flag(no_flags, "no_flags"),
@@ -506,7 +526,7 @@ def sweep(
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: bool = False,
+    saturate: Optional[bool] = None,
     config: Optional[str] = None,
     threads: Optional[int] = None,
 ) -> Dict[str, Any]:
@@ -520,7 +540,7 @@ def sweep(
     ``no_flag``, ``seconds``, ``report``. The GIL is released while it runs.
     """
     return _native.sweep_patterns(
-        _format(from_), _format(to), round, tininess, _flag(saturate, "saturate"), config, threads
+        _format(from_), _format(to), round, tininess, _saturate(saturate), config, threads
     )
 
 

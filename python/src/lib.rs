@@ -43,6 +43,7 @@ fn error_class(e: &Error) -> &'static str {
         | Error::BitsOutOfRange { .. } => "DTypeError",
         Error::ParseString { .. } | Error::DumpLine { .. } => "ParseError",
         Error::ShapeMismatch { .. } | Error::RawLength { .. } | Error::RawNotWhole { .. } => "ShapeError",
+        Error::InvalidOp { op, .. } if op == "shape" => "ShapeError",
         Error::Io { .. } | Error::NotARegularFile { .. } | Error::InputTooLarge { .. } => "FileError",
         _ => "Error",
     }
@@ -111,12 +112,34 @@ fn cast_options(py: Python<'_>, saturate: bool, round_mode: &str, profile: &str)
     Ok(CastOptions { saturate, round_mode, profile: Profile::parse(profile).or_raise(py)? })
 }
 
-fn threads(py: Python<'_>, threads: Option<usize>) -> PyResult<usize> {
-    match threads {
-        None => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
-        Some(0) => Err(usage(py, "threads must be at least 1 (or None for every core)")),
-        Some(t) => Ok(t),
+/// A Python integer argument as i64: anything else (a float, a huge int) is `lowbit.Error`
+/// naming it, never a TypeError or OverflowError from the conversion.
+fn int_arg(py: Python<'_>, value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<i64>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else { return Ok(None) };
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(usage(py, format!("{what} is an integer, not a bool")));
     }
+    value.extract::<i64>().map(Some).map_err(|_| {
+        let shown = value.repr().map_or_else(|_| "?".to_string(), |r| r.to_string());
+        usage(py, format!("{what} {shown} is not an integer of at most 64 bits"))
+    })
+}
+
+/// Threads as the command line reads `--threads`: [`lowbit::arguments::threads`].
+fn threads(py: Python<'_>, threads: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    lowbit::arguments::threads(int_arg(py, threads, "threads")?).or_raise(py)
+}
+
+/// A block size as the command line reads `--block-size`: [`lowbit::arguments::block_size`].
+fn block_size(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let n = int_arg(py, Some(value), "block_size")?.unwrap_or_default();
+    lowbit::arguments::block_size(n).or_raise(py)
+}
+
+/// Dimensions checked by [`lowbit::arguments::shape`] (a negative one is an error naming it).
+#[pyfunction]
+fn check_shape(py: Python<'_>, dims: Vec<i64>) -> PyResult<Vec<usize>> {
+    lowbit::arguments::shape(&dims).or_raise(py)
 }
 
 fn slice<'a>(py: Python<'_>, a: &'a PyReadonlyArray1<'_, u8>, what: &str) -> PyResult<&'a [u8]> {
@@ -222,14 +245,14 @@ fn cast_into(
     saturate: bool,
     round_mode: &str,
     profile: &str,
-    threads_: Option<usize>,
+    threads_: Option<Bound<'_, PyAny>>,
     src_codes: bool,
     dst_codes: bool,
 ) -> PyResult<()> {
     guarded(py, || {
         let (from, to) = (dtype(py, from_)?, dtype(py, to)?);
         let opts = cast_options(py, saturate, round_mode, profile)?;
-        let threads = threads(py, threads_)?;
+        let threads = threads(py, threads_.as_ref())?;
         let plan = Plan::new(from, to, &opts).or_raise(py)?;
         let src = slice(py, &src, "source")?;
         let dst = slice_mut(py, &mut dst, "destination")?;
@@ -465,7 +488,7 @@ fn opt_dtype_number(py: Python<'_>, name: Option<&str>) -> PyResult<Option<i64>>
 
 /// ONNX QuantizeLinear at `opset` under `profile`.
 #[pyfunction]
-#[pyo3(signature = (x, scale, zero_point, axis, saturate, block_size, output_dtype, precision, opset, profile, packed))]
+#[pyo3(signature = (x, scale, zero_point, axis, saturate, block_size, output_dtype, precision, opset, profile, packed, zero_point_text=None))]
 #[allow(clippy::too_many_arguments)]
 fn quantize_linear<'py>(
     py: Python<'py>,
@@ -474,25 +497,39 @@ fn quantize_linear<'py>(
     zero_point: Option<TensorArg<'_>>,
     axis: Option<i64>,
     saturate: Option<bool>,
-    block_size: Option<i64>,
+    block_size: Option<Bound<'_, PyAny>>,
     output_dtype: Option<&str>,
     precision: Option<&str>,
     opset: Option<i64>,
     profile: &str,
     packed: bool,
+    zero_point_text: Option<&str>,
 ) -> PyResult<TensorOut<'py>> {
     guarded(py, || {
+        let opset = opset.unwrap_or(NEWEST_QUANTIZE);
+        let op = format!("QuantizeLinear-{opset}");
         let (x, scale) = (tensor(py, &x, "x")?, tensor(py, &scale, "y_scale")?);
-        let zero_point = zero_point.as_ref().map(|z| tensor(py, z, "y_zero_point")).transpose()?;
+        // The checks of `lowbit quantize --scale --zero-point`, with the same messages.
+        lowbit::arguments::check_scales(&scale, "y_scale", &op).or_raise(py)?;
+        let zero_point = match zero_point_text {
+            Some(text) => {
+                let number_type = match output_dtype {
+                    Some(name) => dtype(py, name)?,
+                    None => DType::Uint8,
+                };
+                let z = lowbit::arguments::zero_point_from_text(text, number_type, scale.shape(), "y_zero_point", &op);
+                Some(z.or_raise(py)?)
+            }
+            None => zero_point.as_ref().map(|z| tensor(py, z, "y_zero_point")).transpose()?,
+        };
         let attrs = QuantizeAttributes {
             axis,
             saturate: saturate.map(i64::from),
-            block_size,
+            block_size: int_arg(py, block_size.as_ref(), "block_size")?,
             output_dtype: opt_dtype_number(py, output_dtype)?,
             precision: opt_dtype_number(py, precision)?,
         };
         let profile = Profile::parse(profile).or_raise(py)?;
-        let opset = opset.unwrap_or(NEWEST_QUANTIZE);
         let out = py
             .detach(|| lowbit::quant::quantize_linear(&x, &scale, zero_point.as_ref(), &attrs, opset, profile))
             .or_raise(py)?;
@@ -502,7 +539,7 @@ fn quantize_linear<'py>(
 
 /// ONNX DequantizeLinear at `opset` under `profile`.
 #[pyfunction]
-#[pyo3(signature = (x, scale, zero_point, axis, block_size, output_dtype, opset, profile))]
+#[pyo3(signature = (x, scale, zero_point, axis, block_size, output_dtype, opset, profile, zero_point_text=None))]
 #[allow(clippy::too_many_arguments)]
 fn dequantize_linear<'py>(
     py: Python<'py>,
@@ -510,17 +547,27 @@ fn dequantize_linear<'py>(
     scale: TensorArg<'_>,
     zero_point: Option<TensorArg<'_>>,
     axis: Option<i64>,
-    block_size: Option<i64>,
+    block_size: Option<Bound<'_, PyAny>>,
     output_dtype: Option<&str>,
     opset: Option<i64>,
     profile: &str,
+    zero_point_text: Option<&str>,
 ) -> PyResult<TensorOut<'py>> {
     guarded(py, || {
+        let opset = opset.unwrap_or(NEWEST_DEQUANTIZE);
+        let op = format!("DequantizeLinear-{opset}");
         let (x, scale) = (tensor(py, &x, "x")?, tensor(py, &scale, "x_scale")?);
-        let zero_point = zero_point.as_ref().map(|z| tensor(py, z, "x_zero_point")).transpose()?;
+        lowbit::arguments::check_scales(&scale, "x_scale", &op).or_raise(py)?;
+        let zero_point = match zero_point_text {
+            Some(text) => Some(
+                lowbit::arguments::zero_point_from_text(text, x.dtype(), scale.shape(), "x_zero_point", &op)
+                    .or_raise(py)?,
+            ),
+            None => zero_point.as_ref().map(|z| tensor(py, z, "x_zero_point")).transpose()?,
+        };
+        let block_size = int_arg(py, block_size.as_ref(), "block_size")?;
         let attrs = DequantizeAttributes { axis, block_size, output_dtype: opt_dtype_number(py, output_dtype)? };
         let profile = Profile::parse(profile).or_raise(py)?;
-        let opset = opset.unwrap_or(NEWEST_DEQUANTIZE);
         let out = py
             .detach(|| lowbit::quant::dequantize_linear(&x, &scale, zero_point.as_ref(), &attrs, opset, profile))
             .or_raise(py)?;
@@ -528,10 +575,16 @@ fn dequantize_linear<'py>(
     })
 }
 
-fn mx_options(py: Python<'_>, format: &str, block_size: usize, axis: i64, scale_round: &str) -> PyResult<MxOptions> {
+fn mx_options(
+    py: Python<'_>,
+    format: &str,
+    block_size_: &Bound<'_, PyAny>,
+    axis: i64,
+    scale_round: &str,
+) -> PyResult<MxOptions> {
     Ok(MxOptions {
         format: MxFormat::parse(format).or_raise(py)?,
-        block_size,
+        block_size: block_size(py, block_size_)?,
         axis,
         scale_round: ScaleRound::parse(scale_round).or_raise(py)?,
     })
@@ -551,8 +604,13 @@ fn mx_element_dtype(py: Python<'_>, format: &str) -> PyResult<&'static str> {
 
 /// The shape of the scales of a tensor of `shape` in blocks of `block_size` along `axis`.
 #[pyfunction]
-fn mx_scales_shape(py: Python<'_>, shape: Vec<usize>, axis: i64, block_size: usize) -> PyResult<Vec<usize>> {
-    guarded(py, || mx::scales_shape(&shape, axis, block_size).or_raise(py))
+fn mx_scales_shape(
+    py: Python<'_>,
+    shape: Vec<usize>,
+    axis: i64,
+    block_size_: Bound<'_, PyAny>,
+) -> PyResult<Vec<usize>> {
+    guarded(py, || mx::scales_shape(&shape, axis, block_size(py, &block_size_)?).or_raise(py))
 }
 
 /// MX quantization of `x` (FLOAT, FLOAT16 or BFLOAT16 of `shape`) into `scales` (one E8M0 code per
@@ -566,7 +624,7 @@ fn mx_quantize_into(
     dtype_: &str,
     shape: Vec<usize>,
     format: &str,
-    block_size: usize,
+    block_size: Bound<'_, PyAny>,
     axis: i64,
     scale_round: &str,
     mut scales: PyReadwriteArray1<'_, u8>,
@@ -575,7 +633,7 @@ fn mx_quantize_into(
 ) -> PyResult<()> {
     guarded(py, || {
         let d = dtype(py, dtype_)?;
-        let opts = mx_options(py, format, block_size, axis, scale_round)?;
+        let opts = mx_options(py, format, &block_size, axis, scale_round)?;
         let element_dtype = opts.format.element_dtype();
         let (x, scales, elements) =
             (slice(py, &x, "x")?, slice_mut(py, &mut scales, "scales")?, slice_mut(py, &mut elements, "elements")?);
@@ -604,13 +662,13 @@ fn mx_dequantize_into(
     shape: Vec<usize>,
     scales: PyReadonlyArray1<'_, u8>,
     format: &str,
-    block_size: usize,
+    block_size: Bound<'_, PyAny>,
     axis: i64,
     mut out: PyReadwriteArray1<'_, u8>,
     elements_codes: bool,
 ) -> PyResult<()> {
     guarded(py, || {
-        let opts = mx_options(py, format, block_size, axis, "floor")?;
+        let opts = mx_options(py, format, &block_size, axis, "floor")?;
         let element_dtype = opts.format.element_dtype();
         let (elements, scales, out) =
             (slice(py, &elements, "elements")?, slice(py, &scales, "scales")?, slice_mut(py, &mut out, "out")?);
@@ -628,12 +686,21 @@ fn mx_dequantize_into(
 // Verification
 // ------------------------------------------------------------------------------------------------
 
+/// The options of a verification call; `saturate` None takes the default `lowbit vectors`,
+/// `check`, `sweep` and `diff` take ([`lowbit::arguments::default_saturate`]; a `to` that is a
+/// width, `check`'s `which`, takes IEEE's 0).
 fn verify_options(
     py: Python<'_>,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
+    from: &str,
+    to: &str,
 ) -> PyResult<lowbit::verify::VerifyOptions> {
+    let saturate = saturate.unwrap_or_else(|| match (Format::parse(from), Format::parse(to)) {
+        (Ok(from), Ok(to)) => lowbit::arguments::default_saturate(&from, &to),
+        _ => false,
+    });
     lowbit::verify::VerifyOptions::from_words(round, tininess, if saturate { "1" } else { "0" }).or_raise(py)
 }
 
@@ -651,15 +718,15 @@ fn vectors<'py>(
     to: &str,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     level: &str,
     count: Option<u64>,
     seed: u64,
     layout: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     guarded(py, || {
+        let options = verify_options(py, round, tininess, saturate, from_, to)?;
         let (from, to) = (format(py, from_)?, format(py, to)?);
-        let options = verify_options(py, round, tininess, saturate)?;
         let level = Level::parse(level).or_raise(py)?;
         let v = Vectors::new(&from, &to, &options, level, count, seed).or_raise(py)?;
         if let Some(layout) = layout {
@@ -719,7 +786,7 @@ fn check<'py>(
     arrays: Option<DumpArrays<'_>>,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     check_nans: bool,
     check_invalid_integers: bool,
     no_flags: bool,
@@ -728,7 +795,7 @@ fn check<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
         let from = format(py, from_)?;
-        let options = verify_options(py, round, tininess, saturate)?;
+        let options = verify_options(py, round, tininess, saturate, from_, to)?;
         let check = CheckOptions { check_nans, check_invalid_integers, no_flags, seed };
         let text = match arrays {
             Some(arrays) if text.is_none() => Some(std::borrow::Cow::Owned(dump_text(py, &from, to, which, &arrays)?)),
@@ -834,18 +901,18 @@ fn sweep_patterns<'py>(
     to: &str,
     round: &str,
     tininess: &str,
-    saturate: bool,
+    saturate: Option<bool>,
     config: Option<&str>,
-    threads_: Option<usize>,
+    threads_: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
+        let defaults = verify_options(py, round, tininess, saturate, from_, to)?;
         let (from, to) = (format(py, from_)?, format(py, to)?);
-        let defaults = verify_options(py, round, tininess, saturate)?;
         let config = match config {
             Some(text) => Config::parse(text, defaults).or_raise(py)?,
             None => Config::ieee(defaults),
         };
-        let threads = threads(py, threads_)?;
+        let threads = threads(py, threads_.as_ref())?;
         let r = py.detach(|| sweep::sweep(&from, &to, &config, threads, &|_| {})).or_raise(py)?;
         let dict = PyDict::new(py);
         dict.set_item("sha256", r.sha256_hex())?;
@@ -1010,6 +1077,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mx_formats, m)?)?;
     m.add_function(wrap_pyfunction!(mx_element_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(mx_scales_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(check_shape, m)?)?;
     m.add_function(wrap_pyfunction!(mx_quantize_into, m)?)?;
     m.add_function(wrap_pyfunction!(mx_dequantize_into, m)?)?;
     m.add_function(wrap_pyfunction!(vectors, m)?)?;

@@ -352,9 +352,11 @@ def test_described_formats_by_hand():
     x = np.array([1.0, 1.5, 1000.0, -0.0], np.float32)
     # e2m5,special=fn: bias 1, 1.0 = exponent field 1, fraction 0: 0 01 00000 = 0x20; 1.5 adds the
     # top fraction bit 0x10: 0x30; MAX is the all-ones magnitude less one (all ones is NaN):
-    # 0x7E = 2^(3-1) * (1 + 30/32) = 7.75, so 1000 saturates to 0x7E; -0 is 0x80.
-    got = lowbit.cast(x, "e2m5,special=fn")
+    # 0x7E = 2^(3-1) * (1 + 30/32) = 7.75, so 1000 saturates to 0x7E; -0 is 0x80. Without
+    # saturate (the default for a described format, IEEE's, as `lowbit cast`) 1000 is NaN, 0x7F.
+    got = lowbit.cast(x, "e2m5,special=fn", saturate=True)
     assert got.dtype == np.uint8 and got.tolist() == [0x20, 0x30, 0x7E, 0x80]
+    assert lowbit.cast(x, "e2m5,special=fn").tolist() == [0x20, 0x30, 0x7F, 0x80]
     assert lowbit.cast(np.array([1.0], np.float32), "e4m3,special=ieee").dtype == np.dtype(ml_dtypes.float8_e4m3)
     # From a packed ONNX type: int4 -8 and 7 into E4M3 (IEEE): -8 = 1 1010 000 = 0xD0, 7 = 1.75 * 2^2
     # = 0 1001 110 = 0x4E.

@@ -17,7 +17,8 @@ INEXACT, UNDERFLOW, OVERFLOW, INFINITE, INVALID = 1, 2, 4, 8, 16
 
 
 def test_vectors_every_float16_into_e5m2_by_hand():
-    v = lowbit.vectors("f16", "e5m2", level="all")
+    # IEEE semantics asked for (an ONNX float8 target saturates by default, as the CLI's).
+    v = lowbit.vectors("f16", "e5m2", level="all", saturate=False)
     assert np.array_equal(v["operand"], np.arange(1 << 16, dtype=np.uint64))
     result, flags = v["result"], v["flags"]
     # E5M2 is the top byte of float16 with the low 8 bits rounded off (nearest even):
@@ -31,9 +32,13 @@ def test_vectors_every_float16_into_e5m2_by_hand():
     assert (result[0x3D80], flags[0x3D80]) == (0x3E, INEXACT)
     assert (result[0x7BFF], flags[0x7BFF]) == (0x7C, OVERFLOW | INEXACT)
     assert flags[0x7C01] & INVALID
-    # Saturating: MAX 0x7B instead of infinity.
+    # Saturating: MAX 0x7B instead of infinity; the default between ONNX types into float8, as
+    # `lowbit vectors` (ONNX Cast's saturate=1).
     s = lowbit.vectors("f16", "e5m2", level="all", saturate=True)
     assert s["result"][0x7BFF] == 0x7B
+    assert lowbit.vectors("f16", "e5m2", level="all")["result"][0x7BFF] == 0x7B
+    # A described target keeps IEEE's default: infinity 0x7C (e5m2,special=ieee is E5M2's layout).
+    assert lowbit.vectors("f16", "e5m2,special=ieee", level="all")["result"][0x7BFF] == 0x7C
 
 
 def test_vectors_layouts_and_levels():
@@ -100,7 +105,7 @@ def test_check_errors(tmp_path):
 
 
 def test_sweep_counts_by_hand():
-    r = lowbit.sweep("f16", "e5m2")
+    r = lowbit.sweep("f16", "e5m2", saturate=False)
     assert r["patterns"] == 65536
     # Zero: E5M2's smallest subnormal is 2^-16; |x| <= 2^-17 (float16 0x0080, 128 * 2^-24) rounds
     # to zero (the tie 2^-17 to the even code 0): 0x0000..0x0080 of either sign, 2 * 129 = 258.

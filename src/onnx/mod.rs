@@ -7,6 +7,7 @@ mod budget;
 pub mod conformance;
 mod elementwise;
 pub mod external;
+pub mod inputs;
 pub mod limits;
 pub mod outputs;
 pub mod proto;

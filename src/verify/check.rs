@@ -230,6 +230,8 @@ pub fn compare(
 pub struct Summary {
     /// Lines checked.
     pub checked: u64,
+    /// Lines that hold no case: blank lines, `#` comments and a CSV header.
+    pub skipped: u64,
     /// Lines counted as mismatches (see [`CheckOptions`]).
     pub mismatches: u64,
     /// Lines with each [`Class`] (in [`Class::ALL`]'s order), counted or not.
@@ -293,9 +295,21 @@ impl Summary {
         if !self.flags_compared && self.checked > 0 {
             lines.push("flags not compared (none in the dump, or --no-flags)".into());
         }
-        lines.push(format!("{} checked, {} mismatches", self.checked, self.mismatches));
+        lines.push(checked_line(self.checked, self.mismatches, self.skipped));
         lines.join("\n")
     }
+}
+
+/// `N checked, M mismatches` (`1 mismatch`), with the count of skipped lines when there were any.
+#[must_use]
+pub fn checked_line(checked: u64, mismatches: u64, skipped: u64) -> String {
+    let plural = if mismatches == 1 { "mismatch" } else { "mismatches" };
+    let mut line = format!("{checked} checked, {mismatches} {plural}");
+    if skipped > 0 {
+        let what = if skipped == 1 { "line" } else { "lines" };
+        line.push_str(&format!(" ({skipped} comment, blank or header {what} skipped)"));
+    }
+    line
 }
 
 /// `1234567` as `1,234,567`.
@@ -341,7 +355,10 @@ pub fn check_stream(
         if summary.operation.is_none() {
             summary.operation = operation_word(text);
         }
-        let Some(case) = layout.parse(text, name, line)? else { continue };
+        let Some(case) = layout.parse(text, name, line)? else {
+            summary.skipped += 1;
+            continue;
+        };
         let mode = case.mode.unwrap_or(options.mode);
         let converter = match converters.iter().find(|(m, _)| *m == mode) {
             Some((_, c)) => *c,
@@ -390,6 +407,8 @@ pub struct Ranked {
 pub struct Which {
     /// Lines checked.
     pub checked: u64,
+    /// Lines that hold no case (blank, `#` comments, a CSV header).
+    pub skipped: u64,
     /// Best first.
     pub ranking: Vec<Ranked>,
 }
@@ -406,7 +425,7 @@ impl Which {
             lines.push("(ONNX Cast configurations raise no flags: their lines are compared by value only)".into());
         }
         let best = self.ranking.first().map_or(0, |r| r.agree);
-        lines.push(format!("{} checked, {} mismatches", self.checked, self.checked - best));
+        lines.push(checked_line(self.checked, self.checked - best, self.skipped));
         lines.join("\n")
     }
 }
@@ -532,8 +551,12 @@ pub fn which(input: impl Read, name: &str, from: &Format, width: u32, check: &Ch
         }
         batch.clear();
     };
+    let mut skipped = 0u64;
     while let Some((line, text)) = reader.next_line()? {
-        let Some(case) = layout.parse(text, name, line)? else { continue };
+        let Some(case) = layout.parse(text, name, line)? else {
+            skipped += 1;
+            continue;
+        };
         batch.push((case, checked));
         checked += 1;
         if batch.len() == WHICH_BATCH {
@@ -545,5 +568,5 @@ pub fn which(input: impl Read, name: &str, from: &Format, width: u32, check: &Ch
         configs.into_iter().zip(agree).map(|(config, agree)| Ranked { config, agree }).collect();
     // Stable: ties keep the order of `hypotheses` (formats, then modes), flagged ones first.
     ranking.sort_by_key(|r| (core::cmp::Reverse(r.agree), !r.config.has_flags()));
-    Ok(Which { checked, ranking })
+    Ok(Which { checked, skipped, ranking })
 }

@@ -95,10 +95,16 @@ fn shown(word: &[u8]) -> String {
 }
 
 impl Layout {
-    /// Reads one line (without its line end). `Ok(None)` for a blank line. Errors name `input`
-    /// and the line number.
+    /// Reads one line (without its line end). `Ok(None)` for a line that holds no case: a blank
+    /// line, a `#` comment, or the header of the CSV `lowbit vectors --format csv` writes (its
+    /// words are separated by commas, which are read as spaces; its `random` column, the word
+    /// `seeded_random(seed, i)` gives again, is skipped). Errors name `input` and the line number.
     pub fn parse(&self, text: &[u8], input: &str, line: u64) -> Result<Option<Case>> {
-        let mut words = text.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).peekable();
+        if is_skipped(text) {
+            return Ok(None);
+        }
+        let csv = text.contains(&b',');
+        let mut words = text.split(|&b| b.is_ascii_whitespace() || b == b',').filter(|w| !w.is_empty()).peekable();
         let Some(first) = words.peek().copied() else { return Ok(None) };
         let operand_digits = hex_digits(self.operand_bits);
         let mut mode = None;
@@ -163,11 +169,22 @@ impl Layout {
                 Some(value as u8)
             }
         };
+        if csv && flags.is_some() {
+            // The random word of stochastic rounding's CSV column: 16 hex digits.
+            words.next_if(|w| w.len() == 16 && w.iter().all(u8::is_ascii_hexdigit));
+        }
         if let Some(extra) = words.next() {
             return Err(line_error(input, line, format!("unexpected {} after the flags", shown(extra))));
         }
         Ok(Some(Case { operand, result, flags, mode }))
     }
+}
+
+/// Whether a line holds no case: blank, a `#` comment, or a CSV header (`operand,result,...`).
+#[must_use]
+pub fn is_skipped(text: &[u8]) -> bool {
+    let trimmed = text.trim_ascii_start();
+    trimmed.is_empty() || trimmed.starts_with(b"#") || trimmed.starts_with(b"operand,result")
 }
 
 /// Reads lines of at most [`MAX_LINE_BYTES`] from a byte stream into one reused buffer.

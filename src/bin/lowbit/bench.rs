@@ -613,3 +613,116 @@ mod tests {
         assert!(ok.lowbit > 0.0 && ok.json().contains("\"m_elements_per_s\""));
     }
 }
+
+/// `lowbit bench`'s flags.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Source dtype (ONNX name or alias; STRING allowed).
+    #[arg(long, default_value = "float", value_parser = crate::dtype_name)]
+    from: DType,
+    /// Target dtype.
+    #[arg(long, default_value = "float8e4m3fn", value_parser = crate::dtype_name)]
+    to: DType,
+    /// Elements per run (1 to 2^28; K, M suffixes).
+    #[arg(short = 'n', long = "count", visible_alias = "elements", default_value = "16M", value_parser = crate::count_usize)]
+    elements: usize,
+    /// Threads for lowbit's run (the baselines run on one; at least 1).
+    #[arg(long, default_value = "1", value_parser = crate::threads)]
+    threads: usize,
+    /// Timed runs per path (the best is kept).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    #[command(flatten)]
+    attributes: crate::Attributes,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the measured input here (ONNX raw data; a JSON array of strings for STRING),
+    /// so other implementations can be timed on the same bytes.
+    #[arg(long, value_name = "PATH")]
+    write_input: Option<std::path::PathBuf>,
+    /// Instead: time all 2^32 float32 bit patterns into --to on --threads threads (--from must
+    /// be FLOAT), with a checksum of the outputs.
+    #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
+    sweep: bool,
+    /// Instead of a Cast: ONNX QuantizeLinear-28 from FLOAT into --to (no zero point; one
+    /// thread), on the input shaped [elements / 1024, 1024]: one scale, or with --block-size a
+    /// scale per block along the last axis. The scales are 400 / (--to's largest value) in
+    /// float32, times 1, 1.25, 1.5, 1.75 for blocks 0, 1, 2, 3 (mod 4), so peers can rebuild
+    /// them.
+    #[arg(long, conflicts_with_all = ["sweep", "mx", "threads"])]
+    quantize: bool,
+    /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
+    /// the input shaped [elements / 1024, 1024], blocks along the last axis.
+    #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = lowbit::quant::mx::MxFormat::NAMES)]
+    mx: Option<String>,
+    /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
+    #[arg(long)]
+    block_size: Option<usize>,
+}
+
+/// `lowbit bench`.
+pub fn run_command(args: Args) -> crate::Outcome {
+    let text = if args.sweep {
+        if args.from != DType::Float {
+            return Err(crate::usage(
+                "bench --sweep",
+                format!("the sweep is of float32 inputs; --from is {}", args.from),
+            )
+            .into());
+        }
+        let sweep = sweep(args.to, &args.attributes.options(args.to)?, args.threads)?;
+        if args.json {
+            sweep.json()
+        } else {
+            sweep.table()
+        }
+    } else if args.quantize || args.mx.is_some() {
+        if args.from != DType::Float {
+            return Err(crate::usage(
+                "bench --quantize/--mx",
+                format!("the quantization benchmarks take float32 input; --from is {}", args.from),
+            )
+            .into());
+        }
+        let op = match &args.mx {
+            Some(format) => QuantizeOp::Mx {
+                format: lowbit::quant::mx::MxFormat::parse(format)?,
+                block_size: args.block_size.unwrap_or(lowbit::quant::mx::DEFAULT_BLOCK_SIZE),
+            },
+            None => QuantizeOp::Linear { to: args.to, block_size: args.block_size },
+        };
+        let config = QuantizeConfig { op, elements: args.elements, reps: args.reps.max(1) };
+        let (report, input) = run_quantize(&config)?;
+        written(args.write_input.as_deref(), &input)?;
+        if args.json {
+            report.json()
+        } else {
+            report.table()
+        }
+    } else if args.block_size.is_some() {
+        return Err(crate::usage("bench", "--block-size goes with --quantize or --mx").into());
+    } else {
+        let config = Config {
+            from: args.from,
+            to: args.to,
+            elements: args.elements,
+            threads: args.threads,
+            reps: args.reps.max(1),
+            opts: args.attributes.options(args.to)?,
+        };
+        let (report, input) = run(&config)?;
+        written(args.write_input.as_deref(), &input)?;
+        if args.json {
+            report.json()
+        } else {
+            report.table()
+        }
+    };
+    crate::printed(&text)
+}
+
+/// Writes the measured input where --write-input asks, if it does.
+fn written(path: Option<&std::path::Path>, input: &Tensor) -> Result<()> {
+    path.map_or(Ok(()), |p| write_input(p, input))
+}

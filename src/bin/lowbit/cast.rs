@@ -155,14 +155,26 @@ pub fn cast_values_table(values: &[String], from: DType, to: DType, opts: &CastO
 
 /// Values typed on the command line are read as the source dtype with the `spec` grammar (the
 /// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it.
+/// An integer source takes integers only (`1.5` into int8 is an error naming it, never a silent
+/// truncation), as [`lowbit::arguments::integer_from_text`] reads them.
 fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Vec<u64>> {
     values
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            strings::parse_to_code(v, from, StringGrammar::Spec, opts).map_err(|e| Error::InvalidOp {
-                op: "cast".into(),
-                message: format!("value {i} ({}): {e}", Error::quote(v)),
+            let code = match from.kind() {
+                Kind::Integer { .. } => lowbit::arguments::integer_from_text(v, from),
+                _ => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
+            };
+            code.map_err(|e| {
+                let why = match e {
+                    Error::InvalidOp { message, .. } => message,
+                    other => other.to_string(),
+                };
+                Error::InvalidOp {
+                    op: "cast".into(),
+                    message: format!("value {i} ({}): {why}", lowbit::Error::quote(v)),
+                }
             })
         })
         .collect()
@@ -206,4 +218,158 @@ mod tests {
         let err = cast_stream(&raw[..5], DType::Float, DType::Float8E4M3FN, None, &CastOptions::default());
         assert!(err.unwrap_err().to_string().contains("5 bytes"));
     }
+}
+
+/// `lowbit cast`'s flags.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Source dtype (ONNX name or alias), or a format description
+    /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]; omit it to
+    /// cast a TensorProto file. With a described format on either side the conversion is
+    /// IEEE's through the core (nearest even, no saturation unless --saturate 1 for targets of 8
+    /// bits or fewer, the flags in the table), and a raw code of a described format takes 1, 2
+    /// or 4 bytes.
+    #[arg(long, value_parser = crate::format_name)]
+    from: Option<String>,
+    /// Target dtype, or a format description as for --from.
+    #[arg(long, value_parser = crate::format_name)]
+    to: String,
+    #[command(flatten)]
+    attributes: crate::Attributes,
+    /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4
+    /// count; K, M, G suffixes).
+    #[arg(short = 'n', long, value_parser = crate::count_usize)]
+    count: Option<usize>,
+    /// Threads for raw standard input (default: every core; at least 1). The input is streamed
+    /// in pieces of 2^20 elements, so memory stays flat whatever its size.
+    #[arg(long, value_parser = crate::threads)]
+    threads: Option<usize>,
+    /// Largest standard input read whole (STRING on either side: K, M, G, T suffixes are
+    /// powers of 1024; `unlimited`), or largest IN.pb. Default: 1G for standard input, 4G
+    /// for IN.pb. Raw input between fixed-width dtypes is streamed and has no limit.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<String>,
+    /// With VALUES: one JSON object {"from", "to", "rows": [{"input", "input_value", "code",
+    /// "value", "class"}]} instead of the table ("code" as hex with the target's width).
+    #[arg(long)]
+    json: bool,
+    /// Values to cast, read as the source type (exact decimal, rounded once; an integer source
+    /// takes integers only); or IN.pb OUT.pb. Flags may follow; a value starting with `-` other
+    /// than a number (-inf, -nan) goes after `--`.
+    #[arg(allow_negative_numbers = true)]
+    values: Vec<String>,
+}
+
+/// `lowbit cast`.
+pub fn run(args: Args) -> crate::Outcome {
+    let Args { from, to, attributes, count, threads, max_input_bytes, json, values } = args;
+    // A described format on a side: the IEEE conversion through the core, no saturation unless
+    // asked for.
+    let described = match &from {
+        Some(from) => {
+            lowbit::verify::DescribedCast::new(from, &to, attributes.saturate.is_some_and(crate::Saturate::on))?
+        }
+        None => None,
+    };
+    if let Some(described) = described {
+        if json {
+            return Err(crate::usage("cast", "--json is for ONNX dtypes on both sides").into());
+        }
+        if !values.is_empty() {
+            return crate::printed(&described.table(&values)?);
+        }
+        if count.is_some() {
+            return Err(crate::usage(
+                "cast",
+                "--count is for ONNX dtypes on both sides; a described format's raw codes are whole bytes each",
+            )
+            .into());
+        }
+        let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+        return crate::streamed(described.stream(&mut input, &mut output));
+    }
+    let to = DType::parse(&to)?;
+    let opts = attributes.options(to)?;
+    let Some(from) = from else {
+        let [input, output] = values.as_slice() else {
+            return Err(crate::usage("cast", "without --from, give exactly IN.pb OUT.pb").into());
+        };
+        if std::path::Path::new(input).extension().is_some_and(|e| e.eq_ignore_ascii_case("onnx")) {
+            return Err(crate::usage(
+                "cast",
+                format!(
+                    "{input} is an ONNX model; `lowbit cast` casts a TensorProto file (run a model with `lowbit run`)"
+                ),
+            )
+            .into());
+        }
+        let mut limits = lowbit::onnx::limits::Limits::default();
+        crate::set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
+        let tensor = lowbit::onnx::tensor_proto::read_tensor_file_with(input.as_ref(), &limits)?;
+        let out = cast(&tensor, to, &opts)?;
+        // The output keeps the input tensor's name.
+        let name = tensor_name(input.as_ref(), &limits);
+        lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, name.as_deref())?;
+        return crate::printed(&format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
+    };
+    let from = DType::parse(&from)?;
+    if values.is_empty() && json {
+        return Err(crate::usage("cast", "--json is for the value table (give VALUES)").into());
+    }
+    if values.is_empty() && from != DType::String && to != DType::String {
+        let plan = lowbit::Plan::new(from, to, &opts)?;
+        let threads = crate::threads_or_all(threads);
+        let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+        return crate::streamed(plan.run_stream(&mut input, &mut output, count, threads));
+    }
+    if values.is_empty() {
+        // STRING on a side: JSON text, read whole (its elements have no fixed size), within
+        // --max-input-bytes.
+        let mut limit = DEFAULT_MAX_TEXT_INPUT_BYTES;
+        crate::set_limit(&mut limit, max_input_bytes.as_deref())?;
+        let input = read_input(std::io::stdin().lock(), limit)?;
+        let out = cast_stream(&input, from, to, count, &opts)?;
+        crate::write_stdout(&out)?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    if json {
+        return crate::printed(&cast_values_json(&values, from, to, &opts)?);
+    }
+    crate::printed(&cast_values_table(&values, from, to, &opts)?)
+}
+
+/// The name a TensorProto file gives its tensor, if any (read again within the same limit; a
+/// file that has just been read whole).
+fn tensor_name(path: &std::path::Path, limits: &lowbit::onnx::limits::Limits) -> Option<String> {
+    use prost::Message;
+    let bytes = lowbit::files::read_file_limited(path, limits.max_input_bytes).ok()?;
+    lowbit::onnx::proto::TensorProto::decode(bytes.as_slice()).ok()?.name.filter(|n| !n.is_empty())
+}
+
+/// `lowbit cast --json VALUES`: each value's code and value in the target, as JSON.
+pub fn cast_values_json(values: &[String], from: DType, to: DType, opts: &CastOptions) -> Result<String> {
+    if matches!(from.kind(), Kind::String) || matches!(to.kind(), Kind::String) {
+        return Err(Error::InvalidOp {
+            op: "cast".into(),
+            message: "--json is for numeric dtypes on both sides".into(),
+        });
+    }
+    let codes = parse_values(values, from, opts)?;
+    let input = Tensor::from_codes(from, vec![codes.len()], &codes)?;
+    let out = cast(&input, to, opts)?;
+    let digits = (to.bits().unwrap_or(8) as usize).div_ceil(4);
+    let mut rows = Vec::new();
+    for (i, text) in values.iter().enumerate() {
+        let (input_value, _) = describe(from, codes[i])?;
+        let code = out.code(i).ok_or_else(|| Error::InvalidOp { op: "cast".into(), message: "no output".into() })?;
+        let (value, class) = describe(to, code)?;
+        rows.push(serde_json::json!({
+            "input": text,
+            "input_value": input_value,
+            "code": format!("0x{code:0digits$x}"),
+            "value": value,
+            "class": class,
+        }));
+    }
+    Ok(serde_json::json!({ "from": from.onnx_name(), "to": to.onnx_name(), "rows": rows }).to_string())
 }

@@ -1,302 +1,76 @@
-//! The `lowbit` command line tool.
+//! The `lowbit` command line tool: the argument types shared by several commands, and the
+//! dispatch. Each command's flags and work are in a file of its own (`cast.rs`, `run.rs`, ...;
+//! `quantize.rs` holds both `quantize` and `dequantize`, `verify.rs` what the verification
+//! commands share).
+//!
+//! One grammar for every command: flags may come anywhere among the values (a value that starts
+//! with `-` other than a negative number goes after `--`); a count is `-n/--count` and takes K, M,
+//! G suffixes; a word with a fixed set of values lists them when it is wrong; a dtype or profile
+//! name that is nearly right says which one was meant.
 
 mod bench;
 mod cast;
+mod check;
+mod completions;
+mod conformance;
+mod diff;
+mod info;
+mod profiles;
 mod quantize;
 mod range4;
+mod run;
+mod sweep;
+mod tables;
+mod vectors;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "lowbit", version, about = "Bit-exact reference for low-precision numerics (ONNX Cast and friends)")]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// The attributes of a Cast and the profile, shared by every command that converts.
-#[derive(clap::Args)]
-struct Attributes {
-    /// ONNX saturate attribute (float8 targets only).
-    #[arg(long, default_value = "1", value_parser = ["0", "1"])]
-    saturate: String,
-    /// ONNX round_mode attribute (float8e8m0 targets only).
-    #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
-    round_mode: String,
-    /// Which implementation to be bit-exact with.
-    #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
-    profile: String,
-}
-
-impl Attributes {
-    fn options(&self) -> lowbit::Result<lowbit::CastOptions> {
-        Ok(lowbit::CastOptions {
-            saturate: self.saturate == "1",
-            round_mode: lowbit::RoundMode::parse(&self.round_mode)?,
-            profile: lowbit::Profile::parse(&self.profile)?,
-        })
-    }
-}
-
-/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
-/// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
-/// `crate::quantize::ModeFlags::mode`.
-#[derive(clap::Args)]
-struct QuantMode {
-    /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
-    /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
-    #[arg(long, value_parser = lowbit::quant::mx::MxFormat::NAMES)]
-    mx: Option<String>,
-    /// MX only: the FLOAT8E8M0 scales file.
-    #[arg(long, value_name = "S.pb")]
-    scales: Option<PathBuf>,
-    /// Linear only: the scale, a number (one FLOAT scale for the whole tensor, rounded once to
-    /// float32) or a TensorProto file (1-D: per axis; the input's rank with --block-size:
-    /// blocked). Must be positive and finite. A text that reads as a number is a number (write
-    /// ./0.5 for a file of that name).
-    #[arg(long, value_name = "NUMBER|S.pb", allow_hyphen_values = true)]
-    scale: Option<String>,
-    /// Linear only: the zero point, a number (exactly a value of the quantized type, repeated
-    /// over the scale's shape) or a TensorProto file of the scale's shape. Default: none (0).
-    #[arg(long, value_name = "NUMBER|Z.pb", allow_hyphen_values = true)]
-    zero_point: Option<String>,
-    /// Linear only: which implementation to be bit-exact with where they differ.
-    #[arg(long, value_parser = lowbit::Profile::NAMES)]
-    profile: Option<String>,
-}
-
-impl QuantMode {
-    fn flags(self, to: Option<String>) -> crate::quantize::ModeFlags {
-        crate::quantize::ModeFlags {
-            mx: self.mx,
-            scales: self.scales,
-            scale: self.scale,
-            zero_point: self.zero_point,
-            profile: self.profile,
-            to,
-            ..Default::default()
-        }
-    }
-}
-
-/// The blocked axis and the block size.
-#[derive(clap::Args)]
-struct QuantBlocking {
-    /// Elements per block along --axis (at least 1). MX: default 32. Linear: blocked
-    /// quantization, with a scale file of the input's rank whose --axis is ceil(len / B) long (a
-    /// short last block is allowed).
-    #[arg(long)]
-    block_size: Option<usize>,
-    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for MX, 1 for
-    /// linear (the ONNX attribute's default; ignored for a per-tensor scale).
-    #[arg(long, allow_hyphen_values = true)]
-    axis: Option<i64>,
-}
-
-impl QuantBlocking {
-    fn blocking(&self) -> crate::quantize::Blocking {
-        crate::quantize::Blocking { axis: self.axis, block_size: self.block_size }
-    }
-}
-
-/// Source and target of a verification command.
-#[derive(clap::Args)]
-struct VerifyFormats {
-    /// Source: an ONNX dtype name or alias, or a format description
-    /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
-    /// (a bare eEmM that names an ONNX type, such as e4m3, is that type).
-    #[arg(long)]
-    from: String,
-    /// Target, spelled as --from.
-    #[arg(long)]
-    to: String,
-}
-
-/// The IEEE options of a verification command. These follow IEEE 754 and TestFloat: saturation
-/// is off unless asked for (unlike ONNX Cast's saturate=1 default).
-#[derive(clap::Args)]
-struct Rounding {
-    /// rne (nearest even), rtz (toward zero), rdn (toward -inf), rup (toward +inf), rmm (nearest,
-    /// ties away), raz (away from zero), rod (to odd), sr:R (stochastic, R random bits).
-    #[arg(long, default_value = "rne")]
-    round: String,
-    /// When a result is tiny for the underflow flag: before or after rounding (TestFloat's
-    /// default), or delivered (the result is subnormal or zero).
-    #[arg(long, default_value = "after")]
-    tininess: String,
-    /// 1: overflow and infinities give the largest finite value. Default 0 (IEEE semantics).
-    #[arg(long, default_value = "0")]
-    saturate: String,
-}
-
-impl Rounding {
-    fn options(&self) -> lowbit::Result<lowbit::verify::VerifyOptions> {
-        lowbit::verify::VerifyOptions::from_words(&self.round, &self.tininess, &self.saturate)
-    }
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Write the exhaustive tables (every code of every format of 8 bits or fewer, every cast between
-    /// them, digests of every 16-bit cast), or check a folder of them byte for byte.
-    Tables {
-        /// Write the tables into this folder.
-        #[arg(long, conflicts_with = "check", required_unless_present = "check")]
-        out: Option<PathBuf>,
-        /// Regenerate the tables in memory and compare them with this folder.
-        #[arg(long)]
-        check: Option<PathBuf>,
-    },
+    /// them, digests of every 16-bit cast), or check a folder of them byte for byte (every
+    /// difference reported).
+    Tables(tables::Args),
     /// ONNX Cast. With --from and no VALUES: raw little-endian elements on standard input (packed
     /// types as ONNX raw_data; STRING as a JSON array of strings) to the raw result on standard
     /// output. With --from and VALUES: a table of each value, its output code in hex and binary, its
     /// value and class. Without --from: `lowbit cast --to DTYPE IN.pb OUT.pb` casts a TensorProto file.
-    Cast {
-        /// Source dtype (ONNX name or alias), or a format description
-        /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]; omit it to
-        /// cast a TensorProto file. With a described format on either side the conversion is
-        /// IEEE's through the core (nearest even, --saturate for targets of 8 bits or fewer, the
-        /// flags in the table), and a raw code of a described format takes 1, 2 or 4 bytes.
-        #[arg(long)]
-        from: Option<String>,
-        /// Target dtype, or a format description as for --from.
-        #[arg(long)]
-        to: String,
-        #[command(flatten)]
-        attributes: Attributes,
-        /// Element count, for packed input whose byte count leaves it ambiguous (e.g. an odd int4 count).
-        #[arg(long)]
-        count: Option<usize>,
-        /// Threads for raw standard input (default: every core). The input is streamed in pieces
-        /// of 2^20 elements, so memory stays flat whatever its size.
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Largest standard input read whole (STRING on either side: K, M, G, T suffixes are
-        /// powers of 1024; `unlimited`), or largest IN.pb. Default: 1G for standard input, 4G
-        /// for IN.pb. Raw input between fixed-width dtypes is streamed and has no limit.
-        #[arg(long, value_name = "BYTES")]
-        max_input_bytes: Option<String>,
-        /// Values to cast, read as the source type (exact decimal, rounded once); or IN.pb OUT.pb.
-        #[arg(allow_hyphen_values = true)]
-        values: Vec<String>,
-    },
-    /// Run an ONNX model made of Cast, CastLike, Range, Slice, Gather, Constant, Identity (and what
-    /// Range's function body uses) and write each graph output to DIR/<output name>.pb, all or
-    /// nothing. Output names that are not plain file names (a path separator, `..`, a leading dot,
-    /// empty) are an error.
-    Run {
-        /// The model file (external data is read from its directory, never outside it).
-        model: PathBuf,
-        /// An input as NAME=FILE.pb (a serialized TensorProto); repeat for each input.
-        #[arg(long = "input", value_name = "NAME=FILE.pb")]
-        inputs: Vec<String>,
-        /// Where the outputs go.
-        #[arg(long)]
-        output_dir: PathBuf,
-        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
-        profile: String,
-        /// Bytes the run may hold at once (K, M, G, T suffixes are powers of 1024; `unlimited`).
-        /// Default: half of this machine's memory (physical, cgroup and address-space limits), or
-        /// 4G when it cannot be read.
-        #[arg(long, value_name = "BYTES")]
-        max_memory: Option<String>,
-        /// Elements the run may process over all nodes and Loop iterations (suffixes as above).
-        /// Default: 4G (2^32); arithmetic, Range and text casts count several per element.
-        #[arg(long, value_name = "ELEMENTS")]
-        max_work: Option<String>,
-        /// Largest model or TensorProto file read (suffixes as above). Default: 4G.
-        #[arg(long, value_name = "BYTES")]
-        max_input_bytes: Option<String>,
-    },
+    ///
+    /// Defaults: ONNX types on both sides follow ONNX Cast (saturate=1 for float8 targets,
+    /// round_mode=up for FLOAT8E8M0); a described format on either side follows IEEE 754
+    /// (nearest even, no saturation) unless --saturate 1.
+    Cast(cast::Args),
+    /// Run an ONNX model and write each graph output to DIR/<output name>.pb, all or nothing.
+    ///
+    /// The ops it runs (default domain): Cast, CastLike, Constant, Identity, Range, Slice, Gather,
+    /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and what the function bodies of
+    /// Range and DynamicQuantizeLinear use: Add, Sub, Div, Max, Min, Clip, Round, Ceil, Relu,
+    /// ReduceMax, ReduceMin, Loop. Every input is checked against the graph before the run:
+    /// unknown, repeated or missing names, element type, rank, fixed dimensions, and symbolic
+    /// dimensions bound to one length across the inputs. Output names that are not plain file
+    /// names (a path separator, `..`, a leading dot, empty) are an error.
+    Run(run::Args),
     /// Run ONNX backend node-test folders (model.onnx, test_data_set_N/input_K.pb, output_K.pb):
-    /// one line per test, then `N passed, M failed`; exit code 0 only when all pass.
-    Conformance {
-        /// Test folders, or folders of test folders.
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
-        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
-        profile: String,
-        /// exact: bits (NaN payloads included); onnx: the ONNX backend runner's rtol 1e-3, atol 1e-7.
-        #[arg(long, default_value = "exact", value_parser = ["exact", "onnx"])]
-        tolerance: String,
-    },
+    /// one line per test, then `N passed, M failed`; exit code 0 only when all pass, and never
+    /// when no test was found.
+    Conformance(conformance::Args),
     /// OpenVINO Range-4 (not an ONNX op): START, STOP and STEP as VALUE:DTYPE (e.g. 2.5:f32, -1:i64),
-    /// each of its own type. Prints each element's value and code, or with --raw writes the raw
-    /// little-endian output (packed types as ONNX raw_data) to standard output.
-    Range4 {
-        #[arg(allow_hyphen_values = true)]
-        start: String,
-        #[arg(allow_hyphen_values = true)]
-        stop: String,
-        #[arg(allow_hyphen_values = true)]
-        step: String,
-        /// Any numeric dtype, float8, float6, float4 and int4 included.
-        #[arg(long)]
-        output_type: String,
-        /// spec (and every profile but openvino): the Range-4 text, exact and rounded once;
-        /// openvino: OpenVINO's core reference.
-        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
-        profile: String,
-        #[arg(long)]
-        raw: bool,
-        /// Bytes the output may take (K, M, G, T suffixes are powers of 1024; `unlimited`).
-        /// Default: half of this machine's memory, as for `lowbit run`.
-        #[arg(long, value_name = "BYTES")]
-        max_memory: Option<String>,
-        /// Elements of work (16 per output element, as Range counts in `lowbit run`).
-        /// Default: 4G (2^32), so at most 2^28 elements: a few seconds.
-        #[arg(long, value_name = "ELEMENTS")]
-        max_work: Option<String>,
-    },
-    /// Throughput of FLOAT -> DTYPE against a plain copy and the reference path, in one process.
-    Bench {
-        /// Source dtype (ONNX name or alias; STRING allowed).
-        #[arg(long, default_value = "float")]
-        from: String,
-        /// Target dtype.
-        #[arg(long, default_value = "float8e4m3fn")]
-        to: String,
-        /// Elements per run (1 to 2^28).
-        #[arg(long, default_value_t = 1 << 24)]
-        elements: usize,
-        /// Threads for lowbit's run (the baselines run on one).
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// Timed runs per path (the best is kept).
-        #[arg(long, default_value_t = 5)]
-        reps: usize,
-        #[command(flatten)]
-        attributes: Attributes,
-        /// Print one JSON object instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Also write the measured input here (ONNX raw data; a JSON array of strings for STRING),
-        /// so other implementations can be timed on the same bytes.
-        #[arg(long, value_name = "PATH")]
-        write_input: Option<PathBuf>,
-        /// Instead: time all 2^32 float32 bit patterns into --to on --threads threads (--from must
-        /// be FLOAT), with a checksum of the outputs.
-        #[arg(long, conflicts_with_all = ["elements", "reps", "write_input"])]
-        sweep: bool,
-        /// Instead of a Cast: ONNX QuantizeLinear-28 from FLOAT into --to (no zero point; one
-        /// thread), on the input shaped [elements / 1024, 1024]: one scale, or with --block-size a
-        /// scale per block along the last axis. The scales are 400 / (--to's largest value) in
-        /// float32, times 1, 1.25, 1.5, 1.75 for blocks 0, 1, 2, 3 (mod 4), so peers can rebuild
-        /// them.
-        #[arg(long, conflicts_with_all = ["sweep", "mx", "threads"])]
-        quantize: bool,
-        /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
-        /// the input shaped [elements / 1024, 1024], blocks along the last axis.
-        #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = lowbit::quant::mx::MxFormat::NAMES)]
-        mx: Option<String>,
-        /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
-        #[arg(long)]
-        block_size: Option<usize>,
-    },
+    /// each of its own type, into --to. Prints each element's value and code, or with --raw writes
+    /// the raw little-endian output (packed types as ONNX raw_data) to standard output.
+    Range4(range4::Args),
+    /// Throughput of --from -> --to (default FLOAT -> FLOAT8E4M3FN) against a plain copy and the
+    /// reference path, in one process.
+    Bench(bench::Args),
     /// Quantize a TensorProto file, in one of two modes.
     ///
     /// --mx FORMAT: OCP Microscaling (MX v1.0). IN (FLOAT, FLOAT16 or BFLOAT16) is cut into blocks
@@ -315,33 +89,7 @@ enum Command {
     /// Examples: `lowbit quantize w.pb --mx mxfp4 --scales s.pb --out e.pb`;
     /// `lowbit quantize x.pb --scale 0.05 --zero-point 3 --to int8 --out q.pb`;
     /// `lowbit quantize w.pb --scale s.pb --block-size 32 --axis -1 --to int4 --out q.pb`.
-    Quantize {
-        #[command(flatten)]
-        mode: QuantMode,
-        #[command(flatten)]
-        blocking: QuantBlocking,
-        /// Linear only: the output type (int8, uint8, int16, uint16, int4, uint4, int2, uint2, the
-        /// four float8, float4e2m1, float6e2m3, float6e3m2). Default: the --zero-point file's
-        /// type, else uint8 (as ONNX).
-        #[arg(long, value_name = "DTYPE")]
-        to: Option<String>,
-        /// Linear only: ONNX saturate for float8 outputs (1: out-of-range values and infinities
-        /// become the largest finite value; 0: infinity or NaN). Default 1.
-        #[arg(long, value_parser = ["0", "1"])]
-        saturate: Option<String>,
-        /// MX only: floor is the spec's scale (the largest elements may clamp); ceil takes the
-        /// smallest power of two that needs no clamping. Default floor.
-        #[arg(long, value_parser = ["floor", "ceil"])]
-        scale_round: Option<String>,
-        /// The input TensorProto.
-        input: PathBuf,
-        /// Where the output goes (MX: the elements).
-        #[arg(long, value_name = "OUT.pb")]
-        out: PathBuf,
-        /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
-        #[arg(long, value_name = "BYTES")]
-        max_input_bytes: Option<String>,
-    },
+    Quantize(quantize::QuantizeFlags),
     /// Dequantize a TensorProto file, in one of two modes.
     ///
     /// --mx FORMAT: the elements with their --scales (from `lowbit quantize --mx` or any producer
@@ -353,98 +101,24 @@ enum Command {
     /// the attributes: y = (x - x_zero_point) * x_scale.
     ///
     /// Example: `lowbit dequantize q.pb --scale 0.05 --zero-point 3 --out x2.pb`.
-    Dequantize {
-        #[command(flatten)]
-        mode: QuantMode,
-        #[command(flatten)]
-        blocking: QuantBlocking,
-        /// Linear only: the output type, float, float16 or bfloat16. Default float.
-        #[arg(long, value_name = "DTYPE")]
-        to: Option<String>,
-        /// The input TensorProto (MX: the elements).
-        input: PathBuf,
-        /// Where the result goes.
-        #[arg(long, value_name = "OUT.pb")]
-        out: PathBuf,
-        /// Largest input file read (suffixes as above). Default: 4G.
-        #[arg(long, value_name = "BYTES")]
-        max_input_bytes: Option<String>,
-    },
+    Dequantize(quantize::DequantizeFlags),
     /// Test vectors for hardware verification: operands of --from with the results and IEEE flags of
     /// converting them to --to, in TestFloat's layout (`operand result flags`, upper-case hex: 2
     /// digits for 8 bits or fewer, 4 for 16, 8 for 32, 16 for 64), as $readmemh columns or as CSV.
     /// Level 1 mixes special operands with random ones (one in three), level 2 one in two; -n
     /// raises the count (never below what holds every special operand, as testfloat_gen).
-    Vectors {
-        #[command(flatten)]
-        formats: VerifyFormats,
-        #[command(flatten)]
-        rounding: Rounding,
-        /// 1 or 2 (TestFloat's levels), or all: every source pattern (sources up to 16 bits).
-        #[arg(long, default_value = "1")]
-        level: String,
-        /// Number of test cases (levels 1 and 2).
-        #[arg(short = 'n')]
-        count: Option<u64>,
-        /// Seed of the random operands and of stochastic rounding's random words
-        /// (seeded_random(seed, i) for case i, SplitMix64).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// testfloat, readmemh (DIR/in.hex, out.hex, flags.hex; needs --out) or csv (with a header).
-        #[arg(long, default_value = "testfloat")]
-        format: String,
-        /// Write into this folder (all files or none) instead of standard output.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Vectors(vectors::Args),
     /// Check a dump of `operand result [flags]` lines (testfloat_ver's layout; an operation word
-    /// and a rounding-mode word may come first, the mode then applies to that line) against the
-    /// IEEE semantics. Streams any size; prints the first 20 mismatches, a summary by class and
-    /// `N checked, M mismatches`; exit code 0 only without mismatches. NaN encodings and the
-    /// value of invalid float-to-integer results are ignored unless asked for, as testfloat_ver.
-    Check {
-        #[command(flatten)]
-        formats: VerifyFormats,
-        #[command(flatten)]
-        rounding: Rounding,
-        /// Count a NaN of another encoding or sign as a mismatch.
-        #[arg(long)]
-        check_nans: bool,
-        /// Count another value of an invalid float-to-integer result as a mismatch.
-        #[arg(long)]
-        check_inv_ints: bool,
-        /// Ignore the flags.
-        #[arg(long)]
-        no_flags: bool,
-        /// Find the configuration the dump follows: --to is only the width of its results (a
-        /// format or a number of bits); every rounding mode but stochastic, every tininess rule,
-        /// saturation on and off, every format of that width (8 bits or fewer: every e/m split
-        /// with each special= and subnormal= rule) and ONNX Cast under each profile (values only)
-        /// are ranked by agreement.
-        #[arg(long)]
-        which: bool,
-        /// Seed of stochastic rounding's random words, as given to `lowbit vectors`.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// The dump (default or `-`: standard input).
-        file: Option<PathBuf>,
-    },
+    /// and a rounding-mode word may come first, the mode then applies to that line), or the CSV or
+    /// $readmemh folder `lowbit vectors` writes, against the IEEE semantics. Streams any size;
+    /// prints the first 20 mismatches, a summary by class and `N checked, M mismatches`; exit code
+    /// 0 only without mismatches and with at least one case. NaN encodings and the value of
+    /// invalid float-to-integer results are ignored unless asked for, as testfloat_ver.
+    Check(check::Args),
     /// Every pattern of a source of up to 32 bits, in ascending order: first `sha256 <hex>` of the
     /// concatenated output codes (each in its little-endian width, packed formats one code per
     /// byte), then the count per class and per flag. A progress bar shows on a terminal.
-    Sweep {
-        #[command(flatten)]
-        formats: VerifyFormats,
-        #[command(flatten)]
-        rounding: Rounding,
-        /// A configuration instead of the flags above (see `lowbit diff --help`), for example
-        /// profile=onnxruntime,saturate=1 for ONNX Cast (values only).
-        #[arg(long)]
-        config: Option<String>,
-        /// Threads (default: every core).
-        #[arg(long)]
-        threads: Option<usize>,
-    },
+    Sweep(sweep::Args),
     /// Where two configurations disagree over every pattern of a source of up to 32 bits: counts
     /// by input class and the first 20 examples; exit code 0 only when they agree everywhere.
     /// A configuration is comma-separated words: a mode (rne, rtz, rdn, rup, rmm, raz, rod, sr:R),
@@ -452,42 +126,281 @@ enum Command {
     /// (ONNX Cast, values only), format=DESCRIPTION (the target; the format's own options
     /// bias=, special=, subnormal=, unsigned follow it). Words not given keep --round, --tininess,
     /// --saturate and --to. Example: lowbit diff --from f16 --to e4m3 rne rtz,tininess=before
-    Diff {
-        #[command(flatten)]
-        formats: VerifyFormats,
-        #[command(flatten)]
-        rounding: Rounding,
-        /// Threads (default: every core).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// The first configuration.
-        a: String,
-        /// The second configuration.
-        b: String,
-    },
+    Diff(diff::Args),
     /// The profiles: each one's name and what it is bit-exact with; with --json also the dtype
     /// pairs where its implementation has no cast (the profile gives spec's answer there).
-    Profiles {
-        /// Machine-readable output (used by the cross-check scripts).
-        #[arg(long, conflicts_with = "markdown")]
-        json: bool,
-        /// The whole decision table, as tables/profiles.md holds it: every row of every profile
-        /// with its observation, and where every two profiles differ (takes a few seconds).
-        #[arg(long)]
-        markdown: bool,
-    },
+    Profiles(profiles::Args),
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
-    Info {
-        /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16), or a format
-        /// description eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
-        /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type).
-        dtype: String,
-    },
+    Info(info::Args),
+    /// Shell completions for bash, zsh or fish, generated from these definitions, on standard
+    /// output (e.g. `lowbit completions bash > /etc/bash_completion.d/lowbit`).
+    Completions(completions::CompletionsArgs),
+    /// The manual page (roff), generated from these definitions, on standard output (e.g.
+    /// `lowbit man > lowbit.1`).
+    Man,
 }
 
+// ------------------------------------------------------------------------------------------------
+// Argument types shared by several commands
+// ------------------------------------------------------------------------------------------------
+
+/// ONNX's saturate attribute: 1 (out-of-range values and infinities become the largest finite
+/// value) or 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Saturate {
+    #[value(name = "1")]
+    On,
+    #[value(name = "0")]
+    Off,
+}
+
+impl Saturate {
+    pub fn on(self) -> bool {
+        self == Saturate::On
+    }
+}
+
+/// ONNX's round_mode attribute (FLOAT8E8M0 targets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoundModeArg {
+    Up,
+    Down,
+    Nearest,
+}
+
+impl From<RoundModeArg> for lowbit::RoundMode {
+    fn from(mode: RoundModeArg) -> lowbit::RoundMode {
+        match mode {
+            RoundModeArg::Up => lowbit::RoundMode::Up,
+            RoundModeArg::Down => lowbit::RoundMode::Down,
+            RoundModeArg::Nearest => lowbit::RoundMode::Nearest,
+        }
+    }
+}
+
+/// A profile name: clap lists the valid ones and suggests the nearest.
+pub fn profile_parser() -> impl clap::builder::TypedValueParser<Value = lowbit::Profile> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(lowbit::Profile::NAMES).try_map(|name| lowbit::Profile::parse(&name))
+}
+
+/// Levenshtein distance, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(previous + usize::from(ca != cb));
+            previous = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The dtype names nearest to a mistyped one: within two edits of a name or an alias, or every
+/// name the text is an abbreviation of (`fp8` -> the float8 types).
+pub fn dtype_suggestions(text: &str) -> Vec<&'static str> {
+    let key: String = text.chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect();
+    let expanded = key.strip_prefix("fp").map_or_else(|| key.clone(), |rest| format!("float{rest}"));
+    // Every accepted spelling (names and aliases), each with the dtype it names.
+    let names = lowbit::DType::valid_names();
+    let spellings: Vec<(String, lowbit::DType)> = names
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter_map(|word| {
+            let d = lowbit::DType::parse(word).ok().filter(|d| *d != lowbit::DType::Undefined)?;
+            Some((word.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase()).collect(), d))
+        })
+        .collect();
+    // An abbreviation first (`fp8`: every float8), else the names within a typo or two.
+    let edits = if key.len() < 6 { 1 } else { 2 };
+    let mut out: Vec<&'static str> = Vec::new();
+    for pass in [true, false] {
+        for (spelled, d) in &spellings {
+            let near = if pass {
+                expanded.len() >= 4 && expanded != key && spelled.starts_with(&expanded)
+            } else {
+                distance(&key, spelled) <= edits
+            };
+            if near && !out.contains(&d.onnx_name()) {
+                out.push(d.onnx_name());
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// A dtype name or format description, checked when the flags are read so that a mistyped name
+/// is reported with the nearest valid ones.
+pub fn format_name(text: &str) -> Result<String, String> {
+    if lowbit::DType::parse(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    lowbit::verify::Format::parse(text).map(|_| text.to_string()).map_err(|e| with_suggestions(text, &e))
+}
+
+/// An ONNX dtype name (no format description), checked as [`format_name`].
+pub fn dtype_name(text: &str) -> Result<lowbit::DType, String> {
+    lowbit::DType::parse(text).map_err(|e| with_suggestions(text, &e))
+}
+
+/// The library's message (it lists the valid names), led by the nearest names if any.
+fn with_suggestions(text: &str, e: &lowbit::Error) -> String {
+    let near = dtype_suggestions(text);
+    if near.is_empty() {
+        e.to_string()
+    } else {
+        format!("did you mean {}? {e}", near.join(" or "))
+    }
+}
+
+/// A count or a size: a whole number with an optional K, M, G or T suffix (powers of 1024).
+pub fn count(text: &str) -> Result<u64, String> {
+    lowbit::onnx::limits::parse_count(text).map_err(|e| e.to_string())
+}
+
+/// A count as `usize`.
+pub fn count_usize(text: &str) -> Result<usize, String> {
+    count(text).and_then(|n| usize::try_from(n).map_err(|_| format!("{n} is too large for this machine")))
+}
+
+/// A thread count: at least 1 ([`lowbit::arguments::threads`], as the Python package).
+pub fn threads(text: &str) -> Result<usize, String> {
+    let n: i64 = text.parse().map_err(|_| format!("{} is not a whole number", lowbit::Error::quote(text)))?;
+    lowbit::arguments::threads(Some(n)).map_err(|e| e.to_string())
+}
+
+/// Threads given or every core.
+pub fn threads_or_all(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// The attributes of a Cast and the profile, shared by every command that converts.
+#[derive(clap::Args)]
+pub struct Attributes {
+    /// ONNX saturate attribute (float8 targets only; an error for other targets). Default: 1
+    /// between ONNX types (as ONNX Cast), 0 with a described format (IEEE).
+    #[arg(long, value_enum)]
+    pub saturate: Option<Saturate>,
+    /// ONNX round_mode attribute (FLOAT8E8M0 targets only; an error for other targets). Default up.
+    #[arg(long, value_enum)]
+    pub round_mode: Option<RoundModeArg>,
+    /// Which implementation to be bit-exact with.
+    #[arg(long, default_value = "spec", value_parser = profile_parser())]
+    pub profile: lowbit::Profile,
+}
+
+impl Attributes {
+    /// The options for a cast into `to`, refusing a flag that does not apply to it.
+    pub fn options(&self, to: lowbit::DType) -> lowbit::Result<lowbit::CastOptions> {
+        let float8 = matches!(to.kind(), lowbit::Kind::Float(_)) && to.bits().is_some_and(|b| b <= 8);
+        if self.saturate.is_some() && (!float8 || to == lowbit::DType::Float8E8M0) {
+            return Err(usage("cast", format!("--saturate applies to float8, float6 and float4 targets, not {to}")));
+        }
+        if self.round_mode.is_some() && to != lowbit::DType::Float8E8M0 {
+            return Err(usage("cast", format!("--round-mode applies to FLOAT8E8M0 targets, not {to}")));
+        }
+        Ok(lowbit::CastOptions {
+            saturate: self.saturate.is_none_or(Saturate::on),
+            round_mode: self.round_mode.map_or(lowbit::RoundMode::Up, Into::into),
+            profile: self.profile,
+        })
+    }
+}
+
+/// Source and target of a verification command.
+#[derive(clap::Args)]
+pub struct VerifyFormats {
+    /// Source: an ONNX dtype name or alias, or a format description
+    /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
+    /// (a bare eEmM that names an ONNX type, such as e4m3, is that type).
+    #[arg(long, value_parser = format_name)]
+    pub from: String,
+    /// Target, spelled as --from.
+    #[arg(long, value_parser = format_name)]
+    pub to: String,
+}
+
+/// When a result is tiny for the underflow flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TininessArg {
+    /// Before rounding.
+    Before,
+    /// After rounding (TestFloat's default).
+    After,
+    /// Delivered: the result is subnormal or zero.
+    Delivered,
+}
+
+/// A rounding mode of the verification commands: one of the words, or sr:R.
+fn round_word(text: &str) -> Result<String, String> {
+    match lowbit::verify::config::parse_mode(text) {
+        Some(_) => Ok(text.to_string()),
+        None => Err(format!(
+            "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)",
+            lowbit::Error::quote(text)
+        )),
+    }
+}
+
+/// The IEEE options of a verification command, the same defaults in vectors, check, sweep and
+/// diff (and `lowbit cast`): nearest even, tininess after rounding (TestFloat's), and saturation
+/// as [`lowbit::arguments::default_saturate`] decides (ONNX's 1 between ONNX types into float8,
+/// else 0).
+#[derive(clap::Args)]
+pub struct Rounding {
+    /// rne (nearest even), rtz (toward zero), rdn (toward -inf), rup (toward +inf), rmm (nearest,
+    /// ties away), raz (away from zero), rod (to odd), sr:R (stochastic, R random bits).
+    #[arg(long, default_value = "rne", value_parser = round_word)]
+    pub round: String,
+    /// When a result is tiny for the underflow flag.
+    #[arg(long, value_enum, default_value = "after")]
+    pub tininess: TininessArg,
+    /// 1: overflow and infinities give the largest finite value; 0: they give infinity (or
+    /// NaN). Default: 1 from an ONNX type into an ONNX float8 type (ONNX Cast's saturate=1), 0
+    /// otherwise (IEEE), as in `lowbit cast`.
+    #[arg(long, value_enum)]
+    pub saturate: Option<Saturate>,
+}
+
+impl Rounding {
+    /// The options for `from` -> `to` (a `to` that is no format, `check --which`'s width, takes
+    /// IEEE's default).
+    pub fn options(&self, from: &str, to: &str) -> lowbit::Result<lowbit::verify::VerifyOptions> {
+        use lowbit::verify::Format;
+        let saturate = match self.saturate {
+            Some(s) => s.on(),
+            None => match (Format::parse(from), Format::parse(to)) {
+                (Ok(from), Ok(to)) => lowbit::arguments::default_saturate(&from, &to),
+                _ => false,
+            },
+        };
+        let tininess = match self.tininess {
+            TininessArg::Before => "before",
+            TininessArg::After => "after",
+            TininessArg::Delivered => "delivered",
+        };
+        lowbit::verify::VerifyOptions::from_words(&self.round, tininess, if saturate { "1" } else { "0" })
+    }
+}
+
+/// A usage error of a command.
+pub fn usage(command: &str, message: impl Into<String>) -> lowbit::Error {
+    lowbit::Error::InvalidOp { op: command.into(), message: message.into() }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Outcomes and output
+// ------------------------------------------------------------------------------------------------
+
 /// Why a command did not succeed.
-enum Failure {
+pub enum Failure {
     Lowbit(lowbit::Error),
     /// Standard output is a pipe whose reader has gone: stop quietly, as Unix tools do.
     ClosedPipe,
@@ -501,10 +414,13 @@ impl From<lowbit::Error> for Failure {
     }
 }
 
+/// What a command returns: its exit code, or why it failed.
+pub type Outcome = Result<ExitCode, Failure>;
+
 /// The outcome of a raw stream from standard input to standard output.
-fn streamed<T>(result: Result<T, lowbit::StreamError>) -> Result<String, Failure> {
+pub fn streamed<T>(result: Result<T, lowbit::StreamError>) -> Outcome {
     match result {
-        Ok(_) => Ok(String::new()),
+        Ok(_) => Ok(ExitCode::SUCCESS),
         Err(lowbit::StreamError::Output(e)) => Err(output_failure(e)),
         Err(lowbit::StreamError::Input(e)) => {
             Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
@@ -513,7 +429,7 @@ fn streamed<T>(result: Result<T, lowbit::StreamError>) -> Result<String, Failure
     }
 }
 
-fn output_failure(e: std::io::Error) -> Failure {
+pub fn output_failure(e: std::io::Error) -> Failure {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         Failure::ClosedPipe
     } else {
@@ -523,443 +439,39 @@ fn output_failure(e: std::io::Error) -> Failure {
 
 /// Writes `bytes` to standard output and flushes it, every error reported (never `println!`,
 /// which panics when the write fails).
-fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes).and_then(|()| out.flush()).map_err(output_failure)
 }
 
 /// Writes a command's text result (if any) as one line.
-fn print_text(text: &str) -> Result<(), Failure> {
+pub fn print_text(text: &str) -> Result<(), Failure> {
     if text.is_empty() {
         return Ok(());
     }
     write_stdout(format!("{text}\n").as_bytes())
 }
 
-/// `lowbit profiles`.
-fn profiles(json: bool) -> String {
-    use lowbit::Profile;
-    if !json {
-        return Profile::ALL.iter().map(|p| format!("{:<15} {}", p.name(), p.peer())).collect::<Vec<_>>().join("\n");
-    }
-    let entries: Vec<serde_json::Value> = Profile::ALL
-        .iter()
-        .map(|p| {
-            let pairs: Vec<[&str; 2]> =
-                p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
-            serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs })
-        })
-        .collect();
-    serde_json::json!({ "profiles": entries }).to_string()
+/// Prints `text` and succeeds.
+pub fn printed(text: &str) -> Outcome {
+    print_text(text).map(|()| ExitCode::SUCCESS)
 }
 
-fn run(cli: Cli) -> Result<String, Failure> {
-    match cli.command {
-        Command::Tables { out: Some(dir), .. } => {
-            let n = lowbit::tables::write(&dir)?;
-            Ok(format!("wrote {n} files to {}", dir.display()))
-        }
-        Command::Tables { check: Some(dir), .. } => {
-            let n = lowbit::tables::check(&dir)?;
-            Ok(format!("{n} files in {} match what lowbit generates", dir.display()))
-        }
-        Command::Tables { .. } => unreachable!("clap requires --out or --check"),
-        Command::Info { dtype } => Ok(info(&lowbit::verify::Format::parse(&dtype)?)),
-        Command::Profiles { markdown: true, .. } => Ok(lowbit::tables::profiles_markdown().trim_end().to_string()),
-        Command::Profiles { json, .. } => Ok(profiles(json)),
-        Command::Bench { from, to, threads, attributes, json, sweep: true, .. } => {
-            if lowbit::DType::parse(&from)? != lowbit::DType::Float {
-                return Err(lowbit::Error::InvalidOp {
-                    op: "bench --sweep".into(),
-                    message: format!("the sweep is of float32 inputs; --from is {from}"),
-                }
-                .into());
-            }
-            let sweep = crate::bench::sweep(lowbit::DType::parse(&to)?, &attributes.options()?, threads)?;
-            Ok(if json { sweep.json() } else { sweep.table() })
-        }
-        Command::Bench { from, to, elements, reps, json, write_input, quantize, mx, block_size, .. }
-            if quantize || mx.is_some() =>
-        {
-            if lowbit::DType::parse(&from)? != lowbit::DType::Float {
-                return Err(lowbit::Error::InvalidOp {
-                    op: "bench --quantize/--mx".into(),
-                    message: format!("the quantization benchmarks take float32 input; --from is {from}"),
-                }
-                .into());
-            }
-            let op = match mx {
-                Some(format) => crate::bench::QuantizeOp::Mx {
-                    format: lowbit::quant::mx::MxFormat::parse(&format)?,
-                    block_size: block_size.unwrap_or(lowbit::quant::mx::DEFAULT_BLOCK_SIZE),
-                },
-                None => crate::bench::QuantizeOp::Linear { to: lowbit::DType::parse(&to)?, block_size },
-            };
-            let config = crate::bench::QuantizeConfig { op, elements, reps: reps.max(1) };
-            let (report, input) = crate::bench::run_quantize(&config)?;
-            if let Some(path) = write_input {
-                crate::bench::write_input(&path, &input)?;
-            }
-            Ok(if json { report.json() } else { report.table() })
-        }
-        Command::Bench { block_size: Some(_), .. } => Err(lowbit::Error::InvalidOp {
-            op: "bench".into(),
-            message: "--block-size goes with --quantize or --mx".into(),
-        }
-        .into()),
-        Command::Bench { from, to, elements, threads, reps, attributes, json, write_input, .. } => {
-            let config = crate::bench::Config {
-                from: lowbit::DType::parse(&from)?,
-                to: lowbit::DType::parse(&to)?,
-                elements,
-                threads: threads.max(1),
-                reps: reps.max(1),
-                opts: attributes.options()?,
-            };
-            let (report, input) = crate::bench::run(&config)?;
-            if let Some(path) = write_input {
-                crate::bench::write_input(&path, &input)?;
-            }
-            Ok(if json { report.json() } else { report.table() })
-        }
-        Command::Range4 { start, stop, step, output_type, profile, raw, max_memory, max_work } => {
-            let mut limits = lowbit::onnx::limits::Limits::default();
-            set_limit(&mut limits.max_memory, max_memory.as_deref())?;
-            set_limit(&mut limits.max_work, max_work.as_deref())?;
-            let out = crate::range4::run_with(&start, &stop, &step, &output_type, &profile, &limits)?;
-            if raw {
-                write_stdout(out.raw().unwrap_or_default())?;
-                return Ok(String::new());
-            }
-            // Line by line: the text of a long output is several times its size.
-            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            for line in crate::range4::describe_lines(&out) {
-                writeln!(stdout, "{}", line?).map_err(output_failure)?;
-            }
-            stdout.flush().map_err(output_failure)?;
-            Ok(String::new())
-        }
-        Command::Run { model, inputs, output_dir, profile, max_memory, max_work, max_input_bytes } => {
-            use lowbit::files;
-            use lowbit::onnx::{limits, outputs, runner::Model, tensor_proto};
-            let mut limits = limits::Limits::default();
-            for (flag, slot) in [
-                (max_memory, &mut limits.max_memory),
-                (max_work, &mut limits.max_work),
-                (max_input_bytes, &mut limits.max_input_bytes),
-            ] {
-                if let Some(text) = flag {
-                    *slot = limits::parse_count(&text)?;
-                }
-            }
-            let profile = lowbit::Profile::parse(&profile)?;
-            let model = Model::load_with(&model, &limits)?;
-            // Refuse unusable output names before spending any time on the run.
-            for name in model.output_names() {
-                files::check_output_name(&name)?;
-            }
-            let mut named = std::collections::HashMap::new();
-            for spec in inputs {
-                let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
-                    op: "run".into(),
-                    message: format!("--input {} is not NAME=FILE.pb", lowbit::Error::quote(&spec)),
-                })?;
-                named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
-            }
-            let outputs = model.run_with(&named, profile, &limits)?;
-            let paths = outputs::write_outputs(&output_dir, &outputs)?;
-            let lines: Vec<String> = paths
-                .iter()
-                .zip(&outputs)
-                .map(|(path, (_, tensor))| format!("{} {} {:?}", path.display(), tensor.dtype(), tensor.shape()))
-                .collect();
-            Ok(lines.join("\n"))
-        }
-        Command::Conformance { .. }
-        | Command::Vectors { .. }
-        | Command::Check { .. }
-        | Command::Sweep { .. }
-        | Command::Diff { .. } => unreachable!("handled in main"),
-        Command::Quantize { mode, blocking, to, saturate, scale_round, input, out, max_input_bytes } => {
-            let mut limits = lowbit::onnx::limits::Limits::default();
-            set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
-            let flags = crate::quantize::ModeFlags { saturate, scale_round, ..mode.flags(to) };
-            let args = crate::quantize::QuantizeArgs {
-                mode: flags.mode(crate::quantize::Direction::Quantize)?,
-                blocking: blocking.blocking(),
-                input,
-                out,
-                limits,
-            };
-            Ok(crate::quantize::quantize(&args)?)
-        }
-        Command::Dequantize { mode, blocking, to, input, out, max_input_bytes } => {
-            let mut limits = lowbit::onnx::limits::Limits::default();
-            set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
-            let args = crate::quantize::DequantizeArgs {
-                mode: mode.flags(to).mode(crate::quantize::Direction::Dequantize)?,
-                blocking: blocking.blocking(),
-                input,
-                out,
-                limits,
-            };
-            Ok(crate::quantize::dequantize(&args)?)
-        }
-        Command::Cast { from, to, attributes, count, threads, max_input_bytes, values } => {
-            // A described format on a side: the IEEE conversion through the core.
-            let described = match &from {
-                Some(from) => lowbit::verify::DescribedCast::new(from, &to, attributes.saturate == "1")?,
-                None => None,
-            };
-            if let Some(described) = described {
-                if !values.is_empty() {
-                    return Ok(described.table(&values)?);
-                }
-                if count.is_some() {
-                    return Err(lowbit::Error::InvalidOp {
-                        op: "cast".into(),
-                        message: "--count is for ONNX dtypes on both sides; a described format's raw codes are \
-                                  whole bytes each"
-                            .into(),
-                    }
-                    .into());
-                }
-                let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
-                return streamed(described.stream(&mut input, &mut output));
-            }
-            let to = lowbit::DType::parse(&to)?;
-            let opts = attributes.options()?;
-            let Some(from) = from else {
-                let [input, output] = values.as_slice() else {
-                    return Err(lowbit::Error::InvalidOp {
-                        op: "cast".into(),
-                        message: "without --from, give exactly IN.pb OUT.pb".into(),
-                    }
-                    .into());
-                };
-                let mut limits = lowbit::onnx::limits::Limits::default();
-                set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
-                let tensor = lowbit::onnx::tensor_proto::read_tensor_file_with(input.as_ref(), &limits)?;
-                let out = lowbit::cast(&tensor, to, &opts)?;
-                lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, None)?;
-                return Ok(format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
-            };
-            let from = lowbit::DType::parse(&from)?;
-            if values.is_empty() && from != lowbit::DType::String && to != lowbit::DType::String {
-                let plan = lowbit::Plan::new(from, to, &opts)?;
-                let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-                let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
-                return streamed(plan.run_stream(&mut input, &mut output, count, threads.max(1)));
-            }
-            if values.is_empty() {
-                // STRING on a side: JSON text, read whole (its elements have no fixed size), within
-                // --max-input-bytes.
-                let mut limit = crate::cast::DEFAULT_MAX_TEXT_INPUT_BYTES;
-                set_limit(&mut limit, max_input_bytes.as_deref())?;
-                let input = crate::cast::read_input(std::io::stdin().lock(), limit)?;
-                let out = crate::cast::cast_stream(&input, from, to, count, &opts)?;
-                write_stdout(&out)?;
-                Ok(String::new())
-            } else {
-                Ok(crate::cast::cast_values_table(&values, from, to, &opts)?)
-            }
-        }
+/// Exit status of a check: 0 when it passed.
+pub fn exit(passed: bool) -> ExitCode {
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
 /// Sets a limit from its flag's text, if the flag was given.
-fn set_limit(slot: &mut u64, flag: Option<&str>) -> lowbit::Result<()> {
+pub fn set_limit(slot: &mut u64, flag: Option<&str>) -> lowbit::Result<()> {
     if let Some(text) = flag {
         *slot = lowbit::onnx::limits::parse_count(text)?;
     }
     Ok(())
-}
-
-fn info(format: &lowbit::verify::Format) -> String {
-    use lowbit::verify::Format;
-    let mut lines = match *format {
-        Format::Onnx(dtype) => vec![
-            format!("{} (ONNX {})", dtype.onnx_name(), dtype.onnx_number()),
-            "kind: ONNX type".to_string(),
-            format!("bits: {}", dtype.bits().map_or("variable".to_string(), |b| b.to_string())),
-            format!("packing: {:?}", dtype.packing()),
-        ],
-        Format::Described(f) => vec![
-            f.description(),
-            "kind: described format (not an ONNX type)".to_string(),
-            format!("bits: {}", f.width()),
-        ],
-    };
-    if let Some(f) = format.float_format() {
-        float_info(&f, &mut lines);
-    }
-    lines.join("\n")
-}
-
-/// The descriptor of a float format, its extreme values and the codes of its specials.
-fn float_info(f: &lowbit::format::FloatFormat, lines: &mut Vec<String>) {
-    use lowbit::format::NonFinite;
-    // Exact decimals are short for every format up to float64's exponent range; beyond it a
-    // value prints as significand * 2^exponent.
-    let value = |code: u64| match f.decode(code) {
-        lowbit::Value::Finite(e) if f.exponent_bits > 11 => {
-            format!("{}{} * 2^{}", if e.negative { "-" } else { "" }, e.significand, e.exponent)
-        }
-        v => lowbit::strings::value_to_exact_decimal(&v),
-    };
-    if f.subnormals {
-        lines.push(format!("description: {}", f.description()));
-    } else {
-        lines.push("description: none (a format without zero is not describable)".to_string());
-    }
-    lines.push(format!(
-        "exponent bits: {}, mantissa bits: {}, bias: {}, signed: {}, subnormals: {}",
-        f.exponent_bits,
-        f.mantissa_bits,
-        f.bias,
-        f.signed,
-        if !f.subnormals {
-            "none (exponent field 0 is normal)"
-        } else if f.flush_subnormals {
-            "flushed to zero"
-        } else {
-            "kept"
-        }
-    ));
-    let special = match f.non_finite {
-        NonFinite::Ieee => "ieee (infinity and NaN at the all-ones exponent)",
-        NonFinite::NanAtAllOnes => "fn (no infinity, NaN at the all-ones magnitude)",
-        NonFinite::NanAtNegativeZero => "fnuz (no infinity, NaN at the code of -0)",
-        NonFinite::None => "none (every code is finite)",
-    };
-    lines.push(format!("non-finite: {:?}, special: {special}, zero: {:?}", f.non_finite, f.zero()));
-    lines.push(format!("NaN payloads kept: {}", f.nan_payload));
-    lines.push(format!("max: {} (code {:#x})", value(f.max_code()), f.max_code()));
-    lines.push(format!("lowest: {} (code {:#x})", value(f.lowest_code()), f.lowest_code()));
-    lines.push(format!(
-        "min positive normal: {} (code {:#x})",
-        value(f.min_positive_normal_code()),
-        f.min_positive_normal_code()
-    ));
-    if f.flush_subnormals {
-        lines.push("min positive: subnormals flush to zero (subnormal codes read as 0)".to_string());
-    } else {
-        lines.push(format!("min positive: {} (code {:#x})", value(f.min_positive_code()), f.min_positive_code()));
-    }
-    match (f.zero_code(false), f.zero_code(true)) {
-        (Some(p), Some(n)) if p != n => lines.push(format!("+0: code {p:#x}, -0: code {n:#x}")),
-        (Some(p), _) => lines.push(format!("zero: code {p:#x} (no -0)")),
-        (None, _) => lines.push("zero: none".to_string()),
-    }
-    match (f.infinity_code(false), f.infinity_code(true)) {
-        (Some(p), Some(n)) if f.signed => lines.push(format!("infinity: code {p:#x}, -infinity: code {n:#x}")),
-        (Some(p), _) => lines.push(format!("infinity: code {p:#x}")),
-        (None, _) => lines.push("infinity: none".to_string()),
-    }
-    match f.non_finite {
-        NonFinite::Ieee if f.mantissa_bits >= 2 => {
-            let quiet = f.nan_code(false).unwrap_or_default();
-            let first = f.infinity_code(false).unwrap_or_default() + 1;
-            lines.push(format!(
-                "NaN: quiet {quiet:#x} (canonical; codes {quiet:#x}..={:#x} and their negatives are quiet), \
-                 signalling {first:#x}..={:#x}",
-                quiet | f.fraction_field_mask(),
-                quiet - 1
-            ));
-        }
-        _ => match (f.nan_code(false), f.nan_code(true)) {
-            (Some(p), Some(n)) if p != n => lines.push(format!("NaN: codes {p:#x} and {n:#x}")),
-            (Some(p), _) => lines.push(format!("NaN: code {p:#x}")),
-            (None, _) => lines.push("NaN: none".to_string()),
-        },
-    }
-}
-
-fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitCode, Failure> {
-    use lowbit::onnx::conformance;
-    let profile = lowbit::Profile::parse(profile)?;
-    let tolerance = conformance::Tolerance::parse(tolerance)?;
-    let outcomes: Vec<_> =
-        conformance::test_dirs(dirs)?.iter().map(|d| conformance::run_test(d, profile, tolerance)).collect();
-    print_text(&conformance::report(&outcomes))?;
-    Ok(if outcomes.iter().all(|o| o.failure.is_none()) { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-/// The verification commands, which choose their exit code.
-fn verify(command: Command) -> Result<ExitCode, Failure> {
-    use crate::verify as cli_verify;
-    let threads = |t: Option<usize>| t.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let exit = |ok: bool| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
-    match command {
-        Command::Vectors { formats, rounding, level, count, seed, format, out } => {
-            let layout = cli_verify::VectorLayout::parse(&format)?;
-            let request = cli_verify::VectorsRequest {
-                from: &formats.from,
-                to: &formats.to,
-                options: rounding.options()?,
-                level: &level,
-                count,
-                seed,
-            };
-            let vectors = cli_verify::vectors(&request)?;
-            match out {
-                Some(dir) => {
-                    let written = cli_verify::write_vectors_to(&dir, &vectors, layout)?;
-                    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-                    print_text(&format!("wrote {} cases to {}", vectors.len(), names.join(", ")))?;
-                }
-                None if layout == cli_verify::VectorLayout::Readmemh => {
-                    return Err(lowbit::Error::InvalidOp {
-                        op: "vectors".into(),
-                        message: "--format readmemh writes one file per column: give --out DIR".into(),
-                    }
-                    .into());
-                }
-                None => {
-                    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-                    cli_verify::write_vectors(&mut stdout, &vectors, layout).map_err(output_failure)?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Check { formats, rounding, check_nans, check_inv_ints, no_flags, which, seed, file } => {
-            let request = cli_verify::CheckRequest {
-                from: &formats.from,
-                to: &formats.to,
-                options: rounding.options()?,
-                check: lowbit::verify::check::CheckOptions {
-                    check_nans,
-                    check_invalid_integers: check_inv_ints,
-                    no_flags,
-                    seed,
-                },
-                which,
-                file: file.as_deref(),
-            };
-            let (report, clean) = cli_verify::run_check(&request)?;
-            print_text(&report)?;
-            Ok(exit(clean))
-        }
-        Command::Sweep { formats, rounding, config, threads: t } => {
-            let defaults = rounding.options()?;
-            let config = match config {
-                Some(text) => lowbit::verify::config::Config::parse(&text, defaults)?,
-                None => lowbit::verify::config::Config::ieee(defaults),
-            };
-            let (report, seconds) = cli_verify::run_sweep(&formats.from, &formats.to, &config, threads(t))?;
-            print_text(&report)?;
-            // The time is not part of the result: standard error.
-            let _ = writeln!(std::io::stderr(), "swept in {seconds:.2} s");
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Diff { formats, rounding, threads: t, a, b } => {
-            let (report, agree) =
-                cli_verify::run_diff(&formats.from, &formats.to, &a, &b, rounding.options()?, threads(t))?;
-            print_text(&report)?;
-            Ok(exit(agree))
-        }
-        _ => unreachable!("only verification commands come here"),
-    }
 }
 
 /// Exit status after a closed pipe: 128 + SIGPIPE, what a shell reports for a tool the signal
@@ -967,16 +479,38 @@ fn verify(command: Command) -> Result<ExitCode, Failure> {
 const CLOSED_PIPE_STATUS: u8 = 141;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let outcome = if let Command::Conformance { dirs, profile, tolerance } = &cli.command {
-        conformance(dirs, profile, tolerance)
-    } else if matches!(
-        cli.command,
-        Command::Vectors { .. } | Command::Check { .. } | Command::Sweep { .. } | Command::Diff { .. }
-    ) {
-        verify(cli.command)
-    } else {
-        run(cli).and_then(|text| print_text(&text)).map(|()| ExitCode::SUCCESS)
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value our own parser refused: one line, as every other error of lowbit.
+        // Our parsers' messages quote the value cut to a readable length.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let flag = match e.get(clap::error::ContextKind::InvalidArg) {
+                Some(clap::error::ContextValue::String(flag)) => flag.clone(),
+                _ => "an argument".into(),
+            };
+            let why = std::error::Error::source(&e).map_or_else(|| "invalid value".to_string(), ToString::to_string);
+            let _ = writeln!(std::io::stderr(), "lowbit: {flag}: {why}");
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
+    let outcome = match cli.command {
+        Command::Tables(args) => tables::run(args),
+        Command::Cast(args) => cast::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Conformance(args) => conformance::run(args),
+        Command::Range4(args) => range4::run(args),
+        Command::Bench(args) => bench::run_command(args),
+        Command::Quantize(args) => quantize::run_quantize(args),
+        Command::Dequantize(args) => quantize::run_dequantize(args),
+        Command::Vectors(args) => vectors::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Profiles(args) => profiles::run(args),
+        Command::Info(args) => info::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man => completions::man(),
     };
     let message = match outcome {
         Ok(code) => return code,

@@ -37,21 +37,17 @@
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
-use lowbit::profile::NumberStyle;
-use lowbit::profile::StringGrammar;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
     DEQUANTIZE_SCHEMAS, QUANTIZE_LINEAR_VERSIONS, QUANTIZE_SCHEMAS,
 };
-use lowbit::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
+use lowbit::round::{self, RoundingOptions};
 use lowbit::staging::Staging;
 use lowbit::strings::{self};
+use lowbit::DType;
 use lowbit::Profile;
 use lowbit::Tensor;
-use lowbit::Value;
-use lowbit::{convert_code, decode_element, CastOptions, Element};
-use lowbit::{DType, Kind};
 use lowbit::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -232,7 +228,10 @@ impl ModeFlags {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     Some(other) => {
-                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", Error::quote(other))))
+                        return Err(usage(
+                            direction,
+                            format!("--saturate is 0 or 1, not {}", lowbit::Error::quote(other)),
+                        ))
                     }
                 };
                 let profile = Profile::parse(self.profile.as_deref().unwrap_or("spec"))?;
@@ -290,13 +289,24 @@ pub struct DequantizeArgs {
     pub limits: Limits,
 }
 
-fn mx_options(format: MxFormat, blocking: Blocking, scale_round: ScaleRound) -> MxOptions {
-    MxOptions {
+/// The block size as [`lowbit::arguments::block_size`] checks it (as the Python package).
+fn checked_block_size(direction: Direction, block_size: usize) -> Result<usize> {
+    lowbit::arguments::block_size(i64::try_from(block_size).unwrap_or(i64::MAX))
+        .map_err(|e| usage(direction, format!("--block-size: {}", bare(&e))))
+}
+
+fn mx_options(
+    direction: Direction,
+    format: MxFormat,
+    blocking: Blocking,
+    scale_round: ScaleRound,
+) -> Result<MxOptions> {
+    Ok(MxOptions {
         format,
-        block_size: blocking.block_size.unwrap_or(mx::DEFAULT_BLOCK_SIZE),
+        block_size: checked_block_size(direction, blocking.block_size.unwrap_or(mx::DEFAULT_BLOCK_SIZE))?,
         axis: blocking.axis.unwrap_or(-1),
         scale_round,
-    }
+    })
 }
 
 fn describe(t: &Tensor, path: &Path) -> String {
@@ -317,7 +327,7 @@ pub fn quantize(args: &QuantizeArgs) -> Result<String> {
         ));
     }
     let input = read_tensor_file_with(&args.input, &args.limits)?;
-    let q = mx::quantize(&input, &mx_options(mx.format, args.blocking, mx.scale_round))?;
+    let q = mx::quantize(&input, &mx_options(Direction::Quantize, mx.format, args.blocking, mx.scale_round)?)?;
     drop(input);
     let mut staging = Staging::new();
     staging.stage(&mx.scales, |w| write_tensor_proto(w, &q.scales, None))?;
@@ -334,7 +344,11 @@ pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
     };
     let elements = read_tensor_file_with(&args.input, &args.limits)?;
     let scales = read_tensor_file_with(&mx.scales, &args.limits)?;
-    let out = mx::dequantize(&elements, &scales, &mx_options(mx.format, args.blocking, ScaleRound::Floor))?;
+    let out = mx::dequantize(
+        &elements,
+        &scales,
+        &mx_options(Direction::Dequantize, mx.format, args.blocking, ScaleRound::Floor)?,
+    )?;
     drop((elements, scales));
     write_tensor_file(&args.out, &out, None)?;
     Ok(format!("wrote {}", describe(&out, &args.out)))
@@ -345,7 +359,7 @@ pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
 fn linear_block_size(direction: Direction, linear: &Linear, blocking: Blocking) -> Result<Option<i64>> {
     match blocking.block_size {
         None => Ok(None),
-        Some(0) => Err(usage(direction, "--block-size must be at least 1 (leave it out for per-tensor or per-axis)")),
+        Some(0) => checked_block_size(direction, 0).map(|_| None),
         Some(_) if matches!(linear.scale, Operand::Number(_)) => Err(usage(
             direction,
             "--block-size needs a scale file (one scale per block); a number --scale is one scale for the whole \
@@ -355,122 +369,45 @@ fn linear_block_size(direction: Direction, linear: &Linear, blocking: Blocking) 
     }
 }
 
-/// The scale: a number as a FLOAT scalar, or the file's tensor; every element positive and finite.
+/// The scale: a number as a FLOAT scalar (rounded once to float32), or the file's tensor; every
+/// element positive and finite ([`lowbit::arguments::check_scales`], as the Python package).
 fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Result<Tensor> {
     let (role, _) = direction.roles();
-    let op = direction.op();
-    match &linear.scale {
+    let (scale, flag, note) = match &linear.scale {
         Operand::Number(text) => {
             let value = strings::parse_exact_value(text)?;
-            if !matches!(value, Value::Finite(e) if !e.negative && !e.is_zero()) {
-                return Err(usage(
-                    direction,
-                    format!("--scale {}: a scale must be positive and finite ({role} of {op})", Error::quote(text)),
-                ));
-            }
-            // One rounding to float32, the type a number scale has.
             let code = round::encode(&format::F32, value, RoundingOptions::IEEE);
             let rounded = f32::from_bits(code as u32);
-            if rounded == 0.0 || rounded.is_infinite() {
-                return Err(usage(
-                    direction,
-                    format!(
-                        "--scale {} is {rounded} in float32 (a number scale is FLOAT); a scale must be positive and \
-                         finite",
-                        Error::quote(text)
-                    ),
-                ));
-            }
-            Tensor::from_codes(DType::Float, vec![], &[code])
+            // A positive number that float32 holds as 0 or infinity: say why it is refused.
+            let note = match value {
+                lowbit::Value::Finite(e) if !e.negative && !e.is_zero() => {
+                    format!(" ({text} is {rounded} in float32; a number scale is FLOAT)")
+                }
+                _ => String::new(),
+            };
+            (Tensor::from_codes(DType::Float, vec![], &[code])?, lowbit::Error::quote(text), note)
         }
-        Operand::File(path) => {
-            let scale = read_tensor_file_with(path, limits)?;
-            check_scale_values(direction, &scale, path)?;
-            Ok(scale)
-        }
-    }
-}
-
-/// Refuses a scale element that is zero, negative, infinite or NaN. Scales of a type the version
-/// does not take are left to its type check.
-fn check_scale_values(direction: Direction, scale: &Tensor, path: &Path) -> Result<()> {
-    let schemas = match direction {
-        Direction::Quantize => &QUANTIZE_SCHEMAS,
-        Direction::Dequantize => &DEQUANTIZE_SCHEMAS,
+        Operand::File(path) => (read_tensor_file_with(path, limits)?, path.display().to_string(), String::new()),
     };
-    let dtype = scale.dtype();
-    if !schemas[schemas.len() - 1].scales.contains(&dtype) {
-        return Ok(());
-    }
-    let (role, _) = direction.roles();
-    for i in 0..scale.len() {
-        let code = scale.code(i).expect("scale types are fixed-width codes");
-        let positive = match decode_element(dtype, code)? {
-            Element::Float(Value::Finite(e)) => !e.negative && !e.is_zero(),
-            Element::Int(v) => v > 0,
-            _ => false,
-        };
-        if !positive {
-            let text = exact_text(dtype, code)?;
-            return Err(usage(
-                direction,
-                format!(
-                    "--scale {}: element {i} is {text}; every scale must be positive and finite ({role} of {})",
-                    path.display(),
-                    direction.op()
-                ),
-            ));
-        }
-    }
-    Ok(())
+    lowbit::arguments::check_scales(&scale, role, &direction.op())
+        .map_err(|e| usage(direction, format!("--scale {flag}: {}{note}", bare(&e))))?;
+    Ok(scale)
 }
 
-/// An element's value in decimal: its float64 value's shortest digits (every element of these
-/// types is a float64 value), so that 0.3125 in E4M3FN reads 0.3125 and not its own shortest 0.3.
-fn exact_text(dtype: DType, code: u64) -> Result<String> {
-    let wide = convert_code(dtype, DType::Double, code, &CastOptions::default())?;
-    strings::format_code(DType::Double, wide, NumberStyle::Spec)
+/// A library error's message without its `op: ` prefix, for a message that names the flag.
+fn bare(e: &Error) -> String {
+    match e {
+        Error::InvalidOp { op, message } => format!("{message} ({op})"),
+        other => other.to_string(),
+    }
 }
 
-/// A number zero point as a tensor of `dtype` shaped like the scale: the number must be exactly
-/// a value of `dtype` (an integer within its range for integer types).
+/// A number zero point as a tensor of `dtype` shaped like the scale
+/// ([`lowbit::arguments::zero_point_from_text`], as the Python package).
 fn zero_point_number(direction: Direction, text: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let (_, role) = direction.roles();
-    let fail = |why: String| {
-        usage(direction, format!("--zero-point {}: {why} ({role} of {})", Error::quote(text), direction.op()))
-    };
-    let value = strings::parse_exact_value(text)?;
-    let code = match dtype.kind() {
-        Kind::Integer { .. } => {
-            let (low, high) = dtype.integer_range().expect("an integer dtype");
-            let Value::Finite(exact) = value else {
-                return Err(fail(format!("a {dtype} zero point is an integer in [{low}, {high}]")));
-            };
-            match round::round_to_integer_exactly(exact, RoundingMode::NearestEven, 0) {
-                Some((_, _, true)) => return Err(fail(format!("not an integer; a {dtype} zero point is one"))),
-                Some((negative, magnitude, false)) => {
-                    let v = if negative { -i128::from(magnitude) } else { i128::from(magnitude) };
-                    if v < low || v > high {
-                        return Err(fail(format!("out of the range of {dtype}, [{low}, {high}]")));
-                    }
-                }
-                None => return Err(fail(format!("out of the range of {dtype}, [{low}, {high}]"))),
-            }
-            // An integer within range: the exact parse gives its code.
-            strings::parse_to_code(text, dtype, StringGrammar::Spec, &CastOptions::default())?
-        }
-        Kind::Float(f) => {
-            let (code, status) = round::encode_with_status(f, value, &EncodeOptions::onnx(RoundingOptions::IEEE));
-            if !matches!(value, Value::Finite(_)) || status.intersects(Status::INEXACT | Status::INVALID) {
-                let nearest = exact_text(dtype, code)?;
-                return Err(fail(format!("not exactly a {dtype} value (nearest: {nearest})")));
-            }
-            code
-        }
-        _ => return Err(fail(format!("{dtype} is not a quantized type"))),
-    };
-    let n = shape.iter().product();
-    Tensor::from_codes(dtype, shape.to_vec(), &vec![code; n])
+    lowbit::arguments::zero_point_from_text(text, dtype, shape, role, &direction.op())
+        .map_err(|e| usage(direction, format!("--zero-point {}: {}", lowbit::Error::quote(text), bare(&e))))
 }
 
 /// The zero point: a number (of `number_type`, shaped like the scale) or the file's tensor.
@@ -598,7 +535,150 @@ mod tests {
             ("0.3", DType::Float8E4M3FN, "not exactly a FLOAT8E4M3FN value (nearest: 0.3125)"),
         ] {
             let e = zero_point_number(Direction::Quantize, text, dtype, &[]).unwrap_err().to_string();
-            assert!(e.contains(want) && e.contains("y_zero_point of QuantizeLinear-28"), "{text}: {e}");
+            assert!(e.contains(want) && e.contains("y_zero_point") && e.contains("(QuantizeLinear-28)"), "{text}: {e}");
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The flags of `lowbit quantize` and `lowbit dequantize`
+// ------------------------------------------------------------------------------------------------
+
+/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
+/// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
+/// [`ModeFlags::mode`].
+#[derive(clap::Args)]
+pub struct QuantMode {
+    /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
+    /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
+    #[arg(long, value_parser = MxFormat::NAMES)]
+    mx: Option<String>,
+    /// MX only: the FLOAT8E8M0 scales file.
+    #[arg(long, value_name = "S.pb")]
+    scales: Option<PathBuf>,
+    /// Linear only: the scale, a number (one FLOAT scale for the whole tensor, rounded once to
+    /// float32) or a TensorProto file (1-D: per axis; the input's rank with --block-size:
+    /// blocked). Must be positive and finite. A text that reads as a number is a number (write
+    /// ./0.5 for a file of that name).
+    #[arg(long, value_name = "NUMBER|S.pb", allow_negative_numbers = true)]
+    scale: Option<String>,
+    /// Linear only: the zero point, a number (exactly a value of the quantized type, repeated
+    /// over the scale's shape) or a TensorProto file of the scale's shape. Default: none (0).
+    #[arg(long, value_name = "NUMBER|Z.pb", allow_negative_numbers = true)]
+    zero_point: Option<String>,
+    /// Linear only: which implementation to be bit-exact with where they differ.
+    #[arg(long, value_parser = Profile::NAMES)]
+    profile: Option<String>,
+}
+
+impl QuantMode {
+    fn flags(self, to: Option<String>) -> ModeFlags {
+        ModeFlags {
+            mx: self.mx,
+            scales: self.scales,
+            scale: self.scale,
+            zero_point: self.zero_point,
+            profile: self.profile,
+            to,
+            ..Default::default()
+        }
+    }
+}
+
+/// The blocked axis and the block size.
+#[derive(clap::Args)]
+pub struct QuantBlocking {
+    /// Elements per block along --axis (at least 1). MX: default 32. Linear: blocked
+    /// quantization, with a scale file of the input's rank whose --axis is ceil(len / B) long (a
+    /// short last block is allowed).
+    #[arg(long, value_parser = crate::count_usize)]
+    block_size: Option<usize>,
+    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for MX, 1 for
+    /// linear (the ONNX attribute's default; ignored for a per-tensor scale).
+    #[arg(long, allow_negative_numbers = true)]
+    axis: Option<i64>,
+}
+
+impl QuantBlocking {
+    fn blocking(&self) -> Blocking {
+        Blocking { axis: self.axis, block_size: self.block_size }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct QuantizeFlags {
+    #[command(flatten)]
+    mode: QuantMode,
+    #[command(flatten)]
+    blocking: QuantBlocking,
+    /// Linear only: the output type (int8, uint8, int16, uint16, int4, uint4, int2, uint2, the
+    /// four float8, float4e2m1, float6e2m3, float6e3m2). Default: the --zero-point file's
+    /// type, else uint8 (as ONNX).
+    #[arg(long, value_name = "DTYPE")]
+    to: Option<String>,
+    /// Linear only: ONNX saturate for float8 outputs (1: out-of-range values and infinities
+    /// become the largest finite value; 0: infinity or NaN). Default 1.
+    #[arg(long, value_enum)]
+    saturate: Option<crate::Saturate>,
+    /// MX only: floor is the spec's scale (the largest elements may clamp); ceil takes the
+    /// smallest power of two that needs no clamping. Default floor.
+    #[arg(long, value_parser = ["floor", "ceil"])]
+    scale_round: Option<String>,
+    /// The input TensorProto.
+    input: PathBuf,
+    /// Where the output goes (MX: the elements).
+    #[arg(long, value_name = "OUT.pb")]
+    out: PathBuf,
+    /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct DequantizeFlags {
+    #[command(flatten)]
+    mode: QuantMode,
+    #[command(flatten)]
+    blocking: QuantBlocking,
+    /// Linear only: the output type, float, float16 or bfloat16. Default float.
+    #[arg(long, value_name = "DTYPE")]
+    to: Option<String>,
+    /// The input TensorProto (MX: the elements).
+    input: PathBuf,
+    /// Where the result goes.
+    #[arg(long, value_name = "OUT.pb")]
+    out: PathBuf,
+    /// Largest input file read (suffixes as above). Default: 4G.
+    #[arg(long, value_name = "BYTES")]
+    max_input_bytes: Option<String>,
+}
+
+/// `lowbit quantize`.
+pub fn run_quantize(flags: QuantizeFlags) -> crate::Outcome {
+    let mut limits = Limits::default();
+    crate::set_limit(&mut limits.max_input_bytes, flags.max_input_bytes.as_deref())?;
+    let saturate = flags.saturate.map(|s| if s.on() { "1".to_string() } else { "0".to_string() });
+    let mode_flags = ModeFlags { saturate, scale_round: flags.scale_round, ..flags.mode.flags(flags.to) };
+    let args = QuantizeArgs {
+        mode: mode_flags.mode(Direction::Quantize)?,
+        blocking: flags.blocking.blocking(),
+        input: flags.input,
+        out: flags.out,
+        limits,
+    };
+    crate::printed(&quantize(&args)?)
+}
+
+/// `lowbit dequantize`.
+pub fn run_dequantize(flags: DequantizeFlags) -> crate::Outcome {
+    let mut limits = Limits::default();
+    crate::set_limit(&mut limits.max_input_bytes, flags.max_input_bytes.as_deref())?;
+    let args = DequantizeArgs {
+        mode: flags.mode.flags(flags.to).mode(Direction::Dequantize)?,
+        blocking: flags.blocking.blocking(),
+        input: flags.input,
+        out: flags.out,
+        limits,
+    };
+    crate::printed(&dequantize(&args)?)
 }

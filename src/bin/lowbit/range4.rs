@@ -1,4 +1,4 @@
-//! `lowbit range4 START STOP STEP --output-type DTYPE`: OpenVINO's Range-4, which is not an ONNX op,
+//! `lowbit range4 START STOP STEP --to DTYPE`: OpenVINO's Range-4, which is not an ONNX op,
 //! from the command line. Each of START, STOP and STEP is `VALUE:DTYPE` (`2.5:f32`, `-1:i64`): the
 //! value is read as that dtype (its exact decimal rounded once, as `lowbit cast` reads values).
 
@@ -43,13 +43,12 @@ pub fn run_with(
     start: &str,
     stop: &str,
     step: &str,
-    output_type: &str,
-    profile: &str,
+    output_type: DType,
+    profile: Profile,
     limits: &Limits,
 ) -> Result<Tensor> {
-    let output_type = DType::parse(output_type)?;
     let cap = max_elements(output_type, limits);
-    let opts = RangeOptions { max_elements: cap, ..RangeOptions::with_profile(Profile::parse(profile)?) };
+    let opts = RangeOptions { max_elements: cap, ..RangeOptions::with_profile(profile) };
     range4(
         &parse_scalar("START", start)?,
         &parse_scalar("STOP", stop)?,
@@ -89,4 +88,57 @@ pub fn describe_lines(out: &Tensor) -> impl Iterator<Item = Result<String>> + '_
         };
         Ok(format!("{i:>6}  {value:<24} 0x{code:0digits$x}"))
     }))
+}
+
+/// `lowbit range4`'s flags.
+#[derive(clap::Args)]
+pub struct Args {
+    /// START as VALUE:DTYPE.
+    #[arg(allow_hyphen_values = true)]
+    start: String,
+    /// STOP as VALUE:DTYPE.
+    #[arg(allow_hyphen_values = true)]
+    stop: String,
+    /// STEP as VALUE:DTYPE.
+    #[arg(allow_hyphen_values = true)]
+    step: String,
+    /// The output type: any numeric dtype, float8, float6, float4 and int4 included.
+    #[arg(long, visible_alias = "output-type", value_name = "DTYPE", value_parser = crate::dtype_name)]
+    to: DType,
+    /// spec (and every profile but openvino): the Range-4 text, exact and rounded once;
+    /// openvino: OpenVINO's core reference.
+    #[arg(long, default_value = "spec", value_parser = crate::profile_parser())]
+    profile: Profile,
+    /// Write the raw little-endian output (packed types as ONNX raw_data) instead of the table.
+    #[arg(long)]
+    raw: bool,
+    /// Bytes the output may take (K, M, G, T suffixes are powers of 1024; `unlimited`).
+    /// Default: half of this machine's memory, as for `lowbit run`.
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<String>,
+    /// Elements of work (16 per output element, as Range counts in `lowbit run`).
+    /// Default: 4G (2^32), so at most 2^28 elements (2^26 float32 elements took about 10 s
+    /// with --raw on a busy 2-core machine).
+    #[arg(long, value_name = "ELEMENTS")]
+    max_work: Option<String>,
+}
+
+/// `lowbit range4`.
+pub fn run(args: Args) -> crate::Outcome {
+    use std::io::Write;
+    let mut limits = Limits::default();
+    crate::set_limit(&mut limits.max_memory, args.max_memory.as_deref())?;
+    crate::set_limit(&mut limits.max_work, args.max_work.as_deref())?;
+    let out = run_with(&args.start, &args.stop, &args.step, args.to, args.profile, &limits)?;
+    if args.raw {
+        crate::write_stdout(out.raw().unwrap_or_default())?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    // Line by line: the text of a long output is several times its size.
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in describe_lines(&out) {
+        writeln!(stdout, "{}", line?).map_err(crate::output_failure)?;
+    }
+    stdout.flush().map_err(crate::output_failure)?;
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -10,25 +10,15 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Output layouts of `lowbit vectors`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum VectorLayout {
+    /// `operand result flags` lines.
+    #[value(name = "testfloat")]
     TestFloat,
+    /// One file per column, for Verilog's $readmemh.
     Readmemh,
+    /// CSV with a header.
     Csv,
-}
-
-impl VectorLayout {
-    pub fn parse(text: &str) -> Result<VectorLayout> {
-        match text {
-            "testfloat" => Ok(VectorLayout::TestFloat),
-            "readmemh" => Ok(VectorLayout::Readmemh),
-            "csv" => Ok(VectorLayout::Csv),
-            _ => Err(Error::InvalidOp {
-                op: "--format".into(),
-                message: format!("{text:?} is not valid; use testfloat, readmemh or csv"),
-            }),
-        }
-    }
 }
 
 /// What `lowbit vectors` was asked for.
@@ -97,8 +87,94 @@ pub struct CheckRequest<'a> {
     pub options: VerifyOptions,
     pub check: check::CheckOptions,
     pub which: bool,
-    /// The dump; `None` or `-` for standard input.
+    /// Accept a dump that holds no case (otherwise an error: a simulator that wrote nothing
+    /// must not pass).
+    pub allow_empty: bool,
+    /// The summary as JSON.
+    pub json: bool,
+    /// The dump; `None` or `-` for standard input; a folder: the `$readmemh` columns
+    /// `lowbit vectors --format readmemh` writes there.
     pub file: Option<&'a Path>,
+}
+
+/// The error for a dump that held no case.
+fn empty_dump(name: &str, skipped: u64) -> Error {
+    Error::InvalidOp {
+        op: "check".into(),
+        message: format!(
+            "{name} holds no case to check ({skipped} comment, blank or header lines skipped); an empty dump is \
+             not a pass (--allow-empty accepts it)"
+        ),
+    }
+}
+
+/// The `$readmemh` columns of a folder (`in.hex`, `out.hex`, `flags.hex` if present) read as
+/// one dump of `operand result [flags]` lines.
+struct Columns {
+    readers: Vec<(PathBuf, std::io::BufReader<std::fs::File>)>,
+    /// The joined line being handed out, and how much of it is gone.
+    pending: Vec<u8>,
+    at: usize,
+}
+
+impl Columns {
+    fn open(dir: &Path) -> Result<Columns> {
+        let mut readers = Vec::new();
+        for name in ["in.hex", "out.hex", "flags.hex"] {
+            let path = dir.join(name);
+            if name == "flags.hex" && !path.exists() {
+                break;
+            }
+            let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+            readers.push((path, std::io::BufReader::new(file)));
+        }
+        Ok(Columns { readers, pending: Vec::new(), at: 0 })
+    }
+
+    /// Joins the next line of every column; `false` at the end of all of them.
+    fn next_line(&mut self) -> std::io::Result<bool> {
+        use std::io::BufRead;
+        self.pending.clear();
+        self.at = 0;
+        let mut ended = Vec::new();
+        for (k, (path, reader)) in self.readers.iter_mut().enumerate() {
+            let mut line = Vec::new();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                ended.push(path.display().to_string());
+                continue;
+            }
+            while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                line.pop();
+            }
+            if k > 0 {
+                self.pending.push(b' ');
+            }
+            self.pending.extend_from_slice(&line);
+        }
+        match ended.len() {
+            0 => {
+                self.pending.push(b'\n');
+                Ok(true)
+            }
+            n if n == self.readers.len() => Ok(false),
+            _ => Err(std::io::Error::other(format!(
+                "the columns have different lengths: {} ended first",
+                ended.join(", ")
+            ))),
+        }
+    }
+}
+
+impl std::io::Read for Columns {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.pending.len() && !self.next_line()? {
+            return Ok(0);
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// The report of `lowbit check` and whether it found no mismatch.
@@ -107,6 +183,8 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
     let stdin = request.file.is_none_or(|p| p == Path::new("-"));
     let (input, name): (Box<dyn std::io::Read>, String) = if stdin {
         (Box::new(std::io::stdin().lock()), "standard input".into())
+    } else if let Some(dir) = request.file.filter(|p| p.is_dir()) {
+        (Box::new(Columns::open(dir)?), format!("{} (in.hex, out.hex, flags.hex)", dir.display()))
     } else {
         let path = request.file.unwrap_or(Path::new("-"));
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -118,12 +196,43 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
             _ => Format::parse(request.to)?.width(),
         };
         let which = check::which(input, &name, &from, width, &request.check)?;
+        if which.checked == 0 && !request.allow_empty {
+            return Err(empty_dump(&name, which.skipped));
+        }
         let clean = which.ranking.first().is_some_and(|r| r.agree == which.checked);
         return Ok((which.report(10), clean));
     }
     let to = Format::parse(request.to)?;
     let summary = check::check_stream(input, &name, &from, &to, &request.options, &request.check)?;
-    Ok((summary.report(), summary.mismatches == 0))
+    if summary.checked == 0 && !request.allow_empty {
+        return Err(empty_dump(&name, summary.skipped));
+    }
+    let report = if request.json { check_json(&summary) } else { summary.report() };
+    Ok((report, summary.mismatches == 0))
+}
+
+/// `lowbit check --json`: the counts of the summary by name.
+fn check_json(summary: &check::Summary) -> String {
+    let classes: serde_json::Map<String, serde_json::Value> = check::Class::ALL
+        .iter()
+        .zip(summary.classes)
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| (format!("{c:?}"), n.into()))
+        .collect();
+    let flags = |counts: &[u64; 5]| -> serde_json::Map<String, serde_json::Value> {
+        check::FLAG_NAMES.iter().zip(counts).map(|((_, name), n)| ((*name).to_string(), (*n).into())).collect()
+    };
+    serde_json::json!({
+        "checked": summary.checked,
+        "mismatches": summary.mismatches,
+        "skipped": summary.skipped,
+        "classes": classes,
+        "flags_missing": flags(&summary.flags_missing),
+        "flags_extra": flags(&summary.flags_extra),
+        "flags_compared": summary.flags_compared,
+        "shown": summary.shown,
+    })
+    .to_string()
 }
 
 /// A progress bar on standard error when it is a terminal (nothing otherwise).
@@ -139,8 +248,8 @@ fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// `lowbit sweep`: the report, and the seconds it took.
-pub fn run_sweep(from: &str, to: &str, config: &Config, threads: usize) -> Result<(String, f64)> {
+/// `lowbit sweep`: the report (text or JSON), and the seconds it took.
+pub fn run_sweep(from: &str, to: &str, config: &Config, threads: usize, json: bool) -> Result<(String, f64)> {
     let (from, to) = (Format::parse(from)?, Format::parse(to)?);
     let bar = progress_bar(1u64 << from.width().min(sweep::MAX_SWEEP_BITS));
     let report = sweep::sweep(&from, &to, config, threads, &|done| {
@@ -151,22 +260,42 @@ pub fn run_sweep(from: &str, to: &str, config: &Config, threads: usize) -> Resul
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if json {
+        let counts = |pairs: &[(&str, u64)]| -> serde_json::Map<String, serde_json::Value> {
+            pairs.iter().map(|(name, n)| ((*name).to_string(), (*n).into())).collect()
+        };
+        let text = serde_json::json!({
+            "sha256": report.sha256_hex(),
+            "patterns": report.patterns,
+            "classes": counts(&report.classes),
+            "flags": report.flags.as_ref().map(|(flags, none)| {
+                let mut map = counts(flags);
+                map.insert("none".into(), (*none).into());
+                map
+            }),
+        });
+        return Ok((text.to_string(), report.seconds));
+    }
     Ok((report.report(), report.seconds))
 }
 
-/// `lowbit diff`: the report and whether the two configurations agree everywhere.
-pub fn run_diff(
-    from: &str,
-    to: &str,
-    a: &str,
-    b: &str,
-    defaults: VerifyOptions,
-    threads: usize,
-) -> Result<(String, bool)> {
-    let (from, to) = (Format::parse(from)?, Format::parse(to)?);
-    let (ca, cb) = (Config::parse(a, defaults)?, Config::parse(b, defaults)?);
+/// What `lowbit diff` was asked for.
+pub struct DiffRequest<'a> {
+    pub from: &'a str,
+    pub to: &'a str,
+    pub a: &'a str,
+    pub b: &'a str,
+    pub defaults: VerifyOptions,
+    pub threads: usize,
+    pub json: bool,
+}
+
+/// `lowbit diff`: the report (text or JSON) and whether the two configurations agree everywhere.
+pub fn run_diff(request: &DiffRequest<'_>) -> Result<(String, bool)> {
+    let (from, to) = (Format::parse(request.from)?, Format::parse(request.to)?);
+    let (ca, cb) = (Config::parse(request.a, request.defaults)?, Config::parse(request.b, request.defaults)?);
     let bar = progress_bar(1u64 << from.width().min(sweep::MAX_SWEEP_BITS));
-    let report = sweep::diff(&from, &to, &ca, &cb, threads, &|done| {
+    let report = sweep::diff(&from, &to, &ca, &cb, request.threads, &|done| {
         if let Some(bar) = &bar {
             bar.set_position(done);
         }
@@ -175,5 +304,16 @@ pub fn run_diff(
         bar.finish_and_clear();
     }
     let agree = report.values + report.flags_only == 0;
+    if request.json {
+        let text = serde_json::json!({
+            "a": ca.to_string(),
+            "b": cb.to_string(),
+            "patterns": report.patterns,
+            "values": report.values,
+            "flags_only": report.flags_only,
+            "agree": agree,
+        });
+        return Ok((text.to_string(), agree));
+    }
     Ok((report.report(&ca.to_string(), &cb.to_string()), agree))
 }

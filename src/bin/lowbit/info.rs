@@ -1,0 +1,147 @@
+//! `lowbit info`: a dtype or a described format in words (or JSON).
+
+use crate::{printed, Outcome};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16), or a format
+    /// description eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
+    /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type).
+    #[arg(value_parser = crate::format_name)]
+    dtype: String,
+    /// One JSON object {"name", "lines": ["key: value", ...]}: the same facts, one per line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Outcome {
+    let text = describe(&lowbit::verify::Format::parse(&args.dtype)?);
+    if args.json {
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        let name = text.lines().next().unwrap_or_default();
+        return printed(&serde_json::json!({ "name": name, "lines": lines }).to_string());
+    }
+    printed(&text)
+}
+
+/// A packing in words.
+fn packing_words(packing: lowbit::Packing) -> String {
+    match packing {
+        lowbit::Packing::Bytes(1) => "one byte per element".into(),
+        lowbit::Packing::Bytes(n) => format!("{n} bytes per element, little-endian"),
+        lowbit::Packing::Nibbles => "two 4-bit elements per byte, the first in the low nibble".into(),
+        lowbit::Packing::Crumbs => "four 2-bit elements per byte, the first in the low bits".into(),
+        lowbit::Packing::Sextets => "four 6-bit elements per three bytes, least significant bit first".into(),
+        lowbit::Packing::Strings => "strings (string_data, not raw_data)".into(),
+        _ => "no storage".into(),
+    }
+}
+
+fn describe(format: &lowbit::verify::Format) -> String {
+    use lowbit::verify::Format;
+    let mut lines = match *format {
+        Format::Onnx(dtype) => vec![
+            format!("{} (ONNX {})", dtype.onnx_name(), dtype.onnx_number()),
+            "kind: ONNX type".to_string(),
+            format!("bits: {}", dtype.bits().map_or("variable".to_string(), |b| b.to_string())),
+            format!("packing: {}", packing_words(dtype.packing())),
+        ],
+        Format::Described(f) => vec![
+            f.description(),
+            "kind: described format (not an ONNX type)".to_string(),
+            format!("bits: {}", f.width()),
+        ],
+    };
+    if let Some(f) = format.float_format() {
+        float_info(&f, &mut lines);
+    }
+    lines.join("\n")
+}
+
+/// The descriptor of a float format, its extreme values and the codes of its specials.
+fn float_info(f: &lowbit::format::FloatFormat, lines: &mut Vec<String>) {
+    use lowbit::format::{NonFinite, Zero};
+    // Codes print with the format's width: 0x01, not 0x1.
+    let digits = (f.width() as usize).div_ceil(4);
+    let hex = |code: u64| format!("0x{code:0digits$x}");
+    // Exact decimals are short for every format up to float64's exponent range; beyond it a
+    // value prints as significand * 2^exponent.
+    let value = |code: u64| match f.decode(code) {
+        lowbit::Value::Finite(e) if f.exponent_bits > 11 => {
+            format!("{}{} * 2^{}", if e.negative { "-" } else { "" }, e.significand, e.exponent)
+        }
+        v => lowbit::strings::value_to_exact_decimal(&v),
+    };
+    if f.subnormals {
+        lines.push(format!("description: {}", f.description()));
+    } else {
+        lines.push("description: none (a format without zero is not describable)".to_string());
+    }
+    lines.push(format!(
+        "exponent bits: {}, mantissa bits: {}, bias: {}, signed: {}, subnormals: {}",
+        f.exponent_bits,
+        f.mantissa_bits,
+        f.bias,
+        f.signed,
+        if !f.subnormals {
+            "none (exponent field 0 is normal)"
+        } else if f.flush_subnormals {
+            "flushed to zero"
+        } else {
+            "kept"
+        }
+    ));
+    let special = match f.non_finite {
+        NonFinite::Ieee => "ieee (infinity and NaN at the all-ones exponent)",
+        NonFinite::NanAtAllOnes => "fn (no infinity, NaN at the all-ones magnitude)",
+        NonFinite::NanAtNegativeZero => "fnuz (no infinity, NaN at the code of -0)",
+        NonFinite::None => "none (every code is finite)",
+    };
+    let zero = match f.zero() {
+        Zero::Signed => "signed (+0 and -0)",
+        Zero::Unsigned => "unsigned (one zero, code 0)",
+        Zero::None => "none",
+    };
+    lines.push(format!("special: {special}; zero: {zero}"));
+    lines.push(format!("NaN payloads kept: {}", f.nan_payload));
+    lines.push(format!("max: {} (code {})", value(f.max_code()), hex(f.max_code())));
+    lines.push(format!("lowest: {} (code {})", value(f.lowest_code()), hex(f.lowest_code())));
+    lines.push(format!(
+        "min positive normal: {} (code {})",
+        value(f.min_positive_normal_code()),
+        hex(f.min_positive_normal_code())
+    ));
+    if f.flush_subnormals {
+        lines.push("min positive: subnormals flush to zero (subnormal codes read as 0)".to_string());
+    } else {
+        lines.push(format!("min positive: {} (code {})", value(f.min_positive_code()), hex(f.min_positive_code())));
+    }
+    match (f.zero_code(false), f.zero_code(true)) {
+        (Some(p), Some(n)) if p != n => lines.push(format!("+0: code {}, -0: code {}", hex(p), hex(n))),
+        (Some(p), _) => lines.push(format!("zero: code {} (no -0)", hex(p))),
+        (None, _) => lines.push("zero: none".to_string()),
+    }
+    match (f.infinity_code(false), f.infinity_code(true)) {
+        (Some(p), Some(n)) if f.signed => lines.push(format!("infinity: code {}, -infinity: code {}", hex(p), hex(n))),
+        (Some(p), _) => lines.push(format!("infinity: code {}", hex(p))),
+        (None, _) => lines.push("infinity: none".to_string()),
+    }
+    match f.non_finite {
+        NonFinite::Ieee if f.mantissa_bits >= 2 => {
+            let quiet = f.nan_code(false).unwrap_or_default();
+            let first = f.infinity_code(false).unwrap_or_default() + 1;
+            lines.push(format!(
+                "NaN: quiet {q} (canonical; codes {q}..={} and their negatives are quiet), signalling {}..={}",
+                hex(quiet | f.fraction_field_mask()),
+                hex(first),
+                hex(quiet - 1),
+                q = hex(quiet),
+            ));
+        }
+        _ => match (f.nan_code(false), f.nan_code(true)) {
+            (Some(p), Some(n)) if p != n => lines.push(format!("NaN: codes {} and {}", hex(p), hex(n))),
+            (Some(p), _) => lines.push(format!("NaN: code {}", hex(p))),
+            (None, _) => lines.push("NaN: none".to_string()),
+        },
+    }
+}

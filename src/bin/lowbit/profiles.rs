@@ -1,0 +1,35 @@
+//! `lowbit profiles`.
+
+use crate::{printed, Outcome};
+use lowbit::Profile;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// One JSON object: {"profiles": [{"name", "peer", "falls_back": [[FROM, TO], ...]}]} (used
+    /// by the cross-check scripts).
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// The whole decision table, as tables/profiles.md holds it: every row of every profile
+    /// with its observation, and where every two profiles differ (takes a few seconds).
+    #[arg(long)]
+    markdown: bool,
+}
+
+pub fn run(args: Args) -> Outcome {
+    if args.markdown {
+        return printed(lowbit::tables::profiles_markdown().trim_end());
+    }
+    if !args.json {
+        let lines: Vec<String> = Profile::ALL.iter().map(|p| format!("{:<15} {}", p.name(), p.peer())).collect();
+        return printed(&lines.join("\n"));
+    }
+    let entries: Vec<serde_json::Value> = Profile::ALL
+        .iter()
+        .map(|p| {
+            let pairs: Vec<[&str; 2]> =
+                p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
+            serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs })
+        })
+        .collect();
+    printed(&serde_json::json!({ "profiles": entries }).to_string())
+}
