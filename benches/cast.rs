@@ -3,7 +3,7 @@
 //! table printed at the end gives the ratios (`cargo bench --bench cast`).
 
 use criterion::{criterion_group, Criterion, Throughput};
-use lowbit::slice::NarrowFloatSliceExt;
+use lowbit::NarrowFloatSliceExt;
 use lowbit::F8E4M3FN;
 use std::hint::black_box;
 use std::time::Instant;

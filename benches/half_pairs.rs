@@ -5,9 +5,9 @@
 use criterion::{criterion_group, Criterion, Throughput};
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
-use lowbit::convert::CastOptions;
-use lowbit::dtype::DType;
-use lowbit::plan::Plan;
+use lowbit::CastOptions;
+use lowbit::DType;
+use lowbit::Plan;
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -4,13 +4,13 @@
 //! thread's time on a CPU (`/proc/thread-self/schedstat`, in nanoseconds) where Linux gives it,
 //! so that other processes on a shared machine do not count; wall-clock time elsewhere.
 
-use lowbit::convert::CastOptions;
 use lowbit::packing;
-use lowbit::plan::Plan;
-use lowbit::profile::Profile;
 use lowbit::quant::linear::quantize_linear;
 use lowbit::quant::mx::{self, MxFormat, MxOptions};
+use lowbit::CastOptions;
 use lowbit::DType;
+use lowbit::Plan;
+use lowbit::Profile;
 use lowbit::Tensor;
 use std::hint::black_box;
 use std::time::Instant;

@@ -6,9 +6,9 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lowbit::ops::slice_lists;
 use lowbit::packing;
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::Tensor;
 use std::hint::black_box;
 
 const SHAPE: [usize; 3] = [64, 64, 256];

@@ -102,9 +102,11 @@ impl CastOptions {
 /// One element, decoded exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Element {
+    /// A float dtype's element: its exact value (NaN and infinities included).
     Float(Value),
     /// Every integer dtype fits an `i128` (uint64 included).
     Int(i128),
+    /// A BOOL element.
     Bool(bool),
 }
 

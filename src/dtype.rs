@@ -11,34 +11,63 @@ use core::str::FromStr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum DType {
+    /// `UNDEFINED` (0): no element type.
     Undefined = 0,
+    /// `FLOAT` (1): IEEE binary32.
     Float = 1,
+    /// `UINT8` (2).
     Uint8 = 2,
+    /// `INT8` (3).
     Int8 = 3,
+    /// `UINT16` (4).
     Uint16 = 4,
+    /// `INT16` (5).
     Int16 = 5,
+    /// `INT32` (6).
     Int32 = 6,
+    /// `INT64` (7).
     Int64 = 7,
+    /// `STRING` (8): UTF-8 byte strings.
     String = 8,
+    /// `BOOL` (9).
     Bool = 9,
+    /// `FLOAT16` (10): IEEE binary16.
     Float16 = 10,
+    /// `DOUBLE` (11): IEEE binary64.
     Double = 11,
+    /// `UINT32` (12).
     Uint32 = 12,
+    /// `UINT64` (13).
     Uint64 = 13,
+    /// `COMPLEX64` (14): two float32 (no Cast).
     Complex64 = 14,
+    /// `COMPLEX128` (15): two float64 (no Cast).
     Complex128 = 15,
+    /// `BFLOAT16` (16): float32's top 16 bits.
     Bfloat16 = 16,
+    /// `FLOAT8E4M3FN` (17): 1-4-3, bias 7, no infinities, NaN at S.1111.111.
     Float8E4M3FN = 17,
+    /// `FLOAT8E4M3FNUZ` (18): 1-4-3, bias 8, no infinities, no negative zero, NaN at 0x80.
     Float8E4M3FNUZ = 18,
+    /// `FLOAT8E5M2` (19): 1-5-2, bias 15, IEEE infinities and NaNs.
     Float8E5M2 = 19,
+    /// `FLOAT8E5M2FNUZ` (20): 1-5-2, bias 16, no infinities, no negative zero, NaN at 0x80.
     Float8E5M2FNUZ = 20,
+    /// `UINT4` (21): packed two per byte.
     Uint4 = 21,
+    /// `INT4` (22): packed two per byte.
     Int4 = 22,
+    /// `FLOAT4E2M1` (23): 1-2-1, bias 1, finite only; packed two per byte.
     Float4E2M1 = 23,
+    /// `FLOAT8E8M0` (24): an unsigned power of two 2^(code - 127), NaN at 0xFF (the MX scale).
     Float8E8M0 = 24,
+    /// `UINT2` (25): packed four per byte.
     Uint2 = 25,
+    /// `INT2` (26): packed four per byte.
     Int2 = 26,
+    /// `FLOAT6E2M3` (27): 1-2-3, bias 1, finite only; packed four per three bytes.
     Float6E2M3 = 27,
+    /// `FLOAT6E3M2` (28): 1-3-2, bias 3, finite only; packed four per three bytes.
     Float6E3M2 = 28,
 }
 
@@ -66,16 +95,32 @@ pub enum Kind {
     Float(&'static FloatFormat),
     /// A two's complement (signed) or plain binary (unsigned) integer of `bits` bits.
     Integer {
+        /// The width: 2, 4, 8, 16, 32 or 64.
         bits: u32,
+        /// Two's complement (true) or unsigned.
         signed: bool,
     },
+    /// BOOL: false or true.
     Bool,
+    /// STRING: UTF-8 text.
     String,
+    /// COMPLEX64 and COMPLEX128 (no Cast to or from them).
     Complex,
+    /// UNDEFINED.
     Undefined,
 }
 
 impl DType {
+    /// The smallest and largest value of an integer dtype (INT4: -8 and 7; UINT64: 0 and
+    /// 2^64 - 1); `None` for the others.
+    #[must_use]
+    pub const fn integer_range(self) -> Option<(i128, i128)> {
+        match self.kind() {
+            Kind::Integer { bits, signed } => Some(integer_bounds(bits, signed)),
+            _ => None,
+        }
+    }
+
     /// All 29 dtypes in ONNX number order.
     pub const ALL: [DType; 29] = [
         DType::Undefined,
@@ -377,7 +422,7 @@ impl FromStr for DType {
 /// The smallest and the largest value of a `bits`-bit two's complement (`signed`) or unsigned
 /// integer (1 to 64 bits).
 #[must_use]
-pub const fn integer_bounds(bits: u32, signed: bool) -> (i128, i128) {
+pub(crate) const fn integer_bounds(bits: u32, signed: bool) -> (i128, i128) {
     if signed {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     } else {

@@ -295,13 +295,23 @@ impl Error {
     }
 }
 
+impl Error {
+    /// `text` quoted as lowbit's messages quote a name or value from the command line or a file:
+    /// at most 100 characters, then how many more there were, so that a hostile 100,000-character
+    /// argument does not flood the terminal.
+    #[must_use]
+    pub fn quote(text: &str) -> String {
+        quoted(text)
+    }
+}
+
 /// The most characters of a name or value from the command line or a file that an error message
 /// repeats.
-pub const QUOTED_CHARS: usize = 100;
+pub(crate) const QUOTED_CHARS: usize = 100;
 
 /// `text` quoted for an error message: at most [`QUOTED_CHARS`] characters, then how many more
 /// there were, so that a hostile 100,000-character argument or name does not flood the terminal.
-pub fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     match text.char_indices().nth(QUOTED_CHARS) {
         None => format!("{text:?}"),
         Some((cut, _)) => {

@@ -33,15 +33,15 @@
 //! | what | where |
 //! |---|---|
 //! | scalar types (`F8E4M3FN`, ..., `I4`, `U2`) and the trait they share | [`F8E4M3FN`], [`Scalar`] |
-//! | slice conversions in `half`'s style | [`NarrowFloatSliceExt`], [`pack_f32_into`] |
+//! | slice conversions in `half`'s style | [`NarrowFloatSliceExt`], [`ScalarSliceExt`] |
 //! | `Cast` / `CastLike` on tensors; attributes and op versions | [`cast()`], [`CastOptions`], [`CastAttributes`] |
 //! | ONNX dtypes: numbers, names, aliases, packing | [`DType`] |
 //! | tensors and STRING elements | [`Tensor`], [`Texts`] |
-//! | plans: a conversion resolved once, then run over buffers | [`plan`] |
+//! | plans: a conversion resolved once, then run over buffers | [`Plan`] |
 //! | the profile table (where ONNX implementations disagree) | [`profile`] |
 //! | the rounding core every conversion goes through | [`round`] |
 //! | formats as data (field widths, bias, NaN/Inf encoding, zero) | [`format`](mod@format) |
-//! | exact values of codes | [`value`] |
+//! | exact values of codes | [`Value`], [`Exact`] |
 //! | the ONNX byte layout of 4-bit, 2-bit and float6 elements | [`packing`] |
 //! | strings <-> numbers under each profile (Cast of STRING tensors: feature `strings`) | [`strings`] |
 //! | the bulk API: slices of every scalar type, saturating packing, fused quantize/dequantize, TensorProto bytes | [`bulk`] |
@@ -52,9 +52,9 @@
 //! | the exhaustive tables in `tables/` (feature `tables`) | `tables` |
 //! | reading files within a limit; writing files all or nothing | [`files`], [`staging`] |
 //!
-//! The modules `cast`, `convert`, `dtype`, `error`, `kernels`, `scalar`, `slice`, `tensor` and
-//! `texts` of 0.1 are hidden: their items are re-exported here, and the old paths stay for one
-//! release.
+//! Each item has one public path: the root for the items most programs use (their modules are
+//! private), or the namespace above where the items belong together. The kernels behind plans are
+//! not public.
 //!
 //! ## Features
 //!
@@ -101,6 +101,7 @@ mod alloc_prelude {
     pub(crate) use alloc::{format, vec};
 }
 mod fmath;
+mod kernels;
 mod once;
 
 // Public namespaces.
@@ -116,7 +117,7 @@ mod op_output;
 pub mod ops;
 mod opset;
 pub mod packing;
-pub mod plan;
+mod plan;
 pub mod profile;
 #[cfg(feature = "quant")]
 pub mod quant;
@@ -126,52 +127,49 @@ pub mod staging;
 pub mod strings;
 #[cfg(feature = "tables")]
 pub mod tables;
-pub mod value;
+mod value;
 #[cfg(feature = "verify")]
 pub mod verify;
 
-// Old paths of 0.1, hidden: their items are re-exported below; removed in the next release.
-#[doc(hidden)]
-pub mod cast;
-#[doc(hidden)]
-pub mod convert;
-#[doc(hidden)]
-pub mod dtype;
-#[doc(hidden)]
-pub mod error;
-#[doc(hidden)]
-pub mod kernels;
-#[doc(hidden)]
-pub mod scalar;
-#[doc(hidden)]
-pub mod slice;
-#[doc(hidden)]
-pub mod tensor;
-#[doc(hidden)]
-pub mod texts;
+// Homes of the items re-exported at the root (one public path each).
+mod cast;
+mod convert;
+mod dtype;
+mod error;
+mod scalar;
+mod slice;
+mod tensor;
+mod texts;
 
-#[cfg(feature = "quant")]
-pub use bulk::{dequantize, dequantize_packed, quantize, quantize_packed, PackedQuantized, Quantized};
-pub use bulk::{
-    pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into, pack_wrapping_into, unpack_into,
-};
-pub use cast::{cast, cast_like, CastAttributes, CastTo, CAST_LIKE_VERSIONS, CAST_VERSIONS};
+pub use cast::{cast, cast_like, cast_like_op, cast_op, CastAttributes, CastTo, CAST_LIKE_VERSIONS, CAST_VERSIONS};
 pub use convert::{convert_code, decode_element, encode_element, CastOptions, Element, RoundMode};
 pub use dtype::{DType, Kind, Packing};
 pub use error::{BudgetKind, Error, Result};
-pub use format::FloatFormat;
 pub use opset::NEWEST_OPSET;
 pub use plan::Plan;
-pub use profile::Profile;
+#[cfg(feature = "std")]
+pub use plan::{StreamError, STREAM_PIECE};
+pub use profile::name::Profile;
 #[cfg(feature = "serde")]
 pub use scalar::serde_bits;
 pub use scalar::{
     Bits, Scalar, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4,
 };
-pub use slice::{pack_f32_into, unpack_to_f32, NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
+pub use slice::{NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
 pub use tensor::{Data, Tensor};
 pub use texts::Texts;
 pub use value::{Exact, Value};
+
+/// Not public API. The integration tests, the fuzz targets and the benches compare the kernels
+/// with the rounding core, and live outside the crate, so these need a path; nothing here is
+/// documented or stable, and users reach the kernels through plans, slices and the scalar types.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::convert::convert_code_in_block;
+    #[cfg(feature = "quant")]
+    pub use crate::kernels::quantize::IntegerQuantizer;
+    pub use crate::kernels::{decode::DecodeTable, encode::IntegerKernel, F32Kernel};
+}
 
 /// The names most programs use: `use lowbit::prelude::*;`.
 pub mod prelude {

@@ -408,7 +408,7 @@ pub fn round_to_integer_exactly(x: Exact, mode: RoundingMode, random: u64) -> Op
 /// ```
 /// use lowbit::format::E5M2;
 /// use lowbit::round::{encode, RoundingOptions};
-/// use lowbit::value::Value;
+/// use lowbit::Value;
 ///
 /// // 0.3 = 1.2 * 2^-2: exponent -2 + 15 = 01101; fraction 0.2 * 4 = 0.8 -> 1 (nearest) -> 01:
 /// // 0 01101 01 = 0x35, the value 1.25 * 2^-2 = 0.3125.

@@ -10,8 +10,8 @@ use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernels::decode::DecodeTable;
 use crate::packing;
-use crate::plan::encode::DecodeTable;
 use crate::plan::Plan;
 use crate::scalar::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
 
@@ -160,7 +160,7 @@ fn convert_codes_out<T: CodeSlot, D>(
 }
 
 /// Moves codes between one-per-element slices and a dtype's raw bytes, a piece (at most
-/// [`crate::plan::CHUNK`] elements) at a time: byte-wide dtypes directly, packed ones through a
+/// [`crate::kernels::LANE_CHUNK`] elements) at a time: byte-wide dtypes directly, packed ones through a
 /// staging buffer of one piece's codes.
 pub(crate) struct CodeStage {
     dtype: DType,
@@ -170,7 +170,7 @@ pub(crate) struct CodeStage {
 impl CodeStage {
     pub(crate) fn new(dtype: DType) -> CodeStage {
         let byte_wide = dtype.packing() == crate::dtype::Packing::Bytes(1);
-        CodeStage { dtype, codes: if byte_wide { Vec::new() } else { vec![0; crate::plan::CHUNK] } }
+        CodeStage { dtype, codes: if byte_wide { Vec::new() } else { vec![0; crate::kernels::LANE_CHUNK] } }
     }
 
     /// `raw` (the raw data of `out.len()` elements, from a group boundary) into `out`.
@@ -281,7 +281,7 @@ pub(crate) mod wide_sealed {
 /// rounded once to the target.
 ///
 /// ```
-/// use lowbit::slice::WideFloat;
+/// use lowbit::WideFloat;
 /// assert_eq!(<half::bf16 as WideFloat>::DTYPE, lowbit::DType::Bfloat16);
 /// ```
 pub trait WideFloat: wide_sealed::Sealed {
@@ -368,7 +368,7 @@ mod scalar_sealed {
 ///
 /// ```
 /// use half::{bf16, f16};
-/// use lowbit::slice::ScalarSliceExt;
+/// use lowbit::ScalarSliceExt;
 /// use lowbit::{F8E4M3FN, I4};
 ///
 /// // float16 -> E4M3FN: 480 saturates to 448 (0x7E) under Cast's default saturate=1.
@@ -539,37 +539,6 @@ pub(crate) fn unpack_staged<D: WideFloat>(dtype: DType, src: &[u8], dst: &mut [D
     )
 }
 
-/// Casts `src` to a packed sub-byte type (int4, uint4, float4e2m1, int2, uint2, float6) and writes
-/// the ONNX `raw_data` bytes into `dst`, which must be exactly `ceil(len * bits / 8)` bytes.
-///
-/// This is ONNX `Cast`: into the integer types a value is rounded to the nearest integer (ties to
-/// even) and its **low bits are kept**, so values out of range wrap (int4: 9.0 -> -7, 8.0 -> -8;
-/// NaN and infinities -> 0). For clamping, use [`crate::bulk::pack_f32_saturating_into`];
-/// [`crate::bulk::pack_f32_wrapping_into`] is this function under a name that says what it does.
-///
-/// ```
-/// use lowbit::{slice::pack_f32_into, CastOptions, DType};
-/// let mut raw = [0u8; 1];
-/// pack_f32_into(DType::Int4, &[9.0, 1.0], &mut raw, &CastOptions::default()).unwrap();
-/// assert_eq!(raw, [0x19]); // 9 -> 0x9 (-7), 1 -> 0x1 in the high nibble
-/// ```
-pub fn pack_f32_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptions) -> Result<()> {
-    pack_staged(dtype, src, dst, opts, |x| x)
-}
-
-/// Unpacks `dst.len()` elements of a packed sub-byte type from `src` (ONNX `raw_data`, exactly
-/// `ceil(len * bits / 8)` bytes) into their exact `f32` values.
-///
-/// ```
-/// use lowbit::{slice::unpack_to_f32, DType};
-/// let mut out = [0f32; 3];
-/// unpack_to_f32(DType::Int4, &[0xE1, 0x03], &mut out).unwrap();
-/// assert_eq!(out, [1.0, -2.0, 3.0]);
-/// ```
-pub fn unpack_to_f32(dtype: DType, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    unpack_staged(dtype, src, dst, &CastOptions::default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,15 +585,23 @@ mod tests {
     #[test]
     fn packed_slices() {
         let mut raw = [0u8; 2];
-        pack_f32_into(DType::Int4, &[1.0, -2.0, 3.0], &mut raw, &CastOptions::default()).unwrap();
+        crate::bulk::pack_wrapping_into(DType::Int4, &[1.0, -2.0, 3.0], &mut raw, &CastOptions::default()).unwrap();
         assert_eq!(raw, [0xE1, 0x03]);
         let mut out = [0f32; 3];
-        unpack_to_f32(DType::Int4, &raw, &mut out).unwrap();
+        crate::bulk::unpack_into(DType::Int4, &raw, &mut out).unwrap();
         assert_eq!(out, [1.0, -2.0, 3.0]);
         let mut raw = [0u8; 4];
-        pack_f32_into(DType::Float6E2M3, &[1.0, 2.0, 3.0, -1.0, 0.5], &mut raw, &CastOptions::default()).unwrap();
+        crate::bulk::pack_wrapping_into(
+            DType::Float6E2M3,
+            &[1.0, 2.0, 3.0, -1.0, 0.5],
+            &mut raw,
+            &CastOptions::default(),
+        )
+        .unwrap();
         assert_eq!(raw, [0x08, 0x44, 0xA1, 0x04]);
-        assert!(pack_f32_into(DType::Int4, &[1.0; 3], &mut [0u8; 3], &CastOptions::default()).is_err());
-        assert!(pack_f32_into(DType::Int8, &[1.0], &mut [0u8; 1], &CastOptions::default()).is_err());
+        assert!(
+            crate::bulk::pack_wrapping_into(DType::Int4, &[1.0; 3], &mut [0u8; 3], &CastOptions::default()).is_err()
+        );
+        assert!(crate::bulk::pack_wrapping_into(DType::Int8, &[1.0], &mut [0u8; 1], &CastOptions::default()).is_err());
     }
 }

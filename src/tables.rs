@@ -2,7 +2,7 @@
 //! between them, and SHA-256 digests of every 16-bit-source cast. `lowbit tables --out DIR`
 //! writes them; `lowbit tables --check DIR` and the test suite regenerate them and compare bytes.
 //!
-//! Everything here is computed by the element-level `Cast` ([`crate::convert`]) under the `spec`
+//! Everything here is computed by the element-level `Cast` ([`crate::convert_code`]) under the `spec`
 //! profile; the tests check that path against the independent oracle.
 
 use crate::convert::{convert_code, CastOptions, RoundMode};
@@ -11,7 +11,7 @@ use crate::error::{quoted, Error, Result};
 use crate::files::{open_regular, read_bounded};
 use crate::profile::{OnnxText, Profile, ROWS};
 use crate::staging::Staging;
-pub use crate::strings::{exact_decimal, value_to_exact_decimal};
+use crate::strings::value_to_exact_decimal;
 use core::fmt::Write as _;
 use core::num::FpCategory;
 use rayon::prelude::*;
@@ -498,7 +498,7 @@ fn first_difference(have: &[u8], want: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::strings::exact_decimal;
 
     #[test]
     fn exact_decimals() {

@@ -6,7 +6,7 @@ use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;
-pub use crate::texts::Texts;
+use crate::texts::Texts;
 
 /// Elements of a tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,13 +39,18 @@ pub struct Tensor {
 }
 
 /// The number of elements of a shape, or an error if the product overflows `usize`.
-pub fn element_count(shape: &[usize]) -> Result<usize> {
+pub(crate) fn element_count(shape: &[usize]) -> Result<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::TooLarge {
         what: format!("shape {} has more elements than fit in memory", crate::error::shown_shape(shape)),
     })
 }
 
 impl Tensor {
+    /// The number of elements of a shape, or an error if the product overflows `usize`.
+    pub fn element_count(shape: &[usize]) -> Result<usize> {
+        element_count(shape)
+    }
+
     /// A tensor from ONNX `raw_data`. The byte count must be exactly what the shape needs.
     pub fn from_raw(dtype: DType, shape: Vec<usize>, raw: Vec<u8>) -> Result<Tensor> {
         if dtype == DType::Undefined {

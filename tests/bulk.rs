@@ -13,15 +13,16 @@ mod rng;
 
 use half::{bf16, f16};
 use lowbit::bulk::{
-    dequantize, dequantize_packed, pack_f32_saturating_into, pack_f32_wrapping_into, pack_saturating_into,
-    pack_wrapping_into, quantize, quantize_packed, unpack_into, PackedQuantized, Quantized, ScalarSliceExt, WideFloat,
+    dequantize, dequantize_packed, pack_saturating_into, pack_wrapping_into, quantize, quantize_packed, unpack_into,
+    PackedQuantizeTarget, QuantizeTarget,
 };
-use lowbit::convert::CastOptions;
-use lowbit::dtype::{DType, Kind};
-use lowbit::error::Error;
-use lowbit::profile::Profile;
 use lowbit::quant::{dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes};
-use lowbit::{slice::pack_f32_into, Tensor};
+use lowbit::CastOptions;
+use lowbit::Error;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{DType, Kind};
+use lowbit::{ScalarSliceExt, WideFloat};
 use lowbit::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
 use oracle::OMode;
 use std::path::{Path, PathBuf};
@@ -246,7 +247,7 @@ fn saturating_packing_clamps_and_rounds_to_even() {
         // float32, float16, bfloat16 sources: their values as f64 are exact.
         let f32s: Vec<f32> = f64s.iter().map(|&x| x as f32).collect();
         let want = pack_here(width, &f32s.iter().map(|&x| saturated_code(dtype, x.into())).collect::<Vec<_>>());
-        pack_f32_saturating_into(dtype, &f32s, &mut raw).unwrap();
+        pack_saturating_into(dtype, &f32s, &mut raw).unwrap();
         assert_eq!(raw, want, "{dtype} from f32");
         let f16s: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
         let want = pack_here(width, &f16s.iter().map(|&x| saturated_code(dtype, x.into())).collect::<Vec<_>>());
@@ -264,11 +265,9 @@ fn saturating_packing_clamps_and_rounds_to_even() {
 fn wrapping_packing_is_cast() {
     // The complaint: int4 9.0 -> 0x9 (-7) by Cast; saturating gives 7.
     let mut raw = [0u8; 1];
-    pack_f32_into(DType::Int4, &[9.0], &mut raw, &CastOptions::default()).unwrap();
+    pack_wrapping_into(DType::Int4, &[9.0f32], &mut raw, &CastOptions::default()).unwrap();
     assert_eq!(raw, [0x09]);
-    pack_f32_wrapping_into(DType::Int4, &[9.0], &mut raw, &CastOptions::default()).unwrap();
-    assert_eq!(raw, [0x09]);
-    pack_f32_saturating_into(DType::Int4, &[9.0], &mut raw).unwrap();
+    pack_saturating_into(DType::Int4, &[9.0], &mut raw).unwrap();
     assert_eq!(raw, [0x07]);
     // Every packed dtype from f64 values and every f16 pattern, against the oracle's Cast.
     let f64s = f64_values();
@@ -319,7 +318,7 @@ fn unpacking_into_every_wide_type() {
 
 #[test]
 fn packing_errors() {
-    let err = pack_f32_saturating_into(DType::Int4, &[1.0; 3], &mut [0u8; 1]).unwrap_err();
+    let err = pack_saturating_into(DType::Int4, &[1.0; 3], &mut [0u8; 1]).unwrap_err();
     assert!(matches!(err, Error::RawLength { dtype: "INT4", elements: 3, expected: 2, actual: 1 }), "{err}");
     let err = pack_saturating_into(DType::Int8, &[1.0f64], &mut [0u8; 1]).unwrap_err();
     assert!(matches!(err, Error::UnsupportedDType { dtype: "INT8", .. }), "{err}");
@@ -356,7 +355,7 @@ const SCALES: [f32; 5] = [1.0, 0.5, 0.1, 3.0, 1e-3];
 
 /// [`quantize`] and [`quantize_packed`] equal QuantizeLinear (opset 25, `spec`) on tensors for
 /// every scale and zero point given.
-fn check_quantize<Q: Quantized + Copy>(to_code: fn(Q) -> u8, from_code: fn(u8) -> Q, dtype: DType, zeros: &[u8]) {
+fn check_quantize<Q: QuantizeTarget + Copy>(to_code: fn(Q) -> u8, from_code: fn(u8) -> Q, dtype: DType, zeros: &[u8]) {
     let x = quantize_inputs();
     let xt = Tensor::from_f32(&x);
     for &scale in &SCALES {
@@ -379,7 +378,7 @@ fn check_quantize<Q: Quantized + Copy>(to_code: fn(Q) -> u8, from_code: fn(u8) -
     }
 }
 
-fn check_quantize_packed<Q: PackedQuantized + Copy>(from_code: fn(u8) -> Q, dtype: DType) {
+fn check_quantize_packed<Q: PackedQuantizeTarget + Copy>(from_code: fn(u8) -> Q, dtype: DType) {
     let x = quantize_inputs();
     let xt = Tensor::from_f32(&x);
     for &scale in &SCALES {
@@ -438,7 +437,7 @@ fn packed_quantize_and_dequantize_equal_the_tensor_ops() {
 }
 
 /// [`dequantize`] of every code (repeated past a piece) equals DequantizeLinear.
-fn check_dequantize<Q: Quantized + Copy>(from_code: fn(u8) -> Q, dtype: DType, zeros: &[u8]) {
+fn check_dequantize<Q: QuantizeTarget + Copy>(from_code: fn(u8) -> Q, dtype: DType, zeros: &[u8]) {
     let codes: Vec<u64> = (0..=dtype.code_mask()).cycle().take(20_000).collect();
     let src: Vec<Q> = codes.iter().map(|&c| from_code(c as u8)).collect();
     let xt = Tensor::from_codes(dtype, vec![codes.len()], &codes).unwrap();

@@ -4,8 +4,8 @@
 
 use lowbit::onnx::runner::Model;
 use lowbit::onnx::tensor_proto::{read_tensor_file, tensor_from_proto, write_tensor_file};
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Tensor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -511,7 +511,7 @@ fn the_cli_reproduces_the_peer_fixtures() {
             let (ok, _, err) = lowbit_in(&d, &refs);
             let scale = read_tensor_file(&d.join(format!("{}.pb", node.input[1]))).unwrap();
             let positive = scale.codes().unwrap().iter().all(|&c| {
-                let v = lowbit::convert::convert_code(scale.dtype(), DType::Double, c, &Default::default()).unwrap();
+                let v = lowbit::convert_code(scale.dtype(), DType::Double, c, &Default::default()).unwrap();
                 f64::from_bits(v) > 0.0 && f64::from_bits(v).is_finite()
             });
             if !positive {

@@ -8,8 +8,8 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::convert::{convert_code, CastOptions};
 use lowbit::DType;
+use lowbit::{convert_code, CastOptions};
 use oracle::{OFormat, OMode};
 use rayon::prelude::*;
 
@@ -91,7 +91,7 @@ fn fast_kernel_on_all_float32_inputs() {
     for (to, f) in FLOAT8 {
         for saturate in [true, false] {
             let t = std::time::Instant::now();
-            let kernel = lowbit::plan::F32Kernel::new(to, &CastOptions::saturating(saturate)).unwrap();
+            let kernel = lowbit::__private::F32Kernel::new(to, &CastOptions::saturating(saturate)).unwrap();
             let fast = |bits: u32| u64::from(kernel.encode(f32::from_bits(bits)));
             assert_eq!(sweep(&format!("kernel -> {to}"), f, saturate, fast), 0, "{to} saturate={saturate}");
             eprintln!("kernel {to} saturate={saturate}: 2^32 inputs agree ({:.1} s)", t.elapsed().as_secs_f64());

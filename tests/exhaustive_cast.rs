@@ -8,8 +8,8 @@ mod harness;
 mod oracle;
 
 use harness::{all_codes, option_sets, oracle_cast};
-use lowbit::convert::{convert_code, CastOptions};
-use lowbit::dtype::{DType, Kind};
+use lowbit::{convert_code, CastOptions};
+use lowbit::{DType, Kind};
 use oracle::OMode;
 use rayon::prelude::*;
 

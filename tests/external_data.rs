@@ -5,12 +5,12 @@
 #[path = "support/models.rs"]
 mod models;
 
-use lowbit::error::BudgetKind;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::proto::{ModelProto, TensorProto};
 use lowbit::onnx::runner::Model;
 use lowbit::onnx::tensor_proto::read_tensor_file_with;
-use lowbit::profile::Profile;
+use lowbit::BudgetKind;
+use lowbit::Profile;
 use lowbit::{DType, Error, Tensor};
 use models::*;
 use prost::Message;

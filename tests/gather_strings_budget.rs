@@ -6,11 +6,9 @@
 #[path = "support/models.rs"]
 mod models;
 
-use lowbit::error::BudgetKind;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::runner::Model;
-use lowbit::profile::Profile;
-use lowbit::{Error, Tensor};
+use lowbit::{BudgetKind, Error, Profile, Tensor};
 use models::*;
 use prost::Message;
 use std::alloc::{GlobalAlloc, Layout, System};

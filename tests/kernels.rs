@@ -1,11 +1,11 @@
 //! The scalar kernels and decode tables against the rounding core (and so, through tests/oracle_agreement.rs, against
 //! the oracle). The full 2^32 sweep of the kernel against the oracle is in tests/exhaustive.rs.
 
-use lowbit::convert::{convert_code, CastOptions};
-use lowbit::plan::encode::DecodeTable;
-use lowbit::plan::F32Kernel;
-use lowbit::profile::Profile;
+use lowbit::__private::DecodeTable;
+use lowbit::__private::F32Kernel;
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::{convert_code, CastOptions};
 use rayon::prelude::*;
 
 const FLOAT8: [DType; 4] = [DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ];
@@ -82,8 +82,8 @@ fn decode_tables_agree_with_the_core() {
 /// profile, the tensor result equals the element-by-element path.
 #[test]
 fn tensor_fast_paths_equal_the_element_path_under_every_profile() {
-    use lowbit::cast::cast;
-    use lowbit::profile::Profile;
+    use lowbit::cast;
+    use lowbit::Profile;
     use lowbit::Tensor;
     let all: Vec<u64> = (0..=u64::from(u16::MAX)).collect();
     for from in [DType::Float16, DType::Bfloat16] {
@@ -154,9 +154,9 @@ fn scalar_types_agree_with_the_core() {
 /// quotients, zero, negative and non-finite scales, and zero points at and inside the bounds.
 #[test]
 fn quantizing_loop_agrees_with_the_core() {
-    use lowbit::plan::quantize::IntegerQuantizer;
+    use lowbit::__private::IntegerQuantizer;
     use lowbit::round::{round_to_integer, RoundingMode};
-    use lowbit::value::Value;
+    use lowbit::Value;
     let xs: Vec<f32> = (0..=0xFFFFu32)
         .flat_map(|high| [0u32, 1, 0x8000, 0xFFFF].map(|low| f32::from_bits(high << 16 | low)))
         .collect();

@@ -5,12 +5,12 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::dtype::DType;
-use lowbit::profile::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
-use lowbit::tensor::Tensor;
+use lowbit::DType;
 use lowbit::Error;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{convert_code, CastOptions, RoundMode};
 use oracle::{OFormat, OMode, OValue};
 
 fn f32_tensor(shape: &[usize], values: &[f32]) -> Tensor {

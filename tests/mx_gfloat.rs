@@ -10,7 +10,7 @@
 //! `DequantizeLinear` (float8e8m0 scale, `block_size`) gives on the same codes.
 
 use lowbit::quant::mx::{self, MxFormat, MxOptions};
-use lowbit::tensor::Tensor;
+use lowbit::Tensor;
 use serde_json::Value;
 
 fn numbers(v: &Value) -> Vec<u64> {

@@ -5,7 +5,7 @@
 //! reason given.
 
 use lowbit::onnx::conformance::{run_test, test_dirs, Outcome, Tolerance};
-use lowbit::profile::Profile;
+use lowbit::Profile;
 use std::path::PathBuf;
 
 fn suite(profile: Profile, tolerance: Tolerance) -> Vec<Outcome> {

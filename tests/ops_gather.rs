@@ -3,11 +3,11 @@
 //! not differ), the errors, and a property: Gather on packed data equals Gather on the unpacked codes,
 //! packed again.
 
-use lowbit::error::Error;
 use lowbit::ops::gather;
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Error;
+use lowbit::Profile;
+use lowbit::Tensor;
 use proptest::prelude::*;
 
 fn floats(shape: &[usize], values: &[f32]) -> Tensor {

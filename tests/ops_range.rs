@@ -10,11 +10,11 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::error::Error;
 use lowbit::ops::{openvino_range, range, range1, range4, range_with, RangeOptions};
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Error;
+use lowbit::Profile;
+use lowbit::Tensor;
 use num_bigint::{BigInt, Sign};
 use oracle::{OFormat, OMode, OValue};
 use proptest::prelude::*;

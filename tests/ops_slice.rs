@@ -3,11 +3,11 @@
 //! next to the reference's and onnxruntime's), the backend tests of §5.1, packed and other
 //! dtypes, the errors, and a property: Slice equals a naive per-element reference written here.
 
-use lowbit::error::Error;
 use lowbit::ops::{slice, slice_lists, SliceArgs};
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Error;
+use lowbit::Profile;
+use lowbit::Tensor;
 use proptest::prelude::*;
 
 const SPEC: Profile = Profile::Spec;

@@ -7,9 +7,9 @@ mod harness;
 mod oracle;
 
 use harness::option_sets;
-use lowbit::convert::{convert_code, decode_element, CastOptions, Element};
-use lowbit::dtype::DType;
-use lowbit::tables::value_to_exact_decimal;
+use lowbit::strings::value_to_exact_decimal;
+use lowbit::DType;
+use lowbit::{convert_code, decode_element, CastOptions, Element};
 use oracle::{OFormat, OMode, OValue};
 use rayon::prelude::*;
 use std::path::Path;

@@ -1,11 +1,11 @@
 //! Standard output that fails (a closed pipe, a full device) and raw input streamed in pieces
 //! (issue: hostile input and failing outputs, classes 1, 2 and 5).
 
-use lowbit::convert::CastOptions;
-use lowbit::dtype::DType;
 use lowbit::packing;
-use lowbit::plan::{Plan, StreamError, STREAM_PIECE};
-use lowbit::profile::Profile;
+use lowbit::CastOptions;
+use lowbit::DType;
+use lowbit::Profile;
+use lowbit::{Plan, StreamError, STREAM_PIECE};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 

@@ -10,11 +10,12 @@ mod harness;
 mod oracle;
 
 use harness::{all_codes, option_sets};
-use lowbit::convert::{convert_code, convert_code_in_block, CastOptions};
-use lowbit::dtype::{DType, Kind};
+use lowbit::__private::convert_code_in_block;
 use lowbit::packing;
-use lowbit::plan::Plan;
-use lowbit::profile::Profile;
+use lowbit::Plan;
+use lowbit::Profile;
+use lowbit::{convert_code, CastOptions};
+use lowbit::{DType, Kind};
 use rayon::prelude::*;
 
 /// Every dtype a plan converts (all but STRING, the complex types and UNDEFINED).

@@ -4,11 +4,11 @@
 //! (AVX2, F16C), by hand and with scripts/crosscheck_cast.py. tests/profiles_peers.rs has the
 //! ml-dtypes and xla profiles.
 
-use lowbit::cast::{cast, cast_op, CastAttributes, CastTo};
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{cast, cast_op, CastAttributes, CastTo};
+use lowbit::{convert_code, CastOptions, RoundMode};
 
 fn each(from: DType, to: DType, code: u64, saturate: bool) -> [u64; 4] {
     each_with(from, to, code, saturate, RoundMode::Up)

@@ -3,11 +3,11 @@
 //! CPU under `jax.jit` (XLA), both on x86-64 with AVX2, run by hand and by
 //! scripts/crosscheck_ml_dtypes.py and scripts/crosscheck_xla.py.
 
-use lowbit::cast::cast;
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::profile::Profile;
-use lowbit::tensor::Tensor;
+use lowbit::cast;
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{convert_code, CastOptions, RoundMode};
 
 fn under(profile: Profile, from: DType, to: DType, code: u64) -> u64 {
     convert_code(from, to, code, &CastOptions::with_profile(profile)).unwrap()

@@ -1,13 +1,14 @@
 //! The decision table (tables/profiles.md): a row for every field of the policy table, and the
 //! counts of where two profiles differ agree with what `lowbit diff` reports.
 
-use lowbit::convert::{CastOptions, RoundMode};
-use lowbit::profile::{OnnxText, Profile, ROWS, SPEC};
+use lowbit::profile::{OnnxText, ROWS, SPEC};
 use lowbit::tables::{profile_difference, INPUT_CLASSES};
 use lowbit::verify::config::Config;
 use lowbit::verify::sweep::diff;
 use lowbit::verify::{Format, VerifyOptions};
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::{CastOptions, RoundMode};
 
 /// The fields of `Policy`, from its derived `Debug`: the top-level `name: value` lines, and for
 /// the per-op parts (`strings`, `range`, `slice`, `quantize`) their fields as `part.field`.

@@ -1,8 +1,8 @@
 //! The published byte vectors of docs/research/onnx_cast.md (§4.3, §5, §6, §7, §10, §11), in the `spec`
 //! column. Where `spec` differs from what the onnx reference returns, the comment says so and why.
 
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
 use lowbit::*;
+use lowbit::{convert_code, CastOptions, RoundMode};
 
 #[path = "data/f32_to_f8_vectors.rs"]
 mod f32_to_f8_vectors;

@@ -5,7 +5,7 @@
 //! come out of lowbit bit for bit under the profile named after its peer.
 
 use lowbit::onnx::conformance::{run_test, test_dirs, Tolerance};
-use lowbit::profile::Profile;
+use lowbit::Profile;
 use std::path::PathBuf;
 
 fn check(profile: Profile) -> usize {

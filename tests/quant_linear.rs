@@ -2,10 +2,10 @@
 //! profile rows on the inputs that separate the peers (observed values named), the version tables,
 //! and bad input (a typed error naming the input and the version, never a panic).
 
-use lowbit::profile::Profile;
 use lowbit::quant::{
     dequantize_linear, dynamic_quantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes,
 };
+use lowbit::Profile;
 use lowbit::{DType, Tensor};
 
 fn f32s(v: &[f32]) -> Tensor {

@@ -7,12 +7,12 @@
 #[path = "support/models.rs"]
 mod models;
 
-use lowbit::error::BudgetKind;
 use lowbit::onnx::conformance::{run_test, test_dirs, Tolerance};
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::proto::{AttributeProto, ModelProto};
 use lowbit::onnx::runner::Model;
-use lowbit::profile::Profile;
+use lowbit::BudgetKind;
+use lowbit::Profile;
 use lowbit::{DType, Error, Tensor};
 use models::*;
 use prost::Message;

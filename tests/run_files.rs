@@ -8,7 +8,7 @@ mod models;
 #[path = "support/files.rs"]
 mod files;
 use files::tree;
-use lowbit::onnx::files::read_file_limited;
+use lowbit::files::read_file_limited;
 use lowbit::onnx::outputs::write_outputs;
 use lowbit::onnx::proto::ModelProto;
 use lowbit::{Error, Tensor};

@@ -6,11 +6,11 @@
 #[path = "support/models.rs"]
 mod models;
 
-use lowbit::error::BudgetKind;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::proto::{GraphProto, ModelProto};
 use lowbit::onnx::runner::{Model, RunStats};
-use lowbit::profile::Profile;
+use lowbit::BudgetKind;
+use lowbit::Profile;
 use lowbit::{DType, Error, Tensor};
 use models::*;
 use prost::Message;

@@ -6,7 +6,7 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::scalar::{Bits, Scalar};
+use lowbit::{Bits, Scalar};
 // Some are used only by the feature blocks below.
 #[allow(unused_imports)]
 use lowbit::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I2, I4, U2, U4};
@@ -568,13 +568,13 @@ mod serde_feature {
 
     #[derive(Serialize, Deserialize, Debug)]
     struct Codes {
-        #[serde(with = "lowbit::scalar::serde_bits")]
+        #[serde(with = "lowbit::serde_bits")]
         e5m2: F8E5M2,
-        #[serde(with = "lowbit::scalar::serde_bits")]
+        #[serde(with = "lowbit::serde_bits")]
         fnuz: F8E4M3FNUZ,
-        #[serde(with = "lowbit::scalar::serde_bits")]
+        #[serde(with = "lowbit::serde_bits")]
         e2m1: F4E2M1,
-        #[serde(with = "lowbit::scalar::serde_bits")]
+        #[serde(with = "lowbit::serde_bits")]
         i4: I4,
     }
 

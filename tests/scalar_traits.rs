@@ -2,7 +2,7 @@
 //! hand-computed (arithmetic in the comments) or come from `half` as a peer.
 
 use half::{bf16, f16};
-use lowbit::scalar::{Scalar, F4E2M1, F6E2M3, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I4};
+use lowbit::{Scalar, F4E2M1, F6E2M3, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, I4};
 use std::cmp::Ordering;
 
 /// Codes sorted by `total_cmp`.

@@ -9,7 +9,9 @@
 //! described next to each table, so that the tests need none of them.
 
 use lowbit::format::{FloatFormat, BF16, E2M1, E2M3, E3M2, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0, F16};
-use lowbit::strings::{format_code, parse_to_code, NumberStyle, StringGrammar};
+use lowbit::profile::NumberStyle;
+use lowbit::profile::StringGrammar;
+use lowbit::strings::{format_code, parse_to_code};
 use lowbit::{CastOptions, DType, Error, RoundMode};
 use sha2::{Digest, Sha256};
 use std::num::FpCategory;
@@ -506,7 +508,7 @@ fn python_floats_narrow_from_float64() {
 fn python_int_grammar_matches_cpython_and_numpy_bounds() {
     for &(text, want) in PYTHON_INT {
         for dtype in [DType::Int64, DType::Int8, DType::Uint8, DType::Uint64] {
-            let lowbit::dtype::Kind::Integer { bits, signed } = dtype.kind() else { unreachable!() };
+            let lowbit::Kind::Integer { bits, signed } = dtype.kind() else { unreachable!() };
             let (lo, hi) =
                 if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
             match want {

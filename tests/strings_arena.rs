@@ -1,12 +1,12 @@
-//! STRING tensors in one buffer ([`lowbit::tensor::Texts`]): a float tensor cast to STRING and the
+//! STRING tensors in one buffer ([`lowbit::Texts`]): a float tensor cast to STRING and the
 //! strings cast back, under every profile, against the exact per-element code (`format_code` for
 //! every text, `parse_to_code` of that text for every code read back), which is the definition the
 //! fast paths are held to.
 
-use lowbit::cast::cast;
-use lowbit::profile::Profile;
+use lowbit::cast;
 use lowbit::strings::{format_code, parse_to_code};
-use lowbit::tensor::Texts;
+use lowbit::Profile;
+use lowbit::Texts;
 use lowbit::{CastOptions, DType, Tensor};
 
 #[path = "support/rng.rs"]

@@ -15,9 +15,11 @@
 //! The ignored `sweep_*` tests compare the fast float32 writer with a second, independent method
 //! (Rust's own formatting) over all 2^32 inputs, and settle every disagreement with the exact code.
 
-use lowbit::cast::cast;
-use lowbit::profile::Profile;
-use lowbit::strings::{format_code, parse_to_code, NumberStyle, StringGrammar, TextReader, TextWriter};
+use lowbit::cast;
+use lowbit::profile::NumberStyle;
+use lowbit::profile::StringGrammar;
+use lowbit::strings::{format_code, parse_to_code, TextReader, TextWriter};
+use lowbit::Profile;
 use lowbit::{CastOptions, DType, RoundMode, Tensor};
 use rayon::prelude::*;
 
@@ -44,7 +46,7 @@ fn check_writer(dtype: DType, style: NumberStyle, codes: &[u64]) {
 fn narrow_sources() -> Vec<DType> {
     DType::ALL
         .into_iter()
-        .filter(|d| d.bits().is_some_and(|b| b <= 16) && d.kind() != lowbit::dtype::Kind::Complex)
+        .filter(|d| d.bits().is_some_and(|b| b <= 16) && d.kind() != lowbit::Kind::Complex)
         .filter(|d| !matches!(d, DType::Undefined | DType::String))
         .collect()
 }
@@ -550,7 +552,7 @@ fn integer_texts() {
         texts.push(format!("{sign}{}e{}", magnitude % 100, rng.below(20)));
     }
     let targets: Vec<(DType, CastOptions)> =
-        parse_targets().into_iter().filter(|(d, _)| !matches!(d.kind(), lowbit::dtype::Kind::Float(_))).collect();
+        parse_targets().into_iter().filter(|(d, _)| !matches!(d.kind(), lowbit::Kind::Float(_))).collect();
     check_reader(&texts, &targets);
 }
 

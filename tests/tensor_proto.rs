@@ -5,7 +5,7 @@
 use lowbit::onnx::proto::{GraphProto, ModelProto, OperatorSetIdProto, TensorProto, ValueInfoProto};
 use lowbit::onnx::runner::Model;
 use lowbit::onnx::tensor_proto::{read_tensor_file, tensor_from_proto, tensor_to_proto};
-use lowbit::profile::Profile;
+use lowbit::Profile;
 use lowbit::{DType, Tensor};
 use prost::Message;
 use std::collections::HashMap;

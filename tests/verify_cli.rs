@@ -6,9 +6,11 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
+use lowbit::round::RoundingMode;
+use lowbit::round::Tininess;
 use lowbit::verify::config::Config;
 use lowbit::verify::sweep::{self, FlagSplitTable};
-use lowbit::verify::{Converter, Format, RoundingMode, Tininess, VerifyOptions};
+use lowbit::verify::{Converter, Format, VerifyOptions};
 use oracle::{OFormat, ORound, OTarget, OTiny};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};

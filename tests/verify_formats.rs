@@ -2,7 +2,8 @@
 //! derived constants (worked by hand below), the ONNX spellings, the errors, and `lowbit info`.
 
 use lowbit::format::{FloatFormat, NonFinite, Zero};
-use lowbit::verify::{convert_with_status, Format, Tininess, VerifyOptions};
+use lowbit::round::Tininess;
+use lowbit::verify::{convert_with_status, Format, VerifyOptions};
 use std::process::Command;
 
 fn described(s: &str) -> FloatFormat {

@@ -6,7 +6,9 @@
 #[path = "support/oracle.rs"]
 mod oracle;
 
-use lowbit::verify::{convert_with_random, seeded_random, Format, RoundingMode, Tininess, VerifyOptions};
+use lowbit::round::RoundingMode;
+use lowbit::round::Tininess;
+use lowbit::verify::{convert_with_random, seeded_random, Format, VerifyOptions};
 use oracle::{OFloat, OFormat, ORound, OSpecial, OTarget, OTiny};
 use rayon::prelude::*;
 

@@ -3,7 +3,9 @@
 //! conversions follow SoftFloat 3e's 8086-SSE build (`i32_fromPosOverflow = -0x7FFFFFFF - 1`,
 //! `ui32_fromNaN = 0xFFFFFFFF`, ...: x86's "integer indefinite").
 
-use lowbit::verify::{convert_with_random, convert_with_status, Format, RoundingMode, Tininess, VerifyOptions};
+use lowbit::round::RoundingMode;
+use lowbit::round::Tininess;
+use lowbit::verify::{convert_with_random, convert_with_status, Format, VerifyOptions};
 
 fn fmt(s: &str) -> Format {
     Format::parse(s).unwrap()
@@ -164,9 +166,9 @@ fn round_to_odd_and_stochastic_rounding() {
 fn the_plan_integer_kernel_agrees_with_the_core_in_the_new_modes() {
     // No ONNX profile builds these kernels; the check keeps their arms honest. Lanes below 2^31
     // in magnitude, against the core's rounding to an integer (low 4 bits kept, as for int4).
-    use lowbit::plan::encode::IntegerKernel;
+    use lowbit::__private::IntegerKernel;
     use lowbit::round::round_to_integer_exactly;
-    use lowbit::value::Value;
+    use lowbit::Value;
     for mode in [RoundingMode::TowardNegative, RoundingMode::TowardPositive, RoundingMode::ToOdd] {
         let kernel = IntegerKernel { mode, mask: 0xF };
         for bits in (0u32..0x4F00_0000).step_by(0x1_0001).chain([0x3F00_0000, 0xBFC0_0000, 0x4040_0000]) {

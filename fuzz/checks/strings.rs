@@ -18,12 +18,14 @@
 //! * the fast paths agree with the exact code: `TextReader::code` gives what `parse_to_code` gives
 //!   (value or error), and `TextWriter` writes the parsed code as `format_code` does.
 
-use lowbit::convert::{decode_element, CastOptions, Element, RoundMode};
-use lowbit::dtype::Kind;
-use lowbit::profile::Profile;
-use lowbit::strings::{format_code, parse_to_code, NumberStyle, StringGrammar, TextReader, TextWriter};
-use lowbit::value::Value;
+use lowbit::profile::NumberStyle;
+use lowbit::profile::StringGrammar;
+use lowbit::strings::{format_code, parse_to_code, TextReader, TextWriter};
 use lowbit::DType;
+use lowbit::Kind;
+use lowbit::Profile;
+use lowbit::Value;
+use lowbit::{decode_element, CastOptions, Element, RoundMode};
 
 const GRAMMARS: [StringGrammar; 3] = [StringGrammar::Spec, StringGrammar::Python, StringGrammar::Strtod];
 const STYLES: [NumberStyle; 3] = [NumberStyle::Spec, NumberStyle::Numpy, NumberStyle::PrintfG8];

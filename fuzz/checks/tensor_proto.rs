@@ -18,8 +18,8 @@ use lowbit::onnx::limits::Limits;
 use lowbit::onnx::proto::TensorProto;
 use lowbit::onnx::runner::Model;
 use lowbit::onnx::tensor_proto::{tensor_from_proto, tensor_to_proto};
-use lowbit::profile::Profile;
-use lowbit::tensor::Data;
+use lowbit::Data;
+use lowbit::Profile;
 use prost::Message;
 use std::collections::HashMap;
 

@@ -17,13 +17,14 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use lowbit::cast::{cast, cast_like_op, cast_op, CastAttributes, CastTo};
-use lowbit::convert::{convert_code, convert_code_in_block, CastOptions, RoundMode};
-use lowbit::dtype::Kind;
-use lowbit::profile::Profile;
+use lowbit::__private::convert_code_in_block;
 use lowbit::strings::{format_code, parse_to_code};
-use lowbit::tensor::Tensor;
 use lowbit::DType;
+use lowbit::Kind;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{cast, cast_like_op, cast_op, CastAttributes, CastTo};
+use lowbit::{convert_code, CastOptions, RoundMode};
 
 #[derive(Arbitrary, Debug)]
 struct Input {

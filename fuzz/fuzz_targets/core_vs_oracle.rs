@@ -20,10 +20,10 @@ mod harness;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use lowbit::convert::{convert_code, CastOptions, RoundMode};
-use lowbit::dtype::Kind;
-use lowbit::profile::Profile;
 use lowbit::DType;
+use lowbit::Kind;
+use lowbit::Profile;
+use lowbit::{convert_code, CastOptions, RoundMode};
 
 /// Every numeric dtype (bool included) of 16 bits or fewer, plus float32 and float64: the sources
 /// the oracle decodes. Derived, so a new dtype joins by itself.

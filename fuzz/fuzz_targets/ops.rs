@@ -21,12 +21,12 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use lowbit::convert::{convert_code, CastOptions};
-use lowbit::dtype::{Kind, Packing};
 use lowbit::ops::{self, RangeOptions, SliceArgs};
-use lowbit::profile::Profile;
-use lowbit::tensor::{Data, Tensor};
 use lowbit::DType;
+use lowbit::Profile;
+use lowbit::{convert_code, CastOptions};
+use lowbit::{Data, Tensor};
+use lowbit::{Kind, Packing};
 
 const CAP: usize = 1 << 12;
 

@@ -16,13 +16,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lowbit::convert::{convert_code, convert_code_in_block, CastOptions, RoundMode};
-use lowbit::dtype::Kind;
+use lowbit::__private::convert_code_in_block;
+use lowbit::__private::DecodeTable;
 use lowbit::packing;
-use lowbit::plan::encode::DecodeTable;
-use lowbit::plan::Plan;
-use lowbit::profile::Profile;
-use lowbit::slice::NarrowFloatSliceExt;
+use lowbit::Kind;
+use lowbit::NarrowFloatSliceExt;
+use lowbit::Plan;
+use lowbit::Profile;
+use lowbit::{convert_code, CastOptions, RoundMode};
 use lowbit::{DType, F4E2M1, F6E2M3, F6E3M2, F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
 
 const ROUND_MODES: [RoundMode; 3] = [RoundMode::Up, RoundMode::Down, RoundMode::Nearest];
@@ -34,7 +35,8 @@ fn core(from: DType, to: DType, code: u64, opts: &CastOptions) -> u64 {
 fn check_plans(from: DType, codes: &[u64]) {
     let n = codes.len();
     let raw = packing::pack(from, codes).expect("codes fit");
-    for to in DType::ALL.into_iter().filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool)) {
+    for to in DType::ALL.into_iter().filter(|d| matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool))
+    {
         for profile in Profile::ALL {
             for saturate in [true, false] {
                 for round_mode in ROUND_MODES {
@@ -57,7 +59,10 @@ fn check_plans(from: DType, codes: &[u64]) {
                         } else {
                             core(from, to, code, &opts)
                         };
-                        assert_eq!(got, want, "plan {from} {code:#x} -> {to} {opts:?} (element {i}): {got:#x}, core {want:#x}");
+                        assert_eq!(
+                            got, want,
+                            "plan {from} {code:#x} -> {to} {opts:?} (element {i}): {got:#x}, core {want:#x}"
+                        );
                     }
                 }
             }

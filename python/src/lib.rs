@@ -1,7 +1,7 @@
 //! `lowbit._native`: the Rust side of the Python package. Every function here takes numpy arrays
 //! as flat `uint8` buffers (the Python side, `lowbit/__init__.py`, makes the views, resolves dtype
-//! objects and shapes, and allocates the outputs) and calls the crate: [`lowbit::plan::Plan`] for
-//! casts between fixed-width dtypes, [`lowbit::cast::cast`] for STRING, [`lowbit::packing`] for the
+//! objects and shapes, and allocates the outputs) and calls the crate: [`lowbit::Plan`] for
+//! casts between fixed-width dtypes, [`lowbit::cast()`] for STRING, [`lowbit::packing`] for the
 //! one-code-per-byte layout of ml_dtypes' sub-byte types, [`lowbit::quant`] and
 //! [`lowbit::verify`]. Nothing here converts, rounds or packs by itself.
 //!
@@ -9,16 +9,16 @@
 //! lowbit's message; a panic (a bug) is caught at the boundary and becomes
 //! `lowbit.InternalError`, never an abort or a `PanicException`.
 
-use lowbit::convert::{CastOptions, RoundMode};
-use lowbit::dtype::{DType, Kind, Packing};
-use lowbit::error::Error;
+use lowbit::{CastOptions, RoundMode};
+use lowbit::{DType, Kind, Packing};
+use lowbit::Error;
 use lowbit::format::{FloatFormat, NonFinite, Zero};
 use lowbit::packing;
-use lowbit::plan::Plan;
-use lowbit::profile::Profile;
+use lowbit::Plan;
+use lowbit::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{DequantizeAttributes, QuantizeAttributes};
-use lowbit::tensor::{element_count, Tensor};
+use lowbit::Tensor;
 use lowbit::verify::check::{CheckOptions, Class, FLAG_NAMES};
 use lowbit::verify::config::Config;
 use lowbit::verify::vectors::{Level, Vectors};
@@ -325,9 +325,9 @@ fn cast_described<'py>(
                 let mut input: &[u8] = widened.as_deref().unwrap_or(src);
                 let mut out = Vec::new();
                 cast.stream(&mut input, &mut out).map_err(|e| match e {
-                    lowbit::plan::StreamError::Data(e) => e,
+                    lowbit::StreamError::Data(e) => e,
                     // Reading a slice and writing a Vec do not fail; kept for completeness.
-                    lowbit::plan::StreamError::Input(e) | lowbit::plan::StreamError::Output(e) => {
+                    lowbit::StreamError::Input(e) | lowbit::StreamError::Output(e) => {
                         Error::InvalidOp { op: "cast".into(), message: e.to_string() }
                     }
                 })?;
@@ -371,7 +371,7 @@ fn cast_from_strings(
         let dst = slice_mut(py, &mut dst, "destination")?;
         let n = texts.len();
         let parsed = py.detach(|| -> lowbit::Result<()> {
-            let out = lowbit::cast::cast(&Tensor::from_strings(vec![n], texts)?, to, &opts)?;
+            let out = lowbit::cast(&Tensor::from_strings(vec![n], texts)?, to, &opts)?;
             let raw = out.raw().ok_or(Error::UnsupportedDType {
                 op: "Cast",
                 dtype: "STRING",
@@ -410,7 +410,7 @@ fn cast_to_strings<'py>(
         let out = py
             .detach(|| -> lowbit::Result<Tensor> {
                 let raw = to_raw(from, src, src_codes)?.into_owned();
-                lowbit::cast::cast(&Tensor::from_raw(from, vec![n], raw)?, DType::String, &opts)
+                lowbit::cast(&Tensor::from_raw(from, vec![n], raw)?, DType::String, &opts)
             })
             .or_raise(py)?;
         let texts = out.strings().ok_or_else(|| usage(py, "the cast to STRING gave no strings"))?;
@@ -460,7 +460,7 @@ fn tensor(py: Python<'_>, arg: &TensorArg<'_>, what: &str) -> PyResult<Tensor> {
     let (buf, name, shape, codes) = arg;
     let d = dtype(py, name)?;
     let buf = slice(py, buf, what)?;
-    let n = element_count(shape).or_raise(py)?;
+    let n = Tensor::element_count(shape).or_raise(py)?;
     check_len(d, n, *codes, buf.len())
         .map_err(|e| Error::InvalidOp { op: what.to_string(), message: e.to_string() })
         .or_raise(py)?;
@@ -612,7 +612,7 @@ fn mx_quantize_into(
         let (x, scales, elements) =
             (slice(py, &x, "x")?, slice_mut(py, &mut scales, "scales")?, slice_mut(py, &mut elements, "elements")?);
         py.detach(|| -> lowbit::Result<()> {
-            let n = element_count(&shape)?;
+            let n = Tensor::element_count(&shape)?;
             if elements_codes && sub_byte(element_dtype) {
                 check_len(element_dtype, n, true, elements.len())?;
                 let mut packed = vec![0u8; packing::raw_len(element_dtype, n)?];
@@ -647,7 +647,7 @@ fn mx_dequantize_into(
         let (elements, scales, out) =
             (slice(py, &elements, "elements")?, slice(py, &scales, "scales")?, slice_mut(py, &mut out, "out")?);
         py.detach(|| -> lowbit::Result<()> {
-            let n = element_count(&shape)?;
+            let n = Tensor::element_count(&shape)?;
             check_len(element_dtype, n, elements_codes, elements.len())?;
             let raw = to_raw(element_dtype, elements, elements_codes)?;
             mx::dequantize_into(&shape, &raw, scales, &opts, out)
@@ -998,8 +998,7 @@ fn info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
                     Kind::Undefined => "undefined",
                 };
                 dict.set_item("kind", kind)?;
-                if let Kind::Integer { bits, signed } = d.kind() {
-                    let (low, high) = lowbit::dtype::integer_bounds(bits, signed);
+                if let (Kind::Integer { signed, .. }, Some((low, high))) = (d.kind(), d.integer_range()) {
                     dict.set_item("signed", signed)?;
                     dict.set_item("min", low)?;
                     dict.set_item("max", high)?;

@@ -34,20 +34,20 @@ mod sealed {
 /// (sealed).
 ///
 /// ```
-/// fn takes<Q: lowbit::bulk::Quantized>(_: Q) {}
+/// fn takes<Q: lowbit::bulk::QuantizeTarget>(_: Q) {}
 /// takes(0i8);
 /// takes(lowbit::F8E5M2::ZERO);
 /// ```
-pub trait Quantized: sealed::Sealed {}
+pub trait QuantizeTarget: sealed::Sealed {}
 
 /// The types [`quantize_packed`] and [`dequantize_packed`] store packed (ONNX `raw_data`): [`I4`],
 /// [`U4`] two per byte, [`I2`], [`U2`] four per byte (sealed).
 ///
 /// ```
-/// fn takes<Q: lowbit::bulk::PackedQuantized>(_: Q) {}
+/// fn takes<Q: lowbit::bulk::PackedQuantizeTarget>(_: Q) {}
 /// takes(lowbit::U2::ONE);
 /// ```
-pub trait PackedQuantized: Quantized {}
+pub trait PackedQuantizeTarget: QuantizeTarget {}
 
 macro_rules! quantized {
     ($($t:ty => $value:expr),*) => {$(
@@ -56,7 +56,7 @@ macro_rules! quantized {
                 $value(self)
             }
         }
-        impl Quantized for $t {}
+        impl QuantizeTarget for $t {}
     )*};
 }
 
@@ -67,10 +67,10 @@ quantized!(
     F8E5M2 => F8E5M2::to_f64, F8E5M2FNUZ => F8E5M2FNUZ::to_f64
 );
 
-impl PackedQuantized for I4 {}
-impl PackedQuantized for U4 {}
-impl PackedQuantized for I2 {}
-impl PackedQuantized for U2 {}
+impl PackedQuantizeTarget for I4 {}
+impl PackedQuantizeTarget for U4 {}
+impl PackedQuantizeTarget for I2 {}
+impl PackedQuantizeTarget for U2 {}
 
 /// ONNX `QuantizeLinear` with one scale and zero point for the whole slice (per-tensor, a FLOAT
 /// `y_scale`, `y_zero_point` given, saturate=1, the `spec` profile), into one element of `dst` per
@@ -90,7 +90,7 @@ impl PackedQuantized for U2 {}
 /// quantize(&[3.0, 1000.0], 2.0, F8E4M3FN::ZERO, &mut f8).unwrap();
 /// assert_eq!(f8.map(F8E4M3FN::to_f32), [1.5, 448.0]); // 500 saturates to 448
 /// ```
-pub fn quantize<Q: Quantized>(src: &[f32], scale: f32, zero_point: Q, dst: &mut [Q]) -> Result<()> {
+pub fn quantize<Q: QuantizeTarget>(src: &[f32], scale: f32, zero_point: Q, dst: &mut [Q]) -> Result<()> {
     same_length("quantize", dst.len(), src.len())?;
     let mut codes = CodeStage::new(Q::DTYPE);
     quantize_pieces(src, scale, zero_point, |start, len, raw| {
@@ -109,7 +109,7 @@ pub fn quantize<Q: Quantized>(src: &[f32], scale: f32, zero_point: Q, dst: &mut 
 /// // 0.9/0.25 = 3.6 -> 4, + 1 = 5; -8 + 1 = -7 (0x9); 120 + 1 saturates to 7.
 /// assert_eq!(raw, [0x95, 0x07]);
 /// ```
-pub fn quantize_packed<Q: PackedQuantized>(src: &[f32], scale: f32, zero_point: Q, dst: &mut [u8]) -> Result<()> {
+pub fn quantize_packed<Q: PackedQuantizeTarget>(src: &[f32], scale: f32, zero_point: Q, dst: &mut [u8]) -> Result<()> {
     raw_length_is(Q::DTYPE, src.len(), dst.len())?;
     quantize_pieces(src, scale, zero_point, |start, _, raw| {
         let at = packing::raw_len(Q::DTYPE, start).expect("checked above");
@@ -118,7 +118,7 @@ pub fn quantize_packed<Q: PackedQuantized>(src: &[f32], scale: f32, zero_point: 
 }
 
 /// Quantizes `src` a piece at a time, handing `write(start, len, raw)` each piece's raw data.
-fn quantize_pieces<Q: Quantized>(
+fn quantize_pieces<Q: QuantizeTarget>(
     src: &[f32],
     scale: f32,
     zero_point: Q,
@@ -156,7 +156,7 @@ fn quantize_pieces<Q: Quantized>(
 /// assert_eq!(y, [6.0]);
 /// assert!(dequantize(&[F8E5M2::ZERO], 1.0, F8E5M2::ONE, &mut y).is_err());
 /// ```
-pub fn dequantize<Q: Quantized>(src: &[Q], scale: f32, zero_point: Q, dst: &mut [f32]) -> Result<()> {
+pub fn dequantize<Q: QuantizeTarget>(src: &[Q], scale: f32, zero_point: Q, dst: &mut [f32]) -> Result<()> {
     same_length("dequantize", dst.len(), src.len())?;
     let mut codes = CodeStage::new(Q::DTYPE);
     dequantize_pieces::<Q>(scale, zero_point, dst, |start, len, raw| codes.pack(&src[start..start + len], raw))
@@ -171,7 +171,12 @@ pub fn dequantize<Q: Quantized>(src: &[Q], scale: f32, zero_point: Q, dst: &mut 
 /// dequantize_packed(&[0xF0, 0x08], 0.25, U4::from_bits(8), &mut y).unwrap();
 /// assert_eq!(y, [-2.0, 1.75, 0.0]); // (0-8)/4, (15-8)/4, (8-8)/4
 /// ```
-pub fn dequantize_packed<Q: PackedQuantized>(src: &[u8], scale: f32, zero_point: Q, dst: &mut [f32]) -> Result<()> {
+pub fn dequantize_packed<Q: PackedQuantizeTarget>(
+    src: &[u8],
+    scale: f32,
+    zero_point: Q,
+    dst: &mut [f32],
+) -> Result<()> {
     raw_length_is(Q::DTYPE, dst.len(), src.len())?;
     dequantize_pieces::<Q>(scale, zero_point, dst, |start, _, raw| {
         let at = packing::raw_len(Q::DTYPE, start).expect("checked above");
@@ -181,7 +186,7 @@ pub fn dequantize_packed<Q: PackedQuantized>(src: &[u8], scale: f32, zero_point:
 
 /// Dequantizes `dst.len()` elements a piece at a time, `read(start, len, raw)` filling each
 /// piece's raw data.
-fn dequantize_pieces<Q: Quantized>(
+fn dequantize_pieces<Q: QuantizeTarget>(
     scale: f32,
     zero_point: Q,
     dst: &mut [f32],

@@ -127,9 +127,9 @@ pub(crate) fn tensor_bytes(t: &Tensor) -> u64 {
 /// What a `Tensor` takes besides its elements and its shape.
 pub(crate) const TENSOR_OVERHEAD: u64 = core::mem::size_of::<Tensor>() as u64;
 
-/// What `count` strings take besides their text (their end offsets in a [`crate::tensor::Texts`]).
+/// What `count` strings take besides their text (their end offsets in a [`crate::texts::Texts`]).
 pub(crate) fn string_headers(count: usize) -> u64 {
-    crate::tensor::Texts::index_bytes(count)
+    crate::texts::Texts::index_bytes(count)
 }
 
 #[cfg(test)]

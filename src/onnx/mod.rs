@@ -1,12 +1,11 @@
 //! ONNX files: the protobuf messages ([`proto`]), `TensorProto` <-> [`crate::tensor::Tensor`]
 //! ([`tensor_proto`]), tensors stored outside the model ([`external`]), a small graph runner
-//! ([`runner`]) under [`limits`], bounded file reading ([`files`], shared with the tables), all-or-nothing output writing
+//! ([`runner`]) under [`limits`], bounded file reading ([`crate::files`]), all-or-nothing output writing
 //! ([`outputs`]), and the backend node-test runner ([`conformance`]).
 
 mod budget;
 pub mod conformance;
 pub mod external;
-pub use crate::files;
 pub mod limits;
 pub mod outputs;
 pub mod proto;

@@ -1066,7 +1066,7 @@ fn stack(parts: &[Slot<'_>], body: &GraphProto, output_index: usize) -> Result<T
     }
     let dtype = first.dtype();
     if dtype == DType::String {
-        let all: crate::tensor::Texts = parts.iter().filter_map(|p| p.tensor().strings()).flatten().collect();
+        let all: crate::texts::Texts = parts.iter().filter_map(|p| p.tensor().strings()).flatten().collect();
         return Tensor::from_strings(shape, all);
     }
     let each = first.len();

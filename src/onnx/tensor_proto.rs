@@ -60,7 +60,7 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
     let n = element_count(&shape)?;
     if dtype == DType::String {
         count_matches("string_data", p.string_data.len(), n, dtype)?;
-        let mut strings = crate::tensor::Texts::with_capacity(n, p.string_data.iter().map(Vec::len).sum());
+        let mut strings = crate::texts::Texts::with_capacity(n, p.string_data.iter().map(Vec::len).sum());
         for (i, s) in p.string_data.iter().enumerate() {
             let text = std::str::from_utf8(s)
                 .map_err(|e| bad(format!("string_data[{i}] is not UTF-8 (invalid byte at {})", e.valid_up_to())))?;

@@ -37,17 +37,17 @@ pub mod slice;
 
 pub use gather::{gather, GATHER_VERSIONS};
 pub use range::{
-    openvino_range, range, range1, range4, range_with, OpenVinoRange, RangeCount, RangeOptions, RangeValues,
-    DEFAULT_MAX_ELEMENTS, RANGE_VERSIONS,
+    openvino_range, range, range1, range4, range_with, RangeOptions, DEFAULT_MAX_ELEMENTS, RANGE_VERSIONS,
 };
-pub use slice::{slice, slice_lists, RepeatedAxes, SliceArgs, SLICE_VERSIONS};
+pub use slice::{slice, slice_lists, SliceArgs, SLICE_VERSIONS};
 
 use crate::alloc_prelude::*;
 use crate::convert::{decode_element, Element};
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::{Error, Result};
 use crate::packing;
-use crate::tensor::{Data, Tensor, Texts};
+use crate::tensor::{Data, Tensor};
+use crate::texts::Texts;
 
 pub(crate) use crate::op_output::{zeroed, AllocationGuard, Unbudgeted};
 pub(crate) use crate::opset::schema_version;

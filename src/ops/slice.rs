@@ -22,7 +22,7 @@
 use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
 use crate::ops::{integer_values, schema_version, AllocationGuard, Runs, Unbudgeted};
-pub use crate::profile::RepeatedAxes;
+use crate::profile::RepeatedAxes;
 use crate::profile::{Profile, SlicePolicy};
 use crate::tensor::{element_count, Tensor};
 

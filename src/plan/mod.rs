@@ -17,14 +17,8 @@
 //! core), once per process. `tests/plan.rs` compares every plan with the core on every source
 //! pattern of 16 bits or fewer, and the float32/float64 kernels on every top-16-bit pattern.
 
-mod decode;
-pub mod encode;
-pub mod lut;
-pub mod quantize;
-pub mod simd;
 #[cfg(feature = "std")]
 mod stream;
-mod truncate;
 
 #[cfg(feature = "std")]
 pub use stream::{StreamError, STREAM_PIECE};
@@ -33,13 +27,15 @@ use crate::alloc_prelude::*;
 use crate::convert::{self, CastOptions};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::kernels::encode::{
+    self, ExponentKernel, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder,
+};
+#[cfg(feature = "quant")]
+use crate::kernels::WithLaneEncoder;
+use crate::kernels::{decode, lut, simd, split_table, truncate, LANE_CHUNK};
 use crate::once::Memo;
 use crate::packing;
 use alloc::sync::Arc;
-use encode::{ExponentKernel, FloatLane, IntegerKernel, MinifloatEncoder, SplitTable, TruncatedEncoder};
-
-/// Elements per chunk of the lane engines: the chunk's buffers stay in L1.
-pub(crate) const CHUNK: usize = 1024;
 
 /// A resolved conversion between two fixed-width numeric dtypes (ONNX `Cast` on raw data).
 #[derive(Clone, Debug)]
@@ -146,63 +142,6 @@ impl NarrowKernel {
             // F16C (the instruction): the sign and the top 10 payload bits, quiet bit set.
             NarrowKernel::HardwareF16(_) => (bits >> 16 & 0x8000) as u16 | 0x7E00 | (bits >> 13 & 0x3FF) as u16,
         }
-    }
-}
-
-/// A float32 lane kernel of a plan, lent to code that transforms its lanes before encoding them
-/// (MX scales them by a power of two): the same code as the plan gives, with no buffer between the
-/// transform and the encoding.
-#[cfg(feature = "quant")]
-pub(crate) trait LaneEncoder {
-    /// The target code of one float32 lane.
-    fn encode_lane(&self, x: f32) -> u16;
-}
-
-/// What a caller of [`Plan::with_finite_lane_encoder`] runs with the kernel: generic, so that it
-/// is compiled (and inlined) once per kernel type.
-#[cfg(feature = "quant")]
-pub(crate) trait WithLaneEncoder {
-    type Output;
-    fn run<E: LaneEncoder>(self, encoder: &E) -> Self::Output;
-}
-
-#[cfg(feature = "quant")]
-impl LaneEncoder for MinifloatEncoder {
-    #[inline(always)]
-    fn encode_lane(&self, x: f32) -> u16 {
-        self.encode(x)
-    }
-}
-
-#[cfg(feature = "quant")]
-impl LaneEncoder for encode::FiniteEncoder {
-    #[inline(always)]
-    fn encode_lane(&self, x: f32) -> u16 {
-        self.encode(x)
-    }
-}
-
-#[cfg(feature = "quant")]
-impl LaneEncoder for TruncatedEncoder {
-    #[inline(always)]
-    fn encode_lane(&self, x: f32) -> u16 {
-        self.encode(x)
-    }
-}
-
-#[cfg(feature = "quant")]
-impl LaneEncoder for SplitTable {
-    #[inline(always)]
-    fn encode_lane(&self, x: f32) -> u16 {
-        u16::from(self.encode(x))
-    }
-}
-
-#[cfg(feature = "quant")]
-impl LaneEncoder for ExponentKernel {
-    #[inline(always)]
-    fn encode_lane(&self, x: f32) -> u16 {
-        u16::from(self.encode(x))
     }
 }
 
@@ -325,7 +264,7 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
         }
         return Ok(NarrowKernel::Minifloat(encoder.expect("float16 and bfloat16 have an encoder")));
     }
-    let table = cached_split(to, opts)?;
+    let table = split_table(to, opts)?;
     if let Some(encoder) = encoder.filter(|e| table.agrees_with(e)) {
         return Ok(NarrowKernel::Minifloat(encoder));
     }
@@ -335,51 +274,21 @@ fn narrow_kernel(to: DType, opts: &CastOptions) -> Result<NarrowKernel> {
     })
 }
 
-/// The split table of float32 -> `to` (8 bits or fewer), built from the core once per process.
-fn cached_split(to: DType, opts: &CastOptions) -> Result<Arc<SplitTable>> {
-    type Key = (DType, bool, convert::RoundMode, crate::profile::Profile);
-    static TABLES: Memo<Key, Arc<SplitTable>> = Memo::new();
-    let key = (to, opts.saturate, opts.round_mode, opts.profile);
-    TABLES.get_or_try_build(key, || {
-        let mut failed = None;
-        let table = SplitTable::build(|bits| {
-            convert::convert_code(DType::Float, to, u64::from(bits), opts).unwrap_or_else(|e| {
-                failed = Some(e);
-                0
-            }) as u8
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        Ok(Arc::new(table))
-    })
+/// One engine over one span, as [`simd::widest`] runs it.
+struct EngineRun<'a> {
+    plan: &'a Plan,
+    engine: &'a Engine,
+    src: &'a [u8],
+    dst: &'a mut [u8],
+    n: usize,
+    scratch: &'a mut Option<Box<Scratch>>,
 }
 
-/// float32 -> a float target of 8 bits or fewer, one value at a time, with the answers of
-/// [`Plan`] (the scalar types' `from_f32`): one lookup in the split table (the core's answer for
-/// every top-16-bit pattern and whether the low 16 bits are zero), which for single values beats
-/// any encoder's chain of selects.
-#[derive(Clone, Debug)]
-pub struct F32Kernel(Arc<SplitTable>);
-
-impl F32Kernel {
-    /// The kernel for ONNX `Cast` from FLOAT to `to` (a float dtype of 8 bits or fewer).
-    pub fn new(to: DType, opts: &CastOptions) -> Result<F32Kernel> {
-        match to.float_format() {
-            Some(f) if f.width() <= 8 => Ok(F32Kernel(cached_split(to, opts)?)),
-            _ => Err(Error::UnsupportedDType {
-                op: "F32Kernel",
-                dtype: to.onnx_name(),
-                why: "the scalar kernel is for float targets of 8 bits or fewer",
-            }),
-        }
-    }
-
-    /// The code of one value.
-    #[inline]
-    #[must_use]
-    pub fn encode(&self, x: f32) -> u8 {
-        self.0.encode(x)
+impl simd::Kernel for EngineRun<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        self.plan.run_engine_inline(self.engine, self.src, self.dst, self.n, self.scratch);
     }
 }
 
@@ -571,12 +480,12 @@ impl Plan {
         self.check_lengths(src, dst, n)?;
         // No more threads than pieces of 4 chunks: a thread count from the command line cannot
         // make the pool larger than the work.
-        let threads = threads.clamp(1, n.div_ceil(4 * CHUNK).max(1));
-        if threads == 1 || n < 4 * CHUNK {
+        let threads = threads.clamp(1, n.div_ceil(4 * LANE_CHUNK).max(1));
+        if threads == 1 || n < 4 * LANE_CHUNK {
             return self.run(src, dst, n);
         }
         // Pieces start on a multiple of 4 elements, a byte boundary for every packing.
-        let piece = n.div_ceil(threads).next_multiple_of(4 * CHUNK);
+        let piece = n.div_ceil(threads).next_multiple_of(4 * LANE_CHUNK);
         let mut spans = Vec::new();
         for (start, end, engine) in self.segments(n) {
             let mut s = start;
@@ -639,8 +548,8 @@ impl Plan {
         mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<()>,
         mut write: impl FnMut(usize, usize, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let mut src = vec![0u8; raw_len(self.from, CHUNK)];
-        let mut dst = vec![0u8; raw_len(self.to, CHUNK)];
+        let mut src = vec![0u8; raw_len(self.from, LANE_CHUNK)];
+        let mut dst = vec![0u8; raw_len(self.to, LANE_CHUNK)];
         let mut scratch = None;
         for (s, e, engine) in self.pieces(n) {
             let (src_len, dst_len) =
@@ -665,7 +574,7 @@ impl Plan {
         if src.len() != expected {
             return Err(Error::RawLength { dtype: self.from.onnx_name(), elements: n, expected, actual: src.len() });
         }
-        let mut dst = vec![0u8; raw_len(self.to, CHUNK)];
+        let mut dst = vec![0u8; raw_len(self.to, LANE_CHUNK)];
         let mut scratch = None;
         for (s, e, engine) in self.pieces(n) {
             let source = &src[raw_len(self.from, s)..raw_len(self.from, e)];
@@ -676,11 +585,11 @@ impl Plan {
         Ok(())
     }
 
-    /// The pieces of `n` elements: whole chunks from a multiple of [`CHUNK`] (so each starts on a
+    /// The pieces of `n` elements: whole chunks from a multiple of [`LANE_CHUNK`] (so each starts on a
     /// group boundary) within each segment, with the segment's engine.
     fn pieces(&self, n: usize) -> impl Iterator<Item = (usize, usize, &Engine)> {
         self.segments(n).flat_map(|(start, end, engine)| {
-            let piece_end = move |s: usize| end.min(s - s % CHUNK + CHUNK);
+            let piece_end = move |s: usize| end.min(s - s % LANE_CHUNK + LANE_CHUNK);
             core::iter::successors(Some(start), move |&s| Some(piece_end(s)).filter(|&e| e < end))
                 .map(move |s| (s, piece_end(s), engine))
         })
@@ -692,15 +601,13 @@ impl Plan {
         self.run_engine(engine, src_part, dst_part, end - start, &mut None);
     }
 
+    /// Runs one engine compiled for the widest instruction set the CPU has.
     fn run_engine(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
-        #[cfg(target_arch = "x86_64")]
-        simd::x86::run_engine(self, engine, src, dst, n, scratch);
-        #[cfg(not(target_arch = "x86_64"))]
-        self.run_engine_inline(engine, src, dst, n, scratch);
+        simd::widest(EngineRun { plan: self, engine, src, dst, n, scratch });
     }
 
-    /// Runs one engine. Always inlined, so the SIMD module's copy compiles it (and the kernels it
-    /// inlines) with its instruction set.
+    /// Runs one engine. Always inlined, so each of [`simd::widest`]'s copies compiles it (and the
+    /// kernels it inlines) with its instruction set.
     #[inline(always)]
     fn run_engine_inline(
         &self,
@@ -740,7 +647,7 @@ impl Plan {
         let width = self.from.bits().expect("fixed width") as usize / 8;
         let mut start = 0;
         while start < n {
-            let len = CHUNK.min(n - start);
+            let len = LANE_CHUNK.min(n - start);
             let s = &src[start * width..(start + len) * width];
             let d = &mut dst[raw_len(self.to, start)..raw_len(self.to, start + len)];
             self.run_chunk(lanes, s, d, len, scratch);
@@ -804,7 +711,7 @@ impl Plan {
                         // `for_each` (a `fold` of its own) may stay a call compiled without it.
                         match kernel {
                             NarrowKernel::HardwareF16(e) => {
-                                let mut nan_lanes = [0u64; CHUNK / 64];
+                                let mut nan_lanes = [0u64; LANE_CHUNK / 64];
                                 simd::f32_to_f16(src, dst, e, &mut nan_lanes);
                                 if *nan_to_core {
                                     *declined = nan_lanes;
@@ -1039,7 +946,7 @@ impl Plan {
 
     /// Hands the lanes marked in `declined` to the core (with the source element's own code, so
     /// every rule of the profile applies) and stores the core's codes with `store`.
-    fn decline(&self, lanes: &Lanes, src: &[u8], declined: &[u64; CHUNK / 64], mut store: impl FnMut(usize, u64)) {
+    fn decline(&self, lanes: &Lanes, src: &[u8], declined: &[u64; LANE_CHUNK / 64], mut store: impl FnMut(usize, u64)) {
         let width = self.from.bits().expect("fixed width") as usize / 8;
         for (w, &word) in declined.iter().enumerate() {
             let mut word = word;
@@ -1064,7 +971,7 @@ impl Plan {
 /// each group of 64 is first tested as a whole (a vectorised fold) and only a group with a marked
 /// lane is visited lane by lane.
 #[inline(always)]
-fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T) -> bool + Copy) {
+fn mark<T: Copy>(declined: &mut [u64; LANE_CHUNK / 64], lanes: &[T], pred: impl Fn(T) -> bool + Copy) {
     for (word, group) in declined.iter_mut().zip(lanes.chunks(64)) {
         if group.iter().fold(false, |any, &x| any | pred(x)) {
             *word |= group.iter().enumerate().fold(0u64, |m, (j, &x)| m | u64::from(pred(x)) << j);
@@ -1074,7 +981,7 @@ fn mark<T: Copy>(declined: &mut [u64; CHUNK / 64], lanes: &[T], pred: impl Fn(T)
 
 /// [`mark`] on float32 lanes read straight from little-endian source bytes.
 #[inline(always)]
-fn mark_f32(declined: &mut [u64; CHUNK / 64], src: &[u8], pred: impl Fn(f32) -> bool + Copy) {
+fn mark_f32(declined: &mut [u64; LANE_CHUNK / 64], src: &[u8], pred: impl Fn(f32) -> bool + Copy) {
     let lane = |b: &[u8]| f32::from_le_bytes(b.try_into().expect("4 bytes"));
     for (word, group) in declined.iter_mut().zip(src.chunks(64 * 4)) {
         if group.chunks_exact(4).fold(false, |any, b| any | pred(lane(b))) {
@@ -1085,27 +992,27 @@ fn mark_f32(declined: &mut [u64; CHUNK / 64], src: &[u8], pred: impl Fn(f32) -> 
 
 /// The lane engines' buffers for one chunk, allocated once per run (not per chunk).
 pub(crate) struct Scratch {
-    f32s: [f32; CHUNK],
-    f64s: [f64; CHUNK],
-    ints: [i32; CHUNK],
-    codes16: [u16; CHUNK],
-    codes64: [u64; CHUNK],
+    f32s: [f32; LANE_CHUNK],
+    f64s: [f64; LANE_CHUNK],
+    ints: [i32; LANE_CHUNK],
+    codes16: [u16; LANE_CHUNK],
+    codes64: [u64; LANE_CHUNK],
     /// One bit per lane: handed to the core.
-    declined: [u64; CHUNK / 64],
+    declined: [u64; LANE_CHUNK / 64],
     /// One byte per lane: answered by a table (exponent kernels' special lanes).
-    flags: [u8; CHUNK],
+    flags: [u8; LANE_CHUNK],
 }
 
 impl Scratch {
     fn new() -> Box<Scratch> {
         Box::new(Scratch {
-            f32s: [0.0; CHUNK],
-            f64s: [0.0; CHUNK],
-            ints: [0; CHUNK],
-            codes16: [0; CHUNK],
-            codes64: [0; CHUNK],
-            declined: [0; CHUNK / 64],
-            flags: [0; CHUNK],
+            f32s: [0.0; LANE_CHUNK],
+            f64s: [0.0; LANE_CHUNK],
+            ints: [0; LANE_CHUNK],
+            codes16: [0; LANE_CHUNK],
+            codes64: [0; LANE_CHUNK],
+            declined: [0; LANE_CHUNK / 64],
+            flags: [0; LANE_CHUNK],
         })
     }
 }
@@ -1178,13 +1085,16 @@ mod tests {
         let mut two_segments = false;
         for profile in Profile::ALL {
             let plan = Plan::new(DType::Float, DType::Float16, &CastOptions::with_profile(profile)).unwrap();
-            two_segments |= plan.segments(3 * CHUNK + 7).count() == 2;
-            for n in [0, 1, 5, 31, 32, 33, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7] {
+            two_segments |= plan.segments(3 * LANE_CHUNK + 7).count() == 2;
+            for n in [0, 1, 5, 31, 32, 33, LANE_CHUNK - 1, LANE_CHUNK, LANE_CHUNK + 1, 3 * LANE_CHUNK + 7] {
                 let starts: Vec<usize> = plan.segments(n).map(|(s, _, _)| s).collect();
                 let mut next = 0;
                 for (s, e, _) in plan.pieces(n) {
                     assert_eq!(s, next, "{profile:?} n={n}");
-                    assert!(s < e && e - s <= CHUNK && (s % CHUNK == 0 || starts.contains(&s)), "{profile:?} {s}..{e}");
+                    assert!(
+                        s < e && e - s <= LANE_CHUNK && (s % LANE_CHUNK == 0 || starts.contains(&s)),
+                        "{profile:?} {s}..{e}"
+                    );
                     next = e;
                 }
                 assert_eq!(next, n, "{profile:?} n={n}");
@@ -1198,7 +1108,7 @@ mod tests {
         for profile in Profile::ALL {
             for to in [DType::Float8E4M3FN, DType::Float8E5M2FNUZ, DType::Int4, DType::Float16, DType::Uint32] {
                 let plan = Plan::new(DType::Float, to, &CastOptions::with_profile(profile)).unwrap();
-                for n in [0, 3, 33, CHUNK + 5, 2 * CHUNK + 64] {
+                for n in [0, 3, 33, LANE_CHUNK + 5, 2 * LANE_CHUNK + 64] {
                     let src = source(n);
                     let mut whole = vec![0u8; raw_len(to, n)];
                     plan.run(&src, &mut whole, n).unwrap();

@@ -17,10 +17,10 @@ use crate::alloc_prelude::*;
 use crate::convert::CastOptions;
 use crate::dtype::{DType, Kind, Packing};
 use crate::error::Result;
+use crate::kernels::encode::{FloatLane, IntegerKernel};
+use crate::kernels::quantize::IntegerQuantizer;
 use crate::op_output::{AllocationGuard, Unbudgeted};
 use crate::packing;
-use crate::plan::encode::{FloatLane, IntegerKernel};
-use crate::plan::quantize::IntegerQuantizer;
 use crate::plan::Plan;
 use crate::profile::{DequantizeArithmetic, Policy, Profile, QuantizeDivision, QuantizeSpecials};
 use crate::round::{self, RoundingMode, RoundingOptions};
@@ -367,14 +367,14 @@ fn pack_codes(dtype: DType, codes: &[u16], raw: &mut [u8]) {
         codes: &'a [u16],
         raw: &'a mut [u8],
     }
-    impl crate::plan::simd::Kernel for Pack<'_> {
+    impl crate::kernels::simd::Kernel for Pack<'_> {
         type Output = ();
         #[inline(always)]
         fn run(self) {
             packing::pack_u16(self.dtype, self.codes, self.raw);
         }
     }
-    crate::plan::simd::widest(Pack { dtype, codes, raw });
+    crate::kernels::simd::widest(Pack { dtype, codes, raw });
 }
 
 /// A QuantizeLinear scale's values.

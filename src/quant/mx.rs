@@ -44,7 +44,7 @@
 //! two and encoded at once by the lane kernel of the [`Plan`] from FLOAT to the element type
 //! (saturating, nearest even; the plan is resolved once per call and its kernel derived from the
 //! core), piece by piece, then packed. MXINT8 rounds with the plans' integer kernel
-//! ([`crate::plan::quantize::IntegerQuantizer`], nearest even) after a clamp to [-128, 127].
+//! ([`crate::kernels::quantize::IntegerQuantizer`], nearest even) after a clamp to [-128, 127].
 //! Dequantizing runs the element -> FLOAT plan and multiplies by the scales, which the E8M0 ->
 //! FLOAT plan decodes. In whole blocks of 32 the decoding and the multiplication share
 //! one loop: one-byte elements through the plan's arithmetic decoding (a function of the code,
@@ -56,8 +56,8 @@ use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
 use crate::format;
+use crate::kernels::quantize::IntegerQuantizer;
 use crate::packing;
-use crate::plan::quantize::IntegerQuantizer;
 use crate::plan::Plan;
 use crate::tensor::{element_count, Tensor};
 
@@ -317,7 +317,7 @@ pub fn quantize_into(
     };
     let element = ElementLimits::new(opts.format)?;
     // The block loops compiled for the widest instruction set the CPU has.
-    crate::plan::simd::widest(QuantizeBlocks { g: &g, src, element: &element, opts, scales, elements })
+    crate::kernels::simd::widest(QuantizeBlocks { g: &g, src, element: &element, opts, scales, elements })
 }
 
 /// [`quantize_into`] after the checks: scales, then elements through the plan.
@@ -330,7 +330,7 @@ struct QuantizeBlocks<'a> {
     elements: &'a mut [u8],
 }
 
-impl crate::plan::simd::Kernel for QuantizeBlocks<'_> {
+impl crate::kernels::simd::Kernel for QuantizeBlocks<'_> {
     type Output = Result<()>;
     #[inline(always)]
     fn run(self) -> Result<()> {
@@ -400,10 +400,10 @@ struct EncodeScaled<'a> {
     elements: &'a mut [u8],
 }
 
-impl crate::plan::WithLaneEncoder for EncodeScaled<'_> {
+impl crate::kernels::WithLaneEncoder for EncodeScaled<'_> {
     type Output = Result<()>;
     #[inline(always)]
-    fn run<E: crate::plan::LaneEncoder>(self, encoder: &E) -> Result<()> {
+    fn run<E: crate::kernels::LaneEncoder>(self, encoder: &E) -> Result<()> {
         let EncodeScaled { blocks, element_dtype, scales, elements } = self;
         // Scaled values are finite (a block with a NaN or an infinity is written as zeros), the
         // lanes on which the kernel gives the plan's codes.
@@ -538,7 +538,7 @@ pub fn dequantize_into(
     let factors: Vec<f32> = decoded.chunks_exact(4).map(|b| f32_at(b) * implicit).collect();
     drop(decoded);
     let plan = Plan::new(element_dtype, DType::Float, &CastOptions::default())?;
-    crate::plan::simd::widest(DequantizeBlocks { g: &g, plan: &plan, elements, factors: &factors, out })
+    crate::kernels::simd::widest(DequantizeBlocks { g: &g, plan: &plan, elements, factors: &factors, out })
 }
 
 /// [`dequantize_into`] after the checks: elements through the plan, times their block's scale.
@@ -550,7 +550,7 @@ struct DequantizeBlocks<'a> {
     out: &'a mut [u8],
 }
 
-impl crate::plan::simd::Kernel for DequantizeBlocks<'_> {
+impl crate::kernels::simd::Kernel for DequantizeBlocks<'_> {
     type Output = Result<()>;
     #[inline(always)]
     fn run(self) -> Result<()> {
@@ -581,7 +581,7 @@ fn dequantize_blocks(g: &Geometry, plan: &Plan, elements: &[u8], factors: &[f32]
         let mut values = [0u8; 64];
         plan.run(&NIBBLE_CODES_IN_ORDER, &mut values, 16)?;
         let values: [f32; 16] = core::array::from_fn(|c| f32_at(&values[4 * c..4 * c + 4]));
-        if crate::plan::simd::nibble_blocks_to_f32(&values, elements, factors, out) {
+        if crate::kernels::simd::nibble_blocks_to_f32(&values, elements, factors, out) {
             return Ok(());
         }
     }

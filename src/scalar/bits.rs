@@ -13,7 +13,7 @@ use core::hash::{Hash, Hasher};
 /// values below all negative ones), not of the values: use `total_cmp` for that.
 ///
 /// ```
-/// use lowbit::scalar::Bits;
+/// use lowbit::Bits;
 /// use lowbit::F8E4M3FN;
 /// use std::collections::HashSet;
 ///

@@ -48,9 +48,9 @@ use serde::ser::{Serialize, Serializer};
 ///
 /// #[derive(Serialize, Deserialize)]
 /// struct Codes {
-///     #[serde(with = "lowbit::scalar::serde_bits")]
+///     #[serde(with = "lowbit::serde_bits")]
 ///     x: F8E5M2,
-///     #[serde(with = "lowbit::scalar::serde_bits")]
+///     #[serde(with = "lowbit::serde_bits")]
 ///     y: F4E2M1,
 /// }
 ///

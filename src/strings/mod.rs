@@ -1,8 +1,8 @@
 //! ONNX `Cast` to and from STRING, one element at a time (profile rows `strings.grammar` and
 //! `strings.number_style`).
 //!
-//! Text is read with one of three grammars ([`StringGrammar`]) and numbers are written in one of
-//! three styles ([`NumberStyle`]): the `spec` profile's, the onnx reference's (Python and numpy)
+//! Text is read with one of three grammars ([`StringGrammar`](crate::profile::StringGrammar)) and numbers are written in one of
+//! three styles ([`NumberStyle`](crate::profile::NumberStyle)): the `spec` profile's, the onnx reference's (Python and numpy)
 //! and onnxruntime's (`strtod`/`stoll`/`stoull` and `%.8g`). Which one applies to which dtype is the
 //! caller's decision (the profile table); every grammar and style works for every numeric dtype.
 //!
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::F64;
 #[cfg(feature = "strings")]
 use crate::format::{FloatFormat, NonFinite, F32};
-pub use crate::profile::{NumberStyle, StringGrammar};
+use crate::profile::StringGrammar;
 use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
 use core::cmp::Ordering;

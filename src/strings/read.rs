@@ -18,7 +18,8 @@ pub fn parse_exact_value(text: &str) -> Result<Value> {
 /// or float32 (strtod) reading to the target. Errors name the problem and quote the text.
 ///
 /// ```
-/// use lowbit::strings::{parse_to_code, StringGrammar};
+/// use lowbit::profile::StringGrammar;
+/// use lowbit::strings::parse_to_code;
 /// use lowbit::{CastOptions, DType};
 ///
 /// let opts = CastOptions::default();

@@ -108,7 +108,8 @@ pub fn value_to_exact_decimal(value: &Value) -> String {
 /// them). Every numeric dtype and BOOL works in every style; other dtypes are an `Err`.
 ///
 /// ```
-/// use lowbit::strings::{format_code, NumberStyle};
+/// use lowbit::profile::NumberStyle;
+/// use lowbit::strings::format_code;
 /// use lowbit::DType;
 ///
 /// // float16 0x4248 is 2 * (1 + 584/1024) = 3.140625; its neighbours are 3.138671875 and

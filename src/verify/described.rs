@@ -8,8 +8,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::packing;
 use crate::plan::StreamError;
+use crate::profile::StringGrammar;
 use crate::round::{RoundingMode, Tininess};
-use crate::strings::{self, value_to_exact_decimal, StringGrammar};
+use crate::strings::{self, value_to_exact_decimal};
 
 /// `lowbit cast` where a side is a described format (an ONNX dtype on the other side, or another
 /// described format): IEEE conversion through the core ([`Converter`]), rounded to

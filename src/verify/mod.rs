@@ -1,7 +1,7 @@
 //! **Conversions for hardware verification**: IEEE 754 semantics on every format lowbit knows
 //! (the ONNX dtypes, floats and integers) and on described formats (`e4m3,special=ieee`), with
 //! every rounding mode, the three tininess rules, optional saturation, and the exception flags
-//! in TestFloat's layout. ONNX `Cast` and its profiles keep their own rules ([`crate::convert`]);
+//! in TestFloat's layout. ONNX `Cast` and its profiles keep their own rules ([`crate::convert_code`]);
 //! this module is what the verification commands (`lowbit vectors`, `check`, `sweep`, `diff`)
 //! build on.
 //!
@@ -32,7 +32,7 @@ use core::fmt;
 use core::ops::Range;
 use rayon::prelude::*;
 
-pub use crate::round::{RoundingMode, Status, Tininess};
+use crate::round::{RoundingMode, Status, Tininess};
 pub use described::DescribedCast;
 
 /// A format a verification conversion reads or writes: an ONNX dtype (a float or an integer)
@@ -236,7 +236,8 @@ impl Converter {
     /// Resolves the conversion from `from` to `to` with `options`.
     ///
     /// ```
-    /// use lowbit::verify::{Converter, Format, Status, VerifyOptions};
+    /// use lowbit::round::Status;
+    /// use lowbit::verify::{Converter, Format, VerifyOptions};
     ///
     /// let from = Format::parse("f32")?;
     /// let to = Format::parse("e4m3,special=ieee")?; // 1-4-3, bias 7, Inf at 0x78, max 240

@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use crate::oracle::{self, OFormat, OMode, OValue};
-use lowbit::convert::{CastOptions, RoundMode};
-use lowbit::dtype::{DType, Kind};
+use lowbit::{CastOptions, RoundMode};
+use lowbit::{DType, Kind};
 
 /// The oracle's name for a numeric dtype (`None` for BOOL, STRING and the rest).
 pub fn oformat(d: DType) -> Option<OFormat> {

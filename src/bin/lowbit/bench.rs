@@ -2,14 +2,15 @@
 //! of the same bytes, and the element-by-element reference path through the rounding core),
 //! reported as elements per second and as ratios, never as absolute times alone.
 
-use lowbit::cast::cast;
-use lowbit::convert::{convert_code, CastOptions};
-use lowbit::dtype::{DType, Kind};
-use lowbit::error::{Error, Result};
+use lowbit::cast;
 use lowbit::packing;
-use lowbit::plan::Plan;
-use lowbit::strings::{self, NumberStyle};
-use lowbit::tensor::{Data, Tensor};
+use lowbit::profile::NumberStyle;
+use lowbit::strings::{self};
+use lowbit::Plan;
+use lowbit::{convert_code, CastOptions};
+use lowbit::{DType, Kind};
+use lowbit::{Data, Tensor};
+use lowbit::{Error, Result};
 use std::time::Instant;
 
 /// The largest element count `lowbit bench` accepts (2^28: 2 GiB of float64 input and as much
@@ -297,7 +298,7 @@ pub struct QuantizeReport {
 /// within ±347), and for block `b` (row-major over the scales) `s0 * (1 + (b % 4) / 4)` in float32.
 pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
     let largest = match to.kind() {
-        Kind::Integer { bits, signed } => lowbit::dtype::integer_bounds(bits, signed).1 as f64,
+        Kind::Integer { .. } => to.integer_range().expect("an integer dtype").1 as f64,
         Kind::Float(f) => f.to_f64(f.max_code()),
         _ => {
             return Err(Error::InvalidOp {
@@ -353,7 +354,7 @@ pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)>
             };
             let mut out = vec![0u8; packing::raw_len(to, n)?];
             let opset = crate::quantize::LINEAR_OPSET;
-            let profile = lowbit::profile::Profile::Spec;
+            let profile = lowbit::Profile::Spec;
             let q = best_of(reps, || {
                 lowbit::quant::linear::quantize_linear_into(&data, &scale, None, &attrs, opset, profile, &mut out)
                     .map(drop)

@@ -2,14 +2,15 @@
 //! standard output, or values from the command line shown as a table.
 
 use core::num::FpCategory;
-use lowbit::cast::cast;
-use lowbit::convert::{decode_element, CastOptions, Element};
-use lowbit::dtype::{DType, Kind, Packing};
-use lowbit::error::{quoted, Error, Result};
+use lowbit::cast;
 use lowbit::packing;
-use lowbit::strings::{self, StringGrammar};
-use lowbit::tables::value_to_exact_decimal;
-use lowbit::tensor::Tensor;
+use lowbit::profile::StringGrammar;
+use lowbit::strings::value_to_exact_decimal;
+use lowbit::strings::{self};
+use lowbit::Tensor;
+use lowbit::{decode_element, CastOptions, Element};
+use lowbit::{DType, Kind, Packing};
+use lowbit::{Error, Result};
 
 /// The number of elements in `bytes` bytes of raw `dtype` data: `count` if given (checked), else
 /// the whole number of elements the bytes hold, which must fill them exactly.
@@ -159,14 +160,16 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            strings::parse_to_code(v, from, StringGrammar::Spec, opts)
-                .map_err(|e| Error::InvalidOp { op: "cast".into(), message: format!("value {i} ({}): {e}", quoted(v)) })
+            strings::parse_to_code(v, from, StringGrammar::Spec, opts).map_err(|e| Error::InvalidOp {
+                op: "cast".into(),
+                message: format!("value {i} ({}): {e}", Error::quote(v)),
+            })
         })
         .collect()
 }
 
 /// Writes `texts` as a JSON array of strings.
-pub fn write_json(out: &mut Vec<u8>, texts: &lowbit::texts::Texts) {
+pub fn write_json(out: &mut Vec<u8>, texts: &lowbit::Texts) {
     out.push(b'[');
     for (i, s) in texts.iter().enumerate() {
         if i > 0 {

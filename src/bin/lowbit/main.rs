@@ -28,7 +28,7 @@ struct Attributes {
     #[arg(long, default_value = "up", value_parser = ["up", "down", "nearest"])]
     round_mode: String,
     /// Which implementation to be bit-exact with.
-    #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
+    #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
     profile: String,
 }
 
@@ -37,7 +37,7 @@ impl Attributes {
         Ok(lowbit::CastOptions {
             saturate: self.saturate == "1",
             round_mode: lowbit::RoundMode::parse(&self.round_mode)?,
-            profile: lowbit::profile::Profile::parse(&self.profile)?,
+            profile: lowbit::Profile::parse(&self.profile)?,
         })
     }
 }
@@ -65,7 +65,7 @@ struct QuantMode {
     #[arg(long, value_name = "NUMBER|Z.pb", allow_hyphen_values = true)]
     zero_point: Option<String>,
     /// Linear only: which implementation to be bit-exact with where they differ.
-    #[arg(long, value_parser = lowbit::profile::Profile::NAMES)]
+    #[arg(long, value_parser = lowbit::Profile::NAMES)]
     profile: Option<String>,
 }
 
@@ -197,7 +197,7 @@ enum Command {
         /// Where the outputs go.
         #[arg(long)]
         output_dir: PathBuf,
-        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
+        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
         profile: String,
         /// Bytes the run may hold at once (K, M, G, T suffixes are powers of 1024; `unlimited`).
         /// Default: half of this machine's memory (physical, cgroup and address-space limits), or
@@ -218,7 +218,7 @@ enum Command {
         /// Test folders, or folders of test folders.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
+        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
         profile: String,
         /// exact: bits (NaN payloads included); onnx: the ONNX backend runner's rtol 1e-3, atol 1e-7.
         #[arg(long, default_value = "exact", value_parser = ["exact", "onnx"])]
@@ -239,7 +239,7 @@ enum Command {
         output_type: String,
         /// spec (and every profile but openvino): the Range-4 text, exact and rounded once;
         /// openvino: OpenVINO's core reference.
-        #[arg(long, default_value = "spec", value_parser = lowbit::profile::Profile::NAMES)]
+        #[arg(long, default_value = "spec", value_parser = lowbit::Profile::NAMES)]
         profile: String,
         #[arg(long)]
         raw: bool,
@@ -502,14 +502,14 @@ impl From<lowbit::Error> for Failure {
 }
 
 /// The outcome of a raw stream from standard input to standard output.
-fn streamed<T>(result: Result<T, lowbit::plan::StreamError>) -> Result<String, Failure> {
+fn streamed<T>(result: Result<T, lowbit::StreamError>) -> Result<String, Failure> {
     match result {
         Ok(_) => Ok(String::new()),
-        Err(lowbit::plan::StreamError::Output(e)) => Err(output_failure(e)),
-        Err(lowbit::plan::StreamError::Input(e)) => {
+        Err(lowbit::StreamError::Output(e)) => Err(output_failure(e)),
+        Err(lowbit::StreamError::Input(e)) => {
             Err(lowbit::Error::Io { path: "standard input".into(), message: e.to_string() }.into())
         }
-        Err(lowbit::plan::StreamError::Data(e)) => Err(e.into()),
+        Err(lowbit::StreamError::Data(e)) => Err(e.into()),
     }
 }
 
@@ -538,7 +538,7 @@ fn print_text(text: &str) -> Result<(), Failure> {
 
 /// `lowbit profiles`.
 fn profiles(json: bool) -> String {
-    use lowbit::profile::Profile;
+    use lowbit::Profile;
     if !json {
         return Profile::ALL.iter().map(|p| format!("{:<15} {}", p.name(), p.peer())).collect::<Vec<_>>().join("\n");
     }
@@ -640,7 +640,8 @@ fn run(cli: Cli) -> Result<String, Failure> {
             Ok(String::new())
         }
         Command::Run { model, inputs, output_dir, profile, max_memory, max_work, max_input_bytes } => {
-            use lowbit::onnx::{files, limits, outputs, runner::Model, tensor_proto};
+            use lowbit::files;
+            use lowbit::onnx::{limits, outputs, runner::Model, tensor_proto};
             let mut limits = limits::Limits::default();
             for (flag, slot) in [
                 (max_memory, &mut limits.max_memory),
@@ -651,7 +652,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
                     *slot = limits::parse_count(&text)?;
                 }
             }
-            let profile = lowbit::profile::Profile::parse(&profile)?;
+            let profile = lowbit::Profile::parse(&profile)?;
             let model = Model::load_with(&model, &limits)?;
             // Refuse unusable output names before spending any time on the run.
             for name in model.output_names() {
@@ -661,7 +662,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             for spec in inputs {
                 let (name, file) = spec.split_once('=').ok_or_else(|| lowbit::Error::InvalidOp {
                     op: "run".into(),
-                    message: format!("--input {} is not NAME=FILE.pb", lowbit::error::quoted(&spec)),
+                    message: format!("--input {} is not NAME=FILE.pb", lowbit::Error::quote(&spec)),
                 })?;
                 named.insert(name.to_string(), tensor_proto::read_tensor_file_with(file.as_ref(), &limits)?);
             }
@@ -739,13 +740,13 @@ fn run(cli: Cli) -> Result<String, Failure> {
                 let mut limits = lowbit::onnx::limits::Limits::default();
                 set_limit(&mut limits.max_input_bytes, max_input_bytes.as_deref())?;
                 let tensor = lowbit::onnx::tensor_proto::read_tensor_file_with(input.as_ref(), &limits)?;
-                let out = lowbit::cast::cast(&tensor, to, &opts)?;
+                let out = lowbit::cast(&tensor, to, &opts)?;
                 lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, None)?;
                 return Ok(format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
             };
             let from = lowbit::DType::parse(&from)?;
             if values.is_empty() && from != lowbit::DType::String && to != lowbit::DType::String {
-                let plan = lowbit::plan::Plan::new(from, to, &opts)?;
+                let plan = lowbit::Plan::new(from, to, &opts)?;
                 let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
                 let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
                 return streamed(plan.run_stream(&mut input, &mut output, count, threads.max(1)));
@@ -796,15 +797,15 @@ fn info(format: &lowbit::verify::Format) -> String {
 }
 
 /// The descriptor of a float format, its extreme values and the codes of its specials.
-fn float_info(f: &lowbit::FloatFormat, lines: &mut Vec<String>) {
+fn float_info(f: &lowbit::format::FloatFormat, lines: &mut Vec<String>) {
     use lowbit::format::NonFinite;
     // Exact decimals are short for every format up to float64's exponent range; beyond it a
     // value prints as significand * 2^exponent.
     let value = |code: u64| match f.decode(code) {
-        lowbit::value::Value::Finite(e) if f.exponent_bits > 11 => {
+        lowbit::Value::Finite(e) if f.exponent_bits > 11 => {
             format!("{}{} * 2^{}", if e.negative { "-" } else { "" }, e.significand, e.exponent)
         }
-        v => lowbit::tables::value_to_exact_decimal(&v),
+        v => lowbit::strings::value_to_exact_decimal(&v),
     };
     if f.subnormals {
         lines.push(format!("description: {}", f.description()));
@@ -876,7 +877,7 @@ fn float_info(f: &lowbit::FloatFormat, lines: &mut Vec<String>) {
 
 fn conformance(dirs: &[PathBuf], profile: &str, tolerance: &str) -> Result<ExitCode, Failure> {
     use lowbit::onnx::conformance;
-    let profile = lowbit::profile::Profile::parse(profile)?;
+    let profile = lowbit::Profile::parse(profile)?;
     let tolerance = conformance::Tolerance::parse(tolerance)?;
     let outcomes: Vec<_> =
         conformance::test_dirs(dirs)?.iter().map(|d| conformance::run_test(d, profile, tolerance)).collect();

@@ -34,13 +34,11 @@
 //! files of an MX quantize or neither); inputs are read with the size limit of
 //! `--max-input-bytes`.
 
-use lowbit::convert::{convert_code, decode_element, CastOptions, Element};
-use lowbit::dtype::{integer_bounds, DType, Kind};
-use lowbit::error::{quoted, Error, Result};
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
 use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
-use lowbit::profile::Profile;
+use lowbit::profile::NumberStyle;
+use lowbit::profile::StringGrammar;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
@@ -48,9 +46,13 @@ use lowbit::quant::{
 };
 use lowbit::round::{self, EncodeOptions, RoundingMode, RoundingOptions, Status};
 use lowbit::staging::Staging;
-use lowbit::strings::{self, NumberStyle, StringGrammar};
-use lowbit::tensor::Tensor;
-use lowbit::value::Value;
+use lowbit::strings::{self};
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::Value;
+use lowbit::{convert_code, decode_element, CastOptions, Element};
+use lowbit::{DType, Kind};
+use lowbit::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The ONNX op version linear mode computes: the newest `QuantizeLinear` and `DequantizeLinear`
@@ -230,7 +232,7 @@ impl ModeFlags {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     Some(other) => {
-                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", quoted(other))))
+                        return Err(usage(direction, format!("--saturate is 0 or 1, not {}", Error::quote(other))))
                     }
                 };
                 let profile = Profile::parse(self.profile.as_deref().unwrap_or("spec"))?;
@@ -363,7 +365,7 @@ fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Resul
             if !matches!(value, Value::Finite(e) if !e.negative && !e.is_zero()) {
                 return Err(usage(
                     direction,
-                    format!("--scale {}: a scale must be positive and finite ({role} of {op})", quoted(text)),
+                    format!("--scale {}: a scale must be positive and finite ({role} of {op})", Error::quote(text)),
                 ));
             }
             // One rounding to float32, the type a number scale has.
@@ -375,7 +377,7 @@ fn linear_scale(direction: Direction, linear: &Linear, limits: &Limits) -> Resul
                     format!(
                         "--scale {} is {rounded} in float32 (a number scale is FLOAT); a scale must be positive and \
                          finite",
-                        quoted(text)
+                        Error::quote(text)
                     ),
                 ));
             }
@@ -434,12 +436,13 @@ fn exact_text(dtype: DType, code: u64) -> Result<String> {
 /// a value of `dtype` (an integer within its range for integer types).
 fn zero_point_number(direction: Direction, text: &str, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let (_, role) = direction.roles();
-    let fail =
-        |why: String| usage(direction, format!("--zero-point {}: {why} ({role} of {})", quoted(text), direction.op()));
+    let fail = |why: String| {
+        usage(direction, format!("--zero-point {}: {why} ({role} of {})", Error::quote(text), direction.op()))
+    };
     let value = strings::parse_exact_value(text)?;
     let code = match dtype.kind() {
-        Kind::Integer { bits, signed } => {
-            let (low, high) = integer_bounds(bits, signed);
+        Kind::Integer { .. } => {
+            let (low, high) = dtype.integer_range().expect("an integer dtype");
             let Value::Finite(exact) = value else {
                 return Err(fail(format!("a {dtype} zero point is an integer in [{low}, {high}]")));
             };

@@ -2,19 +2,21 @@
 //! from the command line. Each of START, STOP and STEP is `VALUE:DTYPE` (`2.5:f32`, `-1:i64`): the
 //! value is read as that dtype (its exact decimal rounded once, as `lowbit cast` reads values).
 
-use lowbit::convert::{decode_element, CastOptions, Element};
-use lowbit::dtype::DType;
-use lowbit::error::{quoted, Error, Result};
 use lowbit::onnx::limits::{work_per_element, Limits};
 use lowbit::ops::range::{range4, RangeOptions, DEFAULT_MAX_ELEMENTS};
-use lowbit::profile::Profile;
-use lowbit::strings::{self, StringGrammar};
-use lowbit::tables::value_to_exact_decimal;
-use lowbit::tensor::Tensor;
+use lowbit::profile::StringGrammar;
+use lowbit::strings::value_to_exact_decimal;
+use lowbit::strings::{self};
+use lowbit::DType;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{decode_element, CastOptions, Element};
+use lowbit::{Error, Result};
 
 /// A scalar tensor from `VALUE:DTYPE`.
 pub fn parse_scalar(role: &str, arg: &str) -> Result<Tensor> {
-    let bad = |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {}: {why}", quoted(arg)) };
+    let bad =
+        |why: String| Error::InvalidOp { op: "range4".into(), message: format!("{role} {}: {why}", Error::quote(arg)) };
     // The dtype follows the last colon, so a value never has to avoid one.
     let (value, dtype) = arg.rsplit_once(':').ok_or_else(|| bad("expected VALUE:DTYPE, e.g. 2.5:f32".into()))?;
     let dtype = DType::parse(dtype).map_err(|e| bad(e.to_string()))?;

@@ -2,10 +2,10 @@
 //! work is in [`lowbit::verify`]; this reads the flags' words, opens the files and draws the
 //! progress bar.
 
-use lowbit::error::{Error, Result};
 use lowbit::verify::config::Config;
 use lowbit::verify::vectors::{Column, Level, Vectors};
 use lowbit::verify::{check, sweep, Format, VerifyOptions};
+use lowbit::{Error, Result};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 

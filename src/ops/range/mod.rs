@@ -63,7 +63,7 @@ use crate::fmath;
 use crate::format;
 use crate::ops::{schema_version, zeroed, AllocationGuard, Unbudgeted};
 use crate::packing;
-pub use crate::profile::{OpenVinoRange, RangeCount, RangeValues};
+use crate::profile::{OpenVinoRange, RangeCount, RangeValues};
 use crate::profile::{Policy, Profile, SPEC};
 use crate::round::{self, NanFallback, RoundingMode, RoundingOptions};
 use crate::strings::BigUint;

@@ -14,9 +14,9 @@ use crate::convert::{self, CastOptions, Element, RoundMode};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::format::{self, FloatFormat};
+use crate::kernels::decode::DecodeTable;
+use crate::kernels::F32Kernel;
 use crate::once::Once;
-use crate::plan::encode::DecodeTable;
-use crate::plan::F32Kernel;
 use crate::round::{self, RoundingMode};
 use crate::value::Value;
 use core::cmp::Ordering;
@@ -50,8 +50,10 @@ macro_rules! minifloat {
             /// The ONNX dtype.
             pub const DTYPE: DType = $dtype;
             /// Largest finite value.
+            /// The largest value.
             pub const MAX: Self = Self($format.max_code() as u8);
             /// Most negative finite value (for the unsigned E8M0: the smallest value, 2^-127).
+            /// The smallest value.
             pub const MIN: Self = Self($format.lowest_code() as u8);
             /// Smallest positive normal value.
             pub const MIN_POSITIVE: Self = Self($format.min_positive_normal_code() as u8);
@@ -62,6 +64,7 @@ macro_rules! minifloat {
                 Some(c) => c as u8,
                 None => panic!("every format holds its epsilon"),
             });
+            /// One.
             /// One.
             pub const ONE: Self = Self(match $format.power_of_two_code(0) {
                 Some(c) => c as u8,
@@ -156,26 +159,31 @@ macro_rules! minifloat {
                 $format.classify(self.0 as u64)
             }
 
+            /// Whether this is a NaN code.
             #[must_use]
             pub const fn is_nan(self) -> bool {
                 matches!(self.classify(), FpCategory::Nan)
             }
 
+            /// Whether this is ±infinity (formats with infinities only).
             #[must_use]
             pub const fn is_infinite(self) -> bool {
                 matches!(self.classify(), FpCategory::Infinite)
             }
 
+            /// Whether this is neither NaN nor infinite.
             #[must_use]
             pub const fn is_finite(self) -> bool {
                 !matches!(self.classify(), FpCategory::Nan | FpCategory::Infinite)
             }
 
+            /// Whether this is a normal number (not zero, subnormal, infinite or NaN).
             #[must_use]
             pub const fn is_normal(self) -> bool {
                 matches!(self.classify(), FpCategory::Normal)
             }
 
+            /// Whether this is a subnormal number.
             #[must_use]
             pub const fn is_subnormal(self) -> bool {
                 matches!(self.classify(), FpCategory::Subnormal)
@@ -187,6 +195,7 @@ macro_rules! minifloat {
                 $format.is_sign_negative(self.0 as u64)
             }
 
+            /// Whether the sign bit is clear.
             #[must_use]
             pub const fn is_sign_positive(self) -> bool {
                 !self.is_sign_negative()
@@ -363,9 +372,13 @@ macro_rules! small_int {
             pub const DTYPE: DType = $dtype;
             /// Bits per element.
             pub const BITS: u32 = $bits;
+            /// The smallest value.
             pub const MIN: Self = Self(if $signed { -(1i16 << ($bits - 1)) as $repr } else { 0 });
+            /// The largest value.
             pub const MAX: Self = Self((if $signed { (1i16 << ($bits - 1)) - 1 } else { (1i16 << $bits) - 1 }) as $repr);
+            /// Zero.
             pub const ZERO: Self = Self(0);
+            /// One.
             pub const ONE: Self = Self(1);
             const MASK: u8 = ((1u16 << $bits) - 1) as u8;
 

@@ -18,7 +18,7 @@
 //! kernel and the plan keeps the table.
 
 use super::lut::Table;
-use super::CHUNK;
+use super::LANE_CHUNK;
 use crate::dtype::{DType, Kind, Packing};
 
 /// A magnitude past every one (codes have 16 bits).
@@ -143,12 +143,12 @@ impl Truncate {
             top_from: [top_positive, top_negative],
             ..
         } = kernel;
-        let mut codes = [0u32; CHUNK];
-        let mut significands = [0u32; CHUNK];
-        let mut shifts = [0u32; CHUNK];
+        let mut codes = [0u32; LANE_CHUNK];
+        let mut significands = [0u32; LANE_CHUNK];
+        let mut shifts = [0u32; LANE_CHUNK];
         let mut start = 0;
         while start < n {
-            let len = CHUNK.min(n - start);
+            let len = LANE_CHUNK.min(n - start);
             let s = &src[start * 2..(start + len) * 2];
             let d = &mut dst[start * 8..(start + len) * 8];
             let codes = &mut codes[..len];

@@ -2,13 +2,13 @@
 //!
 //! | what | where |
 //! |---|---|
-//! | `f32`/`f64`/`f16`/`bf16` slices <-> slices of every scalar type (`Cast`) | [`ScalarSliceExt`] (and [`NarrowFloatSliceExt`]) |
-//! | wide floats -> packed int4/uint4/int2/uint2/float4/float6 raw data: wrapping (`Cast`) or saturating | [`pack_wrapping_into`], [`pack_saturating_into`] (and their `f32` forms) |
+//! | `f32`/`f64`/`f16`/`bf16` slices <-> slices of every scalar type (`Cast`) | [`ScalarSliceExt`](crate::ScalarSliceExt) (and [`NarrowFloatSliceExt`](crate::NarrowFloatSliceExt)) |
+//! | wide floats -> packed int4/uint4/int2/uint2/float4/float6 raw data: wrapping (`Cast`) or saturating | [`pack_wrapping_into`], [`pack_saturating_into`] |
 //! | packed raw data -> wide floats | [`unpack_into`] |
 //! | `QuantizeLinear` / `DequantizeLinear` with one scale and zero point, fused | [`quantize`], [`dequantize`], [`quantize_packed`], [`dequantize_packed`] |
 //! | `Tensor` <-> serialized `TensorProto` bytes in memory | [`Tensor::to_tensor_proto_bytes`](crate::Tensor::to_tensor_proto_bytes), [`Tensor::from_tensor_proto_bytes`](crate::Tensor::from_tensor_proto_bytes) |
 //!
-//! Every conversion runs a [`crate::plan::Plan`] (the engine behind [`crate::cast::cast`]) or the
+//! Every conversion runs a [`crate::Plan`] (the engine behind [`crate::cast()`]) or the
 //! quantization kernels behind [`crate::quant::quantize_linear`], a piece at a time through
 //! buffers of a fixed size: no call holds a copy of the whole input.
 
@@ -17,12 +17,12 @@ use crate::dtype::{DType, Kind};
 use crate::error::Result;
 use crate::slice::{pack_staged, unpack_staged};
 
-pub use crate::slice::{NarrowFloatSliceExt, ScalarSliceExt, WideFloat};
+use crate::slice::WideFloat;
 
 #[cfg(feature = "quant")]
 mod fused;
 #[cfg(feature = "quant")]
-pub use fused::{dequantize, dequantize_packed, quantize, quantize_packed, PackedQuantized, Quantized};
+pub use fused::{dequantize, dequantize_packed, quantize, quantize_packed, PackedQuantizeTarget, QuantizeTarget};
 
 /// Casts `src` to a packed sub-byte type (INT4, UINT4, INT2, UINT2, FLOAT4E2M1, FLOAT6E2M3,
 /// FLOAT6E3M2) with `opts`, writing ONNX `raw_data` into `dst` (exactly `ceil(len * bits / 8)`
@@ -37,18 +37,6 @@ pub use fused::{dequantize, dequantize_packed, quantize, quantize_packed, Packed
 /// ```
 pub fn pack_wrapping_into<S: WideFloat>(dtype: DType, src: &[S], dst: &mut [u8], opts: &CastOptions) -> Result<()> {
     pack_staged(dtype, src, dst, opts, |x| x)
-}
-
-/// [`pack_wrapping_into`] from `f32`: ONNX `Cast`, the same as [`crate::slice::pack_f32_into`].
-///
-/// ```
-/// use lowbit::{bulk::pack_f32_wrapping_into, CastOptions, DType};
-/// let mut raw = [0u8; 1];
-/// pack_f32_wrapping_into(DType::Int4, &[9.0], &mut raw, &CastOptions::default()).unwrap();
-/// assert_eq!(raw, [0x09]); // -7: 9 wraps
-/// ```
-pub fn pack_f32_wrapping_into(dtype: DType, src: &[f32], dst: &mut [u8], opts: &CastOptions) -> Result<()> {
-    pack_wrapping_into(dtype, src, dst, opts)
 }
 
 /// Converts `src` to a packed sub-byte type **with saturation**, writing ONNX `raw_data` into `dst`
@@ -80,18 +68,6 @@ pub fn pack_saturating_into<S: WideFloat>(dtype: DType, src: &[S], dst: &mut [u8
         }
         _ => pack_staged(dtype, src, dst, &opts, |x| x),
     }
-}
-
-/// [`pack_saturating_into`] from `f32`.
-///
-/// ```
-/// use lowbit::{bulk::pack_f32_saturating_into, DType};
-/// let mut raw = [0u8; 1];
-/// pack_f32_saturating_into(DType::Int4, &[9.0, -100.0], &mut raw).unwrap();
-/// assert_eq!(raw, [0x87]); // 7, then -8 (0x8) in the high nibble
-/// ```
-pub fn pack_f32_saturating_into(dtype: DType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    pack_saturating_into(dtype, src, dst)
 }
 
 /// Unpacks `dst.len()` elements of a packed sub-byte type from `src` (ONNX `raw_data`, exactly

@@ -1,4 +1,4 @@
-//! **The only `unsafe` code in lowbit**: running the plan's kernels compiled for wider vector
+//! **The only `unsafe` code in lowbit**: running the kernels compiled for wider vector
 //! instructions than the build's baseline, chosen at run time.
 //!
 //! The kernels themselves are the portable ones in [`super::encode`] and [`super::lut`], written
@@ -22,21 +22,21 @@ use crate::once::Once;
 
 /// The instruction sets a plan can run its kernels with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Isa {
+pub(crate) enum Isa {
     /// The build's baseline (SSE2 on x86-64).
     Portable,
     /// x86-64 with AVX2, FMA, F16C and BMI2.
     Avx2,
     /// x86-64 with AVX-512 (F, BW, VL, DQ) besides [`Isa::Avx2`]'s features: the engines
     /// compiled once more with them. Only with the `avx512` feature (which needs Rust 1.89).
+    #[cfg_attr(not(feature = "avx512"), allow(dead_code))]
     Avx512,
 }
 
 impl Isa {
     /// Whether the AVX2 kernels may run (AVX-512 machines have AVX2 too).
     #[must_use]
-    pub fn has_avx2(self) -> bool {
+    pub(crate) fn has_avx2(self) -> bool {
         matches!(self, Isa::Avx2 | Isa::Avx512)
     }
 }
@@ -57,7 +57,7 @@ fn avx512_declined() -> bool {
 /// so tests cover the path a CPU without AVX2 or F16C takes. Without `std` there is no
 /// environment: never.
 #[must_use]
-pub fn portable_forced() -> bool {
+pub(crate) fn portable_forced() -> bool {
     #[cfg(feature = "std")]
     {
         static FORCED: Once<bool> = Once::new();
@@ -69,7 +69,7 @@ pub fn portable_forced() -> bool {
 
 /// The instruction set this process runs its kernels with (detected once).
 #[must_use]
-pub fn isa() -> Isa {
+pub(crate) fn isa() -> Isa {
     static ISA: Once<Isa> = Once::new();
     *ISA.get_or_init(|| {
         if portable_forced() {
@@ -174,18 +174,16 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
 /// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
 /// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
 /// as a function of its own, compiled for the baseline).
-#[cfg(feature = "quant")]
 pub(crate) trait Kernel {
     type Output;
     fn run(self) -> Self::Output;
 }
 
-/// Runs `kernel` compiled for the widest instruction set this CPU has (see [`isa`]): the kernels
-/// of other modules (quantization, MX blocks) are portable Rust, and running them through this
-/// compiles them a second time with AVX2 on x86-64, as the plan's own engines are, without any
+/// Runs `kernel` compiled for the widest instruction set this CPU has (see [`isa`]): the plan's
+/// engines and the kernels of other modules (quantization, MX blocks) are portable Rust, and
+/// running them through this compiles them again with AVX2 (and AVX-512) on x86-64, without any
 /// `unsafe` outside this module.
 #[inline(always)]
-#[cfg(feature = "quant")]
 pub(crate) fn widest<K: Kernel>(kernel: K) -> K::Output {
     #[cfg(all(feature = "avx512", target_arch = "x86_64"))]
     if isa() == Isa::Avx512 {

@@ -15,12 +15,18 @@
 //! code and builds a cheap test for the codes where they differ (those at or above a magnitude,
 //! and up to two single codes); lanes that pass it take the table's answer. Whatever the profile,
 //! the result is the table's.
+//!
+//! [`DecodeTable`] is the scalar path: any format of 8 bits or fewer -> float32 through 256
+//! entries from the core.
 
 use super::lut::Table;
-use super::CHUNK;
+use super::LANE_CHUNK;
 use crate::alloc_prelude::*;
 use crate::dtype::{DType, Kind, Packing};
-use crate::format::NonFinite;
+use crate::format::{self, FloatFormat, NonFinite};
+use crate::once::Once;
+use crate::round::{self, RoundingOptions};
+use crate::value::Value;
 use alloc::sync::Arc;
 
 /// The exact value of a source code, as float32 bits.
@@ -388,8 +394,8 @@ impl Widen {
     /// table's answers.
     #[inline(always)]
     fn run_half(&self, src: &[u8], dst: &mut [u8], n: usize, shift: u32) {
-        let mut codes = [0u32; CHUNK];
-        let mut flags = [0u8; CHUNK];
+        let mut codes = [0u32; LANE_CHUNK];
+        let mut flags = [0u8; LANE_CHUNK];
         for (start, len) in chunks(n) {
             let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * 4..(start + len) * 4];
@@ -463,8 +469,8 @@ impl Widen {
     #[inline(always)]
     fn run_with(&self, src: &[u8], dst: &mut [u8], n: usize, value: impl Fn(u32) -> f32 + Copy) {
         let target_bytes = if self.double { 8 } else { 4 };
-        let mut codes = [0u32; CHUNK];
-        let mut flags = [0u8; CHUNK];
+        let mut codes = [0u32; LANE_CHUNK];
+        let mut flags = [0u8; LANE_CHUNK];
         for (start, len) in chunks(n) {
             let s = &src[self.source_span(start, len)];
             let d = &mut dst[start * target_bytes..(start + len) * target_bytes];
@@ -506,9 +512,9 @@ impl Widen {
     }
 }
 
-/// The chunks of `n` elements: (first element, length), [`CHUNK`] elements but the last.
+/// The chunks of `n` elements: (first element, length), [`LANE_CHUNK`] elements but the last.
 fn chunks(n: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..n).step_by(CHUNK).map(move |start| (start, CHUNK.min(n - start)))
+    (0..n).step_by(LANE_CHUNK).map(move |start| (start, LANE_CHUNK.min(n - start)))
 }
 
 /// A float source's exact value of every code as one branch-free function of the code: the formula,
@@ -559,6 +565,51 @@ pub(crate) fn for_each_flagged(flags: &[u8], mut visit: impl FnMut(usize)) {
     for (j, &f) in tail.iter().enumerate() {
         if f != 0 {
             visit(base + j);
+        }
+    }
+}
+
+/// Exact float32 values of every code of a format of 8 bits or fewer.
+#[derive(Clone, Debug)]
+pub struct DecodeTable {
+    values: Box<[f32; 256]>,
+}
+
+impl DecodeTable {
+    /// Builds the table from the core (NaN codes give the quiet NaN with the code's sign).
+    #[must_use]
+    pub fn new(f: &FloatFormat) -> Option<DecodeTable> {
+        if f.width() > 8 {
+            return None;
+        }
+        let mut values = Box::new([0f32; 256]);
+        for (code, v) in values.iter_mut().enumerate().take(1 << f.width()) {
+            let decoded: Value = f.decode(code as u64);
+            *v = f32::from_bits(round::encode(&format::F32, decoded, RoundingOptions::IEEE) as u32);
+        }
+        Some(DecodeTable { values })
+    }
+
+    /// The table of one of lowbit's narrow formats, built once.
+    #[must_use]
+    pub fn of(f: &FloatFormat) -> Option<&'static DecodeTable> {
+        static TABLES: [Once<Option<DecodeTable>>; 12] = [const { Once::new() }; 12];
+        let index = format::ALL_FORMATS.iter().position(|g| *g == f)?;
+        TABLES[index].get_or_init(|| DecodeTable::new(f)).as_ref()
+    }
+
+    /// The value of one code (bits above the format's width select table entries the format does
+    /// not use; callers mask codes first).
+    #[inline]
+    #[must_use]
+    pub fn decode(&self, code: u8) -> f32 {
+        self.values[usize::from(code)]
+    }
+
+    /// Decodes a slice of codes.
+    pub fn decode_slice(&self, src: &[u8], dst: &mut [f32]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = self.values[usize::from(s)];
         }
     }
 }

@@ -1,12 +1,11 @@
-//! x86-64: the plan's engines compiled with AVX2, FMA, F16C and BMI2.
+//! x86-64: kernels compiled with AVX2, FMA, F16C and BMI2 (and AVX-512), and the hand-written
+//! AVX2 kernels.
 
 #![allow(unsafe_code)]
 
 use super::super::encode::LeanEncoder;
-use super::super::{Engine, Plan, Scratch};
-use crate::alloc_prelude::*;
 
-/// Whether this CPU has every feature [`run_lanes_avx2`] is compiled with.
+/// Whether this CPU has every feature [`with_avx2`] compiles with.
 #[cfg(feature = "std")]
 pub(crate) fn avx2_detected() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
@@ -20,23 +19,6 @@ pub(crate) fn avx2_detected() -> bool {
 #[cfg(not(feature = "std"))]
 pub(crate) fn avx2_detected() -> bool {
     cfg!(all(target_feature = "avx2", target_feature = "fma", target_feature = "f16c", target_feature = "bmi2"))
-}
-
-/// [`Plan::run_engine_inline`] compiled with AVX2, FMA, F16C and BMI2 (the kernels are inlined
-/// into it).
-///
-/// # Safety
-/// The CPU must have AVX2, FMA, F16C and BMI2 ([`avx2_detected`]).
-#[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn run_engine_avx2(
-    plan: &Plan,
-    engine: &Engine,
-    src: &[u8],
-    dst: &mut [u8],
-    n: usize,
-    scratch: &mut Option<Box<Scratch>>,
-) {
-    plan.run_engine_inline(engine, src, dst, n, scratch);
 }
 
 /// Whether this CPU has AVX-512 F, BW, VL and DQ besides AVX2's features.
@@ -59,48 +41,6 @@ pub(crate) fn avx512_detected() -> bool {
             target_feature = "avx512vl",
             target_feature = "avx512dq"
         ))
-}
-
-/// [`Plan::run_engine_inline`] compiled with AVX-512 besides AVX2's features.
-///
-/// # Safety
-/// The CPU must have them all ([`avx512_detected`]).
-#[cfg(feature = "avx512")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")]
-unsafe fn run_engine_avx512(
-    plan: &Plan,
-    engine: &Engine,
-    src: &[u8],
-    dst: &mut [u8],
-    n: usize,
-    scratch: &mut Option<Box<Scratch>>,
-) {
-    plan.run_engine_inline(engine, src, dst, n, scratch);
-}
-
-/// Runs an engine with the widest instruction set [`super::isa`] found, else the portable copy.
-pub(crate) fn run_engine(
-    plan: &Plan,
-    engine: &Engine,
-    src: &[u8],
-    dst: &mut [u8],
-    n: usize,
-    scratch: &mut Option<Box<Scratch>>,
-) {
-    #[cfg(feature = "avx512")]
-    if super::isa() == super::Isa::Avx512 {
-        // SAFETY: `isa()` is `Avx512` only after `avx512_detected()` saw every feature the
-        // function is compiled with on this CPU.
-        unsafe { run_engine_avx512(plan, engine, src, dst, n, scratch) }
-        return;
-    }
-    if super::isa().has_avx2() {
-        // SAFETY: `isa()` has AVX2 only after `avx2_detected()` saw every feature the function is
-        // compiled with on this CPU.
-        unsafe { run_engine_avx2(plan, engine, src, dst, n, scratch) }
-    } else {
-        plan.run_engine_inline(engine, src, dst, n, scratch);
-    }
 }
 
 /// float32 source bytes to one-byte codes by [`LeanEncoder::encode`]'s arithmetic, 32 lanes at a
@@ -425,9 +365,10 @@ unsafe fn f32_round_even_low_bits_avx2(src: &[u8], mask: u16, codes: &mut [u16],
     groups * 64
 }
 
-/// [`crate::plan::quantize::IntegerQuantizer::run`] eight lanes at a time: divide, clamp (NaN to
+/// [`crate::kernels::quantize::IntegerQuantizer::run`] eight lanes at a time: divide, clamp (NaN to
 /// `low`), round to nearest even (`vcvtps2dq` under the default rounding mode), add the zero
 /// point, mask. Converts whole groups of 16 lanes; returns how many lanes it converted.
+#[cfg(feature = "quant")]
 pub(crate) fn quantize_f32(
     src: &[u8],
     codes: &mut [u16],
@@ -445,6 +386,7 @@ pub(crate) fn quantize_f32(
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
 unsafe fn quantize_f32_avx2(
     src: &[u8],
     codes: &mut [u16],
@@ -528,6 +470,7 @@ unsafe fn nibble_blocks_to_f32_avx2(values: &[f32; 16], packed: &[u8], factors: 
 
 /// [`quantize_f32`] over runs of 32 lanes, run `r` divided by `divisors[r]`: `src` holds
 /// `32 * divisors.len()` float32s and `codes` as many codes.
+#[cfg(feature = "quant")]
 pub(crate) fn quantize_f32_runs32(
     src: &[u8],
     codes: &mut [u16],
@@ -545,6 +488,7 @@ pub(crate) fn quantize_f32_runs32(
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
 unsafe fn quantize_f32_runs32_avx2(
     src: &[u8],
     codes: &mut [u16],
@@ -582,7 +526,6 @@ unsafe fn quantize_f32_runs32_avx2(
 
 /// Runs `kernel` in a function compiled with AVX2, FMA, F16C and BMI2; its `run`, always inlined,
 /// is compiled with them too.
-#[cfg(feature = "quant")]
 pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
     assert!(super::isa().has_avx2(), "AVX2 was detected");
     // SAFETY: the assertion above: `isa()` has AVX2 only after `avx2_detected()` saw every
@@ -593,13 +536,12 @@ pub(crate) fn with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
 /// # Safety
 /// The CPU must have AVX2, FMA, F16C and BMI2.
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-#[cfg(feature = "quant")]
 unsafe fn run_with_avx2<K: super::Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
 
 /// [`with_avx2`] with AVX-512 besides.
-#[cfg(all(feature = "quant", feature = "avx512"))]
+#[cfg(feature = "avx512")]
 pub(crate) fn with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
     assert!(super::isa() == super::Isa::Avx512, "AVX-512 was detected");
     // SAFETY: the assertion above: `isa()` is `Avx512` only after `avx512_detected()` saw every
@@ -610,7 +552,7 @@ pub(crate) fn with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
 /// # Safety
 /// The CPU must have AVX-512 F, BW, VL, DQ, AVX2, FMA, F16C and BMI2.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,bmi2")]
-#[cfg(all(feature = "quant", feature = "avx512"))]
+#[cfg(feature = "avx512")]
 unsafe fn run_with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }

@@ -11,17 +11,14 @@
 //! * [`SplitTable`]: float32 -> any target of 8 bits or fewer under any rule, through a table of
 //!   the core's answers indexed by the top 16 bits of the float32 and whether the low 16 are zero.
 //! * [`IntegerKernel`]: float -> integer (every width, every rounding a profile uses) for |x| < 2^31.
-//! * [`DecodeTable`]: any format of 8 bits or fewer -> float32 through 256 entries from the core.
 //! * round-to-odd narrowings (float64 -> float32, 64-bit integers -> float64), which let a kernel
 //!   of the narrower format round a wider source once: rounding to odd with at least two extra bits
 //!   and then to the target gives the target's rounding of the exact value, in every mode.
 
 use crate::alloc_prelude::*;
 use crate::fmath;
-use crate::format::{self, FloatFormat};
-use crate::once::Once;
-use crate::round::{self, RoundingMode, RoundingOptions};
-use crate::value::Value;
+use crate::format::FloatFormat;
+use crate::round::RoundingMode;
 
 /// float32 -> a signed binary format of at most 16 bits with subnormals, nearest-even.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,6 +87,7 @@ impl MinifloatEncoder {
     /// the largest finite value or the code above it (a saturating target, or Inf/NaN coded just
     /// above MAX), of either sign, and -0 is the sign bit alone.
     #[must_use]
+    #[cfg(feature = "quant")]
     pub fn finite(&self) -> Option<FiniteEncoder> {
         let overflow = self.overflow_positive;
         let fits = self.overflow_is_a_cap() && self.negative_zero == self.sign_bit;
@@ -199,6 +197,7 @@ fn rounded_magnitude(abs: u32, shift: u32, rebias: u32, subnormal_magic: f32, mi
 /// sign is -0. For loops that know their lanes are finite (MX scales them into the element's
 /// range; a NaN or an infinity never reaches it).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg(feature = "quant")]
 pub struct FiniteEncoder {
     min_normal_bits: u32,
     subnormal_magic: f32,
@@ -210,6 +209,7 @@ pub struct FiniteEncoder {
     overflow: u32,
 }
 
+#[cfg(feature = "quant")]
 impl FiniteEncoder {
     /// Encodes one finite value (meaningless for NaN and the infinities).
     #[inline]
@@ -656,54 +656,12 @@ pub fn u64_to_f64_odd(m: u64) -> f64 {
     (kept | sticky) as f64 * f64::from_bits(u64::from(1023 + shift) << 52)
 }
 
-/// Exact float32 values of every code of a format of 8 bits or fewer.
-#[derive(Clone, Debug)]
-pub struct DecodeTable {
-    values: Box<[f32; 256]>,
-}
-
-impl DecodeTable {
-    /// Builds the table from the core (NaN codes give the quiet NaN with the code's sign).
-    #[must_use]
-    pub fn new(f: &FloatFormat) -> Option<DecodeTable> {
-        if f.width() > 8 {
-            return None;
-        }
-        let mut values = Box::new([0f32; 256]);
-        for (code, v) in values.iter_mut().enumerate().take(1 << f.width()) {
-            let decoded: Value = f.decode(code as u64);
-            *v = f32::from_bits(round::encode(&format::F32, decoded, RoundingOptions::IEEE) as u32);
-        }
-        Some(DecodeTable { values })
-    }
-
-    /// The table of one of lowbit's narrow formats, built once.
-    #[must_use]
-    pub fn of(f: &FloatFormat) -> Option<&'static DecodeTable> {
-        static TABLES: [Once<Option<DecodeTable>>; 12] = [const { Once::new() }; 12];
-        let index = format::ALL_FORMATS.iter().position(|g| *g == f)?;
-        TABLES[index].get_or_init(|| DecodeTable::new(f)).as_ref()
-    }
-
-    /// The value of one code (bits above the format's width select table entries the format does
-    /// not use; callers mask codes first).
-    #[inline]
-    #[must_use]
-    pub fn decode(&self, code: u8) -> f32 {
-        self.values[usize::from(code)]
-    }
-
-    /// Decodes a slice of codes.
-    pub fn decode_slice(&self, src: &[u8], dst: &mut [f32]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = self.values[usize::from(s)];
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format;
+    use crate::round::{self, RoundingOptions};
+    use crate::value::Value;
 
     fn core_encoder(f: &FloatFormat, saturate: bool) -> MinifloatEncoder {
         let opts = RoundingOptions { saturate, ..RoundingOptions::IEEE };
@@ -789,7 +747,7 @@ mod tests {
         assert_eq!(f16.encode(65519.996), 0x7BFF);
         assert_eq!(f16.encode(2f32.powi(-25)), 0x0000);
         assert_eq!(f16.encode(3.0 * 2f32.powi(-25)), 0x0002);
-        assert_eq!(DecodeTable::of(&format::E8M0).unwrap().decode(0x00), 2f32.powi(-127));
+        assert_eq!(super::super::decode::DecodeTable::of(&format::E8M0).unwrap().decode(0x00), 2f32.powi(-127));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! entries), so such a plan is exact by construction whatever the target and the profile, and runs
 //! as one lookup per element.
 
-use super::CHUNK;
+use super::LANE_CHUNK;
 use crate::alloc_prelude::*;
 use crate::dtype::{DType, Packing};
 use crate::error::Result;
@@ -155,11 +155,11 @@ fn run_typed<T: Code>(table: &[T], from: DType, to: DType, src: &[u8], dst: &mut
         }
         // Everything else in chunks: unpack the indices, look up, pack the codes.
         _ => {
-            let mut indices = [0u16; CHUNK];
-            let mut codes = [0u16; CHUNK];
+            let mut indices = [0u16; LANE_CHUNK];
+            let mut codes = [0u16; LANE_CHUNK];
             let mut start = 0;
             while start < n {
-                let len = CHUNK.min(n - start);
+                let len = LANE_CHUNK.min(n - start);
                 let src_bytes = &src[raw_len(from, start)..raw_len(from, start + len)];
                 packing::unpack_u16(from, src_bytes, &mut indices[..len]);
                 let dst_bytes = &mut dst[raw_len(to, start)..raw_len(to, start + len)];
