@@ -167,6 +167,7 @@ impl Texts {
     }
 
     /// The bytes of text of elements `range` together.
+    #[cfg(feature = "ops")]
     pub(crate) fn range_text_len(&self, range: core::ops::Range<usize>) -> usize {
         if range.is_empty() {
             0

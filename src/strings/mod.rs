@@ -20,6 +20,8 @@ use crate::error::{Error, Result};
 use crate::format::F64;
 #[cfg(feature = "strings")]
 use crate::format::{FloatFormat, NonFinite, F32};
+#[cfg(feature = "strings")]
+use crate::profile::NumberStyle;
 use crate::profile::StringGrammar;
 use crate::round::{self, RoundingOptions};
 use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD};
