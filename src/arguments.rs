@@ -40,7 +40,12 @@ pub fn default_saturate(from: &crate::verify::Format, to: &crate::verify::Format
 /// A thread count: `None` is every core; `Some(n)` must be at least 1.
 pub fn threads(requested: Option<i64>) -> Result<usize> {
     match requested {
-        None => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
+        None => {
+            // Asked once: the standard library reads the cgroup files each time (tens of
+            // microseconds, more than a small cast from Python takes).
+            static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+            Ok(*CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from)))
+        }
         Some(n) if n >= 1 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
         Some(n) => Err(invalid(
             "threads",

@@ -576,7 +576,7 @@ mod tests {
 
     #[test]
     fn f16_slices_follow_the_profile() {
-        // Found by fuzz/float8_kernel: the float16 path rounded with the core alone, so the
+        // Found by the fuzz target float8_kernel (now fuzz/fuzz_targets/plan_vs_core.rs): the float16 path rounded with the core alone, so the
         // profile's rules were lost. onnxruntime: a negative value into E8M0 is 0x00 when
         // saturating (profile row `e8m0`), and 480 into E4M3FN without saturation is 0x7E (row `float8_overflow_quirks`).
         let ort = CastOptions::with_profile(Profile::OnnxRuntime);

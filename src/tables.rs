@@ -387,7 +387,7 @@ pub fn profiles_markdown() -> String {
     let mut out = String::new();
     out.push_str(
         "# lowbit profiles: the decision table\n\n\
-         Generated from `src/profile.rs` by `lowbit tables --out tables` (also `lowbit profiles --markdown`) \
+         Generated from `src/profile/` by `lowbit tables --out tables` (also `lowbit profiles --markdown`) \
          and checked byte for byte by `lowbit tables --check tables` and the test suite. Do not edit by hand.\n\n\
          A profile is one implementation's answers, bit for bit, to the questions where the ONNX text, the \
          implementations and lowbit could disagree: one field of `Policy` per row below. Conversion code \

@@ -11,11 +11,13 @@ use crate::texts::Texts;
 /// One fixed-width element as a number for the ops' own arithmetic: a float exactly as `f64`
 /// (every float dtype fits), an integer as `i128` (uint64 included), BOOL as 0 or 1.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg(feature = "ops")]
 pub(crate) enum Number {
     Float(f64),
     Int(i128),
 }
 
+#[cfg(feature = "ops")]
 impl Number {
     /// The element `code` of `dtype`, decoded exactly by the core.
     pub(crate) fn of(dtype: DType, code: u64) -> Result<Number> {
@@ -75,6 +77,7 @@ impl Tensor {
     }
 
     /// Every element as a number ([`Number::of`] for each); `None` for STRING tensors.
+    #[cfg(feature = "ops")]
     pub(crate) fn numbers(&self) -> Option<impl Iterator<Item = Result<Number>> + '_> {
         let raw = self.raw()?;
         Some((0..self.len()).map(move |i| Number::of(self.dtype, packing::get(self.dtype, raw, i))))
@@ -82,6 +85,7 @@ impl Tensor {
 
     /// Every element of a numeric tensor as `f64`, through a Cast plan to DOUBLE (the fast path
     /// for many elements; exact for every float dtype and every integer of at most 53 bits).
+    #[cfg(feature = "quant")]
     pub(crate) fn f64_values(&self) -> Result<Vec<f64>> {
         let raw = self.raw().ok_or(Error::UnsupportedDType {
             op: "numbers",

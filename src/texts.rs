@@ -166,6 +166,16 @@ impl Texts {
         }
     }
 
+    /// The bytes of text of elements `range` together.
+    #[cfg(feature = "ops")]
+    pub(crate) fn range_text_len(&self, range: core::ops::Range<usize>) -> usize {
+        if range.is_empty() {
+            0
+        } else {
+            self.ends[range.end - 1] - self.start(range.start)
+        }
+    }
+
     /// Appends elements `range` of `other`.
     pub fn extend_from_range(&mut self, other: &Texts, range: core::ops::Range<usize>) {
         if range.is_empty() {

@@ -1,5 +1,8 @@
-//! The fuzz targets' checks on every committed seed, on the stable toolchain: what CI runs instead
-//! of the fuzzers themselves (see fuzz/README.md). A seed that once found a bug stays a test.
+//! The `strings` and `tensor_proto` fuzz targets' checks (fuzz/checks/) on their committed seeds
+//! and on the real models and tensors the tensor_proto fuzzer starts from, on the stable
+//! toolchain, in `cargo test`. A seed that once found a bug stays a test. The other targets'
+//! seeds are replayed by the fuzzers themselves, which CI runs for 20 s each from fuzz/seeds
+//! (.ci/run, fuzz/README.md).
 
 #![allow(dead_code)]
 

@@ -450,9 +450,10 @@ fn range4_errors_2_3() {
 
 #[test]
 fn range4_terms_beyond_i128_into_integers() {
-    // Found by fuzz/ops: an integral output_type with terms too large for i128 handed the Cast core
-    // an exact integer whose low bits only survive as a sticky bit, and the core's debug assertion
-    // that integers never carry one panicked. Such a term is far outside every integer type.
+    // Found by the ops fuzz target (fuzz/fuzz_targets/ops.rs): an integral output_type with terms
+    // too large for i128 handed the Cast core an exact integer whose low bits only survive as a
+    // sticky bit, and the core's debug assertion that integers never carry one panicked. Such a
+    // term is far outside every integer type.
     let (start, stop, step) =
         (f64t(f64::from(9.9086256e17f32)), f64t(3.298194606497775e137), f64t(8.245112292481659e136));
     for p in [SPEC, REF, ORT, OV] {
@@ -481,7 +482,7 @@ fn range4_narrow_outputs() {
 
 #[test]
 fn type_prop_counts_2_5() {
-    // src/core/tests/type_prop/range.cpp shape cases, for every type they apply to.
+    // openvino:src/core/tests/type_prop/range.cpp shape cases, for every type they apply to.
     let cases: [(f64, f64, f64, usize, bool); 11] = [
         (0.0, 5.0, 1.0, 5, false),
         (0.0, 22.0, 2.0, 11, false),

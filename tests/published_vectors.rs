@@ -155,8 +155,8 @@ fn narrow_sources_into_float8() {
     }
 }
 
-/// §6 with the `spec` NaN rule (onnx's docs/technical/float4.md: NaN -> 6, so 0x7 for either sign; the onnx
-/// reference gives 0x8 for +NaN and 0x0 for -NaN).
+/// §6 with the `spec` NaN rule (ONNX's float4 page, quoted in docs/research/onnx_cast.md §6:
+/// NaN -> 6, so 0x7 for either sign; the onnx reference gives 0x8 for +NaN and 0x0 for -NaN).
 #[test]
 fn float4() {
     let cases: [(f32, u64); 29] = [
@@ -214,7 +214,7 @@ fn float4() {
     }
 }
 
-/// §7 under `spec` (onnx's docs/technical/int4.md: nearest integer, ties to even, then keep the low bits).
+/// §7 under `spec` (ONNX's int4 technical page, quoted in docs/research/onnx_cast.md §7: nearest integer, ties to even, then keep the low bits).
 /// The reference truncates and onnxruntime rounds half away from zero, so their columns differ
 /// exactly at the halves.
 #[test]

@@ -12,7 +12,8 @@ Arrays are numpy arrays; the narrow types are ml_dtypes' dtypes (``ml_dtypes.flo
 four float6 per three bytes.
 
 Casts run the Rust library's plans (a conversion resolved once, then run over the buffer with no
-per-element dispatch) on the numpy buffer itself, with the GIL released.
+per-element dispatch, kept between calls) on the numpy buffer itself, with the GIL released
+(above 16,384 elements: below, releasing it costs more than the conversion).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
+
+# numpy's element layout is the ONNX one (little-endian), so a result can be written in place.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 __version__: str = _native.__version__
 
@@ -240,6 +244,14 @@ def cast(
     if dst == "STRING":
         texts = _native.cast_to_strings(src_bytes, src, n, saturate, round_mode, profile, src in SUB_BYTE)
         return _string_array(texts, shape)
+    if not packed and _LITTLE_ENDIAN:
+        # The result array itself is the buffer the plan writes (one code per element, which is
+        # numpy's layout of every fixed-width dtype on a little-endian machine): no view to make
+        # afterwards.
+        result = np.empty(shape, _numpy_dtype(dst))
+        out = result.reshape(-1).view(np.uint8)
+        _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, True)
+        return result
     out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
     _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, not packed)
     return _from_native(out, dst, shape, packed)

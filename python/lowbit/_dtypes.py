@@ -121,15 +121,46 @@ def of_array(a: np.ndarray) -> str:
     return _from_numpy(a.dtype)
 
 
+# format_of_array's answers by dtype (the fixed-width dtypes only: a handful per program), so a
+# call on a small array does not search the tables again.
+_FORMAT_OF_DTYPE: Dict[np.dtype, str] = {}
+
+
 def format_of_array(a: np.ndarray) -> str:
     """The ONNX name of an array's dtype, or the description of an ml_dtypes type that is no ONNX
     type (float8_e4m3, float8_e3m4, float8_e4m3b11fnuz)."""
-    return _from_numpy(a.dtype, described=True)
+    d = a.dtype
+    name = _FORMAT_OF_DTYPE.get(d)
+    if name is None:
+        name = _from_numpy(d, described=True)
+        if name != "STRING":
+            _FORMAT_OF_DTYPE[d] = name
+    return name
+
+
+# resolve_format's answers by (type, argument) for names, dtypes and scalar types; a program asks
+# for a few. Kept below _RESOLVED_KEPT entries (cleared when full).
+_RESOLVED: Dict[Any, str] = {}
+_RESOLVED_KEPT = 256
 
 
 def resolve_format(to: Any) -> str:
     """Like :func:`resolve`, but a format description (``"e4m3,special=ieee"``) or an ml_dtypes
     type that is no ONNX type gives the normalized description (it always contains a comma)."""
+    if not isinstance(to, (str, np.dtype, type)):
+        return _resolve_format(to)
+    # The type is part of the key: 1 == True, and np.dtype("float32") == "float32".
+    key = (type(to), to)
+    name = _RESOLVED.get(key)
+    if name is None:
+        name = _resolve_format(to)
+        if len(_RESOLVED) >= _RESOLVED_KEPT:
+            _RESOLVED.clear()
+        _RESOLVED[key] = name
+    return name
+
+
+def _resolve_format(to: Any) -> str:
     if isinstance(to, str):
         try:
             return _native.resolve_dtype(to)

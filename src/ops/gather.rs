@@ -77,10 +77,20 @@ pub(crate) fn gather_guarded(
         let inner: usize = shape[axis + 1..].iter().product();
         let outer: usize = shape[..axis].iter().product();
         let block = shape[axis] * inner;
-        for o in 0..outer {
-            for &row in &rows {
-                runs.copy(o * block + row * inner, inner)?;
+        let starts = || (0..outer).flat_map(|o| rows.iter().map(move |&row| o * block + row * inner));
+        // Gather repeats rows, so its text can be far larger than the input's: the total is
+        // summed (one step per run, counted as output elements already) and told at once.
+        if data.strings().is_some() {
+            let mut text = 0usize;
+            for start in starts() {
+                text = text.checked_add(runs.text_len(start, inner)).ok_or_else(|| Error::TooLarge {
+                    what: format!("{op}: the output's text is more than {} bytes", usize::MAX),
+                })?;
             }
+            runs.charge_text(text)?;
+        }
+        for start in starts() {
+            runs.copy(start, inner)?;
         }
     }
     runs.finish(out_shape)

@@ -79,12 +79,15 @@ pub(crate) struct Runs<'a, 'g> {
     out: Data,
     written: usize,
     guard: &'g mut dyn AllocationGuard,
+    /// Whether the guard was told the whole output's text at once ([`Runs::charge_text`]), so
+    /// the runs are not told again.
+    text_charged: bool,
 }
 
 impl<'a, 'g> Runs<'a, 'g> {
     /// An empty output for `len` elements of `src`'s dtype; the size was checked by the caller,
     /// the guard is told and the allocation is checked here. String contents are told to the
-    /// guard run by run, before each is copied.
+    /// guard run by run, before each is copied, unless [`Runs::charge_text`] told it the total.
     pub(crate) fn new(
         op: &'a str,
         src: &'a Tensor,
@@ -107,7 +110,28 @@ impl<'a, 'g> Runs<'a, 'g> {
                 Data::Strings(texts)
             }
         };
-        Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0, guard })
+        Ok(Runs { op, dtype: src.dtype(), src: src.data(), out, written: 0, guard, text_charged: false })
+    }
+
+    /// Tells the guard the whole output's text, `bytes`, and reserves it, before any run is
+    /// copied (an op that can repeat its input's strings, so that an output far over the budget
+    /// is refused before anything is allocated). Nothing to do for numeric data.
+    pub(crate) fn charge_text(&mut self, bytes: usize) -> Result<()> {
+        let Data::Strings(out) = &mut self.out else { return Ok(()) };
+        self.guard.before_allocating(0, bytes)?;
+        out.try_reserve(0, bytes).map_err(|_| Error::TooLarge {
+            what: format!("{}: cannot allocate {bytes} bytes of text for the output", self.op),
+        })?;
+        self.text_charged = true;
+        Ok(())
+    }
+
+    /// The bytes of text of input elements `from..from + len` (0 for numeric data).
+    pub(crate) fn text_len(&self, from: usize, len: usize) -> usize {
+        match self.src {
+            Data::Strings(src) => src.range_text_len(from..from + len),
+            Data::Raw(_) => 0,
+        }
     }
 
     /// Appends input elements `from..from + len`.
@@ -116,8 +140,9 @@ impl<'a, 'g> Runs<'a, 'g> {
             (Data::Raw(src), Data::Raw(out)) => copy_raw(self.dtype, src, from, out, self.written, len),
             (Data::Strings(src), Data::Strings(out)) => {
                 let run = from..from + len;
-                let bytes = src.iter().skip(from).take(len).fold(0usize, |sum, s| sum.saturating_add(s.len()));
-                self.guard.before_allocating(0, bytes)?;
+                if !self.text_charged {
+                    self.guard.before_allocating(0, src.range_text_len(run.clone()))?;
+                }
                 out.extend_from_range(src, run);
             }
             // `new` made the output the same kind as the input.

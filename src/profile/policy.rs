@@ -311,7 +311,8 @@ pub struct Policy {
     /// Overflow and ±Inf into float6 give ±0 instead of ±MAX.
     pub float6_overflow_to_zero: bool,
     /// How a float is rounded to an integer before its low bits go into int4/uint4/int2/
-    /// uint2 (onnx's docs/technical/int4.md: "nearest-integer with ties to even").
+    /// uint2 (ONNX's int4 technical page: "nearest-integer with ties to even", quoted in
+    /// docs/research/onnx_cast.md §7).
     pub float_to_subbyte_int: RoundingMode,
     /// Out-of-range floats into integers.
     pub float_to_integer: FloatToInteger,

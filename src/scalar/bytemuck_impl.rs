@@ -46,7 +46,7 @@ mod unsafe_impls {
 
     macro_rules! pod {
         ($($name:ident),*) => {$(
-            // SAFETY: the type is `#[repr(transparent)]` over a `u8` (src/scalar.rs), and the
+            // SAFETY: the type is `#[repr(transparent)]` over a `u8` (src/scalar/mod.rs), and the
             // all-zero byte is its code 0x00, a value of every format (+0, or E8M0's 2^-127).
             unsafe impl Zeroable for $name {}
             // SAFETY: `#[repr(transparent)]` over a `u8`: size 1, alignment 1, no padding, and

@@ -1,18 +1,20 @@
 //! The `serde` feature: the scalar types serialize as their value (`f32` for the float types,
 //! `i8` for `I4`/`I2`, `u8` for `U4`/`U2`); [`serde_bits`] serializes the code instead.
 //!
-//! E8M0 serializes as `f64`: a text format writes an `f32` as its shortest decimal (2^-127 as
-//! `5.877472e-39`), which reads back as an `f64` a little above the value, and E8M0's
-//! rounding up would then give the next power of two. Its shortest `f64` text is exact for a
-//! correctly rounding reader, but serde_json's default number parser is not one: it reads 34
-//! of the 255 powers of two (2^-114, for one) an `f64` ulp off, and an ulp above rounds up. For
-//! E8M0 in JSON use [`serde_bits`] (or serde_json's `float_roundtrip` feature). For the other
-//! types any `f64` within an `f32` ulp of a value of the type rounds to nearest back to it.
+//! E8M0 serializes as `f64` (its shortest text is exact for a correctly rounding reader).
 //!
 //! Deserializing a float type rounds the number it is given once, as `from_f64` rounds
-//! (nearest-even, E8M0 up, ONNX's default `saturate=1`); an integer is rounded from its exact
-//! value. A NaN for a type without NaN (float4, float6) is an error naming the type. A small
-//! integer outside `MIN..=MAX` is an error naming the type (never wrapped).
+//! (nearest-even, ONNX's default `saturate=1`); an integer is rounded from its exact value.
+//! E8M0 rounds up, as its `from_f64` does, except that a float number within half an `f32` ulp
+//! of a power of two reads as that power: a decimal text of 2^k is seldom read back exactly
+//! (serde_json's default number parser reads 22 of E8M0's 255 powers of two, 2^-114 for one,
+//! an `f64` ulp or two above; an `f32` text such as `5.877472e-39` for 2^-127 lies 2^-25
+//! above), and rounding up would turn each of those into 2^(k+1). So every finite E8M0 code
+//! survives a round trip through its text. For the other types any `f64` within an `f32` ulp
+//! of a value of the type rounds to nearest back to it.
+//!
+//! A NaN for a type without NaN (float4, float6) is an error naming the type. A small integer
+//! outside `MIN..=MAX` is an error naming the type (never wrapped).
 //!
 //! A format's NaN and infinities serialize as `f32` NaN and infinities, which some formats
 //! cannot write (serde_json writes `null`, which does not read back): use [`serde_bits`] to
@@ -81,8 +83,21 @@ pub mod serde_bits {
 /// Reads any number into a float type, rounding once.
 struct FloatVisitor<T>(core::marker::PhantomData<T>);
 
+/// A float number read into E8M0: a power of two once rounded to `f32` (to nearest) is taken
+/// as that power, so a text of 2^k read a few ulps above it does not round up to 2^(k+1) (see
+/// the module docs); any other number rounds up, as `from_f64` does.
+fn e8m0_from_read_f64(x: f64) -> F8E8M0 {
+    let near = x as f32;
+    let bits = near.to_bits();
+    // A positive finite f32 is a power of two when its fraction is zero (normal) or its one
+    // set bit is the whole code (subnormal).
+    let power_of_two =
+        near > 0.0 && near.is_finite() && if bits >> 23 == 0 { bits.is_power_of_two() } else { bits & 0x7F_FFFF == 0 };
+    F8E8M0::from_f64(if power_of_two { f64::from(near) } else { x })
+}
+
 macro_rules! float_serde {
-    ($($name:ident: $serialize:ident $deserialize:ident $to:ident),*) => {$(
+    ($($name:ident: $serialize:ident $deserialize:ident $to:ident $from_read:path),*) => {$(
         /// The value as `f32` (`f64` for E8M0), exactly.
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -101,7 +116,7 @@ macro_rules! float_serde {
                 if x.is_nan() && $name::FORMAT.nan_code(false).is_none() {
                     return Err(E::custom(format_args!("{} has no NaN", $name::DTYPE.onnx_name())));
                 }
-                Ok($name::from_f64(x))
+                Ok($from_read(x))
             }
 
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<$name, E> {
@@ -121,8 +136,9 @@ macro_rules! float_serde {
             }
         }
 
-        /// Any number, rounded once as `from_f64` rounds (`saturate=1`); NaN for a type
-        /// without NaN is an error naming the type.
+        /// Any number, rounded once as `from_f64` rounds (`saturate=1`; E8M0 takes a number
+        /// within half an `f32` ulp of a power of two as that power); NaN for a type without NaN
+        /// is an error naming the type.
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
                 deserializer.$deserialize(FloatVisitor::<$name>(core::marker::PhantomData))
@@ -132,14 +148,14 @@ macro_rules! float_serde {
 }
 
 float_serde!(
-    F8E4M3FN: serialize_f32 deserialize_f32 to_f32,
-    F8E4M3FNUZ: serialize_f32 deserialize_f32 to_f32,
-    F8E5M2: serialize_f32 deserialize_f32 to_f32,
-    F8E5M2FNUZ: serialize_f32 deserialize_f32 to_f32,
-    F8E8M0: serialize_f64 deserialize_f64 to_f64,
-    F6E2M3: serialize_f32 deserialize_f32 to_f32,
-    F6E3M2: serialize_f32 deserialize_f32 to_f32,
-    F4E2M1: serialize_f32 deserialize_f32 to_f32
+    F8E4M3FN: serialize_f32 deserialize_f32 to_f32 F8E4M3FN::from_f64,
+    F8E4M3FNUZ: serialize_f32 deserialize_f32 to_f32 F8E4M3FNUZ::from_f64,
+    F8E5M2: serialize_f32 deserialize_f32 to_f32 F8E5M2::from_f64,
+    F8E5M2FNUZ: serialize_f32 deserialize_f32 to_f32 F8E5M2FNUZ::from_f64,
+    F8E8M0: serialize_f64 deserialize_f64 to_f64 e8m0_from_read_f64,
+    F6E2M3: serialize_f32 deserialize_f32 to_f32 F6E2M3::from_f64,
+    F6E3M2: serialize_f32 deserialize_f32 to_f32 F6E3M2::from_f64,
+    F4E2M1: serialize_f32 deserialize_f32 to_f32 F4E2M1::from_f64
 );
 
 /// Reads an integer in `MIN..=MAX` into a small integer type.
