@@ -2,7 +2,7 @@
 # Creates (or refreshes) the virtual environment that scripts/bench_peers.py and
 # scripts/crosscheck_cast.py run in, at target/peers-venv, and prints its python.
 #
-# Every peer is pinned to the version its profile names (src/profile.rs): the benchmark and the
+# Every peer is pinned to the version its profile names (src/profile/profiles.rs): the benchmark and the
 # cross-checks compare against those exact kernels. .ci/run installs the same pins.
 #
 # Usage: PY=$(bash scripts/peers-venv.sh) && "$PY" scripts/bench_peers.py

@@ -30,7 +30,7 @@ if [ ! -x "$py" ]; then
     fi
     "$base" -m venv "$venv" >&2
 fi
-# The versions the xla profile names (src/profile.rs); pip is a no-op when they are installed.
+# The versions the xla profile names (src/profile/profiles.rs); pip is a no-op when they are installed.
 "$py" -m pip install --quiet --disable-pip-version-check \
     "jax[cpu]==0.12.0.1" jaxlib==0.12.0.1 numpy==2.4.6 ml_dtypes==0.6.0 >&2
 echo "$py"
