@@ -37,6 +37,22 @@ pub fn default_saturate(from: &crate::verify::Format, to: &crate::verify::Format
         if matches!(d, DType::Float8E4M3FN | DType::Float8E4M3FNUZ | DType::Float8E5M2 | DType::Float8E5M2FNUZ))
 }
 
+/// A dump checked against the semantics must hold a case: a simulator that wrote nothing does
+/// not pass (`lowbit check` and `lowbit.check` alike) unless the caller accepts it on purpose.
+/// `name` names the dump, `skipped` counts its comment, blank and header lines.
+pub fn nonempty_dump(name: &str, checked: u64, skipped: u64, allow_empty: bool) -> Result<()> {
+    if checked > 0 || allow_empty {
+        return Ok(());
+    }
+    Err(invalid(
+        "check",
+        format!(
+            "{name} holds no case to check ({skipped} comment, blank or header lines skipped); an empty dump is \
+             not a pass (--allow-empty, allow_empty=True in Python, accepts it)"
+        ),
+    ))
+}
+
 /// A thread count: `None` is every core; `Some(n)` must be at least 1.
 pub fn threads(requested: Option<i64>) -> Result<usize> {
     match requested {

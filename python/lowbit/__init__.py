@@ -482,6 +482,7 @@ def check(
     no_flags: bool = False,
     seed: int = 1,
     which: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]:
     """Checks a simulator's dump of `from_` -> `to` conversions against the IEEE semantics (the
     options of :func:`vectors`), every mismatch classified, as ``testfloat_ver`` does.
@@ -497,6 +498,10 @@ def check(
     width in bits): ``checked``, ``ranking`` (``(configuration, description, lines agreeing)``,
     best first, over every rounding mode, tininess rule, saturation, format of that width and
     ONNX profile) and ``report``.
+
+    A dump that holds no case (nothing but comment, blank or header lines) raises
+    :class:`Error`, as ``lowbit check`` fails on it: a simulator that wrote nothing does not
+    pass. ``allow_empty=True`` accepts it on purpose (``checked`` is then 0).
     """
     text = path = arrays = None
     if isinstance(dump, str):
@@ -529,6 +534,7 @@ def check(
         _flag(no_flags, "no_flags"),
         seed,
         _flag(which, "which"),
+        _flag(allow_empty, "allow_empty"),
     )
 
 

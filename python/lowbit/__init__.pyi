@@ -107,6 +107,7 @@ def check(
     no_flags: bool = False,
     seed: int = 1,
     which: bool = False,
+    allow_empty: bool = False,
 ) -> Dict[str, Any]: ...
 def sweep(
     from_: FormatLike,

@@ -805,7 +805,7 @@ fn vectors<'py>(
 /// Checks a dump (text, or the file at `path`) against the IEEE semantics, or ranks every
 /// configuration of the results' width (`which`).
 #[pyfunction]
-#[pyo3(signature = (from_, to, text, path, arrays, round, tininess, saturate, check_nans, check_invalid_integers, no_flags, seed, which))]
+#[pyo3(signature = (from_, to, text, path, arrays, round, tininess, saturate, check_nans, check_invalid_integers, no_flags, seed, which, allow_empty))]
 #[allow(clippy::too_many_arguments)]
 fn check<'py>(
     py: Python<'py>,
@@ -822,6 +822,7 @@ fn check<'py>(
     no_flags: bool,
     seed: u64,
     which: bool,
+    allow_empty: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
         let from = format(py, from_)?;
@@ -849,6 +850,7 @@ fn check<'py>(
                 _ => format(py, to)?.width(),
             };
             let w = py.detach(|| lowbit::verify::check::which(input, &name, &from, width, &check)).or_raise(py)?;
+            lowbit::arguments::nonempty_dump(&name, w.checked, w.skipped, allow_empty).or_raise(py)?;
             let ranking = PyList::empty(py);
             for r in &w.ranking {
                 ranking.append((r.config.spelling(), r.config.to_string(), r.agree))?;
@@ -862,6 +864,7 @@ fn check<'py>(
         let s = py
             .detach(|| lowbit::verify::check::check_stream(input, &name, &from, &to, &options, &check))
             .or_raise(py)?;
+        lowbit::arguments::nonempty_dump(&name, s.checked, s.skipped, allow_empty).or_raise(py)?;
         let classes = PyDict::new(py);
         for (k, c) in Class::ALL.iter().enumerate() {
             if s.classes[k] > 0 {

@@ -104,6 +104,24 @@ def test_check_errors(tmp_path):
         lowbit.check("f16", "e5m2", 42)
 
 
+def test_check_empty_dump_is_an_error_unless_allowed(tmp_path):
+    # As `lowbit check` fails on a dump with no case: a simulator that wrote nothing is no pass.
+    for dump in ("", b"# comment only\n\n", (np.zeros(0, np.uint64), np.zeros(0, np.uint64))):
+        with pytest.raises(lowbit.Error, match="holds no case to check"):
+            lowbit.check("f16", "e5m2", dump)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# header\n")
+    with pytest.raises(lowbit.Error, match="1 comment, blank or header lines skipped"):
+        lowbit.check("f16", "e5m2", empty)
+    with pytest.raises(lowbit.Error, match="holds no case to check"):
+        lowbit.check("f16", 8, "", which=True)
+    accepted = lowbit.check("f16", "e5m2", "# c\n", allow_empty=True)
+    assert accepted["checked"] == 0 and accepted["mismatches"] == 0
+    assert lowbit.check("f16", 8, "", which=True, allow_empty=True)["checked"] == 0
+    with pytest.raises(lowbit.Error, match="allow_empty"):
+        lowbit.check("f16", "e5m2", "", allow_empty=2)
+
+
 def test_sweep_counts_by_hand():
     r = lowbit.sweep("f16", "e5m2", saturate=False)
     assert r["patterns"] == 65536

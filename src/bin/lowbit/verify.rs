@@ -97,17 +97,6 @@ pub struct CheckRequest<'a> {
     pub file: Option<&'a Path>,
 }
 
-/// The error for a dump that held no case.
-fn empty_dump(name: &str, skipped: u64) -> Error {
-    Error::InvalidOp {
-        op: "check".into(),
-        message: format!(
-            "{name} holds no case to check ({skipped} comment, blank or header lines skipped); an empty dump is \
-             not a pass (--allow-empty accepts it)"
-        ),
-    }
-}
-
 /// The `$readmemh` columns of a folder (`in.hex`, `out.hex`, `flags.hex` if present) read as
 /// one dump of `operand result [flags]` lines.
 struct Columns {
@@ -196,17 +185,13 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
             _ => Format::parse(request.to)?.width(),
         };
         let which = check::which(input, &name, &from, width, &request.check)?;
-        if which.checked == 0 && !request.allow_empty {
-            return Err(empty_dump(&name, which.skipped));
-        }
+        lowbit::arguments::nonempty_dump(&name, which.checked, which.skipped, request.allow_empty)?;
         let clean = which.ranking.first().is_some_and(|r| r.agree == which.checked);
         return Ok((which.report(10), clean));
     }
     let to = Format::parse(request.to)?;
     let summary = check::check_stream(input, &name, &from, &to, &request.options, &request.check)?;
-    if summary.checked == 0 && !request.allow_empty {
-        return Err(empty_dump(&name, summary.skipped));
-    }
+    lowbit::arguments::nonempty_dump(&name, summary.checked, summary.skipped, request.allow_empty)?;
     let report = if request.json { check_json(&summary) } else { summary.report() };
     Ok((report, summary.mismatches == 0))
 }
