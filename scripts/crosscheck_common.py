@@ -341,7 +341,7 @@ class LowbitRefused(Exception):
 def lowbit_cast(src, to, payload, n, profile, saturate, round_mode):
     """`lowbit cast` on raw bytes (or a list of texts for STRING); returns bytes or a list of texts."""
     cmd = [str(lowbit_path()), "cast", "--from", src, "--to", to, "--profile", profile,
-           "--saturate", "0" if saturate == 0 else "1", "--round-mode", round_mode or "up", "--threads", "1"]
+           "--saturate", "0" if saturate == 0 else "1", "--round", round_mode or "up", "--threads", "1"]
     if src == "STRING":
         data = json.dumps(payload).encode()
     else:

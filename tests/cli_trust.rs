@@ -277,7 +277,7 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
     let (ok, _, err) = lowbit(&["cast", "--form", "f32", "--to", "e4m3fn", "1"], b"");
     assert!(!ok && err.contains("unexpected argument '--form'") && err.contains("'--from'"), "{err}");
     // A value enum lists its values.
-    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round-mode", "upward", "1"], b"");
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "upward", "1"], b"");
     assert!(!ok && err.contains("[possible values: up, down, nearest]"), "{err}");
     let (ok, _, err) = lowbit(&["run", "m.onnx", "--output-dir", "o", "--profile", "onnxruntim"], b"");
     assert!(!ok && err.contains("onnxruntime"), "{err}");
@@ -294,8 +294,8 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
     for (args, why) in [
         (&["cast", "--from", "f32", "--to", "int8", "--saturate", "1", "3"][..], "--saturate applies to float8"),
         (
-            &["cast", "--from", "f32", "--to", "e4m3fn", "--round-mode", "up", "3"][..],
-            "--round-mode applies to FLOAT8E8M0",
+            &["cast", "--from", "f32", "--to", "e4m3fn", "--round", "up", "3"][..],
+            "--round up|down|nearest applies to FLOAT8E8M0",
         ),
         (&["cast", "--from", "f32", "--to", "e4m3fn", "--threads", "0"][..], "0 is not a thread count"),
     ] {
@@ -412,4 +412,31 @@ fn one_saturation_default_for_cast_and_the_verification_commands() {
     // The help says so.
     let (_, help, _) = lowbit(&["check", "--help"], b"");
     assert!(help.contains("ONNX Cast's saturate=1"), "{help}");
+}
+
+/// One flag name for the rounding idea: `--round` in every command that rounds (ONNX's
+/// up|down|nearest for an E8M0 target of `cast` and `bench`, IEEE's modes in the verification
+/// commands); `--round-mode` is gone everywhere.
+#[test]
+fn round_is_the_one_rounding_flag() {
+    for command in ["cast", "bench", "vectors", "check", "sweep", "diff", "quantize", "range4", "run"] {
+        let (_, out, err) = lowbit(&[command, "--help"], b"");
+        assert!(
+            !out.contains("--round-mode") && !out.contains("round_mode attribute (FLOAT8"),
+            "{command}: {out}{err}"
+        );
+        if ["cast", "bench", "vectors", "check", "sweep"].contains(&command) {
+            assert!(out.contains("--round <"), "{command}: {out}");
+        }
+    }
+    // 3.0 into E8M0 by hand: up gives 2^2 (code 127 + 2 = 0x81), down gives 2^1 (0x80).
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "3", "--round", "down"], b"");
+    assert!(ok && out.lines().nth(1).unwrap().contains("0x80"), "{err}{out}");
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "up", "3"], b"");
+    assert!(ok && out.lines().nth(1).unwrap().contains("0x81"), "{err}{out}");
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round-mode", "up", "3"], b"");
+    assert!(!ok && err.contains("unexpected argument '--round-mode'"), "{err}");
+    // A described format rounds to nearest even: --round there is an error, not ignored.
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "down", "3"], b"");
+    assert!(!ok && err.contains("a described format rounds to nearest even"), "{err}");
 }

@@ -272,6 +272,14 @@ pub fn run(args: Args) -> crate::Outcome {
         None => None,
     };
     if let Some(described) = described {
+        if attributes.round.is_some() {
+            return Err(crate::usage(
+                "cast",
+                "--round up|down|nearest is ONNX's round_mode for FLOAT8E8M0; a described format rounds to nearest \
+                 even (other modes: `lowbit vectors --round`)",
+            )
+            .into());
+        }
         if json {
             return Err(crate::usage("cast", "--json is for ONNX dtypes on both sides").into());
         }

@@ -47,7 +47,7 @@ enum Command {
     /// value and class. Without --from: `lowbit cast --to DTYPE IN.pb OUT.pb` casts a TensorProto file.
     ///
     /// Defaults: ONNX types on both sides follow ONNX Cast (saturate=1 for float8 targets,
-    /// round_mode=up for FLOAT8E8M0); a described format on either side follows IEEE 754
+    /// --round up for FLOAT8E8M0); a described format on either side follows IEEE 754
     /// (nearest even, no saturation) unless --saturate 1.
     Cast(cast::Args),
     /// Run an ONNX model and write each graph output to DIR/<output name>.pb, all or nothing.
@@ -288,9 +288,11 @@ pub struct Attributes {
     /// between ONNX types (as ONNX Cast), 0 with a described format (IEEE).
     #[arg(long, value_enum)]
     pub saturate: Option<Saturate>,
-    /// ONNX round_mode attribute (FLOAT8E8M0 targets only; an error for other targets). Default up.
+    /// Rounding: ONNX's round_mode attribute, the one rounding choice Cast has (FLOAT8E8M0
+    /// targets only; an error for other targets and for described formats, which round to
+    /// nearest even). Default up, as ONNX Cast.
     #[arg(long, value_enum)]
-    pub round_mode: Option<RoundModeArg>,
+    pub round: Option<RoundModeArg>,
     /// Which implementation to be bit-exact with.
     #[arg(long, default_value = "spec", value_parser = profile_parser())]
     pub profile: lowbit::Profile,
@@ -303,12 +305,12 @@ impl Attributes {
         if self.saturate.is_some() && (!float8 || to == lowbit::DType::Float8E8M0) {
             return Err(usage("cast", format!("--saturate applies to float8, float6 and float4 targets, not {to}")));
         }
-        if self.round_mode.is_some() && to != lowbit::DType::Float8E8M0 {
-            return Err(usage("cast", format!("--round-mode applies to FLOAT8E8M0 targets, not {to}")));
+        if self.round.is_some() && to != lowbit::DType::Float8E8M0 {
+            return Err(usage("cast", format!("--round up|down|nearest applies to FLOAT8E8M0 targets, not {to}")));
         }
         Ok(lowbit::CastOptions {
             saturate: self.saturate.is_none_or(Saturate::on),
-            round_mode: self.round_mode.map_or(lowbit::RoundMode::Up, Into::into),
+            round_mode: self.round.map_or(lowbit::RoundMode::Up, Into::into),
             profile: self.profile,
         })
     }
