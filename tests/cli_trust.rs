@@ -319,7 +319,21 @@ fn json_outputs_follow_their_schemas() {
     let v = field(&out);
     assert!(!ok);
     assert_eq!((v["checked"].as_u64(), v["mismatches"].as_u64(), v["skipped"].as_u64()), (Some(2), Some(1), Some(1)));
-    assert_eq!(v["classes"]["OneUlpAwayFromZero"], 1);
+    assert_eq!(v["classes"], serde_json::json!({ "one_ulp_away_from_zero": 1 }));
+    // Class keys are snake_case: f16 -0 given as +0 (zero_sign), 1.0 given as E5M2's NaN 0x7F
+    // (nan_for_number), 1.0 given as 0x3B (one_ulp_toward_zero).
+    let (ok, out, _) = lowbit(
+        &["check", "--from", "f16", "--to", "e5m2", "--json", "--no-flags"],
+        b"8000 00 00\n3C00 7F 00\n3C00 3B 00\n",
+    );
+    assert!(!ok);
+    let expected = serde_json::json!({ "zero_sign": 1, "nan_for_number": 1, "one_ulp_toward_zero": 1 });
+    assert_eq!(field(&out)["classes"], expected, "{out}");
+    // The schema is in the help, with every class key.
+    let (_, help, _) = lowbit(&["check", "--help"], b"");
+    for key in ["one_ulp_away_from_zero", "max_for_infinity", "other_value", "flags_compared", "skipped"] {
+        assert!(help.contains(key), "{key}: {help}");
+    }
     assert_eq!(v["flags_missing"]["inexact"], 0);
     assert_eq!(v["shown"].as_array().unwrap().len(), 1);
     // sweep of the 256 E4M3FN codes into float16 (exact): 256 patterns, no inexact flag.

@@ -92,6 +92,24 @@ impl Class {
         }
     }
 
+    /// The class's key in machine-readable output (`lowbit check --json`): snake_case, stable.
+    #[must_use]
+    pub const fn key(self) -> &'static str {
+        match self {
+            Class::OneUlpAwayFromZero => "one_ulp_away_from_zero",
+            Class::OneUlpTowardZero => "one_ulp_toward_zero",
+            Class::ZeroSign => "zero_sign",
+            Class::NanForNumber => "nan_for_number",
+            Class::NumberForNan => "number_for_nan",
+            Class::NanEncoding => "nan_encoding",
+            Class::InfinityForMax => "infinity_for_max",
+            Class::MaxForInfinity => "max_for_infinity",
+            Class::FlushedToZero => "flushed_to_zero",
+            Class::InvalidIntegerValue => "invalid_integer_value",
+            Class::OtherValue => "other_value",
+        }
+    }
+
     fn index(self) -> usize {
         Class::ALL.iter().position(|&c| c == self).unwrap_or(0)
     }

@@ -33,9 +33,13 @@ pub struct Args {
     /// simulator that wrote nothing does not pass).
     #[arg(long)]
     allow_empty: bool,
-    /// One JSON object instead of the report: {"checked", "mismatches", "skipped", "classes":
-    /// {CLASS: N}, "flags_missing": {FLAG: N}, "flags_extra": {FLAG: N}, "shown": [LINE]}
-    /// (not with --which).
+    /// One JSON object instead of the report (not with --which): {"checked": N, "mismatches":
+    /// N, "skipped": N (comment, blank and header lines), "classes": {CLASS: N} (only the
+    /// classes seen; CLASS one of one_ulp_away_from_zero, one_ulp_toward_zero, zero_sign,
+    /// nan_for_number, number_for_nan, nan_encoding, infinity_for_max, max_for_infinity,
+    /// flushed_to_zero, invalid_integer_value, other_value), "flags_missing": {FLAG: N},
+    /// "flags_extra": {FLAG: N} (FLAG one of inexact, underflow, overflow, infinite, invalid),
+    /// "flags_compared": bool, "shown": [LINE] (the first mismatches)}.
     #[arg(long, conflicts_with = "which")]
     json: bool,
     /// The dump (default or `-`: standard input): testfloat lines or the CSV of `lowbit

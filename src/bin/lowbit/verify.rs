@@ -202,7 +202,7 @@ fn check_json(summary: &check::Summary) -> String {
         .iter()
         .zip(summary.classes)
         .filter(|(_, n)| *n > 0)
-        .map(|(c, n)| (format!("{c:?}"), n.into()))
+        .map(|(c, n)| (c.key().to_string(), n.into()))
         .collect();
     let flags = |counts: &[u64; 5]| -> serde_json::Map<String, serde_json::Value> {
         check::FLAG_NAMES.iter().zip(counts).map(|((_, name), n)| ((*name).to_string(), (*n).into())).collect()
