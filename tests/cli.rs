@@ -94,10 +94,11 @@ fn cast_values_table() {
         lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--", "448", "464", "480", "nan", "-1e-9"]);
     assert!(ok, "{err}");
     let rows: Vec<&str> = out.lines().collect();
-    assert_eq!(rows.len(), 6, "{out}");
-    assert!(rows[3].contains("0x7e") && rows[3].contains("01111110") && rows[3].contains("448"), "{out}");
-    assert!(rows[4].contains("0x7f") && rows[4].contains("nan"), "{out}");
-    assert!(rows[5].contains("0x80") && rows[5].contains("zero"), "{out}");
+    // The settings line, the column header, a row per value.
+    assert_eq!(rows.len(), 7, "{out}");
+    assert!(rows[4].contains("0x7e") && rows[4].contains("01111110") && rows[4].contains("448"), "{out}");
+    assert!(rows[5].contains("0x7f") && rows[5].contains("nan"), "{out}");
+    assert!(rows[6].contains("0x80") && rows[6].contains("zero"), "{out}");
 }
 
 #[test]
@@ -130,14 +131,14 @@ fn cast_takes_described_formats() {
     // subnormal unit: 0x01 with underflow|inexact (03).
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "1.5", "300", "0.001"]);
     assert!(ok, "{err}");
-    let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    let rows: Vec<Vec<&str>> = out.lines().skip(2).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows[0][..4], ["1.5", "0x3fc00000", "0x3c", "00"]);
     assert_eq!(rows[1][..4], ["300", "0x43960000", "0x78", "05"]);
     assert_eq!(rows[2][..4], ["0.001", "0x3a83126f", "0x1", "03"]);
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--saturate", "1", "300"]);
     assert!(ok, "{err}");
     assert_eq!(
-        out.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>()[..4],
+        out.lines().nth(2).unwrap().split_whitespace().collect::<Vec<_>>()[..4],
         ["300", "0x43960000", "0x77", "05"]
     );
     // Raw both ways: float32 240 and 1.5 -> 0x77 0x3C; back, 0x77 -> 240 (0x43700000) and the

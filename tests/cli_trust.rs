@@ -39,7 +39,11 @@ fn an_empty_dump_is_not_a_pass() {
     }
     let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2", "--allow-empty"], b"# c\n\n");
     assert!(ok);
-    assert_eq!(out, "0 checked, 0 mismatches (2 comment, blank or header lines skipped)\n");
+    assert_eq!(
+        out,
+        "FLOAT16 -> FLOAT8E5M2, round=rne tininess=after saturate=1\n\
+         0 checked, 0 mismatches (2 comment, blank or header lines skipped)\n"
+    );
     let (ok, _, err) = lowbit(&["check", "--which", "--from", "f16", "--to", "8"], b"");
     assert!(!ok && err.contains("holds no case"), "{err}");
 }
@@ -50,7 +54,7 @@ fn comments_and_blank_lines_are_skipped_and_counted() {
     let dump = "# header written by the bench\n3C00 3C 00\n\n  # indented comment\n3C01 3C 01\n";
     let (ok, out, err) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], dump.as_bytes());
     assert!(ok, "{err}");
-    assert_eq!(out, "2 checked, 0 mismatches (3 comment, blank or header lines skipped)\n");
+    assert!(out.ends_with("\n2 checked, 0 mismatches (3 comment, blank or header lines skipped)\n"), "{out}");
     // One wrong line: `1 mismatch`, singular.
     let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], b"3C00 3D 00\n");
     assert!(!ok);
@@ -71,7 +75,7 @@ fn check_reads_every_layout_vectors_writes() {
         let (ok, out, err) = lowbit(&args, vectors.as_bytes());
         let cases = vectors.lines().count() - usize::from(layout == "csv");
         assert!(ok, "{layout} {formats:?}: {err}{out}");
-        assert!(out.starts_with(&format!("{cases} checked, 0 mismatches")), "{layout}: {out}");
+        assert!(out.contains(&format!("\n{cases} checked, 0 mismatches")), "{layout}: {out}");
     }
     let folder = dir.path().join("mem");
     let args = [&["vectors", "--format", "readmemh", "--out", folder.to_str().unwrap()][..], &base].concat();
@@ -79,14 +83,14 @@ fn check_reads_every_layout_vectors_writes() {
     let cases = std::fs::read_to_string(folder.join("in.hex")).unwrap().lines().count();
     let (ok, out, err) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
     assert!(ok, "{err}");
-    assert_eq!(out, format!("{cases} checked, 0 mismatches\n"));
+    assert!(out.ends_with(&format!("\n{cases} checked, 0 mismatches\n")), "{out}");
     // A planted error in out.hex is found at its line.
     let out_hex = std::fs::read_to_string(folder.join("out.hex")).unwrap();
     let mut lines: Vec<String> = out_hex.lines().map(String::from).collect();
     lines[4] = if lines[4] == "00" { "01".into() } else { "00".into() };
     std::fs::write(folder.join("out.hex"), lines.join("\n") + "\n").unwrap();
     let (ok, out, _) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
-    assert!(!ok && out.starts_with("line 5: "), "{out}");
+    assert!(!ok && out.lines().nth(1).is_some_and(|l| l.starts_with("line 5: ")), "{out}");
     // Columns of different lengths are an error, not a shorter check.
     std::fs::write(folder.join("out.hex"), lines[..3].join("\n") + "\n").unwrap();
     let (ok, _, err) = lowbit(&[&["check"][..], &base, &[folder.to_str().unwrap()]].concat(), b"");
@@ -267,9 +271,9 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
     // (0x7e) with saturate=1 and becomes NaN (0x7f) with 0.
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "500", "--to", "e4m3fn", "--saturate", "0"], b"");
     assert!(ok, "{err}");
-    assert!(out.lines().nth(1).unwrap().contains("0x7f"), "{out}");
+    assert!(out.lines().nth(2).unwrap().contains("0x7f"), "{out}");
     let (ok, out, _) = lowbit(&["cast", "--from", "f32", "500", "--to", "e4m3fn"], b"");
-    assert!(ok && out.lines().nth(1).unwrap().contains("0x7e"), "{out}");
+    assert!(ok && out.lines().nth(2).unwrap().contains("0x7e"), "{out}");
     // A negative number needs no `--`.
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "-2", "--saturate", "1"], b"");
     assert!(ok && out.contains("0xc0"), "{err}{out}");
@@ -410,7 +414,7 @@ fn one_saturation_default_for_cast_and_the_verification_commands() {
     // saturate=1: 448 (0x7E) from cast, and 0x7E in vectors, check, sweep; with --saturate 0 NaN
     // (0x7F). Into a described format (e4m3,special=ieee) the default is IEEE's: infinity 0x78.
     let (ok, out, _) = lowbit(&["cast", "--from", "f16", "--to", "e4m3fn", "60000"], b"");
-    assert!(ok && out.lines().nth(1).unwrap().contains("0x7e"), "{out}");
+    assert!(ok && out.lines().nth(2).unwrap().contains("0x7e"), "{out}");
     let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e4m3fn", "--no-flags"], b"7B53 7E\n");
     assert!(ok, "{out}");
     let (ok, out, _) =
@@ -419,7 +423,7 @@ fn one_saturation_default_for_cast_and_the_verification_commands() {
     let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e4m3,special=ieee", "--no-flags"], b"7B53 78\n");
     assert!(ok, "{out}");
     let (ok, out, _) = lowbit(&["cast", "--from", "f16", "--to", "e4m3,special=ieee", "60000"], b"");
-    assert!(ok && out.lines().nth(1).unwrap().contains("0x78"), "{out}");
+    assert!(ok && out.lines().nth(2).unwrap().contains("0x78"), "{out}");
     // diff's configurations keep the same default: rne against rne,saturate=1 agree into e4m3fn.
     let (ok, out, _) = lowbit(&["diff", "--from", "f16", "--to", "e4m3fn", "--json", "rne", "rne,saturate=1"], b"");
     assert!(ok, "{out}");
@@ -445,12 +449,82 @@ fn round_is_the_one_rounding_flag() {
     }
     // 3.0 into E8M0 by hand: up gives 2^2 (code 127 + 2 = 0x81), down gives 2^1 (0x80).
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "3", "--round", "down"], b"");
-    assert!(ok && out.lines().nth(1).unwrap().contains("0x80"), "{err}{out}");
+    assert!(ok && out.lines().nth(2).unwrap().contains("0x80"), "{err}{out}");
     let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "up", "3"], b"");
-    assert!(ok && out.lines().nth(1).unwrap().contains("0x81"), "{err}{out}");
+    assert!(ok && out.lines().nth(2).unwrap().contains("0x81"), "{err}{out}");
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round-mode", "up", "3"], b"");
     assert!(!ok && err.contains("unexpected argument '--round-mode'"), "{err}");
     // A described format rounds to nearest even: --round there is an error, not ignored.
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "down", "3"], b"");
     assert!(!ok && err.contains("a described format rounds to nearest even"), "{err}");
+}
+
+/// One default per idea, printed: `cast`, `vectors`, `check`, `sweep` and `diff` name the
+/// saturation, rounding and tininess they used in their header (and JSON), defaults included.
+#[test]
+fn every_command_prints_the_settings_it_used() {
+    let json = |text: &str| -> serde_json::Value { serde_json::from_str(text).unwrap() };
+    let first = |out: &str| out.lines().next().unwrap_or_default().to_string();
+    // cast between ONNX types: ONNX Cast's saturate=1 and nearest even unless told; E8M0's
+    // round_mode up unless --round.
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "1.5"], b"");
+    assert_eq!(first(&out), "FLOAT -> FLOAT8E4M3FN, ONNX Cast, profile spec: round=rne tininess=none saturate=1");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--saturate", "0", "1.5"], b"");
+    assert!(first(&out).ends_with("round=rne tininess=none saturate=0"), "{out}");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "3"], b"");
+    assert!(first(&out).contains("round=up "), "{out}");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "nearest", "3"], b"");
+    assert!(first(&out).contains("round=nearest "), "{out}");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "int8", "3"], b"");
+    assert!(first(&out).ends_with("saturate=n/a"), "{out}");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--json", "1.5"], b"");
+    let expected = serde_json::json!({ "profile": "spec", "round": "rne", "tininess": null, "saturate": true });
+    assert_eq!(json(&out)["settings"], expected);
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--json", "--round", "down", "3"], b"");
+    assert_eq!(json(&out)["settings"]["round"], "down");
+    // cast into a described format: IEEE's defaults, no saturation unless --saturate 1.
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "300"], b"");
+    assert_eq!(first(&out), "FLOAT -> e4m3,special=ieee, IEEE 754: round=rne tininess=after saturate=0");
+    let (_, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--saturate", "1", "300"], b"");
+    assert!(first(&out).ends_with("saturate=1"), "{out}");
+    // vectors: on standard error (standard output holds only cases), or heading --out's report.
+    let (_, _, err) = lowbit(&["vectors", "--from", "f16", "--to", "e4m3fn", "-n", "1"], b"");
+    assert_eq!(first(&err), "FLOAT16 -> FLOAT8E4M3FN, round=rne tininess=after saturate=1");
+    let flags = ["--round", "rtz", "--tininess", "before", "--saturate", "0"];
+    let (_, _, err) = lowbit(&[&["vectors", "--from", "f16", "--to", "e4m3fn", "-n", "1"][..], &flags].concat(), b"");
+    assert_eq!(first(&err), "FLOAT16 -> FLOAT8E4M3FN, round=rtz tininess=before saturate=0");
+    let dir = std::env::temp_dir().join(format!("lowbit-settings-{}", std::process::id()));
+    let dir_text = dir.display().to_string();
+    let (ok, out, err) = lowbit(&["vectors", "--from", "f16", "--to", "e5m2", "--out", &dir_text], b"");
+    assert!(ok && first(&out) == "FLOAT16 -> FLOAT8E5M2, round=rne tininess=after saturate=1", "{err}{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // check: the first line, and "settings" in JSON. 1.0 is exact under any setting.
+    let (ok, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2"], b"3C00 3C 00\n");
+    assert!(ok && first(&out) == "FLOAT16 -> FLOAT8E5M2, round=rne tininess=after saturate=1", "{out}");
+    let (ok, out, _) = lowbit(&[&["check", "--from", "f16", "--to", "e5m2"][..], &flags].concat(), b"3C00 3C 00\n");
+    assert!(ok && first(&out) == "FLOAT16 -> FLOAT8E5M2, round=rtz tininess=before saturate=0", "{out}");
+    let (_, out, _) = lowbit(&["check", "--from", "f16", "--to", "e5m2", "--json"], b"3C00 3C 00\n");
+    assert_eq!(json(&out)["settings"], serde_json::json!({ "round": "rne", "tininess": "after", "saturate": true }));
+    // sweep: the line under the digest; E4M3FN into float16 is no float8 target: no saturation.
+    let (_, out, _) = lowbit(&["sweep", "--from", "e4m3fn", "--to", "f16"], b"");
+    let line = out.lines().nth(1).unwrap();
+    assert!(line.ends_with("round to nearest even, tininess after rounding, not saturating"), "{out}");
+    let (_, out, _) =
+        lowbit(&[&["sweep", "--from", "e4m3fn", "--to", "f16"][..], &flags[..4], &["--saturate", "1"]].concat(), b"");
+    let line = out.lines().nth(1).unwrap();
+    assert!(line.ends_with("round toward zero, tininess before rounding, saturating"), "{out}");
+    let (_, out, _) = lowbit(&["sweep", "--from", "e4m3fn", "--to", "f16", "--json"], b"");
+    assert_eq!(json(&out)["settings"], serde_json::json!({ "round": "rne", "tininess": "after", "saturate": false }));
+    // diff: A = and B = name each side's settings, the flags' defaults filling what a
+    // configuration leaves out.
+    let (_, out, _) = lowbit(&["diff", "--from", "e4m3fn", "--to", "e5m2", "rne", "rtz,saturate=0"], b"");
+    assert!(out.contains("A = round to nearest even, tininess after rounding, saturating\n"), "{out}");
+    assert!(out.contains("B = round toward zero, tininess after rounding, not saturating\n"), "{out}");
+    let (_, out, _) = lowbit(
+        &["diff", "--from", "e4m3fn", "--to", "e5m2", "--json", "--tininess", "before", "rne", "profile=spec"],
+        b"",
+    );
+    let v = json(&out);
+    assert_eq!(v["a_settings"], serde_json::json!({ "round": "rne", "tininess": "before", "saturate": true }));
+    assert_eq!(v["b_settings"], serde_json::json!({ "round": "up", "tininess": null, "saturate": true }));
 }

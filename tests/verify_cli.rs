@@ -334,7 +334,9 @@ fn which_finds_a_planted_configuration() {
     let mut lines = report.lines();
     assert_eq!(
         lines.next(),
-        Some("matches e3m4,special=fn, round toward +infinity, tininess before rounding: 65,536/65,536"),
+        Some(
+            "matches e3m4,special=fn, round toward +infinity, tininess before rounding, not saturating: 65,536/65,536"
+        ),
         "{report}"
     );
     assert!(!lines.next().unwrap().ends_with("65,536/65,536"), "{report}");

@@ -257,9 +257,8 @@ impl fmt::Display for Config {
             Semantics::Ieee(o) => {
                 parts.push(mode_words(o.mode));
                 parts.push(tininess_words(o.tininess).to_string());
-                if o.saturate {
-                    parts.push("saturating".into());
-                }
+                // Said either way: the default that applied is seen.
+                parts.push(if o.saturate { "saturating" } else { "not saturating" }.into());
             }
             Semantics::Onnx(o) => {
                 parts.push(format!("ONNX Cast, profile {}", o.profile.name()));
@@ -274,7 +273,47 @@ impl fmt::Display for Config {
     }
 }
 
+/// The rounding, tininess and saturation a configuration uses, in the command line's words:
+/// what `check`, `sweep` and `diff` print in their header and JSON, so the default that
+/// applied is seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `--round`'s word: rne, rtz, ..., sr:R; under ONNX Cast its round_mode (up, down, nearest;
+    /// it applies to FLOAT8E8M0 targets, the other float targets round to nearest even).
+    pub round: String,
+    /// `--tininess`'s word; `None` under ONNX Cast (it raises no flags).
+    pub tininess: Option<&'static str>,
+    /// Whether overflow saturates.
+    pub saturate: bool,
+}
+
+impl fmt::Display for Settings {
+    /// `round=rne tininess=after saturate=0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "round={} tininess={} saturate={}",
+            self.round,
+            self.tininess.unwrap_or("none"),
+            u8::from(self.saturate)
+        )
+    }
+}
+
 impl Config {
+    /// The rounding, tininess and saturation this configuration uses.
+    #[must_use]
+    pub fn settings(&self) -> Settings {
+        match self.semantics {
+            Semantics::Ieee(o) => {
+                Settings { round: mode_word(o.mode), tininess: Some(tininess_word(o.tininess)), saturate: o.saturate }
+            }
+            Semantics::Onnx(o) => {
+                Settings { round: format!("{:?}", o.round_mode).to_lowercase(), tininess: None, saturate: o.saturate }
+            }
+        }
+    }
+
     /// The configuration in the grammar of the module docs (parses back to itself).
     #[must_use]
     pub fn spelling(&self) -> String {

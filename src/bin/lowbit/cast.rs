@@ -249,8 +249,10 @@ pub struct Args {
     /// for IN.pb. Raw input between fixed-width dtypes is streamed and has no limit.
     #[arg(long, value_name = "BYTES")]
     max_input_bytes: Option<String>,
-    /// With VALUES: one JSON object {"from", "to", "rows": [{"input", "input_value", "code",
-    /// "value", "class"}]} instead of the table ("code" as hex with the target's width).
+    /// With VALUES: one JSON object {"from", "to", "settings": {"profile", "round", "tininess":
+    /// null, "saturate": bool or null where the target has no saturation}, "rows": [{"input",
+    /// "input_value", "code", "value", "class"}]} instead of the table ("code" as hex with the
+    /// target's width). The table's first line names the settings that applied.
     #[arg(long)]
     json: bool,
     /// Values to cast, read as the source type (exact decimal, rounded once; an integer source
@@ -284,7 +286,17 @@ pub fn run(args: Args) -> crate::Outcome {
             return Err(crate::usage("cast", "--json is for ONNX dtypes on both sides").into());
         }
         if !values.is_empty() {
-            return crate::printed(&described.table(&values)?);
+            // IEEE's conversion: nearest even, tininess after rounding; saturation as given
+            // (it applies to targets of 8 bits or fewer).
+            let to_format = lowbit::verify::Format::parse(&to)?;
+            let from_format = lowbit::verify::Format::parse(from.as_deref().unwrap_or_default())?;
+            let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
+                && to_format.float_format().is_some_and(|f| f.width() <= 8);
+            let header = format!(
+                "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
+                u8::from(saturate)
+            );
+            return crate::printed(&format!("{header}\n{}", described.table(&values)?));
         }
         if count.is_some() {
             return Err(crate::usage(
@@ -343,7 +355,8 @@ pub fn run(args: Args) -> crate::Outcome {
     if json {
         return crate::printed(&cast_values_json(&values, from, to, &opts)?);
     }
-    crate::printed(&cast_values_table(&values, from, to, &opts)?)
+    let header = format!("{from} -> {to}, {}", onnx_settings(to, &opts).0);
+    crate::printed(&format!("{header}\n{}", cast_values_table(&values, from, to, &opts)?))
 }
 
 /// The name a TensorProto file gives its tensor, if any (read again within the same limit; a
@@ -379,5 +392,37 @@ pub fn cast_values_json(values: &[String], from: DType, to: DType, opts: &CastOp
             "class": class,
         }));
     }
-    Ok(serde_json::json!({ "from": from.onnx_name(), "to": to.onnx_name(), "rows": rows }).to_string())
+    let settings = onnx_settings(to, opts).1;
+    Ok(serde_json::json!({ "from": from.onnx_name(), "to": to.onnx_name(), "settings": settings, "rows": rows })
+        .to_string())
+}
+
+/// The rounding, tininess and saturation ONNX Cast into `to` uses under `opts` (defaults
+/// included), as a header line and as JSON {"profile", "round", "tininess", "saturate"}:
+/// saturate is ONNX's attribute where the target takes it (float targets of 8 bits or fewer,
+/// else null); round is round_mode for FLOAT8E8M0, nearest even (rne) for the other float
+/// targets, `profile` (the profile's own rule) for integer targets; tininess is none (no
+/// flags).
+pub fn onnx_settings(to: DType, opts: &CastOptions) -> (String, serde_json::Value) {
+    let float = matches!(to.kind(), Kind::Float(_));
+    let saturate = (float && to.bits().is_some_and(|b| b <= 8)).then_some(opts.saturate);
+    let round = if to == DType::Float8E8M0 {
+        format!("{:?}", opts.round_mode).to_lowercase()
+    } else if float {
+        "rne".to_string()
+    } else {
+        "profile".to_string()
+    };
+    let line = format!(
+        "ONNX Cast, profile {}: round={round} tininess=none saturate={}",
+        opts.profile.name(),
+        saturate.map_or("n/a".to_string(), |s| u8::from(s).to_string())
+    );
+    let json = serde_json::json!({
+        "profile": opts.profile.name(),
+        "round": round,
+        "tininess": serde_json::Value::Null,
+        "saturate": saturate,
+    });
+    (line, json)
 }

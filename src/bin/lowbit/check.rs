@@ -33,7 +33,11 @@ pub struct Args {
     /// simulator that wrote nothing does not pass).
     #[arg(long)]
     allow_empty: bool,
-    /// One JSON object instead of the report (not with --which): {"checked": N, "mismatches":
+    /// The report's first line names the conversion and the settings that applied (defaults
+    /// included): `FROM -> TO, round=rne tininess=after saturate=0`.
+    ///
+    /// One JSON object instead of the report (not with --which): {"settings": {"round": WORD,
+    /// "tininess": WORD, "saturate": bool}, "checked": N, "mismatches":
     /// N, "skipped": N (comment, blank and header lines), "classes": {CLASS: N} (only the
     /// classes seen; CLASS one of one_ulp_away_from_zero, one_ulp_toward_zero, zero_sign,
     /// nan_for_number, number_for_nan, nan_encoding, infinity_for_max, max_for_infinity,

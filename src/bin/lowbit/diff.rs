@@ -12,8 +12,10 @@ pub struct Args {
     /// Threads (default: every core; at least 1).
     #[arg(long, value_parser = crate::threads)]
     threads: Option<usize>,
-    /// One JSON object instead of the report: {"a", "b", "patterns", "values", "flags_only",
-    /// "agree"}.
+    /// One JSON object instead of the report: {"a", "b" (in words), "a_settings",
+    /// "b_settings" ({"round": WORD, "tininess": WORD or null (ONNX Cast), "saturate": bool}),
+    /// "patterns", "values", "flags_only", "agree"}. The report's lines A = and B = name the
+    /// rounding, tininess and saturation of each.
     #[arg(long)]
     json: bool,
     /// The first configuration.

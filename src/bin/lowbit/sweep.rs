@@ -18,8 +18,9 @@ pub struct Args {
     /// Threads (default: every core; at least 1).
     #[arg(long, value_parser = crate::threads)]
     threads: Option<usize>,
-    /// One JSON object instead of the report: {"sha256", "patterns", "classes": {CLASS: N},
-    /// "flags": {FLAG: N}}.
+    /// One JSON object instead of the report: {"settings": {"round": WORD, "tininess": WORD or
+    /// null (ONNX Cast), "saturate": bool}, "sha256", "patterns", "classes": {CLASS: N},
+    /// "flags": {FLAG: N}}. The report's second line names the settings that applied.
     #[arg(long)]
     json: bool,
 }

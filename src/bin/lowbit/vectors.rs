@@ -24,16 +24,27 @@ pub struct Args {
     /// testfloat, readmemh (DIR/in.hex, out.hex, flags.hex; needs --out) or csv (with a header).
     #[arg(long, value_enum, default_value = "testfloat")]
     format: VectorLayout,
-    /// Write into this folder (all files or none) instead of standard output.
+    /// Write into this folder (all files or none) instead of standard output. The settings that
+    /// applied (`FROM -> TO, round=rne tininess=after saturate=0`, defaults included) head the
+    /// report of --out, or go to standard error when the cases go to standard output.
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Outcome {
+    let options = args.rounding.options(&args.formats.from, &args.formats.to)?;
+    // The settings that applied, defaults included: in the report of --out, on standard error
+    // when the cases go to standard output (a testfloat or CSV reader sees only cases).
+    let settings = format!(
+        "{} -> {}, {}",
+        lowbit::verify::Format::parse(&args.formats.from)?,
+        lowbit::verify::Format::parse(&args.formats.to)?,
+        lowbit::verify::config::Config::ieee(options).settings()
+    );
     let request = glue::VectorsRequest {
         from: &args.formats.from,
         to: &args.formats.to,
-        options: args.rounding.options(&args.formats.from, &args.formats.to)?,
+        options,
         level: &args.level,
         count: args.count,
         seed: args.seed,
@@ -43,12 +54,13 @@ pub fn run(args: Args) -> Outcome {
         Some(dir) => {
             let written = glue::write_vectors_to(&dir, &vectors, args.format)?;
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-            print_text(&format!("wrote {} cases to {}", vectors.len(), names.join(", ")))?;
+            print_text(&format!("{settings}\nwrote {} cases to {}", vectors.len(), names.join(", ")))?;
         }
         None if args.format == VectorLayout::Readmemh => {
             return Err(crate::usage("vectors", "--format readmemh writes one file per column: give --out DIR").into());
         }
         None => {
+            eprintln!("{settings}");
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
             glue::write_vectors(&mut stdout, &vectors, args.format).map_err(output_failure)?;
         }

@@ -2,7 +2,7 @@
 //! work is in [`lowbit::verify`]; this reads the flags' words, opens the files and draws the
 //! progress bar.
 
-use lowbit::verify::config::Config;
+use lowbit::verify::config::{Config, Settings};
 use lowbit::verify::vectors::{Column, Level, Vectors};
 use lowbit::verify::{check, sweep, Format, VerifyOptions};
 use lowbit::{Error, Result};
@@ -192,12 +192,18 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
     let to = Format::parse(request.to)?;
     let summary = check::check_stream(input, &name, &from, &to, &request.options, &request.check)?;
     lowbit::arguments::nonempty_dump(&name, summary.checked, summary.skipped, request.allow_empty)?;
-    let report = if request.json { check_json(&summary) } else { summary.report() };
+    // The settings that applied, defaults included, head the output.
+    let settings = Config::ieee(request.options).settings();
+    let report = if request.json {
+        check_json(&summary, &settings)
+    } else {
+        format!("{} -> {}, {settings}\n{}", from, to, summary.report())
+    };
     Ok((report, summary.mismatches == 0))
 }
 
 /// `lowbit check --json`: the counts of the summary by name.
-fn check_json(summary: &check::Summary) -> String {
+fn check_json(summary: &check::Summary, settings: &Settings) -> String {
     let classes: serde_json::Map<String, serde_json::Value> = check::Class::ALL
         .iter()
         .zip(summary.classes)
@@ -208,6 +214,7 @@ fn check_json(summary: &check::Summary) -> String {
         check::FLAG_NAMES.iter().zip(counts).map(|((_, name), n)| ((*name).to_string(), (*n).into())).collect()
     };
     serde_json::json!({
+        "settings": settings_json(settings),
         "checked": summary.checked,
         "mismatches": summary.mismatches,
         "skipped": summary.skipped,
@@ -218,6 +225,11 @@ fn check_json(summary: &check::Summary) -> String {
         "shown": summary.shown,
     })
     .to_string()
+}
+
+/// The settings as JSON: {"round": WORD, "tininess": WORD or null, "saturate": bool}.
+fn settings_json(settings: &Settings) -> serde_json::Value {
+    serde_json::json!({ "round": settings.round, "tininess": settings.tininess, "saturate": settings.saturate })
 }
 
 /// A progress bar on standard error when it is a terminal (nothing otherwise).
@@ -250,6 +262,7 @@ pub fn run_sweep(from: &str, to: &str, config: &Config, threads: usize, json: bo
             pairs.iter().map(|(name, n)| ((*name).to_string(), (*n).into())).collect()
         };
         let text = serde_json::json!({
+            "settings": settings_json(&config.settings()),
             "sha256": report.sha256_hex(),
             "patterns": report.patterns,
             "classes": counts(&report.classes),
@@ -293,6 +306,8 @@ pub fn run_diff(request: &DiffRequest<'_>) -> Result<(String, bool)> {
         let text = serde_json::json!({
             "a": ca.to_string(),
             "b": cb.to_string(),
+            "a_settings": settings_json(&ca.settings()),
+            "b_settings": settings_json(&cb.settings()),
             "patterns": report.patterns,
             "values": report.values,
             "flags_only": report.flags_only,
