@@ -7,6 +7,8 @@
 
 #[path = "support/oracle.rs"]
 mod oracle;
+#[path = "support/progress.rs"]
+mod progress;
 
 use lowbit::DType;
 use lowbit::{convert_code, CastOptions};
@@ -32,9 +34,18 @@ fn sweep(label: &str, f: OFormat, saturate: bool, ours: impl Fn(u32) -> u64 + Sy
     let positive = oracle::f32_partition(f, saturate, OMode::NearestEven);
     let negative = oracle::f32_partition_negative(f, saturate, OMode::NearestEven);
     let special = |bits: u32| oracle::encode(f, &oracle::value_from_f32_bits(bits), saturate, OMode::NearestEven);
+    let progress = progress::Progress::new(format!("{label} saturate={saturate}"), 1 << 12);
     (0..1u64 << 12)
         .into_par_iter()
         .map(|chunk| {
+            // A chunk done, whatever returns below.
+            struct Done<'a>(&'a progress::Progress);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.add(1);
+                }
+            }
+            let _done = Done(&progress);
             let mut bad = 0u64;
             // Runs are looked up once per change; consecutive patterns share a run almost always.
             let mut cached: Option<(u32, u32, u64)> = None;

@@ -15,6 +15,8 @@
 //! The ignored `sweep_*` tests compare the fast float32 writer with a second, independent method
 //! (Rust's own formatting) over all 2^32 inputs, and settle every disagreement with the exact code.
 
+#[path = "support/progress.rs"]
+mod progress;
 use lowbit::cast;
 use lowbit::profile::NumberStyle;
 use lowbit::profile::StringGrammar;
@@ -801,9 +803,11 @@ fn sweep(style: NumberStyle, second: SecondMethod) {
 /// The sweep over the float32 patterns whose top 16 bits are in `tops`; returns the number of
 /// disagreements with `second` (each one checked against the exact code).
 fn sweep_tops(style: NumberStyle, second: SecondMethod, tops: Vec<u32>) -> usize {
+    let progress = progress::Progress::new(format!("{style:?}"), tops.len() as u64);
     let disagreements: usize = tops
         .into_par_iter()
         .map(|top| {
+            progress.add(1);
             let raw: Vec<u8> = (0..=0xFFFFu32).flat_map(|low| (top << 16 | low).to_le_bytes()).collect();
             let texts = TextWriter::new(DType::Float, style, 1 << 16).unwrap().texts(&raw, 1 << 16).unwrap();
             let mut settled = 0;

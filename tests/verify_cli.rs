@@ -5,6 +5,8 @@
 
 #[path = "support/oracle.rs"]
 mod oracle;
+#[path = "support/progress.rs"]
+mod progress;
 
 use lowbit::round::RoundingMode;
 use lowbit::round::Tininess;
@@ -450,7 +452,9 @@ const DIGESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tables/verify/sweep-
 #[ignore = "sweeps 2^32 float32 through the Cast plan: about 35 s of CPU (the digests themselves are checked by tables --check)"]
 fn float32_sweep_through_the_cast_plan_matches_the_committed_digest() {
     let onnx = Config::parse("profile=spec,saturate=1", VerifyOptions::default()).unwrap();
-    let through_plan = sweep::sweep(&format("float"), &format("float8e4m3fn"), &onnx, 2, &|_| {}).unwrap();
+    let progress = progress::Progress::new("float32 -> e4m3fn through the plan", 1 << 32);
+    let through_plan =
+        sweep::sweep(&format("float"), &format("float8e4m3fn"), &onnx, 2, &|done| progress.set(done)).unwrap();
     let table = std::fs::read_to_string(DIGESTS).unwrap();
     let row = format!("float,float8e4m3fn,\"rne,saturate=1\",{}\n", through_plan.sha256_hex());
     assert!(table.contains(&row), "{row}");
