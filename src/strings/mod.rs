@@ -1,7 +1,7 @@
 //! ONNX `Cast` to and from STRING, one element at a time (profile rows `strings.grammar` and
 //! `strings.number_style`).
 //!
-//! Text is read with one of three grammars ([`StringGrammar`](crate::profile::StringGrammar)) and numbers are written in one of
+//! Text is read with one of three grammars ([`StringGrammar`]) and numbers are written in one of
 //! three styles ([`NumberStyle`](crate::profile::NumberStyle)): the `spec` profile's, the onnx reference's (Python and numpy)
 //! and onnxruntime's (`strtod`/`stoll`/`stoull` and `%.8g`). Which one applies to which dtype is the
 //! caller's decision (the profile table); every grammar and style works for every numeric dtype.
