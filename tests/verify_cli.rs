@@ -488,3 +488,13 @@ fn float32_sweep_samples_agree_with_the_oracle() {
     });
     assert_eq!(bad, None);
 }
+
+/// The long ignored sweeps print progress: one line per sixteenth of the work, the last at 16/16.
+#[test]
+fn long_sweeps_report_progress_every_sixteenth() {
+    let progress = progress::Progress::new("sweep", 1 << 32);
+    let step = 1u64 << 24; // sweep's block: 256 blocks in all
+    let lines: Vec<String> = (0..256u64).filter_map(|k| progress.line(k * step, (k + 1) * step)).collect();
+    assert_eq!(lines.len(), 16);
+    assert!(lines[0].starts_with("sweep: 1/16 done") && lines[15].starts_with("sweep: 16/16 done"), "{lines:?}");
+}

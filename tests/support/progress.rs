@@ -31,14 +31,21 @@ impl Progress {
     }
 
     fn report(&self, before: u64, after: u64) {
+        if let Some(line) = self.line(before, after) {
+            eprintln!("{line}");
+        }
+    }
+
+    /// The line to print when the count goes from `before` to `after`: one per sixteenth crossed.
+    pub fn line(&self, before: u64, after: u64) -> Option<String> {
         let step = (self.total / 16).max(1);
-        if after / step > before / step {
-            eprintln!(
+        (after / step > before / step).then(|| {
+            format!(
                 "{}: {}/16 done ({:.0} s)",
                 self.label,
                 (after * 16 / self.total.max(1)).min(16),
                 self.started.elapsed().as_secs_f64()
-            );
-        }
+            )
+        })
     }
 }
