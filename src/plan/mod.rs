@@ -270,24 +270,6 @@ fn narrow_kernel(lanes: &Conversion) -> Result<NarrowKernel> {
     })
 }
 
-/// One engine over one span, as [`simd::widest`] runs it.
-struct EngineRun<'a> {
-    plan: &'a Plan,
-    engine: &'a Engine,
-    src: &'a [u8],
-    dst: &'a mut [u8],
-    n: usize,
-    scratch: &'a mut Option<Box<Scratch>>,
-}
-
-impl simd::Kernel for EngineRun<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run(self) {
-        self.plan.run_engine_inline(self.engine, self.src, self.dst, self.n, self.scratch);
-    }
-}
-
 impl Plan {
     /// Resolves ONNX `Cast` from `from` to `to` with these attributes and profile. Errors for dtypes
     /// without a fixed width (STRING, complex, UNDEFINED).
@@ -591,13 +573,16 @@ impl Plan {
 
     /// Runs one engine compiled for the widest instruction set the CPU has.
     fn run_engine(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
-        simd::widest(EngineRun { plan: self, engine, src, dst, n, scratch });
+        #[cfg(target_arch = "x86_64")]
+        simd::x86::run_engine(self, engine, src, dst, n, scratch);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.run_engine_inline(engine, src, dst, n, scratch);
     }
 
-    /// Runs one engine. Always inlined, so each of [`simd::widest`]'s copies compiles it (and the
-    /// kernels it inlines) with its instruction set.
+    /// Runs one engine. Always inlined, so the SIMD module's copies compile it (and the kernels it
+    /// inlines) with their instruction sets.
     #[inline(always)]
-    fn run_engine_inline(
+    pub(crate) fn run_engine_inline(
         &self,
         engine: &Engine,
         src: &[u8],

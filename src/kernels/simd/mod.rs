@@ -174,16 +174,18 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
 /// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
 /// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
 /// as a function of its own, compiled for the baseline).
+#[cfg(feature = "quant")]
 pub(crate) trait Kernel {
     type Output;
     fn run(self) -> Self::Output;
 }
 
-/// Runs `kernel` compiled for the widest instruction set this CPU has (see [`isa`]): the plan's
-/// engines and the kernels of other modules (quantization, MX blocks) are portable Rust, and
-/// running them through this compiles them again with AVX2 (and AVX-512) on x86-64, without any
-/// `unsafe` outside this module.
+/// Runs `kernel` compiled for the widest instruction set this CPU has (see [`isa`]): the kernels
+/// of other modules (quantization, MX blocks) are portable Rust, and running them through this
+/// compiles them again with AVX2 (and AVX-512) on x86-64, as the plan's own engines are, without
+/// any `unsafe` outside this module.
 #[inline(always)]
+#[cfg(feature = "quant")]
 pub(crate) fn widest<K: Kernel>(kernel: K) -> K::Output {
     #[cfg(all(feature = "avx512", target_arch = "x86_64"))]
     if isa() == Isa::Avx512 {
