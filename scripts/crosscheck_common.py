@@ -340,8 +340,12 @@ class LowbitRefused(Exception):
 
 def lowbit_cast(src, to, payload, n, profile, saturate, round_mode):
     """`lowbit cast` on raw bytes (or a list of texts for STRING); returns bytes or a list of texts."""
-    cmd = [str(lowbit_path()), "cast", "--from", src, "--to", to, "--profile", profile,
-           "--saturate", "0" if saturate == 0 else "1", "--round", round_mode or "up", "--threads", "1"]
+    cmd = [str(lowbit_path()), "cast", "--from", src, "--to", to, "--profile", profile, "--threads", "1"]
+    # Only the attributes the target has: lowbit refuses a flag that does not apply.
+    if saturate is not None:
+        cmd += ["--saturate", str(saturate)]
+    if round_mode is not None:
+        cmd += ["--round", round_mode]
     if src == "STRING":
         data = json.dumps(payload).encode()
     else:

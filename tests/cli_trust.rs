@@ -306,6 +306,14 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
         let (ok, _, err) = lowbit(args, b"");
         assert!(!ok && err.contains(why), "{why}: {err}");
     }
+    // ONNX Cast's saturate applies to FLOAT8E8M0 too: 2.55e38 (1.5 * 2^127) rounds up past
+    // E8M0's largest value 2^127 (code 0xFE): saturate=1 keeps 0xFE, saturate=0 gives NaN (0xFF).
+    for (saturate, want) in [("1", " 0xfe "), ("0", " 0xff ")] {
+        let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--saturate", saturate, "2.55e38"], b"");
+        assert!(ok, "{err}");
+        let row = out.lines().find(|l| l.starts_with("2.55e38")).unwrap_or_default();
+        assert!(row.contains(want), "saturate={saturate}: {out}");
+    }
     // -n/--count with a K suffix: 2K vectors.
     let (ok, out, err) = lowbit(&["vectors", "--from", "f32", "--to", "e4m3fn", "--count", "2K"], b"");
     assert!(ok, "{err}");

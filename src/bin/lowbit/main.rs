@@ -302,8 +302,11 @@ impl Attributes {
     /// The options for a cast into `to`, refusing a flag that does not apply to it.
     pub fn options(&self, to: lowbit::DType) -> lowbit::Result<lowbit::CastOptions> {
         let float8 = matches!(to.kind(), lowbit::Kind::Float(_)) && to.bits().is_some_and(|b| b <= 8);
-        if self.saturate.is_some() && (!float8 || to == lowbit::DType::Float8E8M0) {
-            return Err(usage("cast", format!("--saturate applies to float8, float6 and float4 targets, not {to}")));
+        if self.saturate.is_some() && !float8 {
+            return Err(usage(
+                "cast",
+                format!("--saturate applies to float8 (E8M0 included), float6 and float4 targets, not {to}"),
+            ));
         }
         if self.round.is_some() && to != lowbit::DType::Float8E8M0 {
             return Err(usage("cast", format!("--round up|down|nearest applies to FLOAT8E8M0 targets, not {to}")));
