@@ -5,10 +5,10 @@ torch transcription of DeepSeek-V3's FP8 kernel arithmetic, so that lowbit's tes
 bit for bit without torch. docs/research/block_recipes.md says what each recipe does;
 tests/data/blocks/README.md describes the files.
 
-    python3 -m venv /work/venvs/blocks
-    /work/venvs/blocks/bin/pip install torch==2.15.0 torchao==0.18.0 compressed-tensors==0.20.0 \
+    python3 -m venv target/blocks-venv
+    target/blocks-venv/bin/pip install torch==2.15.0 torchao==0.18.0 compressed-tensors==0.20.0 \
         nvidia-modelopt==0.47.0 gguf==0.19.0 safetensors==0.8.0 numpy==2.4.6 ml_dtypes==0.6.0
-    /work/venvs/blocks/bin/python scripts/gen_block_fixtures.py
+    target/blocks-venv/bin/python scripts/gen_block_fixtures.py
 
 It refuses to run (exit 2) when a package is missing or not at its pinned version, so the files
 always say which code made them. Every run writes the same bytes (seeded inputs, single-threaded
