@@ -1,7 +1,7 @@
 //! The `lowbit` command line tool: the argument types shared by several commands, and the
 //! dispatch. Each command's flags and work are in a file of its own (`cast.rs`, `run.rs`, ...;
-//! `quantize.rs` holds both `quantize` and `dequantize`, `verify.rs` what the verification
-//! commands share).
+//! `quantize.rs` holds both `quantize` and `dequantize`, `blocks.rs` their `--scheme` mode,
+//! `verify.rs` what the verification commands share).
 //!
 //! One grammar for every command: flags may come anywhere among the values (a value that starts
 //! with `-` other than a negative number goes after `--`); a count is `-n/--count` and takes K, M,
@@ -9,6 +9,7 @@
 //! name that is nearly right says which one was meant.
 
 mod bench;
+mod blocks;
 mod cast;
 mod check;
 mod completions;
@@ -19,6 +20,7 @@ mod profiles;
 mod quantize;
 mod range4;
 mod run;
+mod schemes;
 mod sweep;
 mod tables;
 mod vectors;
@@ -73,28 +75,30 @@ enum Command {
     Bench(bench::Args),
     /// Quantize a TensorProto file, in one of two modes.
     ///
-    /// --mx FORMAT: OCP Microscaling (MX v1.0). IN (FLOAT, FLOAT16 or BFLOAT16) is cut into blocks
-    /// of --block-size along --axis (a short last block is a block of its own); each block gets a
-    /// power-of-two scale X = 2^(floor(log2(amax)) - emax), and its elements are value / X rounded
-    /// to nearest even and clamped. --scales S.pb receives the scales (FLOAT8E8M0, IN's shape with
-    /// the blocked axis ceil(len / block size) long), --out the elements (the element's ONNX type,
-    /// packed as ONNX packs it): the x_scale and x of an ONNX DequantizeLinear with block_size.
-    /// Both files are written, or neither.
+    /// --scheme SCHEME: a block-scaled recipe, exactly as the implementation it names computes it
+    /// (OCP MX as ocp:mxfp4[,block=N][,scale=ceil]; torchao, ModelOpt and compressed-tensors
+    /// MX/NVFP4, ggml blocks, DeepSeek and compressed-tensors FP8; `lowbit schemes` lists them).
+    /// IN (FLOAT, FLOAT16 or BFLOAT16) is cut into the scheme's blocks along --axis (default -1).
+    /// --out E.pb receives the elements (the element's ONNX type, packed as ONNX packs it),
+    /// --scales S.pb the scales in their stored type and shape (the blocked axis divided by the
+    /// block, rounded up), --global-scale G.pb the per-tensor scale of a two-level recipe; all are
+    /// written, or none. With modelopt:nvfp4, --onnx OUT.onnx writes ModelOpt's exported graph.
     ///
     /// --scale S: ONNX linear quantization, exactly ONNX QuantizeLinear-28 (the newest version
     /// lowbit has; its type and attribute checks apply) with IN as x, S as y_scale, --zero-point as
     /// y_zero_point, --to as output_dtype, and --axis, --block-size, --saturate as the attributes:
     /// y = saturate(round_half_even(x / y_scale) + y_zero_point), packed as ONNX packs it.
     ///
-    /// Examples: `lowbit quantize w.pb --mx mxfp4 --scales s.pb --out e.pb`;
+    /// Examples: `lowbit quantize w.pb --scheme ocp:mxfp4 --scales s.pb --out e.pb`;
+    /// `lowbit quantize w.pb --scheme modelopt:nvfp4 --scales s.pb --global-scale g.pb --out e.pb`;
     /// `lowbit quantize x.pb --scale 0.05 --zero-point 3 --to int8 --out q.pb`;
     /// `lowbit quantize w.pb --scale s.pb --block-size 32 --axis -1 --to int4 --out q.pb`.
     Quantize(quantize::QuantizeFlags),
     /// Dequantize a TensorProto file, in one of two modes.
     ///
-    /// --mx FORMAT: the elements with their --scales (from `lowbit quantize --mx` or any producer
-    /// of the same layout) to FLOAT: element times its block's scale, rounded once. A NaN scale
-    /// (0xFF) gives NaN for its whole block.
+    /// --scheme SCHEME: the elements with their --scales (and --global-scale) from `lowbit
+    /// quantize --scheme` or any producer of the same layout, to FLOAT, as the implementation the
+    /// scheme names dequantizes them.
     ///
     /// --scale S: exactly ONNX DequantizeLinear-28 with IN as x, S as x_scale, --zero-point as
     /// x_zero_point (a number takes x's type), --to as output_dtype, --axis and --block-size as
@@ -130,6 +134,9 @@ enum Command {
     /// The profiles: each one's name and what it is bit-exact with; with --json also the dtype
     /// pairs where its implementation has no cast (the profile gives spec's answer there).
     Profiles(profiles::Args),
+    /// The block-scaled recipes `--scheme` takes: each with its options and the implementation,
+    /// version and functions it reproduces.
+    Schemes(schemes::Args),
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info(info::Args),
@@ -513,6 +520,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Profiles(args) => profiles::run(args),
+        Command::Schemes(args) => schemes::run(args),
         Command::Info(args) => info::run(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => completions::man(),

@@ -1,14 +1,9 @@
 //! `lowbit quantize` and `lowbit dequantize`: TensorProto files in, TensorProto files out, in one
 //! of two modes.
 //!
-//! **OCP Microscaling** (`--mx FORMAT`, [`lowbit::quant::mx`]):
-//!
-//! * `lowbit quantize --mx FMT [--block-size 32] [--axis -1] [--scale-round floor|ceil] IN.pb
-//!   --scales S.pb --out E.pb`: IN is FLOAT, FLOAT16 or BFLOAT16; S receives the FLOAT8E8M0 scales
-//!   (IN's shape with the blocked axis `ceil(len / block size)` long), E the elements in the
-//!   element's ONNX type, packed as ONNX packs it (MXINT8: INT8, with the implicit 2^-6).
-//! * `lowbit dequantize --mx FMT [--block-size 32] [--axis -1] E.pb --scales S.pb --out OUT.pb`:
-//!   float32 out.
+//! **Block-scaled recipes** (`--scheme SCHEME`, [`lowbit::quant::blocks`]: OCP MX as
+//! `ocp:mxfp4[,block=N][,scale=ceil]`, torchao, ModelOpt, compressed-tensors, ggml, DeepSeek, FP8):
+//! `blocks.rs`.
 //!
 //! **ONNX linear quantization** (`--scale S`): exactly what a `QuantizeLinear` or
 //! `DequantizeLinear` node of opset [`LINEAR_OPSET`] (the newest version lowbit has) computes
@@ -34,16 +29,16 @@
 //! files of an MX quantize or neither); inputs are read with the size limit of
 //! `--max-input-bytes`.
 
+use crate::blocks::{self, BlockMode};
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
-use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file, write_tensor_proto};
-use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
+use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file};
+use lowbit::quant::blocks::Scheme;
 use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
     DEQUANTIZE_SCHEMAS, QUANTIZE_LINEAR_VERSIONS, QUANTIZE_SCHEMAS,
 };
 use lowbit::round::{self, RoundingOptions};
-use lowbit::staging::Staging;
 use lowbit::strings::{self};
 use lowbit::DType;
 use lowbit::Profile;
@@ -110,16 +105,6 @@ impl Operand {
     }
 }
 
-/// OCP Microscaling: power-of-two E8M0 scales per block, in their own file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mx {
-    pub format: MxFormat,
-    /// Where `quantize` writes the scales and `dequantize` reads them.
-    pub scales: PathBuf,
-    /// How `quantize` chooses the shared scale.
-    pub scale_round: ScaleRound,
-}
-
 /// ONNX linear quantization at [`LINEAR_OPSET`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Linear {
@@ -133,19 +118,21 @@ pub struct Linear {
 }
 
 /// How values become codes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
-    Mx(Mx),
+    Blocks(BlockMode),
     Linear(Linear),
 }
 
 /// The mode flags as given on the command line (`None`: absent), before they are checked
 /// against each other by [`ModeFlags::mode`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModeFlags {
-    pub mx: Option<String>,
+    pub scheme: Option<String>,
     pub scales: Option<PathBuf>,
-    pub scale_round: Option<String>,
+    pub global_scale: Option<PathBuf>,
+    pub global_scale_value: Option<f32>,
+    pub onnx: Option<PathBuf>,
     pub scale: Option<String>,
     pub zero_point: Option<String>,
     pub to: Option<String>,
@@ -159,7 +146,7 @@ fn usage(direction: Direction, message: impl Into<String>) -> Error {
 
 impl ModeFlags {
     /// The mode these flags ask for. Flags of the other mode are an error saying which mode
-    /// takes them; so is a missing `--mx`/`--scale`, or `--mx` without `--scales`.
+    /// takes them; so is a missing `--scheme`/`--scale`.
     pub fn mode(self, direction: Direction) -> Result<Mode> {
         let linear_flags: Vec<&str> = [
             (self.zero_point.is_some(), "--zero-point"),
@@ -171,55 +158,57 @@ impl ModeFlags {
         .filter(|(given, _)| *given)
         .map(|&(_, flag)| flag)
         .collect();
-        let scales_role = match direction {
-            Direction::Quantize => "where --mx writes its E8M0 scales",
-            Direction::Dequantize => "where --mx reads its E8M0 scales",
-        };
-        match (self.mx, self.scale) {
+        let block_flags: Vec<&str> = [
+            (self.scales.is_some(), "--scales"),
+            (self.global_scale.is_some(), "--global-scale"),
+            (self.global_scale_value.is_some(), "--global-scale-value"),
+            (self.onnx.is_some(), "--onnx"),
+        ]
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|&(_, flag)| flag)
+        .collect();
+        let are = |flags: &[&str]| if flags.len() == 1 { "is" } else { "are" };
+        match (self.scheme, self.scale) {
             (Some(_), Some(_)) => Err(usage(
                 direction,
-                format!(
-                    "--mx and --scale are two modes; give one. --mx FORMAT is OCP Microscaling (--scales S.pb is \
-                     {scales_role}); --scale S is ONNX linear quantization (S one number or a TensorProto file)"
-                ),
+                "--scheme and --scale are two modes; give one. --scheme SCHEME is a block-scaled recipe (its scales \
+                 in --scales S.pb); --scale S is ONNX linear quantization (S one number or a TensorProto file)",
             )),
-            (Some(format), None) => {
+            (Some(name), None) => {
                 if !linear_flags.is_empty() {
                     return Err(usage(
                         direction,
                         format!(
-                            "{} {} for ONNX linear quantization (--scale), not --mx: with --mx the format decides \
-                             the element type and the scales",
+                            "{} {} for ONNX linear quantization (--scale), not --scheme: the scheme decides the \
+                             element type and the scales",
                             linear_flags.join(", "),
-                            if linear_flags.len() == 1 { "is" } else { "are" }
+                            are(&linear_flags)
                         ),
                     ));
                 }
-                let format = MxFormat::parse(&format)?;
-                let scales = self.scales.ok_or_else(|| {
-                    usage(direction, format!("--mx needs --scales S.pb ({scales_role}; the elements go in --out)"))
-                })?;
-                let scale_round = ScaleRound::parse(self.scale_round.as_deref().unwrap_or("floor"))?;
-                Ok(Mode::Mx(Mx { format, scales, scale_round }))
+                Ok(Mode::Blocks(BlockMode {
+                    scheme: Scheme::parse(&name)?,
+                    scales: self.scales,
+                    global_scale: self.global_scale,
+                    global_scale_value: self.global_scale_value,
+                    onnx: self.onnx,
+                }))
             }
             (None, Some(scale)) => {
-                if self.scales.is_some() {
+                if !block_flags.is_empty() {
                     return Err(usage(
                         direction,
                         format!(
-                            "--scales is the E8M0 scales file of --mx (OCP Microscaling); ONNX linear quantization \
-                             takes its scale from --scale (one number or a TensorProto file) and {}",
+                            "{} {} for the block-scaled recipes (--scheme); ONNX linear quantization takes its \
+                             scale from --scale (one number or a TensorProto file) and {}",
+                            block_flags.join(", "),
+                            are(&block_flags),
                             match direction {
                                 Direction::Quantize => "writes only --out",
                                 Direction::Dequantize => "reads no --scales",
                             }
                         ),
-                    ));
-                }
-                if self.scale_round.is_some() {
-                    return Err(usage(
-                        direction,
-                        "--scale-round is for --mx (how the power-of-two scale is chosen); --scale gives the scale",
                     ));
                 }
                 let to = self.to.as_deref().map(DType::parse).transpose()?;
@@ -245,15 +234,19 @@ impl ModeFlags {
             }
             (None, None) => Err(usage(
                 direction,
-                if self.scales.is_some() {
-                    "--scales goes with --mx FORMAT (OCP Microscaling); for ONNX linear quantization give --scale S \
-                     (one number or a TensorProto file)"
-                        .to_string()
+                if block_flags.is_empty() {
+                    format!(
+                        "give --scheme SCHEME (a block-scaled recipe, `lowbit schemes` lists them; scales in \
+                         --scales S.pb) or --scale S (ONNX linear quantization as {}: one number or a TensorProto \
+                         file)",
+                        direction.op()
+                    )
                 } else {
                     format!(
-                        "give --mx FORMAT (OCP Microscaling, scales in --scales S.pb) or --scale S (ONNX linear \
-                         quantization as {}: one number or a TensorProto file)",
-                        direction.op()
+                        "{} {} for --scheme SCHEME (a block-scaled recipe, `lowbit schemes` lists them); for ONNX \
+                         linear quantization give --scale S (one number or a TensorProto file)",
+                        block_flags.join(", "),
+                        are(&block_flags)
                     )
                 },
             )),
@@ -261,8 +254,8 @@ impl ModeFlags {
     }
 }
 
-/// The blocking shared by the modes: which axis (`None`: the mode's default, -1 for MX, 1 for
-/// linear as in ONNX), and how many elements per scale (`None`: MX's 32; linear: not blocked).
+/// The blocking shared by the modes: which axis (`None`: the mode's default, -1 for a scheme, 1
+/// for linear as in ONNX), and how many elements per scale (linear only; `None`: not blocked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blocking {
     pub axis: Option<i64>,
@@ -275,7 +268,8 @@ pub struct QuantizeArgs {
     pub mode: Mode,
     pub blocking: Blocking,
     pub input: PathBuf,
-    pub out: PathBuf,
+    /// Linear: the output; block-scaled: the elements (optional with `--onnx`).
+    pub out: Option<PathBuf>,
     pub limits: Limits,
 }
 
@@ -295,63 +289,43 @@ fn checked_block_size(direction: Direction, block_size: usize) -> Result<usize> 
         .map_err(|e| usage(direction, format!("--block-size: {}", bare(&e))))
 }
 
-fn mx_options(
-    direction: Direction,
-    format: MxFormat,
-    blocking: Blocking,
-    scale_round: ScaleRound,
-) -> Result<MxOptions> {
-    Ok(MxOptions {
-        format,
-        block_size: checked_block_size(direction, blocking.block_size.unwrap_or(mx::DEFAULT_BLOCK_SIZE))?,
-        axis: blocking.axis.unwrap_or(-1),
-        scale_round,
-    })
-}
-
 fn describe(t: &Tensor, path: &Path) -> String {
     format!("{} {:?} to {}", t.dtype(), t.shape(), path.display())
 }
 
-/// Reads IN, quantizes it and writes the result (MX: the scales and the elements, both or
-/// neither); returns the line that says what was written.
-pub fn quantize(args: &QuantizeArgs) -> Result<String> {
-    let mx = match &args.mode {
-        Mode::Mx(mx) => mx,
-        Mode::Linear(linear) => return quantize_linear_files(linear, args),
-    };
-    if mx.scales == args.out {
+/// The block is part of a scheme's name (`ocp:mxfp4,block=16`, `fp8:group=128`).
+fn no_block_size(direction: Direction, blocking: Blocking) -> Result<()> {
+    if blocking.block_size.is_some() {
         return Err(usage(
-            Direction::Quantize,
-            format!("--scales and --out are the same file ({})", args.out.display()),
+            direction,
+            "--block-size is for ONNX linear quantization (--scale); a scheme names its block (ocp:mxfp4,block=16, \
+             fp8:group=128)",
         ));
     }
-    let input = read_tensor_file_with(&args.input, &args.limits)?;
-    let q = mx::quantize(&input, &mx_options(Direction::Quantize, mx.format, args.blocking, mx.scale_round)?)?;
-    drop(input);
-    let mut staging = Staging::new();
-    staging.stage(&mx.scales, |w| write_tensor_proto(w, &q.scales, None))?;
-    staging.stage(&args.out, |w| write_tensor_proto(w, &q.elements, None))?;
-    staging.commit()?;
-    Ok(format!("wrote {} and {}", describe(&q.scales, &mx.scales), describe(&q.elements, &args.out)))
+    Ok(())
 }
 
-/// Reads the elements and the scales, dequantizes them and writes the result (MX: float32).
+/// Reads IN, quantizes it and writes the result (block-scaled: every output file, or none);
+/// returns the line that says what was written.
+pub fn quantize(args: &QuantizeArgs) -> Result<String> {
+    match &args.mode {
+        Mode::Blocks(mode) => {
+            no_block_size(Direction::Quantize, args.blocking)?;
+            blocks::quantize_files(mode, args.blocking.axis, &args.input, args.out.as_deref(), &args.limits)
+        }
+        Mode::Linear(linear) => quantize_linear_files(linear, args),
+    }
+}
+
+/// Reads the elements and the scales, dequantizes them and writes the result.
 pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
-    let mx = match &args.mode {
-        Mode::Mx(mx) => mx,
-        Mode::Linear(linear) => return dequantize_linear_files(linear, args),
-    };
-    let elements = read_tensor_file_with(&args.input, &args.limits)?;
-    let scales = read_tensor_file_with(&mx.scales, &args.limits)?;
-    let out = mx::dequantize(
-        &elements,
-        &scales,
-        &mx_options(Direction::Dequantize, mx.format, args.blocking, ScaleRound::Floor)?,
-    )?;
-    drop((elements, scales));
-    write_tensor_file(&args.out, &out, None)?;
-    Ok(format!("wrote {}", describe(&out, &args.out)))
+    match &args.mode {
+        Mode::Blocks(mode) => {
+            no_block_size(Direction::Dequantize, args.blocking)?;
+            blocks::dequantize_files(mode, args.blocking.axis, &args.input, &args.out, &args.limits)
+        }
+        Mode::Linear(linear) => dequantize_linear_files(linear, args),
+    }
 }
 
 /// `--block-size` for linear mode: at least 1 (ONNX's 0 means "not blocked", which is what
@@ -447,6 +421,7 @@ fn check_to(direction: Direction, to: DType) -> Result<()> {
 
 fn quantize_linear_files(linear: &Linear, args: &QuantizeArgs) -> Result<String> {
     let direction = Direction::Quantize;
+    let out = args.out.as_deref().ok_or_else(|| usage(direction, "--out Y.pb is needed (where the result goes)"))?;
     if let Some(to) = linear.to {
         check_to(direction, to)?;
     }
@@ -479,8 +454,8 @@ fn quantize_linear_files(linear: &Linear, args: &QuantizeArgs) -> Result<String>
     };
     let y = quantize_linear(&x, &scale, zero_point.as_ref(), &attrs, LINEAR_OPSET, linear.profile)?;
     drop((x, scale, zero_point));
-    write_tensor_file(&args.out, &y, None)?;
-    Ok(format!("wrote {}", describe(&y, &args.out)))
+    write_tensor_file(out, &y, None)?;
+    Ok(format!("wrote {}", describe(&y, out)))
 }
 
 fn dequantize_linear_files(linear: &Linear, args: &DequantizeArgs) -> Result<String> {
@@ -544,18 +519,29 @@ mod tests {
 // The flags of `lowbit quantize` and `lowbit dequantize`
 // ------------------------------------------------------------------------------------------------
 
-/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--mx` (OCP
-/// Microscaling) or `--scale` (ONNX linear quantization), checked against each other by
+/// The mode flags shared by `lowbit quantize` and `lowbit dequantize`: `--scheme` (a
+/// block-scaled recipe) or `--scale` (ONNX linear quantization), checked against each other by
 /// [`ModeFlags::mode`].
 #[derive(clap::Args)]
 pub struct QuantMode {
-    /// OCP Microscaling format: mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4 (E2M1) or
-    /// mxint8 (INT8 elements with an implicit 2^-6). Its scales go in --scales.
-    #[arg(long, value_parser = MxFormat::NAMES)]
-    mx: Option<String>,
-    /// MX only: the FLOAT8E8M0 scales file.
+    /// A block-scaled recipe, exactly as the implementation it names computes it:
+    /// ocp:mxfp4[,block=N][,scale=floor|ceil] (OCP MX; also mxfp8e4m3, mxfp8e5m2, mxfp6e2m3,
+    /// mxfp6e3m2, mxint8), torchao:mxfp4,scale=rceil, torchao:nvfp4[,global=amax],
+    /// modelopt:nvfp4, compressed-tensors:nvfp4, ggml:q8_0|q4_0|mxfp4|nvfp4,
+    /// deepseek:fp8[,tile=1x128][,scale_fmt=ue8m0], fp8:tensor|channel|group=N|block=MxN.
+    /// `lowbit schemes` lists them with their sources. Its scales go in --scales.
+    #[arg(long, value_name = "SCHEME", value_parser = blocks::scheme_name)]
+    scheme: Option<String>,
+    /// Scheme only: the scales file (written by quantize, read by dequantize), in the scheme's
+    /// stored scale type (FLOAT8E8M0, FLOAT8E4M3FN, UINT8 for ggml's UE4M3 bytes, FLOAT16,
+    /// BFLOAT16 or FLOAT).
     #[arg(long, value_name = "S.pb")]
     scales: Option<PathBuf>,
+    /// Scheme only: the per-tensor scale of a two-level recipe (torchao:nvfp4,global=amax,
+    /// modelopt:nvfp4, compressed-tensors:nvfp4), one FLOAT value in the recipe's own convention
+    /// (written by quantize, read by dequantize).
+    #[arg(long, value_name = "G.pb")]
+    global_scale: Option<PathBuf>,
     /// Linear only: the scale, a number (one FLOAT scale for the whole tensor, rounded once to
     /// float32) or a TensorProto file (1-D: per axis; the input's rank with --block-size:
     /// blocked). Must be positive and finite. A text that reads as a number is a number (write
@@ -574,8 +560,9 @@ pub struct QuantMode {
 impl QuantMode {
     fn flags(self, to: Option<String>) -> ModeFlags {
         ModeFlags {
-            mx: self.mx,
+            scheme: self.scheme,
             scales: self.scales,
+            global_scale: self.global_scale,
             scale: self.scale,
             zero_point: self.zero_point,
             profile: self.profile,
@@ -588,13 +575,13 @@ impl QuantMode {
 /// The blocked axis and the block size.
 #[derive(clap::Args)]
 pub struct QuantBlocking {
-    /// Elements per block along --axis (at least 1). MX: default 32. Linear: blocked
-    /// quantization, with a scale file of the input's rank whose --axis is ceil(len / B) long (a
-    /// short last block is allowed).
+    /// Linear only: elements per block along --axis (at least 1): blocked quantization, with a
+    /// scale file of the input's rank whose --axis is ceil(len / B) long (a short last block is
+    /// allowed). A scheme names its own block (ocp:mxfp4,block=16).
     #[arg(long, value_parser = crate::count_usize)]
     block_size: Option<usize>,
-    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for MX, 1 for
-    /// linear (the ONNX attribute's default; ignored for a per-tensor scale).
+    /// The per-axis or blocked axis; negative counts from the last. Default: -1 for a scheme, 1
+    /// for linear (the ONNX attribute's default; ignored for a per-tensor scale).
     #[arg(long, allow_negative_numbers = true)]
     axis: Option<i64>,
 }
@@ -620,15 +607,20 @@ pub struct QuantizeFlags {
     /// become the largest finite value; 0: infinity or NaN). Default 1.
     #[arg(long, value_enum)]
     saturate: Option<crate::Saturate>,
-    /// MX only: floor is the spec's scale (the largest elements may clamp); ceil takes the
-    /// smallest power of two that needs no clamping. Default floor.
-    #[arg(long, value_parser = ["floor", "ceil"])]
-    scale_round: Option<String>,
+    /// Scheme only: the per-tensor scale to quantize with instead of the one the recipe computes
+    /// (a number, rounded once to float32; in the recipe's own convention).
+    #[arg(long, value_name = "NUMBER", allow_negative_numbers = true, value_parser = blocks::global_scale_value)]
+    global_scale_value: Option<f32>,
+    /// Scheme modelopt:nvfp4 only: also write the graph ModelOpt's ONNX exporter writes for this
+    /// weight (initializers, DequantizeLinear of the FLOAT8E4M3FN block scales by the per-tensor
+    /// scale, then of the FLOAT4E2M1 elements, axis -1, block_size 16); `lowbit run` runs it.
+    #[arg(long, value_name = "OUT.onnx")]
+    onnx: Option<PathBuf>,
     /// The input TensorProto.
     input: PathBuf,
-    /// Where the output goes (MX: the elements).
+    /// Where the output goes (scheme: the elements; optional with --onnx).
     #[arg(long, value_name = "OUT.pb")]
-    out: PathBuf,
+    out: Option<PathBuf>,
     /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
     #[arg(long, value_name = "BYTES")]
     max_input_bytes: Option<String>,
@@ -643,7 +635,7 @@ pub struct DequantizeFlags {
     /// Linear only: the output type, float, float16 or bfloat16. Default float.
     #[arg(long, value_name = "DTYPE")]
     to: Option<String>,
-    /// The input TensorProto (MX: the elements).
+    /// The input TensorProto (scheme: the elements).
     input: PathBuf,
     /// Where the result goes.
     #[arg(long, value_name = "OUT.pb")]
@@ -658,7 +650,12 @@ pub fn run_quantize(flags: QuantizeFlags) -> crate::Outcome {
     let mut limits = Limits::default();
     crate::set_limit(&mut limits.max_input_bytes, flags.max_input_bytes.as_deref())?;
     let saturate = flags.saturate.map(|s| if s.on() { "1".to_string() } else { "0".to_string() });
-    let mode_flags = ModeFlags { saturate, scale_round: flags.scale_round, ..flags.mode.flags(flags.to) };
+    let mode_flags = ModeFlags {
+        saturate,
+        global_scale_value: flags.global_scale_value,
+        onnx: flags.onnx,
+        ..flags.mode.flags(flags.to)
+    };
     let args = QuantizeArgs {
         mode: mode_flags.mode(Direction::Quantize)?,
         blocking: flags.blocking.blocking(),
