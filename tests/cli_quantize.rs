@@ -1,4 +1,5 @@
-//! `lowbit quantize` and `lowbit dequantize`, both modes (`--mx`: OCP Microscaling; `--scale`:
+//! `lowbit quantize` and `lowbit dequantize`, both modes (`--scheme`: block-scaled recipes, OCP
+//! Microscaling here (tests/cli_blocks.rs has the other recipes); `--scale`:
 //! ONNX linear quantization): TensorProto files both ways, outputs all or nothing, one readable
 //! line on bad input.
 
@@ -29,10 +30,8 @@ fn quantize_and_dequantize_files() {
     write_tensor_file(&dir.path().join("x.pb"), &x, None).unwrap();
     let (ok, out, err) = lowbit(&[
         "quantize",
-        "--mx",
-        "mxfp8e4m3",
-        "--block-size",
-        "4",
+        "--scheme",
+        "ocp:mxfp8e4m3,block=4",
         &p(dir.path(), "x.pb"),
         "--scales",
         &p(dir.path(), "s.pb"),
@@ -48,10 +47,8 @@ fn quantize_and_dequantize_files() {
     assert_eq!(elements.codes().unwrap(), [0x48, 0x3A, 0xD2, 0x7C, 0x00, 0x80, 0x78, 0x50]);
     let (ok, _, err) = lowbit(&[
         "dequantize",
-        "--mx",
-        "mxfp8e4m3",
-        "--block-size",
-        "4",
+        "--scheme",
+        "ocp:mxfp8e4m3,block=4",
         &p(dir.path(), "e.pb"),
         "--scales",
         &p(dir.path(), "s.pb"),
@@ -77,14 +74,10 @@ fn mxfp4_along_axis_zero_with_ceil() {
     write_tensor_file(&dir.path().join("x.pb"), &x, None).unwrap();
     let (ok, _, err) = lowbit(&[
         "quantize",
-        "--mx",
-        "mxfp4",
+        "--scheme",
+        "ocp:mxfp4,block=2,scale=ceil",
         "--axis",
         "0",
-        "--block-size",
-        "2",
-        "--scale-round",
-        "ceil",
         &p(dir.path(), "x.pb"),
         "--scales",
         &p(dir.path(), "s.pb"),
@@ -118,14 +111,15 @@ fn bad_input_is_one_line_and_writes_nothing() {
     };
     let here = dir.path().display().to_string();
     // The elements' folder is missing: the scales, staged first, must not remain either.
-    let (ok, _, err) = run(&["--mx", "mxfp4"], "/nonexistent/lowbit-quantize");
+    let (ok, _, err) = run(&["--scheme", "ocp:mxfp4"], "/nonexistent/lowbit-quantize");
     assert!(!ok && err.contains("/nonexistent/lowbit-quantize"), "{err}");
     assert!(!dir.path().join("s.pb").exists());
     for (extra, want) in [
-        (&["--mx", "mxfp4", "--block-size", "0"][..], "0 is not a block size; a block holds at least 1 element"),
-        (&["--mx", "mxfp4", "--axis", "2"][..], "axis for input of rank 2 is 2"),
-        (&["--mx", "mxfp4", "--axis", "-3"][..], "[-2, 1]"),
-        (&["--mx", "mxfp5"][..], "invalid value 'mxfp5'"),
+        (&["--scheme", "ocp:mxfp4,block=0"][..], "block=0: a positive integer is needed"),
+        (&["--scheme", "ocp:mxfp4", "--block-size", "16"][..], "a scheme names its block (ocp:mxfp4,block=16"),
+        (&["--scheme", "ocp:mxfp4", "--axis", "2"][..], "axis of a tensor of shape [2, 4] is 2"),
+        (&["--scheme", "ocp:mxfp4", "--axis", "-3"][..], "[-2, 1]"),
+        (&["--scheme", "ocp:mxfp5"][..], "mxfp5"),
     ] {
         let (ok, _, err) = run(extra, &here);
         assert!(!ok, "{extra:?}");
@@ -133,17 +127,18 @@ fn bad_input_is_one_line_and_writes_nothing() {
         assert!(!dir.path().join("s.pb").exists() && !dir.path().join("e.pb").exists(), "{extra:?}");
     }
     let (ok, _, err) =
-        lowbit(&["quantize", "--mx", "mxfp4", &p(dir.path(), "x.pb"), "--scales", "a.pb", "--out", "a.pb"]);
-    assert!(!ok && err.contains("same file"), "{err}");
+        lowbit(&["quantize", "--scheme", "ocp:mxfp4", &p(dir.path(), "x.pb"), "--scales", "a.pb", "--out", "a.pb"]);
+    assert!(!ok && err.contains("a.pb is named for two outputs"), "{err}");
     // A DOUBLE input, and a missing input file.
     write_tensor_file(&dir.path().join("d.pb"), &Tensor::from_f64(&[1.0]), None).unwrap();
-    let (ok, _, err) = lowbit(&["quantize", "--mx", "mxint8", &p(dir.path(), "d.pb"), "--scales", "s", "--out", "e"]);
+    let (ok, _, err) =
+        lowbit(&["quantize", "--scheme", "ocp:mxint8", &p(dir.path(), "d.pb"), "--scales", "s", "--out", "e"]);
     assert!(!ok && err.contains("DOUBLE") && err.trim_end().lines().count() == 1, "{err}");
     let (ok, _, err) =
-        lowbit(&["quantize", "--mx", "mxint8", &p(dir.path(), "none.pb"), "--scales", "s", "--out", "e"]);
+        lowbit(&["quantize", "--scheme", "ocp:mxint8", &p(dir.path(), "none.pb"), "--scales", "s", "--out", "e"]);
     assert!(!ok && err.contains("none.pb"), "{err}");
     // Dequantize: scales of the wrong shape, and elements of the wrong type.
-    let (ok, _, err) = run(&["--mx", "mxfp4", "--block-size", "2"], &here);
+    let (ok, _, err) = run(&["--scheme", "ocp:mxfp4,block=2"], &here);
     assert!(ok, "{err}");
     let dq = |extra: &[&str]| {
         let mut args = vec!["dequantize", "--out"];
@@ -154,12 +149,12 @@ fn bad_input_is_one_line_and_writes_nothing() {
         let (ok, _, err) = lowbit(&args);
         (ok, err)
     };
-    let (ok, err) = dq(&["--mx", "mxfp4", "--block-size", "4"]);
-    assert!(!ok && err.contains("scales have shape [2, 2]") && err.contains("[2, 1]"), "{err}");
-    let (ok, err) = dq(&["--mx", "mxfp8e4m3", "--block-size", "2"]);
+    let (ok, err) = dq(&["--scheme", "ocp:mxfp4,block=4"]);
+    assert!(!ok && err.contains("holds FLOAT8E8M0 [2, 2]") && err.contains("FLOAT8E8M0 [2, 1]"), "{err}");
+    let (ok, err) = dq(&["--scheme", "ocp:mxfp8e4m3,block=2"]);
     assert!(!ok && err.contains("FLOAT4E2M1"), "{err}");
     assert!(!dir.path().join("y.pb").exists());
-    let (ok, err) = dq(&["--mx", "mxfp4", "--block-size", "2"]);
+    let (ok, err) = dq(&["--scheme", "ocp:mxfp4,block=2"]);
     assert!(ok, "{err}");
     let y = read_tensor_file(&dir.path().join("y.pb")).unwrap();
     assert_eq!(y.to_f32_vec().unwrap(), [1.0; 8]);
@@ -429,26 +424,43 @@ fn bad_linear_input_is_one_line_naming_the_problem_and_writes_nothing() {
         ),
         // The two modes' flags: which mode wants which.
         (
-            &["quantize", "x.pb", "--mx", "mxfp4", "--scale", "0.5"],
-            &["--mx and --scale are two modes", "--scales S.pb"],
+            &["quantize", "x.pb", "--scheme", "ocp:mxfp4", "--scale", "0.5"],
+            &["--scheme and --scale are two modes", "--scales S.pb"],
         ),
         (
             &["quantize", "x.pb", "--scale", "0.5", "--scales", "s.pb"],
-            &["--scales is the E8M0 scales file of --mx", "--scale (one number or a TensorProto file)"],
-        ),
-        (&["dequantize", "q.pb", "--scale", "0.5", "--scales", "s.pb"], &["--scales is the E8M0 scales file of --mx"]),
-        (
-            &["quantize", "x.pb", "--mx", "mxfp4", "--scales", "s.pb", "--to", "int8"],
-            &["--to is for ONNX linear quantization (--scale), not --mx"],
+            &["--scales is for the block-scaled recipes (--scheme)", "--scale (one number or a TensorProto file)"],
         ),
         (
-            &["quantize", "x.pb", "--mx", "mxfp4", "--scales", "s.pb", "--zero-point", "1", "--profile", "spec"],
+            &["dequantize", "q.pb", "--scale", "0.5", "--scales", "s.pb", "--global-scale", "g.pb"],
+            &["--scales, --global-scale are for the block-scaled recipes (--scheme)", "reads no --scales"],
+        ),
+        (
+            &["quantize", "x.pb", "--scheme", "ocp:mxfp4", "--scales", "s.pb", "--to", "int8"],
+            &["--to is for ONNX linear quantization (--scale), not --scheme"],
+        ),
+        (
+            &[
+                "quantize",
+                "x.pb",
+                "--scheme",
+                "ocp:mxfp4",
+                "--scales",
+                "s.pb",
+                "--zero-point",
+                "1",
+                "--profile",
+                "spec",
+            ],
             &["--zero-point, --profile are for ONNX linear quantization"],
         ),
-        (&["quantize", "x.pb", "--scale", "0.5", "--scale-round", "ceil"], &["--scale-round is for --mx"]),
-        (&["quantize", "x.pb", "--mx", "mxfp4"], &["--mx needs --scales S.pb"]),
-        (&["quantize", "x.pb", "--scales", "s.pb"], &["--scales goes with --mx FORMAT", "--scale S"]),
-        (&["quantize", "x.pb"], &["give --mx FORMAT", "or --scale S", "QuantizeLinear-28"]),
+        (&["quantize", "x.pb", "--scale", "0.5", "--onnx", "m.onnx"], &["--onnx is for the block-scaled recipes"]),
+        (
+            &["quantize", "x.pb", "--scheme", "ocp:mxfp4"],
+            &["--scheme needs --out E.pb (the elements) and --scales S.pb"],
+        ),
+        (&["quantize", "x.pb", "--scales", "s.pb"], &["--scales is for --scheme SCHEME", "--scale S"]),
+        (&["quantize", "x.pb"], &["give --scheme SCHEME", "or --scale S", "QuantizeLinear-28"]),
     ];
     for (args, wants) in cases {
         let mut all: Vec<&str> = args.to_vec();

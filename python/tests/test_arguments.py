@@ -113,7 +113,7 @@ def test_block_sizes_below_one_are_refused_as_the_cli_refuses_them(tmp_path):
     message = _library_message(python.value)
     assert message == "0 is not a block size; a block holds at least 1 element"
     _x_pb(tmp_path)
-    args = ["quantize", "x.pb", "--mx", "mxfp4", "--block-size", "0", "--scales", "s.pb", "--out", "e.pb"]
+    args = ["quantize", "x.pb", "--scale", "s.pb", "--block-size", "0", "--out", "e.pb"]
     assert message in _cli_error(args, tmp_path)
     with pytest.raises(lowbit.Error, match="-4 is not a block size"):
         lowbit.mx.quantize(np.ones(8, np.float32), "mxfp4", block_size=-4)

@@ -111,7 +111,7 @@ impl MxFormat {
     pub const ALL: [MxFormat; 6] =
         [MxFormat::Fp8E4M3, MxFormat::Fp8E5M2, MxFormat::Fp6E2M3, MxFormat::Fp6E3M2, MxFormat::Fp4E2M1, MxFormat::Int8];
 
-    /// Every format's name, in the order of [`MxFormat::ALL`]: the values `--mx` takes.
+    /// Every format's name, in the order of [`MxFormat::ALL`]: the `FMT` of the scheme `ocp:FMT`.
     pub const NAMES: [&'static str; 6] = {
         let mut names = [""; 6];
         let mut i = 0;
