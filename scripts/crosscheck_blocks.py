@@ -273,8 +273,17 @@ def compare_case(tally, scheme, key, x, theirs, global_scale, inject):
         except Exception as e:
             tally.lowbit_refused(f"{key} from_arrays", x.size, f"{type(e).__name__}: {e}")
     if "bytes" in theirs and mask is None and not theirs.get("padded"):
-        ours = np.frombuffer(q.to_bytes(), dtype=np.uint8)
-        tally.same_codes(f"{key} to_bytes", ours, np.asarray(theirs["bytes"], dtype=np.uint8), flat)
+        packed = np.asarray(theirs["bytes"], dtype=np.uint8).reshape(-1)
+        try:
+            ours = np.frombuffer(q.to_bytes(), dtype=np.uint8)
+        except Exception as e:
+            tally.lowbit_refused(f"{key} to_bytes", x.size, f"{type(e).__name__}: {e}")
+            return
+        if not scheme.startswith("ggml:"):
+            # lowbit's ONNX layout is the packed elements, then the scales (and the per-tensor
+            # scale); the peer's packed elements are its first part.
+            ours = ours[:len(packed)]
+        tally.same_codes(f"{key} to_bytes", ours, packed, np.arange(len(packed)))
 
 
 def _peer_scales(q, theirs):

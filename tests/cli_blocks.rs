@@ -333,6 +333,40 @@ fn ggml_blocks_through_the_files() {
 }
 
 #[test]
+fn torchao_nvfp4_has_a_per_tensor_scale_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // One level: s = amax / 6 = 1 (0x38), elements x * (1 / s): 6 -> 7, 3 -> 5, -1.5 -> 0xB, 0.25
+    // is the tie of 0 and 0.5, to even 0. Dequantized: E2M1 value * 1.
+    let mut x = [0.0f32; 16];
+    x[..4].copy_from_slice(&[6.0, 3.0, -1.5, 0.25]);
+    write_tensor_file(&dir.path().join("x.pb"), &Tensor::from_f32(&x), None).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lowbit")).args(args).current_dir(dir.path()).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let files = ["--scales", "s.pb", "--out", "e.pb"];
+    let mut one_level = vec!["quantize", "--scheme", "torchao:nvfp4", "x.pb"];
+    one_level.extend(files);
+    let (ok, err) = run(&one_level);
+    assert!(ok, "{err}");
+    assert_eq!(read_tensor_file(&dir.path().join("e.pb")).unwrap().codes().unwrap()[..4], [7, 5, 0xB, 0]);
+    assert_eq!(read_tensor_file(&dir.path().join("s.pb")).unwrap().codes().unwrap(), [0x38]);
+    let (ok, err) = run(&["dequantize", "--scheme", "torchao:nvfp4", "e.pb", "--scales", "s.pb", "--out", "y.pb"]);
+    assert!(ok, "{err}");
+    let y = read_tensor_file(&dir.path().join("y.pb")).unwrap().to_f32_vec().unwrap();
+    assert_eq!(f32_bits(&y[..4]), f32_bits(&[6.0, 3.0, -1.5, 0.0]));
+    // No per-tensor scale to write; with global=amax there is one, and it must have a file.
+    one_level.extend(["--global-scale", "g.pb"]);
+    let (ok, err) = run(&one_level);
+    assert!(!ok && err.contains("torchao:nvfp4 gives no per-tensor scale here"), "{err}");
+    let mut two_level = vec!["quantize", "--scheme", "torchao:nvfp4,global=amax", "x.pb"];
+    two_level.extend(files);
+    let (ok, err) = run(&two_level);
+    assert!(!ok && err.contains("has a per-tensor scale: give --global-scale G.pb"), "{err}");
+    assert!(!dir.path().join("g.pb").exists());
+}
+
+#[test]
 fn schemes_lists_every_family_with_its_source() {
     let (ok, out, err) = lowbit(&["schemes", "--json"]);
     assert!(ok, "{err}");

@@ -140,20 +140,15 @@ pub fn quantize_files(
     limits: &Limits,
 ) -> Result<String> {
     let scheme = &mode.scheme;
-    let has_global = scheme.recipe().global != blocks::GlobalRule::None;
     if mode.onnx.is_none() && (out.is_none() || mode.scales.is_none()) {
         return Err(usage("quantize", "--scheme needs --out E.pb (the elements) and --scales S.pb (the scales)"));
     }
     if out.is_some() != mode.scales.is_some() {
         return Err(usage("quantize", "--out E.pb and --scales S.pb go together (elements and scales)"));
     }
-    if out.is_some() && has_global && mode.global_scale.is_none() {
-        return Err(usage(
-            "quantize",
-            format!("{scheme} has a per-tensor scale: give --global-scale G.pb to receive it with the scales"),
-        ));
-    }
-    if !has_global && (mode.global_scale.is_some() || mode.global_scale_value.is_some()) {
+    if scheme.recipe().global == blocks::GlobalRule::None
+        && (mode.global_scale.is_some() || mode.global_scale_value.is_some())
+    {
         return Err(usage("quantize", format!("{scheme} has no per-tensor scale (--global-scale)")));
     }
     if mode.onnx.is_some() && scheme.recipe().family != "modelopt:nvfp4" {
@@ -174,6 +169,23 @@ pub fn quantize_files(
     let x = read_tensor_file_with(input, limits)?;
     let axis = axis.unwrap_or(-1);
     let q = quantize_tensor(&x, scheme, axis, mode.global_scale_value)?;
+    // Whether there is a per-tensor scale can depend on the call (torchao:nvfp4 has one only
+    // when given or computed): checked on the result, before anything is written.
+    if out.is_some() && q.global_scale.is_some() && mode.global_scale.is_none() {
+        return Err(usage(
+            "quantize",
+            format!("{scheme} has a per-tensor scale: give --global-scale G.pb to receive it with the scales"),
+        ));
+    }
+    if q.global_scale.is_none() && mode.global_scale.is_some() {
+        return Err(usage(
+            "quantize",
+            format!(
+                "{scheme} gives no per-tensor scale here (torchao:nvfp4 has one with ,global=amax or \
+                 --global-scale-value)"
+            ),
+        ));
+    }
     let mut staging = Staging::new();
     let mut wrote = Vec::new();
     if let (Some(out), Some(scales_path)) = (out, mode.scales.as_deref()) {
@@ -221,16 +233,15 @@ pub fn dequantize_files(
         .scales
         .as_deref()
         .ok_or_else(|| usage("dequantize", "--scheme needs --scales S.pb (the scales that go with the elements)"))?;
-    let has_global = scheme.recipe().global != blocks::GlobalRule::None;
-    if has_global != mode.global_scale.is_some() {
-        return Err(usage(
-            "dequantize",
-            if has_global {
-                format!("{scheme} has a per-tensor scale: give --global-scale G.pb")
-            } else {
-                format!("{scheme} has no per-tensor scale (--global-scale)")
-            },
-        ));
+    // torchao:nvfp4 decodes with or without one; the other two-level recipes need it.
+    let rule = scheme.recipe().global;
+    if rule == blocks::GlobalRule::None && mode.global_scale.is_some() {
+        return Err(usage("dequantize", format!("{scheme} has no per-tensor scale (--global-scale)")));
+    }
+    if matches!(rule, blocks::GlobalRule::ModeloptDecode | blocks::GlobalRule::CompressedTensorsEncode)
+        && mode.global_scale.is_none()
+    {
+        return Err(usage("dequantize", format!("{scheme} has a per-tensor scale: give --global-scale G.pb")));
     }
     let e = read_tensor_file_with(input, limits)?;
     if e.dtype() != scheme.element_dtype() {
