@@ -432,6 +432,103 @@ impl QuantizeReport {
     }
 }
 
+/// What `lowbit bench --scheme` measured: a block-scaled recipe's quantize and dequantize
+/// ([`lowbit::quant::blocks`], outputs allocated by each call as the API returns them) on float32
+/// `[elements / 1024, 1024]`, blocks along the last axis (tiles: both).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchemeReport {
+    pub scheme: String,
+    pub elements: usize,
+    pub quantize: f64,
+    pub dequantize: f64,
+    pub copy: f64,
+}
+
+/// The input of `lowbit bench --scheme`: the Cast benchmark's normal-ish values times 100, all
+/// finite (a NaN or infinity would make a two-level recipe's per-tensor scale NaN).
+fn finite_input(n: usize) -> Result<Tensor> {
+    let mut rng = Random(0x9E37_79B9_7F4A_7C15);
+    let values: Vec<f32> = (0..n).map(|_| rng.normal_times_100() as f32).collect();
+    Tensor::from_f32(&values).reshape(vec![n / QUANTIZE_ROW, QUANTIZE_ROW])
+}
+
+/// Runs `lowbit bench --scheme`; returns the report and the input it used.
+pub fn run_scheme(scheme: &str, elements: usize, reps: usize) -> Result<(SchemeReport, Tensor)> {
+    use lowbit::quant::blocks::{self, Scheme};
+    let n = elements;
+    if n == 0 || n > MAX_ELEMENTS || n % QUANTIZE_ROW != 0 {
+        return Err(Error::TooLarge {
+            what: format!(
+                "--elements {n}: a quantization benchmark takes a multiple of {QUANTIZE_ROW} elements, up to \
+                 {MAX_ELEMENTS}"
+            ),
+        });
+    }
+    check_memory(DType::Float, DType::Float, n, 4 * n)?;
+    let parsed = Scheme::parse(scheme)?;
+    let data = finite_input(n)?;
+    let values = data.to_f32_vec()?;
+    let shape = data.shape().to_vec();
+    let raw = data.raw().expect("float32 input is raw");
+    let mut copy_dst = vec![0u8; raw.len()];
+    let copy = best_of(reps, || {
+        copy_dst.copy_from_slice(std::hint::black_box(raw));
+        std::hint::black_box(&copy_dst);
+        Ok(())
+    })?;
+    drop(copy_dst);
+    let mut q = blocks::quantize(&values, &shape, &parsed, -1, None)?;
+    let quantize = best_of(reps, || {
+        q = blocks::quantize(std::hint::black_box(&values), &shape, &parsed, -1, None)?;
+        Ok(())
+    })?;
+    let dequantize = best_of(reps, || blocks::dequantize(std::hint::black_box(&q)).map(drop))?;
+    let per_s = |t: f64| n as f64 / t / 1e6;
+    let report = SchemeReport {
+        scheme: scheme.to_string(),
+        elements: n,
+        quantize: per_s(quantize),
+        dequantize: per_s(dequantize),
+        copy: per_s(copy),
+    };
+    Ok((report, data))
+}
+
+impl SchemeReport {
+    /// The JSON object of `lowbit bench --scheme --json`.
+    #[must_use]
+    pub fn json(&self) -> String {
+        serde_json::json!({
+            "op": "blocks",
+            "scheme": self.scheme,
+            "from": "FLOAT",
+            "elements": self.elements,
+            "shape": [self.elements / QUANTIZE_ROW, QUANTIZE_ROW],
+            "threads": 1,
+            "m_elements_per_s": {
+                "quantize": round1(self.quantize),
+                "dequantize": round1(self.dequantize),
+                "copy": round1(self.copy),
+            },
+        })
+        .to_string()
+    }
+
+    /// The human-readable report.
+    #[must_use]
+    pub fn table(&self) -> String {
+        [
+            (format!("{} quantize", self.scheme), self.quantize),
+            (format!("{} dequantize to FLOAT", self.scheme), self.dequantize),
+            ("copy of the float32 input (baseline)".to_string(), self.copy),
+        ]
+        .iter()
+        .map(|(name, v)| format!("{name:<60} {v:>9.1} M elements/s  {:>7.3} x copy", v / self.copy))
+        .collect::<Vec<_>>()
+        .join("\n")
+    }
+}
+
 /// What `lowbit bench --sweep` measured: every float32 bit pattern through one plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sweep {
@@ -650,12 +747,17 @@ pub struct Args {
     /// scale per block along the last axis. The scales are 400 / (--to's largest value) in
     /// float32, times 1, 1.25, 1.5, 1.75 for blocks 0, 1, 2, 3 (mod 4), so peers can rebuild
     /// them.
-    #[arg(long, conflicts_with_all = ["sweep", "mx", "threads"])]
+    #[arg(long, conflicts_with_all = ["sweep", "mx", "scheme", "threads"])]
     quantize: bool,
     /// Instead of a Cast: MX quantize and dequantize of FLOAT in this format (one thread), on
     /// the input shaped [elements / 1024, 1024], blocks along the last axis.
-    #[arg(long, conflicts_with_all = ["sweep", "threads"], value_parser = lowbit::quant::mx::MxFormat::NAMES)]
+    #[arg(long, conflicts_with_all = ["sweep", "scheme", "threads"], value_parser = lowbit::quant::mx::MxFormat::NAMES)]
     mx: Option<String>,
+    /// Instead of a Cast: a block-scaled recipe's quantize and dequantize (`lowbit::quant::blocks`,
+    /// one thread) of finite float32 values shaped [elements / 1024, 1024], blocks along the last
+    /// axis (e.g. torchao:mxfp8e4m3,scale=rceil, modelopt:nvfp4, ggml:q8_0).
+    #[arg(long, value_name = "SCHEME", conflicts_with_all = ["sweep", "threads", "block_size"], value_parser = crate::blocks::scheme_name)]
+    scheme: Option<String>,
     /// With --quantize or --mx: elements per block along the last axis (--mx: default 32).
     #[arg(long)]
     block_size: Option<usize>,
@@ -676,6 +778,14 @@ pub fn run_command(args: Args) -> crate::Outcome {
             sweep.json()
         } else {
             sweep.table()
+        }
+    } else if let Some(scheme) = &args.scheme {
+        let (report, input) = run_scheme(scheme, args.elements, args.reps.max(1))?;
+        written(args.write_input.as_deref(), &input)?;
+        if args.json {
+            report.json()
+        } else {
+            report.table()
         }
     } else if args.quantize || args.mx.is_some() {
         if args.from != DType::Float {
