@@ -23,6 +23,11 @@ run rewrites its input and the script checks it is the same bytes as the first o
 Prints a markdown table of M elements/s (stdout; progress goes to stderr) and, with --json, all the
 figures including every sample and lowbit's own copy and reference-path figures.
 
+With --blocks (in the torch venv of scripts/crosscheck_blocks.py; onnx is not needed there), the
+block-scaled recipes instead: `lowbit bench --scheme S` against the implementation each scheme
+reproduces, quantize and dequantize timed apart on the same float32 bytes (torchao, ModelOpt and
+compressed-tensors on torch's CPU path with one thread, gguf's numpy code).
+
 With --quantize, the quantization rows instead (see `quantize_main`): QuantizeLinear float32 ->
 INT8, INT4, UINT4, FLOAT8E4M3FN with one scale and with blocks of 32 along the last axis, timed in
 lowbit (`lowbit bench --quantize`, in process), the onnx reference (`ReferenceEvaluator` on a
@@ -43,21 +48,25 @@ import time
 
 import ml_dtypes
 import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
-import onnx_dtypes  # scripts/onnx_dtypes.py
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    import onnx_dtypes  # scripts/onnx_dtypes.py
+
+    T = TensorProto
+    # STRING too: the benchmark times numpy's str conversions.
+    NP = {**onnx_dtypes.NP, T.STRING: np.str_}
+    BITS = onnx_dtypes.BITS
+    # Cast accepts every dtype from opset 23 on except these, which came later.
+    FIRST_OPSET = {T.FLOAT8E8M0: 24, T.INT2: 25, T.UINT2: 25, T.FLOAT6E2M3: 28, T.FLOAT6E3M2: 28}
+except ImportError:  # --blocks runs in the torch venv, which has no onnx peers
+    onnx = None
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-T = TensorProto
-# STRING too: the benchmark times numpy's str conversions.
-NP = {**onnx_dtypes.NP, T.STRING: np.str_}
-BITS = onnx_dtypes.BITS
-# Cast accepts every dtype from opset 23 on except these, which came later.
-FIRST_OPSET = {T.FLOAT8E8M0: 24, T.INT2: 25, T.UINT2: 25, T.FLOAT6E2M3: 28, T.FLOAT6E3M2: 28}
 DEFAULT_PAIRS = ("FLOAT:FLOAT8E4M3FN,FLOAT:FLOAT8E5M2,FLOAT:FLOAT16,FLOAT:BFLOAT16,FLOAT:FLOAT4E2M1,"
                  "FLOAT:INT4,FLOAT:FLOAT8E8M0,FLOAT8E4M3FN:FLOAT,FLOAT16:FLOAT,BFLOAT16:FLOAT,INT4:FLOAT,"
                  "FLOAT4E2M1:FLOAT,FLOAT:STRING,STRING:FLOAT")
@@ -530,10 +539,149 @@ def quantize_main(args, versions):
     return 0
 
 
+# ------------------------------------------------------------------------------------------------
+# Block-scaled recipes (--blocks)
+
+# Each scheme's peer: its quantize and dequantize as the fixture generator and the live check call
+# them (scripts/gen_block_fixtures.py), timed apart, on torch's CPU path with one thread.
+BLOCK_SCHEMES = ("torchao:mxfp8e4m3,scale=floor;torchao:mxfp8e4m3,scale=rceil;torchao:mxfp4,scale=floor;"
+                 "torchao:nvfp4;modelopt:nvfp4;compressed-tensors:nvfp4;ggml:q8_0;ggml:q4_0;ggml:mxfp4;"
+                 "fp8:channel;fp8:block=128x128").split(";")
+
+
+def block_peer(scheme, x):
+    """(implementation, quantize, dequantize) of the live implementation of `scheme` on float32 x."""
+    import torch
+
+    torch.set_num_threads(1)
+    t = torch.from_numpy(x)
+    family, _, rest = scheme.partition(":")
+    if family == "torchao" and rest != "nvfp4":
+        from torchao.prototype.mx_formats.config import ScaleCalculationMode
+        from torchao.prototype.mx_formats.mx_tensor import to_dtype, to_mx
+
+        fmt, mode = rest.split(",scale=")
+        elem = {"mxfp8e4m3": torch.float8_e4m3fn, "mxfp8e5m2": torch.float8_e5m2,
+                "mxfp4": torch.float4_e2m1fn_x2}[fmt]
+        scale, data = to_mx(t, elem, 32, ScaleCalculationMode(mode))
+        return ("torchao 0.18.0 to_mx / to_dtype", lambda: to_mx(t, elem, 32, ScaleCalculationMode(mode)),
+                lambda: to_dtype(data, scale, elem, 32, torch.float32))
+    if scheme == "torchao:nvfp4":
+        from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor
+
+        q = NVFP4Tensor.to_nvfp4(t)
+        return ("torchao 0.18.0 NVFP4Tensor", lambda: NVFP4Tensor.to_nvfp4(t), lambda: q.dequantize(torch.float32))
+    if scheme == "modelopt:nvfp4":
+        from modelopt.torch.quantization.qtensor.nvfp4_tensor import NVFP4QTensor
+
+        q, s, g = NVFP4QTensor.quantize(t, 16)
+        return ("nvidia-modelopt 0.47.0 NVFP4QTensor", lambda: NVFP4QTensor.quantize(t, 16),
+                lambda: q.dequantize(dtype=torch.float32, scale=s, double_scale=g, block_sizes={-1: 16}))
+    if family in ("compressed-tensors", "fp8"):
+        import gen_block_fixtures as gen  # its observer min/max and presets
+
+        gen.torch, gen.np = torch, np
+        if scheme == "compressed-tensors:nvfp4":
+            from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
+            from compressed_tensors.compressors.nvfp4.helpers import quantize_and_pack_fp4
+            from compressed_tensors.quantization import QuantizationScheme
+            from compressed_tensors.quantization.utils.helpers import calculate_qparams, generate_gparam
+
+            args = gen.ct_args("NVFP4")
+
+            def quantize():
+                g = generate_gparam(torch.amin(t), torch.amax(t))
+                lo, hi = gen.group_min_max(t, 16)
+                scale, _ = calculate_qparams(lo, hi, args, global_scale=g)
+                return quantize_and_pack_fp4(t, scale, global_scale=g, group_size=16), scale, g
+
+            packed, scale, g = quantize()
+            stored = {"weight_packed": packed, "weight_scale": scale.to(torch.float8_e4m3fn), "weight_global_scale": g}
+            qs = QuantizationScheme(targets=["Linear"], weights=args)
+            return ("compressed-tensors 0.20.0 NVFP4", quantize, lambda: NVFP4PackedCompressor.decompress(stored, qs))
+        from compressed_tensors.quantization.lifecycle.forward import dequantize, quantize as ct_quantize
+        from compressed_tensors.quantization.utils.helpers import calculate_qparams
+
+        def qparams():
+            if rest == "channel":
+                return gen.ct_args("FP8_DYNAMIC"), torch.amin(t, dim=1, keepdim=True), torch.amax(t, dim=1, keepdim=True)
+            bh, bw = (int(v) for v in rest.split("=")[1].split("x"))
+            tiles = t.reshape(t.shape[0] // bh, bh, t.shape[1] // bw, bw)
+            return gen.ct_args("FP8_BLOCK", block_structure=[bh, bw]), torch.amin(tiles, dim=(1, 3)), \
+                torch.amax(tiles, dim=(1, 3))
+
+        def quantize():
+            args, lo, hi = qparams()
+            scale, zp = calculate_qparams(lo, hi, args)
+            return ct_quantize(t, scale, zp, args, dtype=torch.float8_e4m3fn), scale, zp, args
+
+        q, scale, zp, args = quantize()
+        return ("compressed-tensors 0.20.0 float-quantized", quantize,
+                lambda: dequantize(q, scale, zp, args, dtype=torch.float32))
+    if family == "ggml":
+        import gguf
+
+        qtype = getattr(gguf.GGMLQuantizationType, rest.upper())
+        blocks = gguf.quants.quantize(x, qtype)
+        return ("gguf 0.19.0 (numpy)", lambda: gguf.quants.quantize(x, qtype),
+                lambda: gguf.quants.dequantize(blocks, qtype))
+    raise ValueError(f"no peer for {scheme}")
+
+
+def bench_blocks(lowbit, workdir, scheme, n, rounds, reps):
+    samples = {"lowbit_quantize": [], "lowbit_dequantize": [], "lowbit_copy": [], "peer_quantize": [],
+               "peer_dequantize": []}
+    figures, raw = lowbit_quant_run(lowbit, ["--scheme", scheme], n, workdir / "blocks-input")
+    x = np.frombuffer(raw, dtype=np.float32).reshape(n // ROW, ROW).copy()
+    peer, quantize, dequantize = block_peer(scheme, x)
+    for r in range(rounds):
+        print(f"  {scheme}: round {r + 1}/{rounds}", file=sys.stderr)
+        if r > 0:
+            figures, again = lowbit_quant_run(lowbit, ["--scheme", scheme], n, workdir / "blocks-input")
+            if again != raw:
+                raise RuntimeError("lowbit measured other input bytes than in its first run")
+        samples["lowbit_quantize"].append(figures["quantize"])
+        samples["lowbit_dequantize"].append(figures["dequantize"])
+        samples["lowbit_copy"].append(figures["copy"])
+        with np.errstate(all="ignore"):
+            samples["peer_quantize"] += [m_per_s(quantize, n) for _ in range(reps)]
+            samples["peer_dequantize"] += [m_per_s(dequantize, n) for _ in range(reps)]
+    best = {k: max(v) if v else None for k, v in samples.items()}
+    return {"scheme": scheme, "peer": peer, "elements": n, "samples": samples, "m_elements_per_s": best}
+
+
+def blocks_main(args):
+    import torch
+
+    versions = {"numpy": np.__version__, "torch": torch.__version__, "python": platform.python_version()}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench_peers-") as tmp:
+        workdir = pathlib.Path(tmp)
+        for scheme in [s.strip() for s in args.schemes.split(";") if s.strip()]:
+            print(scheme, file=sys.stderr)
+            rows.append(bench_blocks(Lowbit(args.lowbit, workdir), workdir, scheme, args.elements, args.rounds,
+                                     args.reps))
+    lines = [f"Single thread, {args.elements:,} float32 elements ([n / {ROW}, {ROW}]), M elements/s, best of "
+             f"{args.rounds} rounds ({args.reps} peer runs each); {cpu_name()}; "
+             + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
+             "| scheme | peer | lowbit quantize | peer quantize | ratio | lowbit dequantize | peer dequantize | ratio |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        b = r["m_elements_per_s"]
+        lines.append(f"| {r['scheme']} | {r['peer']} | {b['lowbit_quantize']:.1f} | {b['peer_quantize']:.1f} | "
+                     f"{ratio(b['lowbit_quantize'], b['peer_quantize'])} | {b['lowbit_dequantize']:.1f} | "
+                     f"{b['peer_dequantize']:.1f} | {ratio(b['lowbit_dequantize'], b['peer_dequantize'])} |")
+    print("\n".join(lines))
+    if args.json:
+        args.json.write_text(json.dumps({"versions": versions, "cpu": cpu_name(), "lowbit": str(args.lowbit),
+                                         "elements": args.elements, "rounds": args.rounds, "reps": args.reps,
+                                         "unit": "M elements/s", "blocks": rows}, indent=2) + "\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=parse_pairs, default=parse_pairs(DEFAULT_PAIRS),
-                    help="comma-separated FROM:TO with ONNX dtype names")
+    ap.add_argument("--pairs", type=parse_pairs, help="comma-separated FROM:TO with ONNX dtype names")
     ap.add_argument("--elements", type=int, default=1 << 24)
     ap.add_argument("--string-elements", type=int, help="elements for pairs with STRING (default: N/16)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of every system (best kept)")
@@ -548,7 +696,19 @@ def main():
     ap.add_argument("--mx-formats", default="mxfp8e4m3,mxfp4", help="MX formats (--quantize); empty for none")
     ap.add_argument("--reference-elements", type=int,
                     help="elements for the onnx reference (--quantize; a multiple of 1024; default --elements)")
+    ap.add_argument("--blocks", action="store_true",
+                    help="the block-scaled recipes instead (lowbit bench --scheme against torchao, ModelOpt, "
+                         "compressed-tensors and gguf; run in the venv of scripts/crosscheck_blocks.py)")
+    ap.add_argument("--schemes", default=";".join(BLOCK_SCHEMES), help="schemes (--blocks; semicolon-separated)")
     args = ap.parse_args()
+    if args.blocks:
+        if args.elements % ROW:
+            ap.error(f"--blocks takes --elements as a multiple of {ROW}")
+        return blocks_main(args)
+    if onnx is None:
+        sys.exit("the Cast and QuantizeLinear rows need onnx and onnxruntime (scripts/peers-venv.sh)")
+    if args.pairs is None:
+        args.pairs = parse_pairs(DEFAULT_PAIRS)
     if args.string_elements is None:
         args.string_elements = max(1, args.elements // 16)
     if min(args.elements, args.string_elements, args.rounds, args.reps) < 1:
