@@ -329,8 +329,10 @@ fn global_of(recipe: &Recipe, from_amax: bool, given: Option<f32>, values: &[f32
         GlobalRule::TorchaoDecode if !from_amax => None,
         GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode => Some(amax() / NVFP4_GLOBAL_DIVISOR),
         GlobalRule::CompressedTensorsEncode => {
-            // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype; NaN or Inf -> 1.
-            let g = round_to(compute, NVFP4_GLOBAL_DIVISOR / clamp(amax(), TINY, f32::INFINITY));
+            // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype (torch's `scalar /
+            // tensor` is `tensor.reciprocal() * scalar`, each step rounded); NaN or Inf -> 1.
+            let reciprocal = round_to(compute, 1.0 / clamp(amax(), TINY, f32::INFINITY));
+            let g = round_to(compute, reciprocal * NVFP4_GLOBAL_DIVISOR);
             Some(if g.is_finite() { g } else { 1.0 })
         }
     }
@@ -459,7 +461,10 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
             let (stored, mut value) = match recipe.scale {
                 ScaleFormat::E4M3 => {
                     let c = encode(DType::Float8E4M3FN, s);
-                    (c as u32, decode(DType::Float8E4M3FN, c))
+                    let v = decode(DType::Float8E4M3FN, c);
+                    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry
+                    // those bits, which torchao's custom float4 cast turns into a code.
+                    (c as u32, if v.is_nan() { torch_float8_nan(v) } else { v })
                 }
                 ScaleFormat::GgmlUe4m3 => {
                     let c = ggml_ue4m3(s);
@@ -549,7 +554,10 @@ fn element_codes(
     let mut scaled = vec![0.0f32; n];
     // Per block: y = x * factor or x / divisor, as the step says.
     let (multiply, factors): (bool, Vec<f32>) = match recipe.step {
-        ElementStep::Divide { min_divisor } => (false, scales.iter().map(|s| s.factor.max(min_divisor)).collect()),
+        // torch's clamp(min=): a NaN scale stays NaN.
+        ElementStep::Divide { min_divisor } => {
+            (false, scales.iter().map(|s| if s.factor < min_divisor { min_divisor } else { s.factor }).collect())
+        }
         ElementStep::ReciprocalPow2 | ElementStep::Reciprocal => (true, scales.iter().map(|s| s.factor).collect()),
         ElementStep::Global => match (recipe.global, global) {
             (GlobalRule::TorchaoDecode, None) => (true, scales.iter().map(|s| 1.0 / s.factor).collect()),
@@ -622,15 +630,26 @@ fn element_codes(
                 packing::unpack_byte_codes(dtype, &packed, &mut codes)?;
             }
             if nan != NanElement::Cast {
-                for (c, &y) in codes.iter_mut().zip(&scaled) {
-                    if y.is_nan() {
-                        *c = nan_code(nan, dtype, y);
+                for (row, (c_row, y_row)) in codes.chunks_mut(g.len.max(1)).zip(scaled.chunks(g.len.max(1))).enumerate()
+                {
+                    for (col, (c, &y)) in c_row.iter_mut().zip(y_row).enumerate() {
+                        if y.is_nan() {
+                            // A NaN factor is what torch's product carries, even over a NaN x.
+                            let f = factors[g.block_of(row, col)];
+                            *c = nan_code(nan, dtype, if f.is_nan() { f } else { y });
+                        }
                     }
                 }
             }
         }
     }
     Ok(codes)
+}
+
+/// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
+/// ORs the infinity/NaN mask onto the shifted code: 0x7FF00000), with `nan`'s sign.
+fn torch_float8_nan(nan: f32) -> f32 {
+    f32::from_bits(0x7FF0_0000 | (nan.to_bits() & 0x8000_0000))
 }
 
 /// The code a NaN gets under `rule`.
@@ -640,7 +659,6 @@ fn nan_code(rule: NanElement, dtype: DType, y: f32) -> u8 {
     match rule {
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
-        NanElement::ZeroWithSign => sign,
         NanElement::TorchaoBits => {
             // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
             // are false), on the magnitude's bits in int32 arithmetic.
@@ -706,6 +724,8 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         Scales::Codes(c) => c
             .iter()
             .map(|&b| match recipe.scale {
+                // ggml_e8m0_to_fp32_half: 2^(e - 128) for every byte, 0xFF included (no NaN).
+                ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
                 ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
                 ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
                 _ => ggml_ue4m3_value(b),
@@ -719,9 +739,12 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     let factors: Vec<f32> = stored
         .iter()
         .map(|&s| match (recipe.dequantize, recipe.global, q.global_scale) {
-            (Dequantize::Multiply, GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode, Some(gs)) => gs * s,
+            (
+                Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
+                GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
+                Some(gs),
+            ) => gs * s,
             (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
-            (Dequantize::GgmlHalfScale, ..) if recipe.scale == ScaleFormat::E8M0 => s * 0.5,
             _ => s,
         })
         .collect();
@@ -729,6 +752,9 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     let element_values: Vec<f32> = match recipe.dequantize {
         Dequantize::OffsetNibble => codes.iter().map(|&c| f32::from(c) - 8.0).collect(),
         Dequantize::GgmlHalfScale => codes.iter().map(|&c| GGML_KVALUES[usize::from(c & 15)]).collect(),
+        Dequantize::MultiplyNegativeZeroAsPositive => {
+            codes.iter().map(|&c| decode(recipe.element, u64::from(c)) + 0.0).collect()
+        }
         _ if recipe.element == DType::Int8 => codes.iter().map(|&c| f32::from(c as i8)).collect(),
         _ => {
             let table: Vec<f32> = (0..1u64 << bits_of(recipe.element)).map(|c| decode(recipe.element, c)).collect();
