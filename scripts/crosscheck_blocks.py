@@ -326,8 +326,16 @@ def run_scheme(scheme, block, dtypes, fn, impl, rng, rows, inject):
                 refused = True
             tally.refused(key, x.size, refused, peers.error_text(e))
             continue
-        if "dequantize_error" in theirs:  # ModelOpt pads a short block and cannot decode it
+        if "dequantize_error" in theirs:
+            # ModelOpt pads a short last block and then cannot dequantize it: lowbit refusing the
+            # block (the recipe's declared answer) counts as refused by both; codes, if lowbit
+            # gives them, are compared.
             theirs.pop("dequantized", None)
+            try:
+                lowbit.blocks.quantize(x, scheme)
+            except Exception:
+                tally.refused(key, x.size, True, theirs["dequantize_error"])
+                continue
         if tuple(np.shape(theirs["elements"])) != tuple(x.shape):
             # ModelOpt pads a short last block with zeros: its codes for the elements that exist
             # are compared (the padding changes no block maximum), its padded bytes are not.
@@ -364,12 +372,19 @@ def ggml_nvfp4_decode(rng, inject):
     return tally
 
 
+# Schemes the fixture generator records that lowbit.blocks does not offer (yet).
+NOT_IN_LOWBIT = {"compressed-tensors:mxfp4": "recorded for issue 27; not a scheme of issue 26"}
+
+
 def selected(only):
     out = []
     for scheme, block, dtypes, fn, impl in peers.schemes():
         if peers.reference_of(scheme) != "live" and not scheme.startswith("ggml:"):
             continue  # DeepSeek: a transcription, not a live implementation
         if scheme == "ggml:nvfp4" or only not in scheme:
+            continue
+        if scheme in NOT_IN_LOWBIT:
+            print(f"{scheme}: not compared ({NOT_IN_LOWBIT[scheme]})")
             continue
         out.append((scheme, block or 128, dtypes, fn, impl))
     return out
