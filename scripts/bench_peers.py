@@ -477,6 +477,15 @@ def ratio(a, b):
     return "-" if a is None or b is None else f"{a / b:.2f}x"
 
 
+def quantize_dequantize_row(cells, best, peer):
+    """A table row: the cells, then lowbit's and the peer's quantize and dequantize with ratios."""
+    figures = []
+    for step in ("quantize", "dequantize"):
+        ours, theirs = best[f"lowbit_{step}"], best[f"{peer}_{step}"]
+        figures += [fmt(ours), fmt(theirs), ratio(ours, theirs)]
+    return "| " + " | ".join(list(cells) + figures) + " |"
+
+
 def quantize_table(linear, mx, args, versions):
     lines = [f"Single thread, M elements/s, best of {args.rounds} interleaved rounds; {args.elements} float32 "
              f"elements as [{args.elements // ROW}, {ROW}] (the onnx reference: "
@@ -494,11 +503,7 @@ def quantize_table(linear, mx, args, versions):
         lines += ["", f"| MX (blocks of {QUANT_BLOCK}) | lowbit quantize | numpy quantize | ratio "
                       "| lowbit dequantize | numpy dequantize | ratio |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for r in mx:
-            b = r["m_elements_per_s"]
-            lines.append(f"| {r['format']} | {fmt(b['lowbit_quantize'])} | {fmt(b['numpy_quantize'])} "
-                         f"| {ratio(b['lowbit_quantize'], b['numpy_quantize'])} | {fmt(b['lowbit_dequantize'])} "
-                         f"| {fmt(b['numpy_dequantize'])} | {ratio(b['lowbit_dequantize'], b['numpy_dequantize'])} |")
+        lines += [quantize_dequantize_row([r["format"]], r["m_elements_per_s"], "numpy") for r in mx]
     notes = [f"QuantizeLinear: one-node model, opset {QUANT_OPSET}, FLOAT x, FLOAT scale initializer "
              "(400 / the target's largest value; per block times 1, 1.25, 1.5, 1.75), no zero point, "
              "output_dtype; lowbit computes version 28 (`lowbit bench --quantize`, in process, output "
@@ -666,11 +671,7 @@ def blocks_main(args):
              + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
              "| scheme | peer | lowbit quantize | peer quantize | ratio | lowbit dequantize | peer dequantize | ratio |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in rows:
-        b = r["m_elements_per_s"]
-        lines.append(f"| {r['scheme']} | {r['peer']} | {b['lowbit_quantize']:.1f} | {b['peer_quantize']:.1f} | "
-                     f"{ratio(b['lowbit_quantize'], b['peer_quantize'])} | {b['lowbit_dequantize']:.1f} | "
-                     f"{b['peer_dequantize']:.1f} | {ratio(b['lowbit_dequantize'], b['peer_dequantize'])} |")
+    lines += [quantize_dequantize_row([r["scheme"], r["peer"]], r["m_elements_per_s"], "peer") for r in rows]
     print("\n".join(lines))
     if args.json:
         args.json.write_text(json.dumps({"versions": versions, "cpu": cpu_name(), "lowbit": str(args.lowbit),

@@ -311,11 +311,9 @@ pub fn linear_scales(to: DType, count: usize) -> Result<Vec<f32>> {
     Ok((0..count).map(|b| s0 * (1.0 + (b % 4) as f32 / 4.0)).collect())
 }
 
-/// Runs a quantization benchmark; returns the report and the input it used.
-pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)> {
-    use lowbit::quant::mx::{self, MxOptions};
-    use lowbit::quant::QuantizeAttributes;
-    let QuantizeConfig { op, elements: n, reps } = *config;
+/// A quantization benchmark's element count: a multiple of the row, within the limit, and room for
+/// the input, its copy's two buffers, a float32 output (dequantize) and smaller outputs.
+fn check_quantize_count(n: usize) -> Result<()> {
     if n == 0 || n > MAX_ELEMENTS || n % QUANTIZE_ROW != 0 {
         return Err(Error::TooLarge {
             what: format!(
@@ -324,18 +322,29 @@ pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)>
             ),
         });
     }
-    // The input, its copy's two buffers, a float32 output (MX dequantize) and smaller outputs.
-    check_memory(DType::Float, DType::Float, n, 4 * n)?;
-    let shape = vec![n / QUANTIZE_ROW, QUANTIZE_ROW];
-    let data = input(DType::Float, n)?.reshape(shape.clone())?;
-    let raw = data.raw().expect("float32 input is raw");
+    check_memory(DType::Float, DType::Float, n, 4 * n)
+}
+
+/// The best time of copying `raw` (the baseline the quantization figures are read against).
+fn copy_time(raw: &[u8], reps: usize) -> Result<f64> {
     let mut copy_dst = vec![0u8; raw.len()];
-    let copy = best_of(reps, || {
+    best_of(reps, || {
         copy_dst.copy_from_slice(std::hint::black_box(raw));
         std::hint::black_box(&copy_dst);
         Ok(())
-    })?;
-    drop(copy_dst);
+    })
+}
+
+/// Runs a quantization benchmark; returns the report and the input it used.
+pub fn run_quantize(config: &QuantizeConfig) -> Result<(QuantizeReport, Tensor)> {
+    use lowbit::quant::mx::{self, MxOptions};
+    use lowbit::quant::QuantizeAttributes;
+    let QuantizeConfig { op, elements: n, reps } = *config;
+    check_quantize_count(n)?;
+    let shape = vec![n / QUANTIZE_ROW, QUANTIZE_ROW];
+    let data = input(DType::Float, n)?.reshape(shape.clone())?;
+    let raw = data.raw().expect("float32 input is raw");
+    let copy = copy_time(raw, reps)?;
     let (quantize, dequantize) = match op {
         QuantizeOp::Linear { to, block_size } => {
             let (scale, axis) = match block_size {
@@ -456,27 +465,12 @@ fn finite_input(n: usize) -> Result<Tensor> {
 pub fn run_scheme(scheme: &str, elements: usize, reps: usize) -> Result<(SchemeReport, Tensor)> {
     use lowbit::quant::blocks::{self, Scheme};
     let n = elements;
-    if n == 0 || n > MAX_ELEMENTS || n % QUANTIZE_ROW != 0 {
-        return Err(Error::TooLarge {
-            what: format!(
-                "--elements {n}: a quantization benchmark takes a multiple of {QUANTIZE_ROW} elements, up to \
-                 {MAX_ELEMENTS}"
-            ),
-        });
-    }
-    check_memory(DType::Float, DType::Float, n, 4 * n)?;
+    check_quantize_count(n)?;
     let parsed = Scheme::parse(scheme)?;
     let data = finite_input(n)?;
     let values = data.to_f32_vec()?;
     let shape = data.shape().to_vec();
-    let raw = data.raw().expect("float32 input is raw");
-    let mut copy_dst = vec![0u8; raw.len()];
-    let copy = best_of(reps, || {
-        copy_dst.copy_from_slice(std::hint::black_box(raw));
-        std::hint::black_box(&copy_dst);
-        Ok(())
-    })?;
-    drop(copy_dst);
+    let copy = copy_time(data.raw().expect("float32 input is raw"), reps)?;
     let mut q = blocks::quantize(&values, &shape, &parsed, -1, None)?;
     let quantize = best_of(reps, || {
         q = blocks::quantize(std::hint::black_box(&values), &shape, &parsed, -1, None)?;

@@ -148,26 +148,22 @@ impl ModeFlags {
     /// The mode these flags ask for. Flags of the other mode are an error saying which mode
     /// takes them; so is a missing `--scheme`/`--scale`.
     pub fn mode(self, direction: Direction) -> Result<Mode> {
-        let linear_flags: Vec<&str> = [
+        // The flags of each mode that were given.
+        let given = |flags: &[(bool, &'static str)]| -> Vec<&'static str> {
+            flags.iter().filter(|(is_given, _)| *is_given).map(|&(_, flag)| flag).collect()
+        };
+        let linear_flags = given(&[
             (self.zero_point.is_some(), "--zero-point"),
             (self.to.is_some(), "--to"),
             (self.saturate.is_some(), "--saturate"),
             (self.profile.is_some(), "--profile"),
-        ]
-        .iter()
-        .filter(|(given, _)| *given)
-        .map(|&(_, flag)| flag)
-        .collect();
-        let block_flags: Vec<&str> = [
+        ]);
+        let block_flags = given(&[
             (self.scales.is_some(), "--scales"),
             (self.global_scale.is_some(), "--global-scale"),
             (self.global_scale_value.is_some(), "--global-scale-value"),
             (self.onnx.is_some(), "--onnx"),
-        ]
-        .iter()
-        .filter(|(given, _)| *given)
-        .map(|&(_, flag)| flag)
-        .collect();
+        ]);
         let are = |flags: &[&str]| if flags.len() == 1 { "is" } else { "are" };
         match (self.scheme, self.scale) {
             (Some(_), Some(_)) => Err(usage(
