@@ -9,26 +9,28 @@
 //! lowbit's message; a panic (a bug) is caught at the boundary and becomes
 //! `lowbit.InternalError`, never an abort or a `PanicException`.
 
-use lowbit::{CastOptions, RoundMode};
-use lowbit::{DType, Kind, Packing};
-use lowbit::Error;
 use lowbit::format::{FloatFormat, NonFinite, Zero};
 use lowbit::packing;
-use lowbit::Plan;
-use lowbit::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{DequantizeAttributes, QuantizeAttributes};
-use lowbit::Tensor;
 use lowbit::verify::check::{CheckOptions, Class, FLAG_NAMES};
 use lowbit::verify::config::Config;
 use lowbit::verify::vectors::{Level, Vectors};
 use lowbit::verify::{sweep, Format};
+use lowbit::Error;
+use lowbit::Plan;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{CastOptions, RoundMode};
+use lowbit::{DType, Kind, Packing};
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
+
+mod blocks;
 
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
@@ -1113,6 +1115,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_shape, m)?)?;
     m.add_function(wrap_pyfunction!(mx_quantize_into, m)?)?;
     m.add_function(wrap_pyfunction!(mx_dequantize_into, m)?)?;
+    blocks::register(m)?;
     m.add_function(wrap_pyfunction!(vectors, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;
