@@ -456,6 +456,10 @@ fn bad_scheme_input_is_one_line_and_writes_nothing() {
             ],
             &["ModelOpt pads a short last block"],
         ),
+        (
+            &["quantize", "--scheme", "modelopt:nvfp4", "x32.pb", "--onnx", "m.onnx", "--global-scale-value", "2"],
+            &["--onnx computes the per-tensor scale as ModelOpt's exporter does"],
+        ),
         (&["dequantize", "--scheme", "ggml:q8_0", "x32.pb", "--out", "y.pb"], &["--scheme needs --scales S.pb"]),
         (
             &["dequantize", "--scheme", "ggml:q8_0", "x32.pb", "--scales", "x32.pb", "--out", "y.pb"],

@@ -151,6 +151,12 @@ pub fn quantize_files(
     {
         return Err(usage("quantize", format!("{scheme} has no per-tensor scale (--global-scale)")));
     }
+    if mode.onnx.is_some() && mode.global_scale_value.is_some() {
+        return Err(usage(
+            "quantize",
+            "--onnx computes the per-tensor scale as ModelOpt's exporter does; drop --global-scale-value",
+        ));
+    }
     if mode.onnx.is_some() && scheme.recipe().family != "modelopt:nvfp4" {
         return Err(usage(
             "quantize",
@@ -202,12 +208,6 @@ pub fn quantize_files(
         }
     }
     if let Some(path) = mode.onnx.as_deref() {
-        if mode.global_scale_value.is_some() {
-            return Err(usage(
-                "quantize",
-                "--onnx computes the per-tensor scale as ModelOpt's exporter does; drop --global-scale-value",
-            ));
-        }
         let model = modelopt_onnx(&x, scheme, axis, &q)?;
         let bytes = prost::Message::encode_to_vec(&model);
         staging.stage(path, |w| std::io::Write::write_all(w, &bytes))?;
