@@ -123,6 +123,19 @@ impl Geometry {
     fn block_of(&self, row: usize, col: usize) -> usize {
         (row / self.block_rows) * self.col_blocks + col / self.block_cols
     }
+
+    /// `f(block, a, b)` for the runs of `a` and `b` (two arrays in the `rows x len` view, `wa`
+    /// and `wb` items per element) that one block covers, row by row: no division per element.
+    #[inline(always)]
+    fn runs<A, B>(&self, a: &[A], wa: usize, b: &mut [B], wb: usize, mut f: impl FnMut(usize, &[A], &mut [B])) {
+        let len = self.len.max(1);
+        for (row, (ra, rb)) in a.chunks(len * wa).zip(b.chunks_mut(len * wb)).enumerate() {
+            let base = (row / self.block_rows) * self.col_blocks;
+            for (c, (xa, xb)) in ra.chunks(self.block_cols * wa).zip(rb.chunks_mut(self.block_cols * wb)).enumerate() {
+                f(base + c, xa, xb);
+            }
+        }
+    }
 }
 
 /// The shape of the scales.
@@ -188,6 +201,21 @@ fn encode(dtype: DType, x: f32) -> u64 {
 fn decode(dtype: DType, code: u64) -> f32 {
     let bits = convert_code(dtype, DType::Float, code, &CastOptions::default()).expect("float dtypes widen to float32");
     f32::from_bits(bits as u32)
+}
+
+/// Every value through the rounding core's plan to `dtype` and back (bfloat16 arithmetic as
+/// torch does it: the float32 result rounded).
+fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
+    let n = values.len();
+    let mut src = vec![0u8; 4 * n];
+    src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
+    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut narrow, n)?;
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&narrow, &mut src, n)?;
+    for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
+        *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Ok(())
 }
 
 /// torch's `maximum`/`clamp`: NaN passes.
@@ -354,25 +382,26 @@ fn nan_propagating_max(m: f32, v: f32) -> f32 {
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
     let mut acc = vec![0.0f32; g.blocks()];
     let mut best = vec![0.0f32; if rule == Amax::SignedLargest { g.blocks() } else { 0 }];
-    for (row, chunk) in values.chunks(g.len.max(1)).enumerate().take(g.rows()) {
-        for (col, &v) in chunk.iter().enumerate() {
-            let b = g.block_of(row, col);
-            let a = v.abs();
+    let len = g.len.max(1);
+    for (row, r) in values.chunks(len).enumerate().take(g.rows()) {
+        let base = (row / g.block_rows) * g.col_blocks;
+        for (c, xs) in r.chunks(g.block_cols).enumerate() {
+            let b = base + c;
+            let mut m = acc[b];
             match rule {
-                Amax::NanPropagating => acc[b] = nan_propagating_max(acc[b], a),
-                Amax::NanSkipped => {
-                    if a > acc[b] {
-                        acc[b] = a;
-                    }
-                }
-                Amax::RunningMax => acc[b] = if acc[b] > a { acc[b] } else { a },
+                Amax::NanPropagating => m = xs.iter().fold(m, |m, &v| nan_propagating_max(m, v.abs())),
+                Amax::NanSkipped => m = xs.iter().fold(m, |m, &v| if v.abs() > m { v.abs() } else { m }),
+                Amax::RunningMax => m = xs.iter().fold(m, |m, &v| if m > v.abs() { m } else { v.abs() }),
                 Amax::SignedLargest => {
-                    if a > acc[b] {
-                        acc[b] = a;
-                        best[b] = v;
+                    for &v in xs {
+                        if v.abs() > m {
+                            m = v.abs();
+                            best[b] = v;
+                        }
                     }
                 }
             }
+            acc[b] = m;
         }
     }
     if rule == Amax::SignedLargest {
@@ -571,9 +600,9 @@ fn element_codes(
     if let ElementRound::NearestIndexFirstTie = recipe.round {
         // ggml's best_index_mxfp4: the search in x's units against kvalues * d (d = half the
         // scale), the first index on equal errors.
-        for (row, chunk) in values.chunks(g.len.max(1)).enumerate() {
-            for (col, &x) in chunk.iter().enumerate() {
-                let d = factors[g.block_of(row, col)];
+        g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
+            let d = factors[b];
+            for (&x, c) in xs.iter().zip(cs.iter_mut()) {
                 let mut best = 0;
                 let mut err = (GGML_KVALUES[0] * d - x).abs();
                 for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
@@ -583,17 +612,19 @@ fn element_codes(
                         err = e;
                     }
                 }
-                codes[row * g.len + col] = best as u8;
+                *c = best as u8;
             }
-        }
+        });
         return Ok(codes);
     }
-    for (row, (chunk, out)) in values.chunks(g.len.max(1)).zip(scaled.chunks_mut(g.len.max(1))).enumerate() {
-        for (col, (&x, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
-            let f = factors[g.block_of(row, col)];
-            *o = if multiply { x * f } else { x / f };
+    g.runs(values, 1, &mut scaled, 1, |b, xs, out| {
+        let f = factors[b];
+        if multiply {
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x * f);
+        } else {
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x / f);
         }
-    }
+    });
     match recipe.round {
         ElementRound::NearestIndexFirstTie => unreachable!("handled above"),
         ElementRound::IntegerTiesAway => {
@@ -608,10 +639,10 @@ fn element_codes(
             }
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {
+            if in_compute_dtype && compute != DType::Float {
+                round_all_to(compute, &mut scaled)?;
+            }
             for y in scaled.iter_mut() {
-                if in_compute_dtype {
-                    *y = round_to(compute, *y);
-                }
                 if negative_zero_to_positive && y.to_bits() == 0x8000_0000 {
                     *y = 0.0;
                 }
@@ -621,7 +652,8 @@ fn element_codes(
             }
             let dtype = recipe.element;
             let plan = Plan::new(DType::Float, dtype, &CastOptions::saturating(true))?;
-            let src: Vec<u8> = scaled.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mut src = vec![0u8; 4 * n];
+            src.chunks_exact_mut(4).zip(&scaled).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
             let mut packed = vec![0u8; packing::raw_len(dtype, n)?];
             plan.run(&src, &mut packed, n)?;
             if bits_of(dtype) == 8 {
@@ -762,15 +794,17 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         }
     };
     let mut out = vec![0.0f32; n];
-    for (row, (chunk, o)) in element_values.chunks(g.len.max(1)).zip(out.chunks_mut(g.len.max(1))).enumerate() {
-        for (col, (&e, o)) in chunk.iter().zip(o.iter_mut()).enumerate() {
-            let v = e * factors[g.block_of(row, col)];
-            *o = match recipe.dequantize {
-                Dequantize::DivideGlobalToBf16 => round_to(DType::Bfloat16, v),
-                Dequantize::MultiplyInComputeDtype => round_to(compute, v),
-                _ => v,
-            };
-        }
+    g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
+        let f = factors[b];
+        es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = e * f);
+    });
+    let rounding = match recipe.dequantize {
+        Dequantize::DivideGlobalToBf16 => DType::Bfloat16,
+        Dequantize::MultiplyInComputeDtype => compute,
+        _ => DType::Float,
+    };
+    if rounding != DType::Float {
+        round_all_to(rounding, &mut out)?;
     }
     Ok(axis_back(&out, g.outer, g.len, g.inner))
 }
