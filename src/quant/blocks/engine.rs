@@ -287,7 +287,7 @@ pub(super) fn quantize<T: BlockInput>(
     let values: Vec<f32> = axis_last(x, &g).iter().map(|v| v.widen()).collect();
     let global = global_of(recipe, scheme.global_from_amax(), global_scale, &values, compute);
     let amaxes = block_amax(recipe.amax, &values, &g);
-    let scales: Vec<BlockScale> = amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect();
+    let scales = block_scales(recipe, &amaxes, global, compute)?;
     let codes = element_codes(recipe, &values, &g, &scales, global, compute)?;
     let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
     let scales_out = stored_scales(recipe, compute, &axis_back(&scale_values, g.outer, g.col_blocks, g.inner));
@@ -464,36 +464,12 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
             };
             BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
         }
-        ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, zero_after_cast, pow2_ceil, amax_floor } => {
-            let mut a = amax;
-            if let Some(floor) = amax_floor {
-                a = nan_propagating_max(floor, a);
-            }
-            let base = round_to(compute, a / divisor);
-            let mut s = match (recipe.global, global) {
-                (GlobalRule::TorchaoDecode, Some(g)) => base / g,
-                (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
-                (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
-                _ => base,
-            };
-            if pow2_ceil {
-                s = s.log2().ceil().exp2();
-            }
-            if let Some(z) = zero_before_cast {
-                if s == 0.0 {
-                    s = z;
-                }
-            }
-            if let Some((lo, hi)) = bounds {
-                s = clamp(s, lo, hi);
-            }
-            let (stored, mut value) = match recipe.scale {
+        ScaleRule::Divide { .. } => {
+            let s = divide_before_cast(recipe, amax, global, compute);
+            let (stored, value) = match recipe.scale {
                 ScaleFormat::E4M3 => {
                     let c = encode(DType::Float8E4M3FN, s);
-                    let v = decode(DType::Float8E4M3FN, c);
-                    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry
-                    // those bits, which torchao's custom float4 cast turns into a code.
-                    (c as u32, if v.is_nan() { torch_float8_nan(v) } else { v })
+                    (c as u32, decode(DType::Float8E4M3FN, c))
                 }
                 ScaleFormat::GgmlUe4m3 => {
                     let c = ggml_ue4m3(s);
@@ -510,33 +486,102 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
                 }
                 ScaleFormat::E8M0 => unreachable!("no Divide row stores E8M0"),
             };
-            let replacement = match zero_after_cast {
-                ZeroScale::Keep => None,
-                ZeroScale::Value(v) => Some(v),
-                ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
-            };
-            let mut stored = stored;
-            if let (Some(r), true) = (replacement, value == 0.0) {
-                value = r;
-                stored = match recipe.scale {
-                    ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
-                    _ => r.to_bits(),
-                };
-            }
-            let factor = match recipe.step {
-                // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
-                ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
-                    if s != 0.0 {
-                        1.0 / s
-                    } else {
-                        0.0
-                    }
-                }
-                _ => value,
-            };
-            BlockScale { stored, factor }
+            divide_after_cast(recipe, s, stored, value, compute)
         }
     }
+}
+
+/// Every block's scale: [`block_scale`], with the casts of `Divide` rows to E4M3 or float16
+/// batched through one plan each way.
+fn block_scales(recipe: &Recipe, amaxes: &[f32], global: Option<f32>, compute: DType) -> Result<Vec<BlockScale>> {
+    let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
+        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
+    if !batched {
+        return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
+    }
+    let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
+    let pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
+    let n = pre.len();
+    let mut src = vec![0u8; 4 * n];
+    src.chunks_exact_mut(4).zip(&pre).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    let mut codes = vec![0u8; packing::raw_len(dtype, n)?];
+    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut codes, n)?;
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&codes, &mut src, n)?;
+    let width = codes.len() / n.max(1);
+    Ok((0..n)
+        .map(|b| {
+            let c = &codes[b * width..(b + 1) * width];
+            let stored = if width == 1 { u32::from(c[0]) } else { u32::from(u16::from_le_bytes([c[0], c[1]])) };
+            let v = f32::from_le_bytes([src[4 * b], src[4 * b + 1], src[4 * b + 2], src[4 * b + 3]]);
+            divide_after_cast(recipe, pre[b], stored, v, compute)
+        })
+        .collect())
+}
+
+/// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
+/// of two, the zero replacement and the clamps.
+fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> f32 {
+    let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, pow2_ceil, amax_floor, .. } = recipe.scale_rule
+    else {
+        unreachable!("a Divide row")
+    };
+    let mut a = amax;
+    if let Some(floor) = amax_floor {
+        a = nan_propagating_max(floor, a);
+    }
+    let base = round_to(compute, a / divisor);
+    let mut s = match (recipe.global, global) {
+        (GlobalRule::TorchaoDecode, Some(g)) => base / g,
+        (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
+        (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
+        _ => base,
+    };
+    if pow2_ceil {
+        s = s.log2().ceil().exp2();
+    }
+    if let Some(z) = zero_before_cast {
+        if s == 0.0 {
+            s = z;
+        }
+    }
+    if let Some((lo, hi)) = bounds {
+        s = clamp(s, lo, hi);
+    }
+    s
+}
+
+/// A `Divide` row's scale after its cast (`stored`, decoded `value`): the zero replacement and the
+/// element factor.
+fn divide_after_cast(recipe: &Recipe, s: f32, stored: u32, value: f32, compute: DType) -> BlockScale {
+    let ScaleRule::Divide { zero_after_cast, .. } = recipe.scale_rule else { unreachable!("a Divide row") };
+    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits, which
+    // torchao's custom float4 cast turns into a code.
+    let mut value = if recipe.scale == ScaleFormat::E4M3 && value.is_nan() { torch_float8_nan(value) } else { value };
+    let replacement = match zero_after_cast {
+        ZeroScale::Keep => None,
+        ZeroScale::Value(v) => Some(v),
+        ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
+    };
+    let mut stored = stored;
+    if let (Some(r), true) = (replacement, value == 0.0) {
+        value = r;
+        stored = match recipe.scale {
+            ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
+            _ => r.to_bits(),
+        };
+    }
+    let factor = match recipe.step {
+        // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
+        ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
+            if s != 0.0 {
+                1.0 / s
+            } else {
+                0.0
+            }
+        }
+        _ => value,
+    };
+    BlockScale { stored, factor }
 }
 
 /// ggml's `ggml_fp32_to_ue4m3`: 0 unless above 0; the rounding core's nearest-ties-away E4M3 code
