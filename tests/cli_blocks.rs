@@ -40,7 +40,7 @@ fn value_info(name: &str, dtype: DType, shape: &[i64]) -> ValueInfoProto {
         name: Some(name.into()),
         r#type: Some(TypeProto {
             tensor_type: Some(TypeProtoTensor {
-                elem_type: Some(i32::from(dtype.onnx_number())),
+                elem_type: Some(dtype.onnx_number()),
                 shape: Some(TensorShapeProto { dim }),
             }),
             denotation: None,
@@ -175,18 +175,22 @@ fn modelopt_nvfp4_files_and_its_onnx_graph() {
     assert_eq!((global.shape(), bits(&global)), (&[1usize][..], vec![1.0f32.to_bits()]));
     let inputs: Vec<&str> = graph.input.iter().filter_map(|i| i.name.as_deref()).collect();
     assert_eq!(inputs, ["w_f4", "w_f8_scale_f32_scale", "w_f8_scale"]);
-    let ops: Vec<(Vec<String>, Vec<(String, i64)>)> = graph
+    // Each node: op type, inputs, output, integer attributes.
+    let ops: Vec<String> = graph
         .node
         .iter()
         .map(|n| {
-            assert_eq!(n.op_type.as_deref(), Some("DequantizeLinear"));
-            (n.input.clone(), n.attribute.iter().map(|a| (a.name.clone().unwrap(), a.i.unwrap())).collect())
+            let attributes: Vec<String> =
+                n.attribute.iter().map(|a| format!("{}={}", a.name.clone().unwrap(), a.i.unwrap())).collect();
+            format!("{} {:?} -> {:?} {:?}", n.op_type.clone().unwrap(), n.input, n.output, attributes)
         })
         .collect();
-    assert_eq!(ops[0], (vec!["w_f8_scale".into(), "w_f8_scale_f32_scale".into()], vec![]));
     assert_eq!(
-        ops[1],
-        (vec!["w_f4".into(), "w_f32_scale".into()], vec![("axis".into(), -1), ("block_size".into(), 16)])
+        ops,
+        [
+            r#"DequantizeLinear ["w_f8_scale", "w_f8_scale_f32_scale"] -> ["w_f32_scale"] []"#,
+            r#"DequantizeLinear ["w_f4", "w_f32_scale"] -> ["w"] ["axis=-1", "block_size=16"]"#,
+        ]
     );
 
     // Run: E2M1 value * (scale * G): 6 * 448, 1 * 448, -3 * 448, 0.5 * 448; 6, 1.5, -0 (code 8:

@@ -305,7 +305,7 @@ const WEIGHT: &str = "w";
 fn tensor_type(dtype: DType, shape: &[usize]) -> TypeProto {
     TypeProto {
         tensor_type: Some(TypeProtoTensor {
-            elem_type: Some(i32::from(dtype.onnx_number())),
+            elem_type: Some(dtype.onnx_number()),
             shape: Some(TensorShapeProto {
                 dim: shape
                     .iter()

@@ -120,7 +120,8 @@ pub struct Linear {
 /// How values become codes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
-    Blocks(BlockMode),
+    /// Boxed: a scheme carries its whole recipe row.
+    Blocks(Box<BlockMode>),
     Linear(Linear),
 }
 
@@ -183,13 +184,13 @@ impl ModeFlags {
                         ),
                     ));
                 }
-                Ok(Mode::Blocks(BlockMode {
+                Ok(Mode::Blocks(Box::new(BlockMode {
                     scheme: Scheme::parse(&name)?,
                     scales: self.scales,
                     global_scale: self.global_scale,
                     global_scale_value: self.global_scale_value,
                     onnx: self.onnx,
-                }))
+                })))
             }
             (None, Some(scale)) => {
                 if !block_flags.is_empty() {
