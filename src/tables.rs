@@ -236,6 +236,8 @@ pub fn render() -> TableSet {
     set.extend(casts);
     set.insert(PathBuf::from("digests.csv"), digests().into_bytes());
     set.insert(PathBuf::from("profiles.md"), profiles_markdown().into_bytes());
+    #[cfg(feature = "quant")]
+    set.insert(PathBuf::from("recipes.md"), crate::quant::blocks::recipes_markdown().into_bytes());
     set
 }
 

@@ -265,3 +265,17 @@ fn blocked_axis_other_than_last() {
     let back_last = last.dequantize().unwrap();
     assert!((0..64).all(|i| back[i].to_bits() == back_last[(i % 2) * 32 + i / 2].to_bits()));
 }
+
+#[test]
+fn recipe_table_is_current() {
+    // tables/recipes.md is generated from the rows (`lowbit tables --out tables`, or this test with
+    // BLOCKS_WRITE_TABLE=1); tests/tables.rs checks the whole folder the same way.
+    let path = format!("{}/tables/recipes.md", env!("CARGO_MANIFEST_DIR"));
+    let want = blocks::recipes_markdown();
+    if std::env::var_os("BLOCKS_WRITE_TABLE").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, 4 ggml, DeepSeek, FP8.
+    assert_eq!(blocks::recipes().len(), 30);
+}

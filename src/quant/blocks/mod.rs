@@ -219,6 +219,71 @@ impl core::fmt::Display for Scheme {
     }
 }
 
+/// Every recipe row with its options applied as `SCHEMES` names them (torchao MX: each element
+/// format in each scale mode), in the order of [`SCHEMES`].
+#[must_use]
+pub fn recipes() -> Vec<(String, Recipe)> {
+    let mut out = Vec::new();
+    for r in recipes::RECIPES {
+        let name = match r.options {
+            "" => r.family.to_string(),
+            o if o.starts_with('[') => format!("{}{o}", r.family),
+            o => format!("{}:{o}", r.family),
+        };
+        out.push((name, *r));
+        if r.family == "ocp" {
+            for (i, e) in recipes::TORCHAO_MX_ELEMENTS.iter().enumerate() {
+                for mode in ["floor", "ceil", "even", "rceil"] {
+                    let row = recipes::torchao_mx_row(i, mode).expect("a torchao mode");
+                    out.push((format!("torchao:{},scale={mode}", e.0), row));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The recipe table as Markdown (`tables/recipes.md`): one row per recipe, every field, and the
+/// implementation, version and functions it reproduces with the script that checks it.
+#[must_use]
+pub fn recipes_markdown() -> String {
+    let mut md = String::from(
+        "# Block-scaled recipes\n\nGenerated from the recipe rows of `lowbit::quant::blocks` (`lowbit tables --out \
+         tables`); do not edit by hand. One row per recipe: what the engine reads. The facts and their \
+         sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
+         in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
+         per-tensor scale | element step | element rounding | dequantize | short last block | layout | \
+         implementation | version | functions | checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (name, r) in recipes() {
+        let cells = [
+            format!("`{name}`"),
+            if r.scale_rule == ScaleRule::OcpMx {
+                "the format's".to_string()
+            } else {
+                r.element.onnx_name().to_string()
+            },
+            format!("{:?}", r.block),
+            format!("{:?}", r.scale),
+            format!("{:?}", r.amax),
+            format!("{:?}", r.scale_rule),
+            format!("{:?}", r.global),
+            format!("{:?}", r.step),
+            format!("{:?}", r.round),
+            format!("{:?}", r.dequantize),
+            format!("{:?}", r.short_block),
+            format!("{:?}", r.layout),
+            r.source.implementation.to_string(),
+            r.source.version.to_string(),
+            r.source.functions.to_string(),
+            r.source.checked_by.to_string(),
+        ];
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        md.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    md
+}
+
 fn row(family: &str) -> Recipe {
     *recipes::RECIPES.iter().find(|r| r.family == family).expect("every family parsed has a row")
 }

@@ -399,7 +399,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
     },
     Recipe {
         family: "torchao:nvfp4",
-        options: "[global=amax]",
+        options: "[,global=amax]",
         element: DType::Float4E2M1,
         block: BlockShape::Row(16),
         scale: ScaleFormat::E4M3,
@@ -592,7 +592,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
     },
     Recipe {
         family: "deepseek:fp8",
-        options: "[tile=128x128|1x128][,scale_fmt=ue8m0]",
+        options: "[,tile=128x128|1x128][,scale_fmt=ue8m0]",
         element: DType::Float8E4M3FN,
         block: BlockShape::Tile(128, 128),
         scale: ScaleFormat::Float32,
