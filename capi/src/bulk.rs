@@ -91,7 +91,8 @@ pub unsafe extern "C" fn lowbit_convert_n(
         let options = unsafe { opts.read() };
         let conversion = Conversion::resolve(from, to, &options)?;
         // The arrays' layouts are the handles' formats (flush only changes how codes are read).
-        let (from_layout, to_layout) = (handles::resolve(from, "source")?, handles::resolve(to, "target")?);
+        let (from_layout, to_layout) =
+            (handles::resolve(from, "source")?.format, handles::resolve(to, "target")?.format);
         let (src_len, dst_len) = (byte_len(&from_layout, n)?, byte_len(&to_layout, n)?);
         if n == 0 {
             return Ok(());

@@ -133,7 +133,7 @@ pub unsafe extern "C" fn lowbit_check_line(
                     Some(mode) => conversion.with_mode(mode),
                     None => conversion,
                 };
-                let (expected, expected_flags) = conversion.convert(case.operand)?;
+                let (expected, expected_flags) = conversion.convert(case.operand, options.random_bits)?;
                 let check_options = CheckOptions {
                     check_nans: check & LOWBIT_CHECK_NANS != 0,
                     check_invalid_integers: check & LOWBIT_CHECK_INVALID_INTEGERS != 0,
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn lowbit_check_line(
                 };
                 let expected_status = conversion.has_flags().then_some(expected_flags);
                 let verdict =
-                    compare(&conversion.to, (expected, expected_status), (case.result, case.flags), &check_options);
+                    compare(conversion.to, (expected, expected_status), (case.result, case.flags), &check_options);
                 lowbit_verdict {
                     operand: case.operand,
                     result: case.result,

@@ -162,32 +162,23 @@ pub(crate) fn profile(value: i32) -> Outcome<Profile> {
         .ok_or_else(|| bad_option(format!("profile {value}; use 0 to {} (LOWBIT_PROFILE_*)", Profile::ALL.len() - 1)))
 }
 
-/// A format with its subnormals flushed (its descriptor's own rule; integers unchanged).
-fn flushed(format: Format) -> Format {
-    match format.float_format() {
-        Some(mut float) => {
-            float.flush_subnormals = true;
-            Format::Described(float)
-        }
-        None => format,
-    }
-}
-
 /// A conversion resolved once from two handles and the options.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Conversion {
-    pub(crate) from: Format,
-    pub(crate) to: Format,
+    /// The formats as read and written (flushed ones with `flush`).
+    pub(crate) from: &'static Format,
+    pub(crate) to: &'static Format,
     pub(crate) how: How,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum How {
-    Ieee { converter: Converter, random: u64, options: VerifyOptions },
+    Ieee { converter: Converter, stochastic: bool, options: VerifyOptions },
     Onnx { from: DType, to: DType, options: CastOptions },
 }
 
 impl Conversion {
+    #[inline]
     pub(crate) fn resolve(from: u32, to: u32, options: &lowbit_options) -> Outcome<Conversion> {
         let (from, to) = (handles::resolve(from, "source")?, handles::resolve(to, "target")?);
         let mode = rounding_mode(options)?;
@@ -210,10 +201,10 @@ impl Conversion {
         }
         let profile = profile(options.profile)?;
         if flag(options.onnx_cast, "onnx_cast")? {
-            let (Format::Onnx(f), Format::Onnx(t)) = (from, to) else {
+            let (Format::Onnx(f), Format::Onnx(t)) = (from.format, to.format) else {
                 return Err(Failure::new(
                     LOWBIT_ERR_UNSUPPORTED,
-                    format!("onnx_cast converts ONNX dtypes; {from} -> {to} is not a pair of them"),
+                    format!("onnx_cast converts ONNX dtypes; {} -> {} is not a pair of them", from.format, to.format),
                 ));
             };
             if options.flush != 0 {
@@ -231,25 +222,24 @@ impl Conversion {
                 }
             };
             let options = CastOptions { saturate, round_mode, profile };
-            return Ok(Conversion { from, to, how: How::Onnx { from: f, to: t, options } });
+            return Ok(Conversion { from: &from.format, to: &to.format, how: How::Onnx { from: f, to: t, options } });
         }
-        let (from, to) = (
-            if options.flush & LOWBIT_FLUSH_OPERANDS != 0 { flushed(from) } else { from },
-            if options.flush & LOWBIT_FLUSH_RESULTS != 0 { flushed(to) } else { to },
-        );
+        let from = if options.flush & LOWBIT_FLUSH_OPERANDS != 0 { &from.flushed } else { &from.format };
+        let to = if options.flush & LOWBIT_FLUSH_RESULTS != 0 { &to.flushed } else { &to.format };
         let verify = VerifyOptions { mode, tininess, saturate };
-        let random = if matches!(mode, RoundingMode::Stochastic { .. }) { options.random_bits } else { 0 };
-        let converter = Converter::new(&from, &to, &verify);
-        Ok(Conversion { from, to, how: How::Ieee { converter, random, options: verify } })
+        let stochastic = matches!(mode, RoundingMode::Stochastic { .. });
+        let converter = Converter::new(from, to, &verify);
+        Ok(Conversion { from, to, how: How::Ieee { converter, stochastic, options: verify } })
     }
 
     /// The same conversion with another rounding mode (a dump line's mode word).
     pub(crate) fn with_mode(&self, mode: RoundingMode) -> Conversion {
         match self.how {
-            How::Ieee { random, options, .. } => {
+            How::Ieee { options, .. } => {
                 let options = VerifyOptions { mode, ..options };
-                let converter = Converter::new(&self.from, &self.to, &options);
-                Conversion { how: How::Ieee { converter, random, options }, ..*self }
+                let converter = Converter::new(self.from, self.to, &options);
+                let stochastic = matches!(mode, RoundingMode::Stochastic { .. });
+                Conversion { how: How::Ieee { converter, stochastic, options }, ..*self }
             }
             How::Onnx { .. } => *self,
         }
@@ -261,8 +251,9 @@ impl Conversion {
     }
 
     /// Converts one operand: the result code and the flags (empty under ONNX Cast).
+    /// `random_bits` is stochastic rounding's word (ignored by the other modes).
     #[inline]
-    pub(crate) fn convert(&self, bits: u64) -> Outcome<(u64, Status)> {
+    pub(crate) fn convert(&self, bits: u64, random_bits: u64) -> Outcome<(u64, Status)> {
         if bits & !self.from.code_mask() != 0 {
             return Err(Failure::new(
                 LOWBIT_ERR_BITS,
@@ -270,7 +261,9 @@ impl Conversion {
             ));
         }
         match self.how {
-            How::Ieee { converter, random, .. } => Ok(converter.convert(bits, random)),
+            How::Ieee { converter, stochastic, .. } => {
+                Ok(converter.convert(bits, if stochastic { random_bits } else { 0 }))
+            }
             How::Onnx { from, to, options } => lowbit::convert_code(from, to, bits, &options)
                 .map(|code| (code, Status::empty()))
                 .map_err(|e| Failure::new(LOWBIT_ERR_UNSUPPORTED, e.to_string())),

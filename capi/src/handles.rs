@@ -15,8 +15,15 @@ pub const LOWBIT_MAX_FORMATS: u32 = 4096;
 /// uninitialised or mixed-up argument is refused rather than read as some other format.
 const TAG: u32 = 0x4C42_0000;
 
-static TABLE: [OnceLock<Format>; LOWBIT_MAX_FORMATS as usize] =
-    [const { OnceLock::new() }; LOWBIT_MAX_FORMATS as usize];
+/// A parsed format, and the same format with its subnormals flushed (what `flush` reads or writes),
+/// both made once so a conversion only borrows them.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) format: Format,
+    pub(crate) flushed: Format,
+}
+
+static TABLE: [OnceLock<Entry>; LOWBIT_MAX_FORMATS as usize] = [const { OnceLock::new() }; LOWBIT_MAX_FORMATS as usize];
 /// Entries filled so far; held while one is added, so two threads adding one text agree on it.
 static FILLED: Mutex<usize> = Mutex::new(0);
 
@@ -25,12 +32,12 @@ pub(crate) fn parse(text: &str) -> Outcome<u32> {
     let format = Format::parse(text).map_err(|e| Failure::new(LOWBIT_ERR_FORMAT, e.to_string()))?;
     // A poisoned lock only means another thread panicked while holding it; the count is intact.
     let mut filled = FILLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let known = TABLE[..*filled].iter().position(|slot| slot.get() == Some(&format));
+    let known = TABLE[..*filled].iter().position(|slot| slot.get().is_some_and(|entry| entry.format == format));
     let index = match known {
         Some(index) => index,
         None if *filled < TABLE.len() => {
             // Under the lock nobody else fills this slot, so `set` succeeds.
-            let _ = TABLE[*filled].set(format);
+            let _ = TABLE[*filled].set(Entry { format, flushed: flushed(format) });
             *filled += 1;
             *filled - 1
         }
@@ -45,12 +52,23 @@ pub(crate) fn parse(text: &str) -> Outcome<u32> {
     Ok(TAG | index as u32)
 }
 
-/// The format a handle names.
+/// A format with its subnormals flushed (its descriptor's own rule; integers unchanged).
+fn flushed(format: Format) -> Format {
+    match format.float_format() {
+        Some(mut float) => {
+            float.flush_subnormals = true;
+            Format::Described(float)
+        }
+        None => format,
+    }
+}
+
+/// The entry a handle names.
 #[inline]
-pub(crate) fn resolve(handle: u32, which: &str) -> Outcome<Format> {
+pub(crate) fn resolve(handle: u32, which: &str) -> Outcome<&'static Entry> {
     let slot = if handle & 0xFFFF_0000 == TAG { TABLE.get((handle & 0xFFFF) as usize) } else { None };
     match slot.and_then(OnceLock::get) {
-        Some(format) => Ok(*format),
+        Some(entry) => Ok(entry),
         None => Err(Failure::new(
             LOWBIT_ERR_HANDLE,
             format!("{which} format handle {handle:#010x} is not one lowbit_format_parse returned"),
