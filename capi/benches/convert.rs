@@ -6,10 +6,12 @@
 //!
 //! `cargo bench -p lowbit-capi --bench convert`
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use lowbit::verify::{Converter, Format, VerifyOptions};
+use lowbit::{CastOptions, DType, Plan};
 use lowbit_capi::*;
 use std::ffi::CString;
+use std::hint::black_box;
 
 const INEXACT: u8 = LOWBIT_FLAG_INEXACT;
 const UNDERFLOW: u8 = LOWBIT_FLAG_UNDERFLOW;
@@ -126,5 +128,41 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// `lowbit_convert_n` under `onnx_cast` against the plan it runs, called directly: the C boundary
+/// should cost nothing measurable on an array.
+fn bench_arrays(c: &mut Criterion) {
+    let (f32_, e4m3) = (format("float32"), format("float8e4m3fn"));
+    let n = 1 << 20;
+    let src: Vec<u8> =
+        (0..n as u32).flat_map(|i| f32::from_bits(i.wrapping_mul(0x9E37_79B9) & 0x47FF_FFFF).to_le_bytes()).collect();
+    let mut dst = vec![0u8; n];
+    let options = lowbit_options { onnx_cast: 1, saturate: 1, ..lowbit_options_default() };
+    let plan = Plan::new(DType::Float, DType::Float8E4M3FN, &CastOptions::default()).expect("a plan");
+    let threads = rayon::current_num_threads();
+    let mut group = c.benchmark_group("f32_to_e4m3fn_onnx_cast_2^20_elements");
+    group.throughput(criterion::Throughput::Elements(n as u64));
+    group.bench_function("lowbit_convert_n", |b| {
+        b.iter(|| {
+            // SAFETY: buffers of lowbit_format_bytes' lengths (4n and n bytes), not overlapping.
+            let status = unsafe {
+                lowbit_convert_n(
+                    f32_,
+                    e4m3,
+                    src.as_ptr().cast(),
+                    dst.as_mut_ptr().cast(),
+                    n,
+                    &options,
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(status, LOWBIT_OK);
+        })
+    });
+    group.bench_function("plan_run_parallel_direct", |b| {
+        b.iter(|| plan.run_parallel(&src, &mut dst, n, threads).expect("runs"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_arrays);
 criterion_main!(benches);
