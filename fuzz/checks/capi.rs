@@ -88,7 +88,8 @@ pub fn run(data: &[u8]) {
     let operand = u64::from_le_bytes(rest[..8].try_into().unwrap());
     let random_bits = u64::from_le_bytes(rest[8..16].try_into().unwrap());
     let mut parts = rest[16..].splitn(4, |&b| b == b'\n');
-    let (from_text, to_text, line) = (parts.next().unwrap_or(b""), parts.next().unwrap_or(b""), parts.next().unwrap_or(b""));
+    let (from_text, to_text, line) =
+        (parts.next().unwrap_or(b""), parts.next().unwrap_or(b""), parts.next().unwrap_or(b""));
     let array = parts.next().unwrap_or(b"");
     let fallback = u32::from_le_bytes(control[8..12].try_into().unwrap());
     let options = lowbit_options {
@@ -173,7 +174,15 @@ pub fn run(data: &[u8]) {
         let mut array_flags = vec![0u8; n];
         // SAFETY: buffers of the lengths lowbit_format_bytes gives, not overlapping.
         let status = unsafe {
-            lowbit_convert_n(from, to, src.as_ptr().cast(), dst.as_mut_ptr().cast(), n, &options, array_flags.as_mut_ptr())
+            lowbit_convert_n(
+                from,
+                to,
+                src.as_ptr().cast(),
+                dst.as_mut_ptr().cast(),
+                n,
+                &options,
+                array_flags.as_mut_ptr(),
+            )
         };
         documented(status);
         if status == LOWBIT_OK {
