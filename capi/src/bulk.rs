@@ -116,12 +116,14 @@ pub unsafe extern "C" fn lowbit_convert_n(
         let flags = (!flags.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(flags, n) });
         match conversion.how {
             How::Onnx { from, to, options } => run_plan(from, to, &options, src, dst, n, flags),
-            How::Ieee { converter, .. } => {
+            How::Ieee { converter, table, .. } => {
                 check_codes(&from_layout, src, n)?;
                 let random = options.random_bits;
                 let stochastic = options.round == crate::LOWBIT_STOCHASTIC;
-                let convert = |index: usize, code: u64| {
-                    converter.convert(code, if stochastic { seeded_random(random, index as u64) } else { 0 })
+                let convert = |index: usize, code: u64| match table {
+                    // float32 into 8 bits or fewer: the library's exact table.
+                    Some(table) => table.lookup(code as u32),
+                    None => converter.convert(code, if stochastic { seeded_random(random, index as u64) } else { 0 }),
                 };
                 run_pieces(&from_layout, &to_layout, src, dst, n, flags, convert)
             }

@@ -5,7 +5,9 @@
 
 use crate::boundary::{Failure, Outcome, LOWBIT_ERR_BITS, LOWBIT_ERR_OPTIONS, LOWBIT_ERR_UNSUPPORTED};
 use crate::handles;
+use crate::tables;
 use lowbit::round::{RoundingMode, Status, Tininess};
+use lowbit::verify::sweep::FlagSplitTable;
 use lowbit::verify::{Converter, Format, VerifyOptions};
 use lowbit::{CastOptions, DType, Profile, RoundMode};
 
@@ -168,13 +170,25 @@ pub(crate) struct Conversion {
     /// The formats as read and written (flushed ones with `flush`).
     pub(crate) from: &'static Format,
     pub(crate) to: &'static Format,
+    /// The bits an operand may have (`from`'s width), found once.
+    operand_mask: u64,
     pub(crate) how: How,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum How {
-    Ieee { converter: Converter, stochastic: bool, options: VerifyOptions },
-    Onnx { from: DType, to: DType, options: CastOptions },
+    /// The IEEE semantics: the library's converter, or its exact table where one applies.
+    Ieee {
+        converter: Converter,
+        table: Option<&'static FlagSplitTable>,
+        stochastic: bool,
+        options: VerifyOptions,
+    },
+    Onnx {
+        from: DType,
+        to: DType,
+        options: CastOptions,
+    },
 }
 
 impl Conversion {
@@ -222,14 +236,17 @@ impl Conversion {
                 }
             };
             let options = CastOptions { saturate, round_mode, profile };
-            return Ok(Conversion { from: &from.format, to: &to.format, how: How::Onnx { from: f, to: t, options } });
+            let how = How::Onnx { from: f, to: t, options };
+            return Ok(Conversion { from: &from.format, to: &to.format, operand_mask: from.format.code_mask(), how });
         }
         let from = if options.flush & LOWBIT_FLUSH_OPERANDS != 0 { &from.flushed } else { &from.format };
         let to = if options.flush & LOWBIT_FLUSH_RESULTS != 0 { &to.flushed } else { &to.format };
         let verify = VerifyOptions { mode, tininess, saturate };
         let stochastic = matches!(mode, RoundingMode::Stochastic { .. });
         let converter = Converter::new(from, to, &verify);
-        Ok(Conversion { from, to, how: How::Ieee { converter, stochastic, options: verify } })
+        let table = if *from == Format::Onnx(DType::Float) { tables::float32_table(to, &verify) } else { None };
+        let how = How::Ieee { converter, table, stochastic, options: verify };
+        Ok(Conversion { from, to, operand_mask: from.code_mask(), how })
     }
 
     /// The same conversion with another rounding mode (a dump line's mode word).
@@ -239,7 +256,7 @@ impl Conversion {
                 let options = VerifyOptions { mode, ..options };
                 let converter = Converter::new(self.from, self.to, &options);
                 let stochastic = matches!(mode, RoundingMode::Stochastic { .. });
-                Conversion { how: How::Ieee { converter, stochastic, options }, ..*self }
+                Conversion { how: How::Ieee { converter, table: None, stochastic, options }, ..*self }
             }
             How::Onnx { .. } => *self,
         }
@@ -254,13 +271,14 @@ impl Conversion {
     /// `random_bits` is stochastic rounding's word (ignored by the other modes).
     #[inline]
     pub(crate) fn convert(&self, bits: u64, random_bits: u64) -> Outcome<(u64, Status)> {
-        if bits & !self.from.code_mask() != 0 {
+        if bits & !self.operand_mask != 0 {
             return Err(Failure::new(
                 LOWBIT_ERR_BITS,
                 format!("operand {bits:#x} has bits above the {} bits of {}", self.from.width(), self.from),
             ));
         }
         match self.how {
+            How::Ieee { table: Some(table), .. } => Ok(table.lookup(bits as u32)),
             How::Ieee { converter, stochastic, .. } => {
                 Ok(converter.convert(bits, if stochastic { random_bits } else { 0 }))
             }

@@ -17,6 +17,7 @@ mod bulk;
 mod check;
 mod conversion;
 mod handles;
+mod tables;
 
 pub use boundary::{
     LOWBIT_ERR_BITS, LOWBIT_ERR_FORMAT, LOWBIT_ERR_HANDLE, LOWBIT_ERR_INTERNAL, LOWBIT_ERR_LINE, LOWBIT_ERR_NULL,

@@ -6,15 +6,9 @@
 use lowbit::verify::seeded_random;
 use lowbit::{convert_code, CastOptions, DType, Profile};
 use lowbit_capi::*;
-use std::ffi::CString;
 
-fn format(text: &str) -> lowbit_format {
-    let text = CString::new(text).unwrap();
-    let mut handle = 0;
-    // SAFETY: a NUL-terminated string and a writable handle.
-    assert_eq!(unsafe { lowbit_format_parse(text.as_ptr(), &mut handle) }, LOWBIT_OK);
-    handle
-}
+mod support;
+use support::format;
 
 fn bytes(format: lowbit_format, n: usize) -> usize {
     let mut size = 0;

@@ -3,8 +3,10 @@
 
 use lowbit_capi::*;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::ffi::CString;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+mod support;
+use support::format;
 
 struct Counting;
 
@@ -25,14 +27,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn format(text: &str) -> lowbit_format {
-    let text = CString::new(text).unwrap();
-    let mut handle = 0;
-    // SAFETY: a NUL-terminated string and a writable handle.
-    assert_eq!(unsafe { lowbit_format_parse(text.as_ptr(), &mut handle) }, LOWBIT_OK);
-    handle
-}
 
 #[test]
 fn scalar_conversions_allocate_nothing() {
