@@ -56,5 +56,5 @@ fn float32_into_narrow_formats_matches_the_core() {
             }
         }
     }
-    assert_eq!(compared, 6 * 7 * 3 * 2 * 3 << 16);
+    assert_eq!(compared, (6 * 7 * 3 * 2 * 3) << 16);
 }
