@@ -10,8 +10,11 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use lowbit::verify::{Converter, Format, VerifyOptions};
 use lowbit::{CastOptions, DType, Plan};
 use lowbit_capi::*;
-use std::ffi::CString;
 use std::hint::black_box;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+use support::format;
 
 const INEXACT: u8 = LOWBIT_FLAG_INEXACT;
 const UNDERFLOW: u8 = LOWBIT_FLAG_UNDERFLOW;
@@ -72,14 +75,6 @@ fn softfloat_style_f32_to_e4m3fn(a: u32) -> (u8, u8) {
         (true, true) => INEXACT | UNDERFLOW,
     };
     (sign | code as u8, flags)
-}
-
-fn format(text: &str) -> lowbit_format {
-    let text = CString::new(text).expect("no NUL");
-    let mut handle = 0;
-    // SAFETY: a NUL-terminated string and a writable handle.
-    assert_eq!(unsafe { lowbit_format_parse(text.as_ptr(), &mut handle) }, LOWBIT_OK);
-    handle
 }
 
 #[inline(always)]
