@@ -75,6 +75,31 @@ module tb_cast;
         end
     endtask
 
+    // The DPI path itself, on hand-computed values: a 64-bit operand (both svBitVecVal words),
+    // the random word of stochastic rounding, and an error coming back as a status.
+    task automatic check_package();
+        int f64 = lowbit_format("float64"), e4m3 = lowbit_format("float8e4m3fn");
+        bit [63:0] code;
+        bit [4:0]  raised;
+        int        status;
+        // 1.0625 = 1.0001b: a tie between 1.000b (0x38) and 1.001b; nearest even keeps 0x38.
+        status = lowbit_dpi_convert(f64, e4m3, 64'h3FF1_0000_0000_0000, LOWBIT_RNE, LOWBIT_TININESS_AFTER,
+                                    1'b0, 64'd0, 0, code, raised);
+        if (status != LOWBIT_OK || code != 64'h38 || raised != LOWBIT_FLAG_INEXACT)
+            $fatal(1, "float64 1.0625 -> E4M3FN: status %0d, code %0h, flags %05b", status, code, raised);
+        // Stochastic with 4 bits: the dropped bits 1000 plus random 8 reach 16, so it rounds up.
+        status = lowbit_dpi_convert(f64, e4m3, 64'h3FF1_0000_0000_0000, LOWBIT_STOCHASTIC,
+                                    LOWBIT_TININESS_AFTER, 1'b0, 64'd8, 4, code, raised);
+        if (status != LOWBIT_OK || code != 64'h39 || raised != LOWBIT_FLAG_INEXACT)
+            $fatal(1, "stochastic 1.0625 + 8/16: status %0d, code %0h, flags %05b", status, code, raised);
+        // A code wider than float32 is refused, with a message.
+        status = lowbit_dpi_convert(float32, e4m3, 64'h1_0000_0000, LOWBIT_RNE, LOWBIT_TININESS_AFTER,
+                                    1'b0, 64'd0, 0, code, raised);
+        if (status == LOWBIT_OK || lowbit_last_error_message() == "")
+            $fatal(1, "a 33-bit float32 operand was accepted (status %0d)", status);
+        $display("DPI-C package checks passed (refused as expected: %s)", lowbit_last_error_message());
+    endtask
+
     initial begin
         int unsigned cases = 20000;
         longint unsigned seed = 1;
@@ -84,6 +109,7 @@ module tb_cast;
         float32 = lowbit_format("float32");
         targets[0] = lowbit_format("float8e4m3fn");
         targets[1] = lowbit_format("float8e5m2");
+        check_package();
         for (int mode = 0; mode < 8; mode++) begin
             {to_e5m2, rtz, saturate} = 3'(mode);
             foreach (specials[i]) begin
