@@ -112,3 +112,29 @@ pub(crate) fn not_null<T>(pointer: *const T, what: &str) -> Outcome<()> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_with_its_message() {
+        let (value, code) = guard(7u64, || -> Outcome<u64> { panic!("deliberately, in a test") });
+        assert_eq!((value, code), (7, LOWBIT_ERR_INTERNAL));
+        assert_eq!(last_code(), LOWBIT_ERR_INTERNAL);
+        // SAFETY: `last_message` points to this thread's NUL-terminated message.
+        let message = unsafe { CStr::from_ptr(last_message()) }.to_str().unwrap();
+        assert!(message.contains("deliberately, in a test"), "{message}");
+    }
+
+    #[test]
+    fn a_failure_is_recorded_per_thread() {
+        assert_eq!(status(|| Err(Failure::new(LOWBIT_ERR_LINE, "on this thread"))), LOWBIT_ERR_LINE);
+        let other = std::thread::spawn(last_code).join().unwrap();
+        assert_eq!((last_code(), other), (LOWBIT_ERR_LINE, LOWBIT_OK));
+        // A message with a NUL keeps what comes before it.
+        status(|| Err(Failure::new(LOWBIT_ERR_FORMAT, "before\0after")));
+        // SAFETY: as above.
+        assert_eq!(unsafe { CStr::from_ptr(last_message()) }.to_str().unwrap(), "before");
+    }
+}

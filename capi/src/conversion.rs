@@ -277,3 +277,38 @@ impl Conversion {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_values_name_the_library_profiles() {
+        let named = [
+            (LOWBIT_PROFILE_SPEC, "spec"),
+            (LOWBIT_PROFILE_ONNX_REFERENCE, "onnx-reference"),
+            (LOWBIT_PROFILE_ONNXRUNTIME, "onnxruntime"),
+            (LOWBIT_PROFILE_OPENVINO, "openvino"),
+            (LOWBIT_PROFILE_ML_DTYPES, "ml-dtypes"),
+            (LOWBIT_PROFILE_XLA, "xla"),
+            (LOWBIT_PROFILE_TORCH, "torch"),
+            (LOWBIT_PROFILE_TORCH_DEFAULT, "torch-default"),
+        ];
+        assert_eq!(named.len(), Profile::ALL.len());
+        for (value, name) in named {
+            assert_eq!(profile(value).unwrap(), Profile::parse(name).unwrap());
+        }
+        assert_eq!(profile(8).unwrap_err().code, LOWBIT_ERR_OPTIONS);
+        assert_eq!(profile(-1).unwrap_err().code, LOWBIT_ERR_OPTIONS);
+    }
+
+    #[test]
+    fn flags_are_the_library_status_bits() {
+        assert_eq!(Status::INVALID.bits(), LOWBIT_FLAG_INVALID);
+        assert_eq!(Status::INFINITE.bits(), LOWBIT_FLAG_INFINITE);
+        assert_eq!(Status::OVERFLOW.bits(), LOWBIT_FLAG_OVERFLOW);
+        assert_eq!(Status::UNDERFLOW.bits(), LOWBIT_FLAG_UNDERFLOW);
+        assert_eq!(Status::INEXACT.bits(), LOWBIT_FLAG_INEXACT);
+        assert_eq!(Status::all().bits() & LOWBIT_FLAG_ERROR, 0);
+    }
+}
