@@ -19,6 +19,7 @@ per-element dispatch, kept between calls) on the numpy buffer itself, with the G
 from __future__ import annotations
 
 import math
+import operator
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -51,6 +52,7 @@ __all__ = [
     "quantize_linear",
     "dequantize_linear",
     "mx",
+    "convert",
     "vectors",
     "check",
     "sweep",
@@ -433,6 +435,50 @@ def _level(level: Union[int, str]) -> str:
     if isinstance(level, str):
         return level
     raise Error(f"level must be 1, 2 or \"all\", not {level!r}")
+
+
+def convert(
+    bits: Any,
+    from_: Any,
+    to: Any,
+    *,
+    round: str = "rne",
+    tininess: str = "after",
+    saturate: Optional[bool] = None,
+    random: Any = 0,
+    flags: bool = True,
+) -> Union[Tuple[int, int], int]:
+    """Converts one code `bits` of `from_` into `to` under the IEEE semantics of :func:`vectors`
+    (the same options, the same results): what a testbench's scoreboard asks for one transaction.
+
+    `bits`: the operand's code, an ``int`` from 0 to ``2**width - 1`` (a negative integer
+    operand is given as its two's complement code; a code wider than `from_` raises
+    :class:`DTypeError`). `random`: the random word of stochastic rounding (``round="sr:R"``
+    uses its low R bits); other modes take none. `saturate`: None takes :func:`vectors`'
+    default (on from an ONNX type into an ONNX float8 type, off otherwise).
+
+    Returns ``(code, flags)``, `flags` in TestFloat's bits (1 inexact, 2 underflow, 4 overflow,
+    8 infinite, 16 invalid); with ``flags=False`` the code alone.
+    """
+    code = _code(bits, "bits")
+    word = _code(random, "random")
+    result, status = _native.convert_scalar(
+        code, _format(from_), _format(to), round, tininess, _saturate(saturate), word
+    )
+    return (result, status) if _flag(flags, "flags") else result
+
+
+def _code(value: Any, name: str) -> int:
+    """A code or random word: a non-negative integer of at most 64 bits."""
+    if isinstance(value, (bool, np.bool_)):
+        raise Error(f"{name} must be an integer code, not {value!r}")
+    try:
+        code = operator.index(value)
+    except TypeError:
+        raise Error(f"{name} must be an integer code, not {value!r}") from None
+    if not 0 <= code < 1 << 64:
+        raise DTypeError(f"{name}={code}: a code is 0 to 2**64 - 1 (give a negative integer as its two's complement)")
+    return code
 
 
 def vectors(

@@ -1,7 +1,7 @@
 """Type stubs of the lowbit package (see the docstrings in lowbit/__init__.py)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,34 @@ class Vectors(TypedDict, total=False):
     random: npt.NDArray[np.uint64]
     specials: int
 
+# One code `bits` of `from_` converted into `to` under vectors()' IEEE semantics: (code, flags),
+# flags in TestFloat's bits (1 inexact, 2 underflow, 4 overflow, 8 infinite, 16 invalid), or the
+# code alone with flags=False. round: rne, rtz, rdn, rup, rmm, raz, rod or sr:R, with `random`
+# the random word of stochastic rounding (its low R bits).
+@overload
+def convert(
+    bits: int,
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: Optional[bool] = None,
+    random: int = 0,
+    flags: Literal[True] = True,
+) -> Tuple[int, int]: ...
+@overload
+def convert(
+    bits: int,
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: Optional[bool] = None,
+    random: int = 0,
+    flags: Literal[False],
+) -> int: ...
 def vectors(
     from_: FormatLike,
     to: FormatLike,

@@ -30,6 +30,8 @@ use pyo3::types::{PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod scalar;
+
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
 // ------------------------------------------------------------------------------------------------
@@ -1117,6 +1119,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
