@@ -52,6 +52,8 @@ pub const SPEC: Policy = Policy {
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: &[],
+    // ONNX has none of them.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Spec,
         number_style: NumberStyle::Spec,
@@ -227,6 +229,8 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: REFERENCE_MISSING_CASTS,
+    // ONNX models hold no named formats.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -324,6 +328,8 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
     sources_fall_back: &[],
     pairs_fall_back: &[],
+    // ONNX models hold no named formats.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Strtod,
         number_style: NumberStyle::PrintfG8,
@@ -401,6 +407,7 @@ const ML_DTYPES_ROWS: Policy = Policy {
     e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
     fixed_saturate: Some(false),
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
+    named_formats: ML_DTYPES_NAMED,
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -408,6 +415,16 @@ const ML_DTYPES_ROWS: Policy = Policy {
     },
     ..SPEC
 };
+
+/// ml_dtypes' float8 types that ONNX does not have: one template converts every float8 type, so
+/// the IEEE-like ones follow FLOAT8E5M2's rows and the FNUZ one FLOAT8E4M3FNUZ's (observed with
+/// scripts/crosscheck_ml_dtypes.py and scripts/crosscheck_xla.py: float8_e3m4 0.53 -> INT8 0 as
+/// E5M2 truncates, NaN -> FLOAT4E2M1 0x8, float64 reaching it through float32; identity a copy).
+const ML_DTYPES_NAMED: &[NamedFormatRows] = &[
+    NamedFormatRows { format: &crate::format::FLOAT8_E3M4, rows_of: DType::Float8E5M2 },
+    NamedFormatRows { format: &crate::format::FLOAT8_E4M3, rows_of: DType::Float8E5M2 },
+    NamedFormatRows { format: &crate::format::FLOAT8_E4M3B11FNUZ, rows_of: DType::Float8E4M3FNUZ },
+];
 
 /// ml_dtypes inside numpy's vector blocks (see [`NUMPY_BLOCKS`]).
 const ML_DTYPES_BLOCKS: &[VectorBlock] = &[
@@ -486,6 +503,7 @@ pub const XLA: Policy = Policy {
     ],
     cast_falls_back: &[DType::String],
     sources_fall_back: &[DType::Float6E2M3, DType::Float6E3M2],
+    named_formats: ML_DTYPES_NAMED,
     ..SPEC
 };
 

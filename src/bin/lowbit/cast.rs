@@ -266,10 +266,15 @@ pub struct Args {
 pub fn run(args: Args) -> crate::Outcome {
     let Args { from, to, attributes, count, threads, max_input_bytes, json, values } = args;
     // A described format on a side: the IEEE conversion through the core, no saturation unless
-    // asked for.
+    // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
         Some(from) => {
-            lowbit::verify::DescribedCast::new(from, &to, attributes.saturate.is_some_and(crate::Saturate::on))?
+            lowbit::verify::DescribedCast::under_profile(
+                from,
+                &to,
+                attributes.saturate.is_some_and(crate::Saturate::on),
+                attributes.profile,
+            )?
         }
         None => None,
     };
@@ -288,14 +293,19 @@ pub fn run(args: Args) -> crate::Outcome {
         if !values.is_empty() {
             // IEEE's conversion: nearest even, tininess after rounding; saturation as given
             // (it applies to targets of 8 bits or fewer).
-            let to_format = lowbit::verify::Format::parse(&to)?;
-            let from_format = lowbit::verify::Format::parse(from.as_deref().unwrap_or_default())?;
-            let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
-                && to_format.float_format().is_some_and(|f| f.width() <= 8);
-            let header = format!(
-                "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
-                u8::from(saturate)
-            );
+            let from = from.as_deref().unwrap_or_default();
+            let header = if described.follows_profile() {
+                format!("{from} -> {to}, profile {} (its Cast rows for named formats)", attributes.profile.name())
+            } else {
+                let to_format = lowbit::verify::Format::parse(&to)?;
+                let from_format = lowbit::verify::Format::parse(from)?;
+                let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
+                    && to_format.float_format().is_some_and(|f| f.width() <= 8);
+                format!(
+                    "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
+                    u8::from(saturate)
+                )
+            };
             return crate::printed(&format!("{header}\n{}", described.table(&values)?));
         }
         if count.is_some() {
