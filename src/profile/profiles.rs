@@ -459,6 +459,9 @@ pub const XLA: Policy = Policy {
         (DType::Float8E4M3FNUZ, XLA_E5M2_NAN),
         (DType::Float8E5M2FNUZ, XLA_E5M2_NAN),
         (DType::Float8E8M0, XLA_E5M2_NAN),
+        // E5M2 -> E5M2 is a copy; this is for the named formats that follow E5M2's rows
+        // (observed: float8_e3m4 0x71 -> 0x7F, float8_e4m3 0x79 -> 0x7F).
+        (DType::Float8E5M2, XLA_E5M2_NAN),
     ],
     // FNUZ 0x80 -> float32 0x7FC00000 (observed).
     fnuz_nan_is_negative: false,

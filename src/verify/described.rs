@@ -83,25 +83,37 @@ impl DescribedCast {
     /// neither a dtype nor a format description, or is BOOL, STRING or complex next to a described
     /// format.
     pub fn new(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
-        DescribedCast::under_profile(from, to, saturate, Profile::Spec)
+        DescribedCast::under_profile(from, to, &CastOptions { saturate, profile: Profile::Spec, ..CastOptions::default() })
     }
 
     /// As [`DescribedCast::new`], under a profile: where every non-ONNX side is a named format the
     /// profile's implementation has (`float8_e3m4` under `ml-dtypes` or `xla`), the profile's Cast
-    /// rows apply (no IEEE flags; `saturate` as the profile takes it, BOOL allowed on the other
-    /// side); otherwise the IEEE conversion, as every profile without the format does (`spec`'s).
-    pub fn under_profile(from: &str, to: &str, saturate: bool, profile: Profile) -> Result<Option<DescribedCast>> {
+    /// rows apply (no IEEE flags; `saturate` and `round_mode` as the profile takes them, BOOL
+    /// allowed on the other side); otherwise the IEEE conversion with `opts.saturate`, as every
+    /// profile without the format does (`spec`'s).
+    pub fn under_profile(from: &str, to: &str, opts: &CastOptions) -> Result<Option<DescribedCast>> {
+        let (saturate, profile) = (opts.saturate, opts.profile);
         let described = |text: &str| DType::parse(text).is_err();
         if !described(from) && !described(to) {
             return Ok(None);
         }
         let policy = profile.policy();
-        if let (Some((from_side, from)), Some((to_side, to))) = (profile_side(from, policy)?, profile_side(to, policy)?) {
-            let opts = CastOptions { saturate, profile, ..CastOptions::default() };
+        let sides = (profile_side(from, policy)?, profile_side(to, policy)?);
+        if let (Some((from_side, from)), Some((to_side, to))) = sides {
+            // A pair the implementation has no cast for gets `spec`'s answer: the IEEE conversion.
+            if policy.falls_back(from_side.rows, to_side.rows) {
+                return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate);
+            }
+            let opts = *opts;
             let policy = policy.for_cast(from_side.rows, to_side.rows);
             let rule = Rule::Profile { policy, from: from_side, to: to_side, opts };
             return Ok(Some(DescribedCast { from, to, rule }));
         }
+        DescribedCast::ieee(from, to, saturate)
+    }
+
+    /// The IEEE conversion between two formats (either may be an ONNX dtype).
+    fn ieee(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
         let (from, to) = (Format::parse(from)?, Format::parse(to)?);
         // As ONNX's attribute: it applies to float targets of 8 bits or fewer (float8's place);
         // a wider float target keeps its infinities.

@@ -269,17 +269,17 @@ pub fn run(args: Args) -> crate::Outcome {
     // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
         Some(from) => {
-            lowbit::verify::DescribedCast::under_profile(
-                from,
-                &to,
-                attributes.saturate.is_some_and(crate::Saturate::on),
-                attributes.profile,
-            )?
+            let opts = lowbit::CastOptions {
+                saturate: attributes.saturate.is_some_and(crate::Saturate::on),
+                round_mode: attributes.round.map_or(lowbit::RoundMode::Up, Into::into),
+                profile: attributes.profile,
+            };
+            lowbit::verify::DescribedCast::under_profile(from, &to, &opts)?
         }
         None => None,
     };
     if let Some(described) = described {
-        if attributes.round.is_some() {
+        if attributes.round.is_some() && !described.follows_profile() {
             return Err(crate::usage(
                 "cast",
                 "--round up|down|nearest is ONNX's round_mode for FLOAT8E8M0; a described format rounds to nearest \
