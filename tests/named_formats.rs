@@ -161,3 +161,26 @@ fn profiles_without_the_named_formats_convert_them_as_ieee() {
     let opts = CastOptions::with_profile(Profile::MlDtypes);
     assert!(DescribedCast::under_profile("STRING", "float8_e3m4", &opts).is_err());
 }
+
+fn lowbit(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lowbit")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn the_command_line_names_them_and_onnx_refuses_them() {
+    let (ok, info, _) = lowbit(&["info", "float8_e4m3b11fnuz"]);
+    assert!(ok);
+    assert!(info.starts_with("float8_e4m3b11fnuz\n"), "{info}");
+    assert!(info.contains("description: e4m3,bias=11,special=fnuz"), "{info}");
+    assert!(info.contains("max: 30 (code 0x7f)"), "{info}");
+    // A TensorProto cast (ONNX) refuses the name with the reason.
+    let (ok, _, err) = lowbit(&["cast", "--to", "float8_e3m4", "in.pb", "out.pb"]);
+    assert!(!ok);
+    assert!(err.contains("float8_e3m4: it is an ml_dtypes type, not an ONNX one"), "{err}");
+    // cast --from/--to: IEEE without a profile (flags shown), the profile's rows with one.
+    let (ok, table, _) = lowbit(&["cast", "--from", "f32", "--to", "float8_e3m4", "15.75"]);
+    assert!(ok && table.contains("0x70") && table.contains("inf"), "{table}");
+    let (ok, table, _) = lowbit(&["cast", "--from", "float8_e4m3", "--to", "int8", "--profile", "xla", "240"]);
+    assert!(ok && table.contains("profile xla") && table.contains("127"), "{table}");
+}

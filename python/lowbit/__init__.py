@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype
+from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
@@ -201,8 +201,10 @@ def cast(
     dtype (see :func:`onnx_name`); or a format description (``"e4m3,special=ieee"``, see
     :func:`info`) or one of ml_dtypes' types that are no ONNX type (``float8_e4m3``,
     ``float8_e3m4``, ``float8_e4m3b11fnuz``), on either side: that conversion follows IEEE rules
-    (nearest even, rounded once, NaN payloads kept where both sides have them) with no profile,
-    and a described result without an ml_dtypes type holds its codes as uint8/16/32.
+    (nearest even, rounded once, NaN payloads kept where both sides have them), and a described
+    result without an ml_dtypes type holds its codes as uint8/16/32. Those three ml_dtypes types
+    under ``profile="ml-dtypes"`` or ``"xla"`` follow that profile's rows instead (bit-exact with
+    ``astype`` and with XLA; bool allowed on the other side).
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
     finite value instead of infinity or NaN. Default (None), as ``lowbit cast``: True (ONNX's
@@ -225,10 +227,10 @@ def cast(
     dst = _resolve_format(to)
     shape = a.shape
     n = a.size
-    described = "," in src or "," in dst
+    described = _is_described(src) or _is_described(dst)
     saturate = (not described) if saturate is None else _flag(saturate, "saturate")
     if described:
-        return _cast_described(a, src, dst, saturate, profile, packed)
+        return _cast_described(a, src, dst, saturate, round_mode, profile, packed)
     if dst == "STRING" and packed:
         raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")
     if not packed and dst != "STRING":
@@ -257,20 +259,23 @@ def cast(
     return _from_native(out, dst, shape, packed)
 
 
-def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, profile: str, packed: bool) -> np.ndarray:
-    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding),
-    no ONNX profile."""
-    if profile != "spec":
+def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, round_mode: str, profile: str,
+                    packed: bool) -> np.ndarray:
+    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding);
+    ml_dtypes' named types under a profile that has them: that profile's rows."""
+    if profile != "spec" and ("," in src or "," in dst):
         raise Error(
-            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes; a described format "
-            f"({src if ',' in src else dst}) converts by IEEE rules (nearest even, one rounding)"
+            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes (and ml_dtypes' named "
+            f"types); a format description ({src if ',' in src else dst}) converts by IEEE rules (nearest "
+            f"even, one rounding)"
         )
     if "STRING" in (src, dst):
         raise DTypeError("STRING does not convert to or from a described format")
-    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, src in SUB_BYTE, not packed)
+    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, round_mode, profile, src in SUB_BYTE,
+                                 not packed)
     if packed:
         return out
-    if "," in dst:
+    if _is_described(dst):
         dtype = _described_numpy_dtype(dst, _native.info(dst)["bits"])
         result = out.view(dtype.newbyteorder("<")).reshape(a.shape)
         return result.astype(dtype) if sys.byteorder == "big" else result
