@@ -400,7 +400,13 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
 
 /// One code from `from` to `to` under `policy`, where a side may be a named format; the policy's
 /// rows are looked up by each side's `rows` dtype.
-pub(crate) fn convert_sides(policy: &Policy, from_side: Side, to_side: Side, code: u64, opts: &CastOptions) -> Result<u64> {
+pub(crate) fn convert_sides(
+    policy: &Policy,
+    from_side: Side,
+    to_side: Side,
+    code: u64,
+    opts: &CastOptions,
+) -> Result<u64> {
     let (from, to) = (from_side.rows, to_side.rows);
     // An implementation without the attribute converts float8 one way whatever it says.
     let fixed = policy.fixed_saturate_for(to).map(|saturate| CastOptions { saturate, ..*opts });
@@ -418,9 +424,7 @@ pub(crate) fn convert_sides(policy: &Policy, from_side: Side, to_side: Side, cod
         }
     }
     let flush = policy.flush_subnormals.contains(&(from, to));
-    if flush
-        && from_side.float_format().is_some_and(|f| f.classify(code & f.code_mask()) == FpCategory::Subnormal)
-    {
+    if flush && from_side.float_format().is_some_and(|f| f.classify(code & f.code_mask()) == FpCategory::Subnormal) {
         // DAZ: a subnormal input reads as zero with its sign.
         let negative = matches!(element, Element::Float(v) if v.is_negative());
         element = Element::Float(Value::Finite(Exact::zero(negative)));
@@ -443,7 +447,8 @@ pub(crate) fn convert_sides(policy: &Policy, from_side: Side, to_side: Side, cod
             return Ok(u64::from(code & from_side.code_mask() != 0));
         }
         (Element::Float(Value::Nan { negative, .. }), _)
-            if to_side == Side::onnx(DType::Float8E5M2) && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
+            if to_side == Side::onnx(DType::Float8E5M2)
+                && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
         {
             let (_, nan) = policy.e5m2_nan_by_source.iter().find(|(s, _)| *s == from).expect("just found");
             return Ok(nan.code | if nan.keep_sign && negative { 0x80 } else { 0 });

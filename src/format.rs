@@ -562,16 +562,16 @@ impl FloatFormat {
     /// ```
     /// use lowbit::format::{FloatFormat, FLOAT8_E4M3};
     ///
-    /// assert_eq!(FloatFormat::named("float8_e4m3"), Some(FLOAT8_E4M3));
+    /// assert_eq!(FloatFormat::named("float8_e4m3"), Some(&FLOAT8_E4M3));
     /// assert_eq!(FloatFormat::named("FLOAT8E4M3FN"), None); // an ONNX dtype, not a named format
     /// ```
     #[must_use]
-    pub fn named(name: &str) -> Option<FloatFormat> {
+    pub fn named(name: &str) -> Option<&'static FloatFormat> {
         let key = |text: &str| -> String {
             text.trim().chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect()
         };
         let wanted = key(name);
-        NAMED_FORMATS.iter().find(|f| matches!(f.name, FormatName::Named(n) if key(n) == wanted)).map(|f| **f)
+        NAMED_FORMATS.iter().copied().find(|f| matches!(f.name, FormatName::Named(n) if key(n) == wanted))
     }
 
     /// Parses a format description `eEmM[,bias=B][,special=ieee|fn|fnuz|none]

@@ -47,7 +47,9 @@ fn the_named_formats_hold_their_hand_computed_constants() {
 
 #[test]
 fn each_named_format_is_its_description_with_a_name() {
-    for (f, description) in NAMED_FORMATS.iter().zip(["e3m4,special=ieee", "e4m3,special=ieee", "e4m3,bias=11,special=fnuz"]) {
+    for (f, description) in
+        NAMED_FORMATS.iter().zip(["e3m4,special=ieee", "e4m3,special=ieee", "e4m3,bias=11,special=fnuz"])
+    {
         assert_eq!(f.description(), description);
         let described = FloatFormat::describe(description).unwrap();
         // The same fields; ml_dtypes keeps no NaN payloads (one quiet NaN per sign).
@@ -157,7 +159,7 @@ fn profiles_without_the_named_formats_convert_them_as_ieee() {
     let mut out = Vec::new();
     cast.stream(&mut &[0x21u8][..], &mut out).unwrap();
     assert_eq!(out, [1]); // 0.53 rounded to nearest
-    // STRING has no conversion to a named format.
+                          // STRING has no conversion to a named format.
     let opts = CastOptions::with_profile(Profile::MlDtypes);
     assert!(DescribedCast::under_profile("STRING", "float8_e3m4", &opts).is_err());
 }

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
+from . import _torch
 from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
@@ -189,6 +190,7 @@ def cast(
     profile: str = "spec",
     threads: Optional[int] = None,
     packed: bool = False,
+    out_type: Optional[str] = None,
 ) -> np.ndarray:
     """ONNX ``Cast(to)`` of every element of `x`, bit-exact under `profile`.
 
@@ -220,7 +222,20 @@ def cast(
     `x` is read in place when it is C-contiguous and little-endian (else one copy is made); the
     result is the one allocation. Errors: :class:`DTypeError` for names and dtypes,
     :class:`ParseError` for strings that are not numbers, :class:`Error` for the rest.
+
+    `x` may be a CPU ``torch.Tensor`` (read in place, see ``lowbit._torch``; torch's float64 ..
+    bool, float8 types and ``float4_e2m1fn_x2`` as packed E2M1) and `to` a torch dtype
+    (``torch.float8_e4m3fn``); a tensor in gives a tensor out unless ``out_type="numpy"``
+    (``out_type="torch"`` asks for one from numpy input).
     """
+    want_torch = _torch.wants_torch(out_type, x)
+    result = _cast_array(_torch.numpy_in(x), _torch.dtype_in(to), saturate, round_mode, profile, threads, packed)
+    return _torch.out(result, want_torch)
+
+
+def _cast_array(
+    x: Any, to: Any, saturate: Optional[bool], round_mode: str, profile: str, threads: Optional[int], packed: bool
+) -> np.ndarray:
     packed = _flag(packed, "packed")
     a = np.asarray(x)
     src = _format_of_array(a)
@@ -282,19 +297,28 @@ def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, round_mod
     return _from_native(out, dst, a.shape, False)
 
 
-def pack(x: Any) -> np.ndarray:
+def pack(x: Any, *, out_type: Optional[str] = None) -> np.ndarray:
     """The ONNX ``raw_data`` bytes of `x` (a flat uint8 array): int4/uint4/float4 two per byte
     (element 2k in the low nibble), int2/uint2 four per byte, float6 four per three bytes, other
-    types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``."""
-    a = np.asarray(x)
-    return cast(a, a.dtype, packed=True)
+    types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``. A torch
+    tensor gives a uint8 tensor (``out_type`` as for :func:`cast`)."""
+    want_torch = _torch.wants_torch(out_type, x)
+    a = np.asarray(_torch.numpy_in(x))
+    return _torch.out(_cast_array(a, a.dtype, None, "up", "spec", None, True), want_torch)
 
 
-def unpack(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
+def unpack(buf: Any, dtype: Any, shape: Any, *, out_type: Optional[str] = None) -> np.ndarray:
     """Reads ONNX ``raw_data`` bytes (`buf`: bytes, bytearray, memoryview or a uint8 array) as an
     array of `dtype` (any spelling :func:`onnx_name` takes) and `shape`, in the numpy/ml_dtypes
     dtype (sub-byte types one element per byte). `buf` must hold exactly the bytes `shape`'s
-    elements take (:class:`ShapeError` otherwise); padding bits are ignored."""
+    elements take (:class:`ShapeError` otherwise); padding bits are ignored. `buf` may be a uint8
+    torch tensor and `dtype` a torch dtype; a tensor in gives a tensor out (``out_type`` as for
+    :func:`cast`)."""
+    want_torch = _torch.wants_torch(out_type, buf)
+    return _torch.out(_unpack_array(_torch.numpy_in(buf), _torch.dtype_in(dtype), shape), want_torch)
+
+
+def _unpack_array(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
     name = _resolve(dtype)
     raw = _as_bytes(buf)
     dims = _shape(shape)
@@ -351,6 +375,7 @@ def quantize_linear(
     opset: Optional[int] = None,
     profile: str = "spec",
     packed: bool = False,
+    out_type: Optional[str] = None,
 ) -> np.ndarray:
     """ONNX ``QuantizeLinear``: ``y = saturate(round(x / scale) + zero_point)``, bit-exact.
 
@@ -361,7 +386,12 @@ def quantize_linear(
     `x`'s dtype when `x` is float32/float16/bfloat16, float32 otherwise; for `zero_point`,
     `output_dtype` (default uint8). `saturate` applies to float8 outputs. `profile` decides where
     the onnx reference and onnxruntime differ. ``packed=True`` returns the ONNX raw_data bytes.
+    `x`, `scale` and `zero_point` may be CPU torch tensors and `output_dtype` a torch dtype; a
+    tensor `x` gives a tensor out (``out_type`` as for :func:`cast`).
     """
+    want_torch = _torch.wants_torch(out_type, x)
+    x, scale, zero_point = (_torch.numpy_in(v) for v in (x, scale, zero_point))
+    output_dtype = _torch.dtype_in(output_dtype)
     xa = np.asarray(x)
     x_arg = _tensor(xa)
     scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
@@ -384,7 +414,7 @@ def quantize_linear(
         _flag(packed, "packed"),
         zp_text,
     )
-    return _tensor_from_native(result, _flag(packed, "packed"))
+    return _torch.out(_tensor_from_native(result, _flag(packed, "packed")), want_torch)
 
 
 def dequantize_linear(

@@ -9,20 +9,20 @@
 //! lowbit's message; a panic (a bug) is caught at the boundary and becomes
 //! `lowbit.InternalError`, never an abort or a `PanicException`.
 
-use lowbit::{CastOptions, RoundMode};
-use lowbit::{DType, Kind, Packing};
-use lowbit::Error;
 use lowbit::format::{FloatFormat, NonFinite, Zero};
 use lowbit::packing;
-use lowbit::Plan;
-use lowbit::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{DequantizeAttributes, QuantizeAttributes};
-use lowbit::Tensor;
 use lowbit::verify::check::{CheckOptions, Class, FLAG_NAMES};
 use lowbit::verify::config::Config;
 use lowbit::verify::vectors::{Level, Vectors};
 use lowbit::verify::{sweep, Format};
+use lowbit::Error;
+use lowbit::Plan;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{CastOptions, RoundMode};
+use lowbit::{DType, Kind, Packing};
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

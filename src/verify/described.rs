@@ -48,7 +48,7 @@ impl Rule {
 /// layout. `None` where a side is a free description or a named format the profile lacks (the
 /// IEEE conversion applies).
 fn profile_side(text: &str, policy: &Policy) -> Result<Option<(Side, Format)>> {
-    if let Some(named) = crate::format::NAMED_FORMATS.iter().copied().find(|f| Some(**f) == crate::format::FloatFormat::named(text)) {
+    if let Some(named) = crate::format::FloatFormat::named(text) {
         return Ok(policy.named_rows(named).map(|rows| (Side { rows, named: Some(named) }, Format::Described(*named))));
     }
     match DType::parse(text) {
@@ -83,7 +83,11 @@ impl DescribedCast {
     /// neither a dtype nor a format description, or is BOOL, STRING or complex next to a described
     /// format.
     pub fn new(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
-        DescribedCast::under_profile(from, to, &CastOptions { saturate, profile: Profile::Spec, ..CastOptions::default() })
+        DescribedCast::under_profile(
+            from,
+            to,
+            &CastOptions { saturate, profile: Profile::Spec, ..CastOptions::default() },
+        )
     }
 
     /// As [`DescribedCast::new`], under a profile: where every non-ONNX side is a named format the

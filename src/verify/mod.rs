@@ -70,7 +70,7 @@ impl Format {
     /// with a name. BOOL, STRING and the complex types are not formats here.
     pub fn parse(text: &str) -> Result<Format> {
         if let Some(named) = FloatFormat::named(text) {
-            return Ok(Format::Described(named));
+            return Ok(Format::Described(*named));
         }
         if !text.contains(',') {
             if let Ok(dtype) = DType::parse(text) {

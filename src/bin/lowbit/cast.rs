@@ -228,7 +228,9 @@ pub struct Args {
     /// cast a TensorProto file. With a described format on either side the conversion is
     /// IEEE's through the core (nearest even, no saturation unless --saturate 1 for targets of 8
     /// bits or fewer, the flags in the table), and a raw code of a described format takes 1, 2
-    /// or 4 bytes.
+    /// or 4 bytes. ml_dtypes' float8_e3m4, float8_e4m3 and float8_e4m3b11fnuz are described
+    /// formats by name; under --profile ml-dtypes or xla they follow that profile's rows
+    /// (bit-exact with astype and XLA, BOOL allowed on the other side, no flags).
     #[arg(long, value_parser = crate::format_name)]
     from: Option<String>,
     /// Target dtype, or a format description as for --from.

@@ -29,12 +29,8 @@ pub fn run(args: Args) -> Outcome {
             let pairs: Vec<[&str; 2]> =
                 p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
             // Each named format the profile has, with the ONNX dtype whose rows its casts follow.
-            let named: serde_json::Map<String, serde_json::Value> = p
-                .policy()
-                .named_formats
-                .iter()
-                .map(|n| (n.format.to_string(), n.rows_of.onnx_name().into()))
-                .collect();
+            let named: serde_json::Map<String, serde_json::Value> =
+                p.policy().named_formats.iter().map(|n| (n.format.to_string(), n.rows_of.onnx_name().into())).collect();
             serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs, "named_formats": named })
         })
         .collect();
