@@ -18,13 +18,20 @@ def test_importing_lowbit_does_not_import_torch():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
-torch = pytest.importorskip("torch", reason="torch is not installed (README: Python, torch tensors)")
+try:
+    import torch
+except ImportError:
+    torch = None
+
+# Every test below needs torch; the module's other tests run without it.
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (README: Python, torch tensors)")
 
 
 def _bytes(t):
     return t.contiguous().view(torch.uint8).numpy().tobytes()
 
 
+@needs_torch
 def test_cast_to_a_torch_dtype_gives_a_tensor():
     t = torch.tensor([448.0, 480.0, 1e6, 2.5, 2.7, float("nan")])
     got = lowbit.cast(t, torch.float8_e4m3fn)
@@ -37,6 +44,7 @@ def test_cast_to_a_torch_dtype_gives_a_tensor():
     assert as_numpy.view(np.uint8).tobytes() == _bytes(got)
 
 
+@needs_torch
 def test_a_contiguous_tensor_is_read_in_place():
     t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
     a = lowbit._torch.numpy_in(t)
@@ -45,6 +53,7 @@ def test_a_contiguous_tensor_is_read_in_place():
     assert a[0, 0] == 5.0
 
 
+@needs_torch
 def test_non_contiguous_tensors_and_every_torch_dtype_match_torch_itself():
     # profile="torch" is bit-exact with Tensor.to (tests/profiles_torch.rs); here through tensors:
     # every float16 pattern, transposed (non-contiguous), into each of torch's float8 types.
@@ -58,6 +67,7 @@ def test_non_contiguous_tensors_and_every_torch_dtype_match_torch_itself():
         assert _bytes(got) == _bytes(want), to
 
 
+@needs_torch
 def test_packed_float4_both_ways():
     # float4_e2m1fn_x2: two E2M1 codes per byte, the first in the low nibble. 0x21: 0x1 = 0.5,
     # 0x2 = 1.0; 0xA7: 0x7 = 6.0, 0xA = -1.0.
@@ -70,6 +80,7 @@ def test_packed_float4_both_ways():
         lowbit.cast(torch.ones(3), torch.float4_e2m1fn_x2)
 
 
+@needs_torch
 def test_pack_unpack_and_quantize_linear_take_tensors():
     raw = lowbit.pack(torch.tensor([1, -2, 3], dtype=torch.int8))
     assert raw.dtype == torch.uint8 and _bytes(raw) == bytes([0x01, 0xFE, 0x03])
@@ -82,6 +93,7 @@ def test_pack_unpack_and_quantize_linear_take_tensors():
     assert isinstance(lowbit.quantize_linear(torch.tensor([1.0]), 0.5, np.int8(0), out_type="numpy"), np.ndarray)
 
 
+@needs_torch
 def test_what_torch_cannot_hold_is_refused_by_name():
     with pytest.raises(lowbit.DTypeError, match="complex64"):
         lowbit.cast(torch.zeros(2, dtype=torch.complex64), "f32")
