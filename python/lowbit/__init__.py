@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _native
 from . import _torch
-from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
+from ._dtypes import DESCRIBED as _DESCRIBED, NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
@@ -625,8 +625,9 @@ def info(dtype: Any) -> Dict[str, Any]:
                 raise lowbit_error from None
             d = _native.info(name)
     else:
-        d = _native.info(_resolve(dtype))
-    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else None
+        d = _native.info(_resolve_format(dtype))
+    # An ONNX dtype's numpy dtype, or the ml_dtypes type of a named format.
+    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else _DESCRIBED.get(d["name"])
     d["numpy"] = None if np_dtype is None else ("str" if d["name"] == "STRING" else str(np_dtype))
     return d
 

@@ -1087,7 +1087,8 @@ fn info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
             }
             None => match format(py, name)? {
                 Format::Described(f) => {
-                    dict.set_item("name", f.description())?;
+                    // A named format (float8_e3m4) by its name, any other by its description.
+                    dict.set_item("name", f.to_string())?;
                     dict.set_item("onnx_number", py.None())?;
                     dict.set_item("bits", f.width())?;
                     dict.set_item("packing", py.None())?;

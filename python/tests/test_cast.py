@@ -406,6 +406,10 @@ def test_named_types_by_name_and_profile():
     # Not an ONNX type.
     with pytest.raises(lowbit.DTypeError):
         lowbit.onnx_name("float8_e3m4")
+    info = lowbit.info(ml_dtypes.float8_e4m3b11fnuz)
+    assert (info["name"], info["description"], info["max"], info["min_subnormal"]) == (
+        "float8_e4m3b11fnuz", "e4m3,bias=11,special=fnuz", 30.0, 2.0 ** -13)
+    assert info["codes"]["nan"] == 0x80 and info["numpy"] == "float8_e4m3b11fnuz"
 
 
 def test_described_formats_by_hand():
