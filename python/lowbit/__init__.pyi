@@ -38,11 +38,16 @@ def cast(
     profile: str = "spec",
     threads: Optional[int] = None,
     packed: bool = False,
-) -> npt.NDArray[Any]: ...
-def pack(x: npt.ArrayLike) -> npt.NDArray[np.uint8]: ...
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
+def pack(x: Any, *, out_type: Optional[Literal["numpy", "torch"]] = None) -> Any: ...
 def unpack(
-    buf: Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]], dtype: DTypeLike, shape: Union[int, Tuple[int, ...], List[int]]
-) -> npt.NDArray[Any]: ...
+    buf: Any,
+    dtype: Any,
+    shape: Union[int, Tuple[int, ...], List[int]],
+    *,
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
 def quantize_linear(
     x: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -56,7 +61,8 @@ def quantize_linear(
     opset: Optional[int] = None,
     profile: str = "spec",
     packed: bool = False,
-) -> npt.NDArray[Any]: ...
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
 def dequantize_linear(
     x: npt.ArrayLike,
     scale: npt.ArrayLike,
