@@ -60,6 +60,13 @@ INTEGER_RANGE = {
     "BOOL": (0, 1),
 }
 FLOATS = [t for t in NUMERIC if t not in INTEGER_RANGE]
+# ml_dtypes' float types that ONNX does not have: lowbit's named formats, one byte per code. Only
+# the ml_dtypes and XLA cross-checks take them (ALL + NAMED); `lowbit profiles --json` says which
+# ONNX dtype's rows each follows under a profile.
+NAMED = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz"]
+for _name in NAMED:
+    NP[_name] = getattr(ml_dtypes, _name)
+    BITS[_name] = 8
 TAIL = 7
 
 
@@ -67,7 +74,7 @@ def variants(to):
     """The attribute sets a target is cast with: (saturate, round_mode), None where not given."""
     if to == "FLOAT8E8M0":
         return [(s, m) for s in (1, 0) for m in ("up", "down", "nearest")]
-    if to in FLOAT8:
+    if to in FLOAT8 or to in NAMED:
         return [(1, None), (0, None)]
     return [(None, None)]
 
@@ -348,6 +355,10 @@ def lowbit_cast(src, to, payload, n, profile, saturate, round_mode):
         cmd += ["--round", round_mode]
     if src == "STRING":
         data = json.dumps(payload).encode()
+    elif src in NAMED or to in NAMED:
+        # A named format's raw codes are whole bytes: no count (a packed source's padding
+        # elements come out last and are not compared).
+        data = payload
     else:
         data = payload
         cmd += ["--count", str(n)]
@@ -366,7 +377,10 @@ def profile_table():
 
 
 def falls_back(profiles, profile, src, to):
-    return [src, to] in profiles[profile]["falls_back"]
+    """Whether the profile hands the pair to `spec`; a named format counts as the ONNX dtype whose
+    rows it follows under the profile."""
+    named = profiles[profile].get("named_formats", {})
+    return [named.get(src, src), named.get(to, to)] in profiles[profile]["falls_back"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ $LOWBIT, else $CARGO_TARGET_DIR/release/lowbit, else target/release/lowbit) and 
 how to get it) and makes the venv target/xla-venv:
     PY=$(bash scripts/xla-venv.sh) && "$PY" scripts/crosscheck_xla.py [--random N] [--only SRC->TO] [--sample N --seed S]
 
-Every pair of the 26 castable dtypes, identity included, no pair skipped, with the inputs of
+Every pair of the 26 castable dtypes and ml_dtypes' three float8 types that ONNX lacks
+(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz: lowbit's named formats), 29 x 29, identity included, no pair skipped, with the inputs of
 scripts/crosscheck_common.py (64-bit types enabled with jax_enable_x64). XLA has no saturate or
 round_mode: lowbit runs every attribute set of the target and each must equal the one XLA result.
 Where XLA has no conversion (STRING; float6 sources, which do not compile), the profile must hand
@@ -73,8 +74,8 @@ def main():
     rng = cc.start(args)
     profiles = cc.profile_table()
     tally = cc.Tally(f"jax {jax.__version__} (XLA, CPU)")
-    for src in cc.ALL:
-        targets = [t for t in cc.ALL if not args.only or args.only in f"{src}->{t}"]
+    for src in cc.ALL + cc.NAMED:
+        targets = [t for t in cc.ALL + cc.NAMED if not args.only or args.only in f"{src}->{t}"]
         if not targets:
             continue
         if src == "STRING":

@@ -127,6 +127,43 @@ pub fn decode_element(dtype: DType, code: u64) -> Result<Element> {
     })
 }
 
+/// One side of a cast: an ONNX dtype, or a named format ([`crate::format::NAMED_FORMATS`]) that a
+/// profile converts with the rows of an ONNX dtype ([`Policy::named_formats`]): `rows` is the
+/// dtype whose rows apply, `named` the format that is decoded and encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Side {
+    pub(crate) rows: DType,
+    pub(crate) named: Option<&'static FloatFormat>,
+}
+
+impl Side {
+    pub(crate) const fn onnx(dtype: DType) -> Side {
+        Side { rows: dtype, named: None }
+    }
+
+    fn kind(self, op: &'static str) -> Result<Kind> {
+        match self.named {
+            Some(f) => Ok(Kind::Float(f)),
+            None => fixed_width(op, self.rows),
+        }
+    }
+
+    fn float_format(self) -> Option<&'static FloatFormat> {
+        self.named.or(self.rows.float_format())
+    }
+
+    fn code_mask(self) -> u64 {
+        self.named.map_or(self.rows.code_mask(), |f| f.code_mask())
+    }
+
+    fn decode(self, code: u64) -> Result<Element> {
+        match self.named {
+            Some(f) => Ok(Element::Float(f.decode(code & f.code_mask()))),
+            None => decode_element(self.rows, code),
+        }
+    }
+}
+
 fn sign_extend(code: u64, bits: u32, signed: bool) -> i128 {
     if signed && bits < 128 && code >> (bits - 1) & 1 == 1 {
         i128::from(code) - (1i128 << bits)
@@ -150,7 +187,11 @@ fn as_value(element: Element) -> Value {
 }
 
 fn encode_under(policy: &Policy, dtype: DType, element: Element, opts: &CastOptions) -> Result<u64> {
-    Ok(match fixed_width("encode", dtype)? {
+    encode_side(policy, Side::onnx(dtype), element, opts)
+}
+
+fn encode_side(policy: &Policy, to: Side, element: Element, opts: &CastOptions) -> Result<u64> {
+    Ok(match to.kind("encode")? {
         Kind::Float(f) => encode_float(policy, f, as_value(element), opts),
         Kind::Integer { bits, signed } => match element {
             Element::Float(v) => float_to_integer(v, bits, signed, policy),
@@ -354,28 +395,41 @@ impl Conversion {
 }
 
 fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &CastOptions) -> Result<u64> {
+    convert_sides(policy, Side::onnx(from), Side::onnx(to), code, opts)
+}
+
+/// One code from `from` to `to` under `policy`, where a side may be a named format; the policy's
+/// rows are looked up by each side's `rows` dtype.
+pub(crate) fn convert_sides(
+    policy: &Policy,
+    from_side: Side,
+    to_side: Side,
+    code: u64,
+    opts: &CastOptions,
+) -> Result<u64> {
+    let (from, to) = (from_side.rows, to_side.rows);
     // An implementation without the attribute converts float8 one way whatever it says.
     let fixed = policy.fixed_saturate_for(to).map(|saturate| CastOptions { saturate, ..*opts });
     let opts = fixed.as_ref().unwrap_or(opts);
-    if from == to && !policy.identity_converts(from, opts.saturate) {
+    if from_side == to_side && !policy.identity_converts(from, opts.saturate) {
         // An identity Cast is a copy: NaN payloads and all bits survive.
-        fixed_width("Cast", from)?;
-        return Ok(code & from.code_mask());
+        from_side.kind("Cast")?;
+        return Ok(code & from_side.code_mask());
     }
-    let mut element = decode_element(from, code)?;
-    let narrow_source = from.float_format().filter(|f| f.width() <= 8);
+    let mut element = from_side.decode(code)?;
+    let narrow_source = from_side.float_format().filter(|f| f.width() <= 8);
     if let Element::Float(Value::Nan { negative: true, payload }) = element {
         if matches!(from, DType::Float8E4M3FNUZ | DType::Float8E5M2FNUZ) && !policy.fnuz_nan_is_negative {
             element = Element::Float(Value::Nan { negative: false, payload });
         }
     }
     let flush = policy.flush_subnormals.contains(&(from, to));
-    if flush && from.float_format().is_some_and(|f| f.classify(code & from.code_mask()) == FpCategory::Subnormal) {
+    if flush && from_side.float_format().is_some_and(|f| f.classify(code & f.code_mask()) == FpCategory::Subnormal) {
         // DAZ: a subnormal input reads as zero with its sign.
         let negative = matches!(element, Element::Float(v) if v.is_negative());
         element = Element::Float(Value::Finite(Exact::zero(negative)));
     }
-    match (element, to.kind()) {
+    match (element, to_side.kind("Cast")?) {
         (Element::Float(Value::Nan { .. }), Kind::Integer { .. }) if policy.nan_to_integer_zero.contains(&from) => {
             // Profile field `nan_to_integer_zero` (E8M0 in every implementation,
             // docs/research/onnx_cast.md §10).
@@ -390,10 +444,11 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
         (_, Kind::Bool)
             if narrow_source.is_some_and(|f| f.width() == 8) && policy.float8_to_bool == Float8ToBool::ByBits =>
         {
-            return Ok(u64::from(code & from.code_mask() != 0));
+            return Ok(u64::from(code & from_side.code_mask() != 0));
         }
         (Element::Float(Value::Nan { negative, .. }), _)
-            if to == DType::Float8E5M2 && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
+            if to_side == Side::onnx(DType::Float8E5M2)
+                && policy.e5m2_nan_by_source.iter().any(|(s, _)| *s == from) =>
         {
             let (_, nan) = policy.e5m2_nan_by_source.iter().find(|(s, _)| *s == from).expect("just found");
             return Ok(nan.code | if nan.keep_sign && negative { 0x80 } else { 0 });
@@ -402,18 +457,18 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
             // Profile field `nan_by_pair`; the payload is the fraction field, left-aligned as the
             // IEEE formats' decode aligns it, for any source format.
             if let Some(&(_, _, rule)) = policy.nan_by_pair.iter().find(|(f, t, _)| (*f, *t) == (from, to)) {
-                let source = from.float_format().expect("a NaN comes from a float format");
+                let source = from_side.float_format().expect("a NaN comes from a float format");
                 let fraction = code & source.fraction_field_mask();
                 let fraction_payload =
                     if source.mantissa_bits == 0 { 0 } else { fraction << (64 - source.mantissa_bits) };
                 return Ok(nan_code(rule, target, negative, fraction_payload));
             }
-            if let Some(source) = from.float_format().filter(|f| f.nan_payload) {
+            if let Some(source) = from_side.float_format().filter(|f| f.nan_payload) {
                 return Ok(nan_between_ieee(policy, source, target, negative, payload));
             }
         }
         (Element::Float(Value::Nan { payload, .. }), Kind::Float(target))
-            if from == DType::Bfloat16
+            if from_side == Side::onnx(DType::Bfloat16)
                 && target.width() == 8
                 && !opts.saturate
                 && policy.bfloat16_nan_unsigned_without_saturate =>
@@ -423,7 +478,8 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
         _ => {}
     }
     // Profile field `via_float32`: the profile may round a wide source to float32 first.
-    let wide_source = matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
+    let wide_source = from_side.named.is_none()
+        && matches!(from, DType::Double | DType::Int32 | DType::Int64 | DType::Uint32 | DType::Uint64);
     let element = if wide_source && policy.via_float32.applies_to(to) {
         let value = as_value(element);
         if flush && tiny(&format::F32, value) {
@@ -434,22 +490,22 @@ fn convert_code_in(policy: &Policy, from: DType, to: DType, code: u64, opts: &Ca
     } else {
         element
     };
-    if to == DType::Float8E8M0 {
+    if to_side == Side::onnx(DType::Float8E8M0) {
         if let Some(&(_, rule)) = policy.e8m0_by_source.iter().find(|(source, _)| *source == from) {
             return Ok(encode_e8m0(policy, rule, as_value(element), opts));
         }
     }
-    if let (Element::Float(v), Kind::Integer { bits, signed }) = (element, to.kind()) {
+    if let (Element::Float(v), Kind::Integer { bits, signed }) = (element, to_side.kind("Cast")?) {
         if policy.float_to_integer == FloatToInteger::SaturateInSourceType {
-            return saturate_in_source_type(policy, from, v, bits, signed);
+            return saturate_in_source_type(policy, from_side, v, bits, signed);
         }
     }
-    match (to.float_format(), element) {
+    match (to_side.float_format(), element) {
         // FTZ: a result that is tiny is written as zero with its sign.
         (Some(f), Element::Float(value)) if flush && tiny(f, value) => {
             Ok(f.sign_mask() * u64::from(value.is_negative()))
         }
-        _ => encode_under(policy, to, element, opts),
+        _ => encode_side(policy, to_side, element, opts),
     }
 }
 
@@ -471,7 +527,7 @@ fn tiny(format: &FloatFormat, value: Value) -> bool {
 /// [`FloatToInteger::SaturateInSourceType`]: truncate toward zero, saturate at the target's bounds
 /// as the source type holds them (each bound converted into the source by the profile's own Cast),
 /// NaN -> 0. Every float value of every format fits an `f64` exactly, so the comparisons are exact.
-fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, signed: bool) -> Result<u64> {
+fn saturate_in_source_type(policy: &Policy, from: Side, v: Value, bits: u32, signed: bool) -> Result<u64> {
     let (min, max): (i128, i128) =
         if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
     let x = match v {
@@ -489,8 +545,8 @@ fn saturate_in_source_type(policy: &Policy, from: DType, v: Value, bits: u32, si
         // Without saturation: a bound beyond the source's range is no value of it (NaN or
         // infinity where the format has them, its largest value where it has neither).
         let unsaturated = CastOptions { saturate: false, ..CastOptions::default() };
-        let source_code = convert_code_in(policy, wide, from, code, &unsaturated)?;
-        Ok(match decode_element(from, source_code)? {
+        let source_code = convert_sides(policy, Side::onnx(wide), from, code, &unsaturated)?;
+        Ok(match from.decode(source_code)? {
             Element::Float(value @ Value::Finite(_)) => Some(to_f64(value)),
             _ => None,
         })

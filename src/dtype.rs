@@ -285,7 +285,16 @@ impl DType {
         DType::ALL
             .into_iter()
             .find(|d| d.onnx_name().eq_ignore_ascii_case(&key) || d.aliases().contains(&key.as_str()))
-            .ok_or_else(|| Error::UnknownDType { name: name.to_string(), valid: DType::valid_names() })
+            .ok_or_else(|| match crate::format::FloatFormat::named(name).and_then(|f| f.name_of_named()) {
+                // ml_dtypes' float8_e3m4 and the like: refused by name wherever ONNX is involved.
+                Some(named) => Error::UnsupportedDType {
+                    op: "ONNX",
+                    dtype: named,
+                    why: "it is an ml_dtypes type, not an ONNX one; `lowbit cast`, `info`, `vectors`, `check`, \
+                          `sweep` and the Python package's cast take it",
+                },
+                None => Error::UnknownDType { name: name.to_string(), valid: DType::valid_names() },
+            })
     }
 
     /// Every accepted spelling, for error messages and `--help`.

@@ -85,6 +85,9 @@ pub enum FormatName {
     Onnx(&'static str),
     /// A format parsed from a description (`e4m3,special=ieee`): see [`FloatFormat::describe`].
     Described,
+    /// A described format that another library names (ml_dtypes' `float8_e3m4`, ...): see
+    /// [`NAMED_FORMATS`]. Not an ONNX type.
+    Named(&'static str),
 }
 
 /// IEEE binary64.
@@ -231,6 +234,52 @@ pub const E2M1: FloatFormat = FloatFormat {
     nan_payload: false,
     flush_subnormals: false,
 };
+
+/// ml_dtypes' `float8_e3m4`: IEEE-like 1-3-4 (bias 3, infinities and NaNs at exponent 111),
+/// max 1.9375 * 2^3 = 15.5, smallest subnormal 2^-6. Its NaNs carry no payload (ml_dtypes writes
+/// the one quiet NaN 0x78 with the sign, and reads every NaN code as the quiet NaN).
+pub const FLOAT8_E3M4: FloatFormat = FloatFormat {
+    name: FormatName::Named("float8_e3m4"),
+    exponent_bits: 3,
+    mantissa_bits: 4,
+    bias: 3,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: false,
+    flush_subnormals: false,
+};
+/// ml_dtypes' `float8_e4m3`: IEEE-like 1-4-3 (bias 7, infinities 0x78/0xF8), max 1.875 * 2^7 =
+/// 240, smallest subnormal 2^-9. Not FLOAT8E4M3FN (max 448, no infinity). NaNs as [`FLOAT8_E3M4`].
+pub const FLOAT8_E4M3: FloatFormat = FloatFormat {
+    name: FormatName::Named("float8_e4m3"),
+    exponent_bits: 4,
+    mantissa_bits: 3,
+    bias: 7,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::Ieee,
+    nan_payload: false,
+    flush_subnormals: false,
+};
+/// ml_dtypes' `float8_e4m3b11fnuz` (XLA on TPU): 1-4-3 with bias 11, FNUZ (NaN only at 0x80, no
+/// -0, no infinity), max 1.875 * 2^4 = 30, smallest subnormal 2^-13.
+pub const FLOAT8_E4M3B11FNUZ: FloatFormat = FloatFormat {
+    name: FormatName::Named("float8_e4m3b11fnuz"),
+    exponent_bits: 4,
+    mantissa_bits: 3,
+    bias: 11,
+    signed: true,
+    subnormals: true,
+    non_finite: NonFinite::NanAtNegativeZero,
+    nan_payload: false,
+    flush_subnormals: false,
+};
+
+/// The described formats known by name: ml_dtypes 0.6.0's float types that ONNX does not have.
+/// Each is a description with a name (`FLOAT8_E3M4.description()` is `e3m4,special=ieee`); none
+/// is an ONNX type, so ONNX files and ops refuse them.
+pub const NAMED_FORMATS: [&FloatFormat; 3] = [&FLOAT8_E3M4, &FLOAT8_E4M3, &FLOAT8_E4M3B11FNUZ];
 
 impl FloatFormat {
     /// Bits per code.
@@ -494,8 +543,35 @@ impl FloatFormat {
     pub const fn onnx_name(&self) -> Option<&'static str> {
         match self.name {
             FormatName::Onnx(name) => Some(name),
-            FormatName::Described => None,
+            FormatName::Described | FormatName::Named(_) => None,
         }
+    }
+
+    /// The name of a named format ([`NAMED_FORMATS`]).
+    #[must_use]
+    pub const fn name_of_named(&self) -> Option<&'static str> {
+        match self.name {
+            FormatName::Named(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The named format spelled `name` ([`NAMED_FORMATS`]; case, `_` and `-` ignored, as for
+    /// dtype names): `float8_e3m4`, `float8_e4m3`, `float8_e4m3b11fnuz`.
+    ///
+    /// ```
+    /// use lowbit::format::{FloatFormat, FLOAT8_E4M3};
+    ///
+    /// assert_eq!(FloatFormat::named("float8_e4m3"), Some(&FLOAT8_E4M3));
+    /// assert_eq!(FloatFormat::named("FLOAT8E4M3FN"), None); // an ONNX dtype, not a named format
+    /// ```
+    #[must_use]
+    pub fn named(name: &str) -> Option<&'static FloatFormat> {
+        let key = |text: &str| -> String {
+            text.trim().chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect()
+        };
+        let wanted = key(name);
+        NAMED_FORMATS.iter().copied().find(|f| matches!(f.name, FormatName::Named(n) if key(n) == wanted))
     }
 
     /// Parses a format description `eEmM[,bias=B][,special=ieee|fn|fnuz|none]
@@ -661,10 +737,10 @@ fn parse_widths(s: &str) -> Option<(u32, u32)> {
 }
 
 impl fmt::Display for FloatFormat {
-    /// The ONNX name, or the description of a described format.
+    /// The ONNX name, the name of a named format, or the description of a described format.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.name {
-            FormatName::Onnx(name) => f.write_str(name),
+            FormatName::Onnx(name) | FormatName::Named(name) => f.write_str(name),
             FormatName::Described => f.write_str(&self.description()),
         }
     }

@@ -19,6 +19,7 @@ per-element dispatch, kept between calls) on the numpy buffer itself, with the G
 from __future__ import annotations
 
 import math
+import operator
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -26,7 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from ._dtypes import NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype
+from . import _torch
+from ._dtypes import DESCRIBED as _DESCRIBED, NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
@@ -52,6 +54,7 @@ __all__ = [
     "dequantize_linear",
     "mx",
     "blocks",
+    "convert",
     "vectors",
     "check",
     "sweep",
@@ -190,6 +193,7 @@ def cast(
     profile: str = "spec",
     threads: Optional[int] = None,
     packed: bool = False,
+    out_type: Optional[str] = None,
 ) -> np.ndarray:
     """ONNX ``Cast(to)`` of every element of `x`, bit-exact under `profile`.
 
@@ -202,8 +206,10 @@ def cast(
     dtype (see :func:`onnx_name`); or a format description (``"e4m3,special=ieee"``, see
     :func:`info`) or one of ml_dtypes' types that are no ONNX type (``float8_e4m3``,
     ``float8_e3m4``, ``float8_e4m3b11fnuz``), on either side: that conversion follows IEEE rules
-    (nearest even, rounded once, NaN payloads kept where both sides have them) with no profile,
-    and a described result without an ml_dtypes type holds its codes as uint8/16/32.
+    (nearest even, rounded once, NaN payloads kept where both sides have them), and a described
+    result without an ml_dtypes type holds its codes as uint8/16/32. Those three ml_dtypes types
+    under ``profile="ml-dtypes"`` or ``"xla"`` follow that profile's rows instead (bit-exact with
+    ``astype`` and with XLA; bool allowed on the other side).
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
     finite value instead of infinity or NaN. Default (None), as ``lowbit cast``: True (ONNX's
@@ -219,17 +225,30 @@ def cast(
     `x` is read in place when it is C-contiguous and little-endian (else one copy is made); the
     result is the one allocation. Errors: :class:`DTypeError` for names and dtypes,
     :class:`ParseError` for strings that are not numbers, :class:`Error` for the rest.
+
+    `x` may be a CPU ``torch.Tensor`` (read in place, see ``lowbit._torch``; torch's float64 ..
+    bool, float8 types and ``float4_e2m1fn_x2`` as packed E2M1) and `to` a torch dtype
+    (``torch.float8_e4m3fn``); a tensor in gives a tensor out unless ``out_type="numpy"``
+    (``out_type="torch"`` asks for one from numpy input).
     """
+    want_torch = _torch.wants_torch(out_type, x)
+    result = _cast_array(_torch.numpy_in(x), _torch.dtype_in(to), saturate, round_mode, profile, threads, packed)
+    return _torch.out(result, want_torch)
+
+
+def _cast_array(
+    x: Any, to: Any, saturate: Optional[bool], round_mode: str, profile: str, threads: Optional[int], packed: bool
+) -> np.ndarray:
     packed = _flag(packed, "packed")
     a = np.asarray(x)
     src = _format_of_array(a)
     dst = _resolve_format(to)
     shape = a.shape
     n = a.size
-    described = "," in src or "," in dst
+    described = _is_described(src) or _is_described(dst)
     saturate = (not described) if saturate is None else _flag(saturate, "saturate")
     if described:
-        return _cast_described(a, src, dst, saturate, profile, packed)
+        return _cast_described(a, src, dst, saturate, round_mode, profile, packed)
     if dst == "STRING" and packed:
         raise Error("packed=True is for fixed-width targets: STRING has no raw_data layout")
     if not packed and dst != "STRING":
@@ -258,39 +277,51 @@ def cast(
     return _from_native(out, dst, shape, packed)
 
 
-def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, profile: str, packed: bool) -> np.ndarray:
-    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding),
-    no ONNX profile."""
-    if profile != "spec":
+def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, round_mode: str, profile: str,
+                    packed: bool) -> np.ndarray:
+    """A cast where a side is a described format: IEEE semantics (nearest even, one rounding);
+    ml_dtypes' named types under a profile that has them: that profile's rows."""
+    if profile != "spec" and ("," in src or "," in dst):
         raise Error(
-            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes; a described format "
-            f"({src if ',' in src else dst}) converts by IEEE rules (nearest even, one rounding)"
+            f"profile={profile!r}: profiles decide ONNX Cast between ONNX dtypes (and ml_dtypes' named "
+            f"types); a format description ({src if ',' in src else dst}) converts by IEEE rules (nearest "
+            f"even, one rounding)"
         )
     if "STRING" in (src, dst):
         raise DTypeError("STRING does not convert to or from a described format")
-    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, src in SUB_BYTE, not packed)
+    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, round_mode, profile, src in SUB_BYTE,
+                                 not packed)
     if packed:
         return out
-    if "," in dst:
+    if _is_described(dst):
         dtype = _described_numpy_dtype(dst, _native.info(dst)["bits"])
         result = out.view(dtype.newbyteorder("<")).reshape(a.shape)
         return result.astype(dtype) if sys.byteorder == "big" else result
     return _from_native(out, dst, a.shape, False)
 
 
-def pack(x: Any) -> np.ndarray:
+def pack(x: Any, *, out_type: Optional[str] = None) -> np.ndarray:
     """The ONNX ``raw_data`` bytes of `x` (a flat uint8 array): int4/uint4/float4 two per byte
     (element 2k in the low nibble), int2/uint2 four per byte, float6 four per three bytes, other
-    types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``."""
-    a = np.asarray(x)
-    return cast(a, a.dtype, packed=True)
+    types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``. A torch
+    tensor gives a uint8 tensor (``out_type`` as for :func:`cast`)."""
+    want_torch = _torch.wants_torch(out_type, x)
+    a = np.asarray(_torch.numpy_in(x))
+    return _torch.out(_cast_array(a, a.dtype, None, "up", "spec", None, True), want_torch)
 
 
-def unpack(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
+def unpack(buf: Any, dtype: Any, shape: Any, *, out_type: Optional[str] = None) -> np.ndarray:
     """Reads ONNX ``raw_data`` bytes (`buf`: bytes, bytearray, memoryview or a uint8 array) as an
     array of `dtype` (any spelling :func:`onnx_name` takes) and `shape`, in the numpy/ml_dtypes
     dtype (sub-byte types one element per byte). `buf` must hold exactly the bytes `shape`'s
-    elements take (:class:`ShapeError` otherwise); padding bits are ignored."""
+    elements take (:class:`ShapeError` otherwise); padding bits are ignored. `buf` may be a uint8
+    torch tensor and `dtype` a torch dtype; a tensor in gives a tensor out (``out_type`` as for
+    :func:`cast`)."""
+    want_torch = _torch.wants_torch(out_type, buf)
+    return _torch.out(_unpack_array(_torch.numpy_in(buf), _torch.dtype_in(dtype), shape), want_torch)
+
+
+def _unpack_array(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
     name = _resolve(dtype)
     raw = _as_bytes(buf)
     dims = _shape(shape)
@@ -347,6 +378,7 @@ def quantize_linear(
     opset: Optional[int] = None,
     profile: str = "spec",
     packed: bool = False,
+    out_type: Optional[str] = None,
 ) -> np.ndarray:
     """ONNX ``QuantizeLinear``: ``y = saturate(round(x / scale) + zero_point)``, bit-exact.
 
@@ -357,7 +389,12 @@ def quantize_linear(
     `x`'s dtype when `x` is float32/float16/bfloat16, float32 otherwise; for `zero_point`,
     `output_dtype` (default uint8). `saturate` applies to float8 outputs. `profile` decides where
     the onnx reference and onnxruntime differ. ``packed=True`` returns the ONNX raw_data bytes.
+    `x`, `scale` and `zero_point` may be CPU torch tensors and `output_dtype` a torch dtype; a
+    tensor `x` gives a tensor out (``out_type`` as for :func:`cast`).
     """
+    want_torch = _torch.wants_torch(out_type, x)
+    x, scale, zero_point = (_torch.numpy_in(v) for v in (x, scale, zero_point))
+    output_dtype = _torch.dtype_in(output_dtype)
     xa = np.asarray(x)
     x_arg = _tensor(xa)
     scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
@@ -380,7 +417,7 @@ def quantize_linear(
         _flag(packed, "packed"),
         zp_text,
     )
-    return _tensor_from_native(result, _flag(packed, "packed"))
+    return _torch.out(_tensor_from_native(result, _flag(packed, "packed")), want_torch)
 
 
 def dequantize_linear(
@@ -434,6 +471,50 @@ def _level(level: Union[int, str]) -> str:
     if isinstance(level, str):
         return level
     raise Error(f"level must be 1, 2 or \"all\", not {level!r}")
+
+
+def convert(
+    bits: Any,
+    from_: Any,
+    to: Any,
+    *,
+    round: str = "rne",
+    tininess: str = "after",
+    saturate: Optional[bool] = None,
+    random: Any = 0,
+    flags: bool = True,
+) -> Union[Tuple[int, int], int]:
+    """Converts one code `bits` of `from_` into `to` under the IEEE semantics of :func:`vectors`
+    (the same options, the same results): what a testbench's scoreboard asks for one transaction.
+
+    `bits`: the operand's code, an ``int`` from 0 to ``2**width - 1`` (a negative integer
+    operand is given as its two's complement code; a code wider than `from_` raises
+    :class:`DTypeError`). `random`: the random word of stochastic rounding (``round="sr:R"``
+    uses its low R bits); other modes take none. `saturate`: None takes :func:`vectors`'
+    default (on from an ONNX type into an ONNX float8 type, off otherwise).
+
+    Returns ``(code, flags)``, `flags` in TestFloat's bits (1 inexact, 2 underflow, 4 overflow,
+    8 infinite, 16 invalid); with ``flags=False`` the code alone.
+    """
+    code = _code(bits, "bits")
+    word = _code(random, "random")
+    result, status = _native.convert_scalar(
+        code, _format(from_), _format(to), round, tininess, _saturate(saturate), word
+    )
+    return (result, status) if _flag(flags, "flags") else result
+
+
+def _code(value: Any, name: str) -> int:
+    """A code or random word: a non-negative integer of at most 64 bits."""
+    if isinstance(value, (bool, np.bool_)):
+        raise Error(f"{name} must be an integer code, not {value!r}")
+    try:
+        code = operator.index(value)
+    except TypeError:
+        raise Error(f"{name} must be an integer code, not {value!r}") from None
+    if not 0 <= code < 1 << 64:
+        raise DTypeError(f"{name}={code}: a code is 0 to 2**64 - 1 (give a negative integer as its two's complement)")
+    return code
 
 
 def vectors(
@@ -591,8 +672,9 @@ def info(dtype: Any) -> Dict[str, Any]:
                 raise lowbit_error from None
             d = _native.info(name)
     else:
-        d = _native.info(_resolve(dtype))
-    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else None
+        d = _native.info(_resolve_format(dtype))
+    # An ONNX dtype's numpy dtype, or the ml_dtypes type of a named format.
+    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else _DESCRIBED.get(d["name"])
     d["numpy"] = None if np_dtype is None else ("str" if d["name"] == "STRING" else str(np_dtype))
     return d
 

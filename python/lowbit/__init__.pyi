@@ -1,7 +1,7 @@
 """Type stubs of the lowbit package (see the docstrings in lowbit/__init__.py)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -39,11 +39,16 @@ def cast(
     profile: str = "spec",
     threads: Optional[int] = None,
     packed: bool = False,
-) -> npt.NDArray[Any]: ...
-def pack(x: npt.ArrayLike) -> npt.NDArray[np.uint8]: ...
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
+def pack(x: Any, *, out_type: Optional[Literal["numpy", "torch"]] = None) -> Any: ...
 def unpack(
-    buf: Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]], dtype: DTypeLike, shape: Union[int, Tuple[int, ...], List[int]]
-) -> npt.NDArray[Any]: ...
+    buf: Any,
+    dtype: Any,
+    shape: Union[int, Tuple[int, ...], List[int]],
+    *,
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
 def quantize_linear(
     x: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -57,7 +62,8 @@ def quantize_linear(
     opset: Optional[int] = None,
     profile: str = "spec",
     packed: bool = False,
-) -> npt.NDArray[Any]: ...
+    out_type: Optional[Literal["numpy", "torch"]] = None,
+) -> Any: ...
 def dequantize_linear(
     x: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -77,6 +83,34 @@ class Vectors(TypedDict, total=False):
     random: npt.NDArray[np.uint64]
     specials: int
 
+# One code `bits` of `from_` converted into `to` under vectors()' IEEE semantics: (code, flags),
+# flags in TestFloat's bits (1 inexact, 2 underflow, 4 overflow, 8 infinite, 16 invalid), or the
+# code alone with flags=False. round: rne, rtz, rdn, rup, rmm, raz, rod or sr:R, with `random`
+# the random word of stochastic rounding (its low R bits).
+@overload
+def convert(
+    bits: int,
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: Optional[bool] = None,
+    random: int = 0,
+    flags: Literal[True] = True,
+) -> Tuple[int, int]: ...
+@overload
+def convert(
+    bits: int,
+    from_: FormatLike,
+    to: FormatLike,
+    *,
+    round: str = "rne",
+    tininess: Literal["before", "after", "delivered"] = "after",
+    saturate: Optional[bool] = None,
+    random: int = 0,
+    flags: Literal[False],
+) -> int: ...
 def vectors(
     from_: FormatLike,
     to: FormatLike,

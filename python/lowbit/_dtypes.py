@@ -50,17 +50,23 @@ NUMPY: Dict[str, Optional[np.dtype]] = {
     "FLOAT6E3M2": _ml("float6_e3m2fn"),
 }
 
-# ml_dtypes' types that are no ONNX type, as lowbit's format descriptions (IEEE-style 1-4-3 and
-# 1-3-4 with infinities; Graphcore's 1-4-3 with bias 11, NaN at -0).
+# ml_dtypes' types that are no ONNX type: lowbit's named formats (described formats with a name:
+# IEEE-style 1-4-3 and 1-3-4 with infinities; 1-4-3 with bias 11, NaN at -0), by that name.
 DESCRIBED = {
-    description: d
-    for description, d in [
-        ("e4m3,special=ieee", _ml("float8_e4m3")),
-        ("e3m4,special=ieee", _ml("float8_e3m4")),
-        ("e4m3,bias=11,special=fnuz", _ml("float8_e4m3b11fnuz")),
+    name: d
+    for name, d in [
+        ("float8_e4m3", _ml("float8_e4m3")),
+        ("float8_e3m4", _ml("float8_e3m4")),
+        ("float8_e4m3b11fnuz", _ml("float8_e4m3b11fnuz")),
     ]
     if d is not None
 }
+
+
+def is_described(name: str) -> bool:
+    """Whether a resolved name is a described format (a description or a named format), not an
+    ONNX dtype."""
+    return "," in name or name in DESCRIBED
 
 # The dtypes numpy holds one element per byte although ONNX packs them.
 SUB_BYTE = frozenset({"UINT4", "INT4", "FLOAT4E2M1", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2"})
@@ -85,7 +91,7 @@ def _from_numpy(d: np.dtype, described: bool = False) -> str:
         if candidate is not None and name != "STRING" and candidate == d.newbyteorder("="):
             return name
     known = ", ".join(str(v) for k, v in NUMPY.items() if v is not None and k != "STRING")
-    raise DTypeError(f"numpy dtype {d} has no ONNX type; lowbit takes {known}, strings and {', '.join(map(str, DESCRIBED.values()))} (as format descriptions)")
+    raise DTypeError(f"numpy dtype {d} has no ONNX type; lowbit takes {known}, strings and {', '.join(map(str, DESCRIBED.values()))} (as named formats)")
 
 
 def resolve(to: Any) -> str:
@@ -127,8 +133,8 @@ _FORMAT_OF_DTYPE: Dict[np.dtype, str] = {}
 
 
 def format_of_array(a: np.ndarray) -> str:
-    """The ONNX name of an array's dtype, or the description of an ml_dtypes type that is no ONNX
-    type (float8_e4m3, float8_e3m4, float8_e4m3b11fnuz)."""
+    """The ONNX name of an array's dtype, or the name of an ml_dtypes type that is no ONNX type
+    (float8_e4m3, float8_e3m4, float8_e4m3b11fnuz)."""
     d = a.dtype
     name = _FORMAT_OF_DTYPE.get(d)
     if name is None:
@@ -145,8 +151,9 @@ _RESOLVED_KEPT = 256
 
 
 def resolve_format(to: Any) -> str:
-    """Like :func:`resolve`, but a format description (``"e4m3,special=ieee"``) or an ml_dtypes
-    type that is no ONNX type gives the normalized description (it always contains a comma)."""
+    """Like :func:`resolve`, but a format description (``"e4m3,special=ieee"``) gives the
+    normalized description (it always contains a comma) and an ml_dtypes type that is no ONNX
+    type its name (``"float8_e3m4"``): :func:`is_described` tells them from ONNX names."""
     if not isinstance(to, (str, np.dtype, type)):
         return _resolve_format(to)
     # The type is part of the key: 1 == True, and np.dtype("float32") == "float32".
@@ -167,6 +174,9 @@ def _resolve_format(to: Any) -> str:
         except DTypeError as lowbit_error:
             if "," in to or to.strip().lower().startswith("e"):
                 return _native.format_name(to)
+            named = to.strip().lower().replace("-", "_")
+            if named in DESCRIBED:
+                return named
             try:
                 d = np.dtype(to)
             except TypeError:
@@ -181,9 +191,23 @@ def _resolve_format(to: Any) -> str:
     return _from_numpy(d, described=True)
 
 
+# The descriptions whose codes are those of an ml_dtypes type (NaN payloads aside).
+_DESCRIPTION_DTYPES = {
+    description: DESCRIBED[name]
+    for description, name in [
+        ("e4m3,special=ieee", "float8_e4m3"),
+        ("e3m4,special=ieee", "float8_e3m4"),
+        ("e4m3,bias=11,special=fnuz", "float8_e4m3b11fnuz"),
+    ]
+    if name in DESCRIBED
+}
+
+
 def described_numpy_dtype(description: str, bits: int) -> np.dtype:
-    """The array dtype of a described format's codes: ml_dtypes' type where it has one, else the
-    unsigned integer of the code's width (1, 2 or 4 bytes)."""
+    """The array dtype of a described format's codes: ml_dtypes' type where it has one (for its
+    name or its description), else the unsigned integer of the code's width (1, 2 or 4 bytes)."""
     if description in DESCRIBED:
         return DESCRIBED[description]
+    if description in _DESCRIPTION_DTYPES:
+        return _DESCRIPTION_DTYPES[description]
     return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)

@@ -31,6 +31,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod blocks;
+mod scalar;
 
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
@@ -306,13 +307,14 @@ fn cast_into(
 
 /// A conversion where a side is a described format (`e4m3,special=ieee`; ml_dtypes' float8_e4m3,
 /// float8_e3m4, float8_e4m3b11fnuz): the IEEE conversion of `lowbit cast` ([`DescribedCast`]),
-/// rounded once to nearest even, saturating as asked (float targets of 8 bits or fewer). A
+/// rounded once to nearest even, saturating as asked (float targets of 8 bits or fewer); a named
+/// format under a profile that has it (`ml-dtypes`, `xla`) follows the profile's rows. A
 /// described side holds one little-endian code of 1, 2 or 4 bytes per element. Returns the
 /// result's bytes (an ONNX sub-byte target one code per byte when `dst_codes`).
 ///
 /// [`DescribedCast`]: lowbit::verify::DescribedCast
 #[pyfunction]
-#[pyo3(signature = (src, from_, to, n, saturate, src_codes, dst_codes))]
+#[pyo3(signature = (src, from_, to, n, saturate, round_mode, profile, src_codes, dst_codes))]
 #[allow(clippy::too_many_arguments)]
 fn cast_described<'py>(
     py: Python<'py>,
@@ -321,12 +323,15 @@ fn cast_described<'py>(
     to: &str,
     n: usize,
     saturate: bool,
+    round_mode: &str,
+    profile: &str,
     src_codes: bool,
     dst_codes: bool,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     guarded(py, || {
         let src = slice(py, &src, "source")?;
-        let (from_format, to_format) = (format(py, from_)?, format(py, to)?);
+        let (from_format, to_format) = (described_side(py, from_)?, described_side(py, to)?);
+        let opts = cast_options(py, saturate, round_mode, profile)?;
         let out = py
             .detach(|| -> lowbit::Result<Vec<u8>> {
                 // A packed ONNX source would be read to its last whole byte (padding elements
@@ -341,7 +346,7 @@ fn cast_described<'py>(
                     }
                     _ => (from_.to_string(), None),
                 };
-                let cast = lowbit::verify::DescribedCast::new(&from, to, saturate)?.ok_or(Error::InvalidOp {
+                let cast = lowbit::verify::DescribedCast::under_profile(&from, to, &opts)?.ok_or(Error::InvalidOp {
                     op: "cast".into(),
                     message: "neither side is a described format".into(),
                 })?;
@@ -366,6 +371,14 @@ fn cast_described<'py>(
             .or_raise(py)?;
         Ok(PyArray1::from_vec(py, out))
     })
+}
+
+/// A side of `cast_described`: a format, or BOOL (which a profile's rows convert).
+fn described_side(py: Python<'_>, text: &str) -> PyResult<Format> {
+    match DType::parse(text) {
+        Ok(DType::Bool) => Ok(Format::Onnx(DType::Bool)),
+        _ => format(py, text),
+    }
 }
 
 /// The description of a format (`e4m3,special=ieee`), or the ONNX name of a dtype.
@@ -1077,7 +1090,8 @@ fn info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
             }
             None => match format(py, name)? {
                 Format::Described(f) => {
-                    dict.set_item("name", f.description())?;
+                    // A named format (float8_e3m4) by its name, any other by its description.
+                    dict.set_item("name", f.to_string())?;
                     dict.set_item("onnx_number", py.None())?;
                     dict.set_item("bits", f.width())?;
                     dict.set_item("packing", py.None())?;
@@ -1120,6 +1134,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -348,6 +348,70 @@ def test_ml_dtypes_extra_types_equal_astype(t):
     assert np.array_equal(wide[finite], codes.astype(np.float32)[finite])
 
 
+# Every source the named types meet in ml_dtypes and XLA: numpy's and ml_dtypes' fixed-width types.
+NAMED_PEERS = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16, np.int8, np.uint8, np.int32, np.int64,
+               np.bool_, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn,
+               ml_dtypes.float6_e3m2fn, ml_dtypes.int4] + EXTRA
+
+
+def _patterns(t):
+    """Every code of a type of 16 bits or fewer; float32/float64: every float16 value, the
+    specials and a double-rounding witness; the wide integers: their edges."""
+    d = np.dtype(t)
+    if d == np.bool_:
+        return np.array([False, True])
+    if d in (np.float32, np.float64):
+        extra = np.array([np.nan, -np.nan, np.inf, -np.inf, 1e30, -1e30, 1e-30, 1.0625 + 2.0 ** -30])
+        return np.concatenate([ALL_F16.astype(d), extra.astype(d)])
+    if d in (np.int32, np.int64):
+        info = np.iinfo(d)
+        return np.array([info.min, info.max, -1, 0, 1, 17, 100, -100, 1000, 2 ** 20 + 1], dtype=d)
+    if d.itemsize == 1 and d.kind in "iu" and d not in (np.int8, np.uint8):
+        # ml_dtypes' int4: its values, one per byte.
+        info = ml_dtypes.iinfo(d)
+        return np.arange(info.min, info.max + 1).astype(d)
+    width = {1: np.uint8, 2: np.uint16}[d.itemsize]
+    codes = np.arange(1 << (8 * d.itemsize), dtype=width)
+    if d in (np.dtype(ml_dtypes.float4_e2m1fn), np.dtype(ml_dtypes.float6_e3m2fn)):
+        codes = codes[: 1 << (4 if d == np.dtype(ml_dtypes.float4_e2m1fn) else 6)]
+    return codes.view(d)
+
+
+@pytest.mark.parametrize("t", EXTRA, ids=[np.dtype(t).name for t in EXTRA])
+@pytest.mark.parametrize("other", NAMED_PEERS, ids=[np.dtype(t).name for t in NAMED_PEERS])
+def test_named_types_under_ml_dtypes_equal_astype_bit_for_bit(t, other):
+    # profile="ml-dtypes": the same bits as astype both ways, NaN codes included.
+    with np.errstate(all="ignore"):
+        for src, dst in [(other, t), (t, other)]:
+            x = _patterns(src)
+            want = x.astype(dst)
+            got = lowbit.cast(x, dst, profile="ml-dtypes")
+            assert got.dtype == np.dtype(dst)
+            bad = np.nonzero(got.view(np.uint8) != want.view(np.uint8))[0]
+            assert bad.size == 0, (np.dtype(src).name, np.dtype(dst).name, bad[:5])
+
+
+def test_named_types_by_name_and_profile():
+    x = np.array([0.53, 240.0, np.nan], np.float32)
+    e4m3 = lowbit.cast(x, "float8_e4m3", profile="ml-dtypes")
+    assert e4m3.dtype == np.dtype(ml_dtypes.float8_e4m3)
+    # 0.53 = 1.06 * 2^-1 -> 1.0 * 2^-1 (0 0110 000 = 0x30); 240 = 0x77; NaN: 0x7C (quiet, no payload).
+    assert e4m3.view(np.uint8).tolist() == [0x30, 0x77, 0x7C]
+    # Into int8: ml_dtypes truncates and takes 240 through int32's low byte (-16); XLA saturates.
+    assert lowbit.cast(e4m3, np.int8, profile="ml-dtypes").tolist() == [0, -16, 0]
+    assert lowbit.cast(e4m3, np.int8, profile="xla").tolist() == [0, 127, 0]
+    # Without a profile that has them: IEEE (0.5 to nearest even is 0; 240 and NaN are invalid
+    # for int8 and give x86's integer indefinite, -128).
+    assert lowbit.cast(e4m3, np.int8).tolist() == [0, -128, -128]
+    # Not an ONNX type.
+    with pytest.raises(lowbit.DTypeError):
+        lowbit.onnx_name("float8_e3m4")
+    info = lowbit.info(ml_dtypes.float8_e4m3b11fnuz)
+    assert (info["name"], info["description"], info["max"], info["min_subnormal"]) == (
+        "float8_e4m3b11fnuz", "e4m3,bias=11,special=fnuz", 30.0, 2.0 ** -13)
+    assert info["codes"]["nan"] == 0x80 and info["numpy"] == "float8_e4m3b11fnuz"
+
+
 def test_described_formats_by_hand():
     x = np.array([1.0, 1.5, 1000.0, -0.0], np.float32)
     # e2m5,special=fn: bias 1, 1.0 = exponent field 1, fraction 0: 0 01 00000 = 0x20; 1.5 adds the

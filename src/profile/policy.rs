@@ -4,6 +4,7 @@
 use super::op_rules::{NumberStyle, OpenVinoRange, RangeCount, RangeValues, RepeatedAxes, StringGrammar};
 use super::profiles::SPEC;
 use crate::dtype::DType;
+use crate::format::FloatFormat;
 use crate::round::{NanFallback, RoundingMode};
 
 /// Which targets a source wider than float32 (float64, int32, int64, uint32, uint64) reaches by
@@ -110,6 +111,18 @@ pub struct VectorBlock {
     pub length: usize,
     /// The rows inside the blocks.
     pub policy: &'static Policy,
+}
+
+/// A named format ([`crate::format::NAMED_FORMATS`]) that an implementation has, and the ONNX dtype
+/// whose rows its casts follow: ml_dtypes (and XLA) convert all their float8 types with one
+/// template, so `float8_e3m4` behaves as FLOAT8E5M2 does in every disputed case (NaN into float4,
+/// float8 -> integer, double rounding from float64, ...), with its own format (row `named_formats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamedFormatRows {
+    /// The named format.
+    pub format: &'static FloatFormat,
+    /// The ONNX dtype whose rows apply to its casts.
+    pub rows_of: DType,
 }
 
 /// How a float becomes a UINT32 where the ONNX text leaves it undefined (NaN, ±Inf, values
@@ -392,6 +405,9 @@ pub struct Policy {
     pub sources_fall_back: &'static [DType],
     /// Pairs (from, to) the implementation has no Cast for; such casts use `spec`.
     pub pairs_fall_back: &'static [(DType, DType)],
+    /// The named formats the implementation has (none: the profile refuses them), each cast
+    /// with the rows of an ONNX dtype.
+    pub named_formats: &'static [NamedFormatRows],
     /// Cast to and from STRING.
     pub strings: StringPolicy,
     /// ONNX Range (and OpenVINO's).
@@ -529,6 +545,13 @@ impl Policy {
     #[must_use]
     pub fn fixed_saturate_for(&self, to: DType) -> Option<bool> {
         self.saturate_by_target.iter().find(|(d, _)| *d == to).map(|&(_, s)| s).or(self.fixed_saturate)
+    }
+
+    /// The ONNX dtype whose rows a named format's casts follow; `None` where the implementation
+    /// does not have the format.
+    #[must_use]
+    pub fn named_rows(&self, format: &FloatFormat) -> Option<DType> {
+        self.named_formats.iter().find(|n| n.format == format).map(|n| n.rows_of)
     }
 
     /// The positional rule of the pair, if the implementation converts it in vector blocks.

@@ -52,6 +52,8 @@ pub const SPEC: Policy = Policy {
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: &[],
+    // ONNX has none of them.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Spec,
         number_style: NumberStyle::Spec,
@@ -228,6 +230,8 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     cast_falls_back: &[],
     sources_fall_back: &[],
     pairs_fall_back: REFERENCE_MISSING_CASTS,
+    // ONNX models hold no named formats.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -326,6 +330,8 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     cast_falls_back: &[DType::Float4E2M1, DType::Float6E2M3, DType::Float6E3M2],
     sources_fall_back: &[],
     pairs_fall_back: &[],
+    // ONNX models hold no named formats.
+    named_formats: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Strtod,
         number_style: NumberStyle::PrintfG8,
@@ -440,6 +446,7 @@ const ML_DTYPES_ROWS: Policy = Policy {
     e8m0: E8M0Rule::NearestPowerOfTwo { tiny: 0x00, of_magnitude: false },
     fixed_saturate: Some(false),
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
+    named_formats: ML_DTYPES_NAMED,
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -447,6 +454,16 @@ const ML_DTYPES_ROWS: Policy = Policy {
     },
     ..SPEC
 };
+
+/// ml_dtypes' float8 types that ONNX does not have: one template converts every float8 type, so
+/// the IEEE-like ones follow FLOAT8E5M2's rows and the FNUZ one FLOAT8E4M3FNUZ's (observed with
+/// scripts/crosscheck_ml_dtypes.py and scripts/crosscheck_xla.py: float8_e3m4 0.53 -> INT8 0 as
+/// E5M2 truncates, NaN -> FLOAT4E2M1 0x8, float64 reaching it through float32; identity a copy).
+const ML_DTYPES_NAMED: &[NamedFormatRows] = &[
+    NamedFormatRows { format: &crate::format::FLOAT8_E3M4, rows_of: DType::Float8E5M2 },
+    NamedFormatRows { format: &crate::format::FLOAT8_E4M3, rows_of: DType::Float8E5M2 },
+    NamedFormatRows { format: &crate::format::FLOAT8_E4M3B11FNUZ, rows_of: DType::Float8E4M3FNUZ },
+];
 
 /// ml_dtypes inside numpy's vector blocks (see [`NUMPY_BLOCKS`]).
 const ML_DTYPES_BLOCKS: &[VectorBlock] = &[
@@ -481,6 +498,9 @@ pub const XLA: Policy = Policy {
         (DType::Float8E4M3FNUZ, XLA_E5M2_NAN),
         (DType::Float8E5M2FNUZ, XLA_E5M2_NAN),
         (DType::Float8E8M0, XLA_E5M2_NAN),
+        // E5M2 -> E5M2 is a copy; this is for the named formats that follow E5M2's rows
+        // (observed: float8_e3m4 0x71 -> 0x7F, float8_e4m3 0x79 -> 0x7F).
+        (DType::Float8E5M2, XLA_E5M2_NAN),
     ],
     // FNUZ 0x80 -> float32 0x7FC00000 (observed).
     fnuz_nan_is_negative: false,
@@ -525,6 +545,7 @@ pub const XLA: Policy = Policy {
     ],
     cast_falls_back: &[DType::String],
     sources_fall_back: &[DType::Float6E2M3, DType::Float6E3M2],
+    named_formats: ML_DTYPES_NAMED,
     ..SPEC
 };
 

@@ -494,6 +494,21 @@ pub const ROWS: &[Row] = &[
         ],
     },
     Row {
+        field: "named_formats",
+        case: "The named formats (ml_dtypes' float8_e3m4, float8_e4m3, float8_e4m3b11fnuz) and the ONNX dtype whose rows their casts follow",
+        onnx_text: OnnxText::Coverage,
+        value: |p| {
+            if p.named_formats.is_empty() {
+                return "none: named formats convert IEEE-style, as under `spec` (not ONNX types)".into();
+            }
+            p.named_formats.iter().map(|n| format!("{} as {}", n.format, n.rows_of.onnx_name())).collect::<Vec<_>>().join(", ")
+        },
+        observations: &[
+            (Profile::MlDtypes, "float8_e3m4 0x21 (0.53) -> INT8 0 (truncated), float8_e4m3 240 -> INT8 -16, NaN 0x71 -> FLOAT4E2M1 0x8, 0xF1 -> FLOAT 0xFFC00000, float64 0x3FF1000000400000 -> float8_e4m3 0x38 (through float32)"),
+            (Profile::Xla, "float8_e4m3 240 -> INT8 127 (saturating), float8_e3m4 NaN 0x71 and 0xF1 -> FLOAT4E2M1 0x8 and -> FLOAT8E5M2 0x7F, float64 0x3FF1000000400000 -> float8_e4m3 0x39 (rounded once)"),
+        ],
+    },
+    Row {
         field: "strings.grammar",
         case: "How texts are read",
         onnx_text: OnnxText::Decides,

@@ -3,23 +3,67 @@
 //! package's `cast` run when a side is not an ONNX dtype.
 
 use super::{Converter, Format, VerifyOptions};
-use crate::convert::{decode_element, CastOptions, Element};
-use crate::dtype::DType;
+use crate::convert::{convert_sides, decode_element, CastOptions, Element, Side};
+use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::packing;
 use crate::plan::StreamError;
-use crate::profile::StringGrammar;
+use crate::profile::{Policy, Profile, StringGrammar};
 use crate::round::{RoundingMode, Tininess};
 use crate::strings::{self, value_to_exact_decimal};
 
 /// `lowbit cast` where a side is a described format (an ONNX dtype on the other side, or another
 /// described format): IEEE conversion through the core ([`Converter`]), rounded to
 /// nearest even once, saturating as `--saturate` says, with the IEEE flags. ONNX's profile rules
-/// are for ONNX dtype pairs; here there are none.
+/// are for ONNX dtype pairs; the one exception is a named format (`float8_e3m4`, ...) under a
+/// profile whose implementation has it ([`Policy::named_formats`]): the profile's rows then apply
+/// ([`DescribedCast::under_profile`]).
 pub struct DescribedCast {
     from: Format,
     to: Format,
-    converter: Converter,
+    rule: Rule,
+}
+
+/// How each code converts.
+enum Rule {
+    /// IEEE 754 through the verification converter.
+    Ieee(Converter),
+    /// The profile's Cast rows, a named side taking those of its `rows_of` dtype.
+    Profile { policy: &'static Policy, from: Side, to: Side, opts: CastOptions },
+}
+
+impl Rule {
+    fn convert(&self, code: u64) -> Result<(u64, Option<crate::round::Status>)> {
+        match self {
+            Rule::Ieee(converter) => {
+                let (out, status) = converter.convert(code, 0);
+                Ok((out, Some(status)))
+            }
+            Rule::Profile { policy, from, to, opts } => Ok((convert_sides(policy, *from, *to, code, opts)?, None)),
+        }
+    }
+}
+
+/// A side of a cast under a profile that has every named format on it: the side and its raw
+/// layout. `None` where a side is a free description or a named format the profile lacks (the
+/// IEEE conversion applies).
+fn profile_side(text: &str, policy: &Policy) -> Result<Option<(Side, Format)>> {
+    if let Some(named) = crate::format::FloatFormat::named(text) {
+        return Ok(policy.named_rows(named).map(|rows| (Side { rows, named: Some(named) }, Format::Described(*named))));
+    }
+    match DType::parse(text) {
+        Ok(DType::String) => Err(Error::UnsupportedDType {
+            op: "cast",
+            dtype: "STRING",
+            why: "it does not convert to or from a named or described format",
+        }),
+        // Any fixed-width dtype, BOOL included (the implementations cast their types to bool).
+        Ok(d) if matches!(d.kind(), Kind::Float(_) | Kind::Integer { .. } | Kind::Bool) => {
+            Ok(Some((Side::onnx(d), Format::Onnx(d))))
+        }
+        Ok(d) => Format::onnx(d).map(|_| None),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Bytes of one code of a described format in raw data: 1, 2 or 4 (little-endian).
@@ -39,17 +83,54 @@ impl DescribedCast {
     /// neither a dtype nor a format description, or is BOOL, STRING or complex next to a described
     /// format.
     pub fn new(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
+        DescribedCast::under_profile(
+            from,
+            to,
+            &CastOptions { saturate, profile: Profile::Spec, ..CastOptions::default() },
+        )
+    }
+
+    /// As [`DescribedCast::new`], under a profile: where every non-ONNX side is a named format the
+    /// profile's implementation has (`float8_e3m4` under `ml-dtypes` or `xla`), the profile's Cast
+    /// rows apply (no IEEE flags; `saturate` and `round_mode` as the profile takes them, BOOL
+    /// allowed on the other side); otherwise the IEEE conversion with `opts.saturate`, as every
+    /// profile without the format does (`spec`'s).
+    pub fn under_profile(from: &str, to: &str, opts: &CastOptions) -> Result<Option<DescribedCast>> {
+        let (saturate, profile) = (opts.saturate, opts.profile);
         let described = |text: &str| DType::parse(text).is_err();
         if !described(from) && !described(to) {
             return Ok(None);
         }
+        let policy = profile.policy();
+        let sides = (profile_side(from, policy)?, profile_side(to, policy)?);
+        if let (Some((from_side, from)), Some((to_side, to))) = sides {
+            // A pair the implementation has no cast for gets `spec`'s answer: the IEEE conversion.
+            if policy.falls_back(from_side.rows, to_side.rows) {
+                return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate);
+            }
+            let opts = *opts;
+            let policy = policy.for_cast(from_side.rows, to_side.rows);
+            let rule = Rule::Profile { policy, from: from_side, to: to_side, opts };
+            return Ok(Some(DescribedCast { from, to, rule }));
+        }
+        DescribedCast::ieee(from, to, saturate)
+    }
+
+    /// The IEEE conversion between two formats (either may be an ONNX dtype).
+    fn ieee(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
         let (from, to) = (Format::parse(from)?, Format::parse(to)?);
         // As ONNX's attribute: it applies to float targets of 8 bits or fewer (float8's place);
         // a wider float target keeps its infinities.
         let saturate = saturate && to.float_format().is_some_and(|f| f.width() <= 8);
         let options = VerifyOptions { mode: RoundingMode::NearestEven, tininess: Tininess::AfterRounding, saturate };
         options.validate()?;
-        Ok(Some(DescribedCast { from, to, converter: Converter::new(&from, &to, &options) }))
+        Ok(Some(DescribedCast { from, to, rule: Rule::Ieee(Converter::new(&from, &to, &options)) }))
+    }
+
+    /// Whether a profile's Cast rows decide the codes (else the IEEE conversion, with flags).
+    #[must_use]
+    pub fn follows_profile(&self) -> bool {
+        matches!(self.rule, Rule::Profile { .. })
     }
 
     /// Bytes of `n` elements of `format` in raw data: ONNX's layout for a dtype, else one
@@ -133,7 +214,7 @@ impl DescribedCast {
                 ),
             })?;
             let codes = Self::unpack(&self.from, &buf[..got], n)?;
-            let out: Vec<u64> = codes.iter().map(|&c| self.converter.convert(c, 0).0).collect();
+            let out = codes.iter().map(|&c| self.rule.convert(c).map(|(out, _)| out)).collect::<Result<Vec<u64>>>()?;
             output.write_all(&Self::pack(&self.to, &out)?).map_err(StreamError::Output)?;
             total += got as u64;
             if got < buf.len() {
@@ -158,12 +239,13 @@ impl DescribedCast {
                     crate::round::encode_with_status(&f, value, &opts).0
                 }
             };
-            let (out, status) = self.converter.convert(code, 0);
+            let (out, status) = self.rule.convert(code)?;
             let shown = match self.to.float_format() {
                 Some(f) => value_to_exact_decimal(&f.decode(out)),
                 None => match self.to {
                     Format::Onnx(d) => decode_element(d, out).map(|e| match e {
                         Element::Int(i) => i.to_string(),
+                        Element::Bool(b) => b.to_string(),
                         other => format!("{other:?}"),
                     })?,
                     Format::Described(_) => unreachable!("described formats are floats"),
@@ -174,7 +256,7 @@ impl DescribedCast {
                 text,
                 format!("{code:#x}"),
                 format!("{out:#x}"),
-                format!("{:02x}", status.bits())
+                status.map_or("-".to_string(), |status| format!("{:02x}", status.bits()))
             ));
         }
         Ok(lines.join("\n"))

@@ -65,9 +65,13 @@ impl Format {
     /// A name without options that names an ONNX dtype means that dtype (so `e4m3` is
     /// FLOAT8E4M3FN, `e5m2` FLOAT8E5M2, `e2m1`, `e2m3`, `e3m2`, `e8m0` their ONNX types, and `int8`,
     /// `f16`, ... as everywhere in lowbit); anything else, and every spelling with options, is a
-    /// description read by [`FloatFormat::describe`]. BOOL, STRING and the complex types are not
-    /// formats here.
+    /// description read by [`FloatFormat::describe`]. The named formats (`float8_e3m4`,
+    /// `float8_e4m3`, `float8_e4m3b11fnuz`: [`crate::format::NAMED_FORMATS`]) are described formats
+    /// with a name. BOOL, STRING and the complex types are not formats here.
     pub fn parse(text: &str) -> Result<Format> {
+        if let Some(named) = FloatFormat::named(text) {
+            return Ok(Format::Described(*named));
+        }
         if !text.contains(',') {
             if let Ok(dtype) = DType::parse(text) {
                 return Format::onnx(dtype);
@@ -133,11 +137,12 @@ impl Format {
 }
 
 impl fmt::Display for Format {
-    /// The ONNX name, or the description.
+    /// The ONNX name, the format's name, or the description.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Format::Onnx(d) => f.write_str(d.onnx_name()),
-            Format::Described(format) => f.write_str(&format.description()),
+            // A named format by its name, any other by its description.
+            Format::Described(format) => write!(f, "{format}"),
         }
     }
 }

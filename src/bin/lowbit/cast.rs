@@ -228,7 +228,9 @@ pub struct Args {
     /// cast a TensorProto file. With a described format on either side the conversion is
     /// IEEE's through the core (nearest even, no saturation unless --saturate 1 for targets of 8
     /// bits or fewer, the flags in the table), and a raw code of a described format takes 1, 2
-    /// or 4 bytes.
+    /// or 4 bytes. ml_dtypes' float8_e3m4, float8_e4m3 and float8_e4m3b11fnuz are described
+    /// formats by name; under --profile ml-dtypes or xla they follow that profile's rows
+    /// (bit-exact with astype and XLA, BOOL allowed on the other side, no flags).
     #[arg(long, value_parser = crate::format_name)]
     from: Option<String>,
     /// Target dtype, or a format description as for --from.
@@ -266,15 +268,20 @@ pub struct Args {
 pub fn run(args: Args) -> crate::Outcome {
     let Args { from, to, attributes, count, threads, max_input_bytes, json, values } = args;
     // A described format on a side: the IEEE conversion through the core, no saturation unless
-    // asked for.
+    // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
         Some(from) => {
-            lowbit::verify::DescribedCast::new(from, &to, attributes.saturate.is_some_and(crate::Saturate::on))?
+            let opts = lowbit::CastOptions {
+                saturate: attributes.saturate.is_some_and(crate::Saturate::on),
+                round_mode: attributes.round.map_or(lowbit::RoundMode::Up, Into::into),
+                profile: attributes.profile,
+            };
+            lowbit::verify::DescribedCast::under_profile(from, &to, &opts)?
         }
         None => None,
     };
     if let Some(described) = described {
-        if attributes.round.is_some() {
+        if attributes.round.is_some() && !described.follows_profile() {
             return Err(crate::usage(
                 "cast",
                 "--round up|down|nearest is ONNX's round_mode for FLOAT8E8M0; a described format rounds to nearest \
@@ -288,14 +295,19 @@ pub fn run(args: Args) -> crate::Outcome {
         if !values.is_empty() {
             // IEEE's conversion: nearest even, tininess after rounding; saturation as given
             // (it applies to targets of 8 bits or fewer).
-            let to_format = lowbit::verify::Format::parse(&to)?;
-            let from_format = lowbit::verify::Format::parse(from.as_deref().unwrap_or_default())?;
-            let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
-                && to_format.float_format().is_some_and(|f| f.width() <= 8);
-            let header = format!(
-                "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
-                u8::from(saturate)
-            );
+            let from = from.as_deref().unwrap_or_default();
+            let header = if described.follows_profile() {
+                format!("{from} -> {to}, profile {} (its Cast rows for named formats)", attributes.profile.name())
+            } else {
+                let to_format = lowbit::verify::Format::parse(&to)?;
+                let from_format = lowbit::verify::Format::parse(from)?;
+                let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
+                    && to_format.float_format().is_some_and(|f| f.width() <= 8);
+                format!(
+                    "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
+                    u8::from(saturate)
+                )
+            };
             return crate::printed(&format!("{header}\n{}", described.table(&values)?));
         }
         if count.is_some() {

@@ -6,7 +6,8 @@ use crate::{printed, Outcome};
 pub struct Args {
     /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16), or a format
     /// description eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
-    /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type).
+    /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type), or one of
+    /// ml_dtypes' other types: float8_e3m4, float8_e4m3, float8_e4m3b11fnuz.
     #[arg(value_parser = crate::format_name)]
     dtype: String,
     /// One JSON object {"name", "lines": ["key: value", ...]}: the same facts, one per line.
@@ -46,11 +47,19 @@ fn describe(format: &lowbit::verify::Format) -> String {
             format!("bits: {}", dtype.bits().map_or("variable".to_string(), |b| b.to_string())),
             format!("packing: {}", packing_words(dtype.packing())),
         ],
-        Format::Described(f) => vec![
-            f.description(),
-            "kind: described format (not an ONNX type)".to_string(),
-            format!("bits: {}", f.width()),
-        ],
+        Format::Described(f) => match f.name_of_named() {
+            Some(name) => vec![
+                name.to_string(),
+                "kind: named described format (ml_dtypes 0.6.0's type; not an ONNX type)".to_string(),
+                format!("bits: {}", f.width()),
+                "packing: one byte per element (as ml_dtypes stores it)".to_string(),
+            ],
+            None => vec![
+                f.description(),
+                "kind: described format (not an ONNX type)".to_string(),
+                format!("bits: {}", f.width()),
+            ],
+        },
     };
     if let Some(f) = format.float_format() {
         float_info(&f, &mut lines);

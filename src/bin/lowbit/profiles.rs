@@ -5,8 +5,8 @@ use lowbit::Profile;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// One JSON object: {"profiles": [{"name", "peer", "falls_back": [[FROM, TO], ...]}]} (used
-    /// by the cross-check scripts).
+    /// One JSON object: {"profiles": [{"name", "peer", "falls_back": [[FROM, TO], ...],
+    /// "named_formats": {NAME: ONNX dtype whose rows apply}}]} (used by the cross-check scripts).
     #[arg(long, conflicts_with = "markdown")]
     json: bool,
     /// The whole decision table, as tables/profiles.md holds it: every row of every profile
@@ -28,7 +28,10 @@ pub fn run(args: Args) -> Outcome {
         .map(|p| {
             let pairs: Vec<[&str; 2]> =
                 p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
-            serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs })
+            // Each named format the profile has, with the ONNX dtype whose rows its casts follow.
+            let named: serde_json::Map<String, serde_json::Value> =
+                p.policy().named_formats.iter().map(|n| (n.format.to_string(), n.rows_of.onnx_name().into())).collect();
+            serde_json::json!({ "name": p.name(), "peer": p.peer(), "falls_back": pairs, "named_formats": named })
         })
         .collect();
     printed(&serde_json::json!({ "profiles": entries }).to_string())

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the DPI-C testbench (tb_cast.sv) with Verilator against lowbit's C library twice: on the
+# correct unit, which must pass, and with LOWBIT_PLANT_BUG (ties away from zero), which must fail
+# with mismatches. Exits 0 only if both outcomes are as expected.
+#   bash hdl/examples/verilator/run.sh [+cases=N] [+seed=S]   (plusargs go to both runs)
+# Needs Verilator 5 (Debian: apt-get install verilator), a C++ compiler and cargo.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+build=${LOWBIT_VERILATOR_BUILD:-$here/obj_dir}
+
+# The C library (liblowbit_capi.so) and its header.
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p lowbit-capi
+lib="$target/release"
+
+build_one() { # name, extra verilator options
+    local name=$1
+    shift
+    verilator --binary --timing -j 2 -Wno-fatal --top-module tb_cast -Mdir "$build/$name" \
+        -CFLAGS "-I$root/include" \
+        -LDFLAGS "-L$lib -llowbit_capi -Wl,-rpath,$lib" \
+        "$@" "$root/hdl/lowbit_dpi.sv" "$root/hdl/lowbit_dpi.c" "$here/../cast_f32_fp8.sv" "$here/tb_cast.sv" \
+        > "$build/$name.build.log" 2>&1 || { cat "$build/$name.build.log"; return 1; }
+}
+
+mkdir -p "$build"
+build_one correct
+build_one bug +define+LOWBIT_PLANT_BUG
+
+echo "== the correct unit (must pass)"
+"$build/correct/Vtb_cast" "$@"
+
+echo "== the unit with the planted bug (must fail with mismatches)"
+if "$build/bug/Vtb_cast" "$@" > "$build/bug.log" 2>&1; then
+    cat "$build/bug.log"
+    echo "the planted bug was NOT caught" >&2
+    exit 1
+fi
+cat "$build/bug.log"
+grep -q "differ from lowbit" "$build/bug.log" || { echo "the bug run failed, but not on a mismatch" >&2; exit 1; }
+echo "planted bug caught"
