@@ -155,13 +155,18 @@ pub(super) fn scales_shape(shape: &[usize], scheme: &Scheme, axis: i64) -> Resul
 
 /// Row-major data with the blocked axis moved last (`outer x inner x len`), or as it is.
 fn axis_last<T: Copy>(data: &[T], g: &Geometry) -> Vec<T> {
-    if g.inner == 1 {
+    move_axis_last(data, g.outer, g.len, g.inner)
+}
+
+/// `data` of shape `outer x len x inner` as `outer x inner x len`.
+fn move_axis_last<T: Copy>(data: &[T], outer: usize, len: usize, inner: usize) -> Vec<T> {
+    if inner == 1 {
         return data.to_vec();
     }
     let mut out = Vec::with_capacity(data.len());
-    for o in 0..g.outer {
-        for i in 0..g.inner {
-            out.extend((0..g.len).map(|k| data[(o * g.len + k) * g.inner + i]));
+    for o in 0..outer {
+        for i in 0..inner {
+            out.extend((0..len).map(|k| data[(o * len + k) * inner + i]));
         }
     }
     out
@@ -255,7 +260,10 @@ struct BlockScale {
     factor: f32,
 }
 
-pub(super) fn quantize<T: BlockInput>(
+/// Quantizes `x` (of `shape`, row-major) with `scheme` in blocks along `axis` (tiles: the last two
+/// axes); `global_scale` is the per-tensor scale where the recipe has one (None: computed as the
+/// implementation computes it, or none).
+pub fn quantize<T: BlockInput>(
     x: &[T],
     shape: &[usize],
     scheme: &Scheme,
@@ -856,16 +864,10 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
 
 /// Scales (in the tensor's order) rearranged to the blocked-axis-last order of [`Geometry`].
 fn axis_last_blocks(scales: &[f32], g: &Geometry) -> Vec<f32> {
-    if g.inner == 1 || g.block_rows != 1 {
+    if g.block_rows != 1 {
         return scales.to_vec();
     }
-    let mut out = Vec::with_capacity(scales.len());
-    for o in 0..g.outer {
-        for i in 0..g.inner {
-            out.extend((0..g.col_blocks).map(|k| scales[(o * g.col_blocks + k) * g.inner + i]));
-        }
-    }
-    out
+    move_axis_last(scales, g.outer, g.col_blocks, g.inner)
 }
 
 /// The element type's width in bits (every element type here has one).

@@ -63,7 +63,8 @@ pub(super) fn check_arrays(q: &Quantized) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn from_arrays(
+/// A [`Quantized`] from its parts, every length and code checked.
+pub fn from_arrays(
     elements: Vec<u8>,
     shape: &[usize],
     scales: Scales,

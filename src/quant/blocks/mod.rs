@@ -28,6 +28,9 @@ mod engine;
 mod layout;
 mod recipes;
 
+pub use engine::quantize;
+pub use layout::from_arrays;
+
 pub use recipes::{
     Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, Recipe, ScaleFormat,
     ScaleRule, ShortBlock, Source, ZeroScale,
@@ -403,19 +406,6 @@ impl BlockInput for half::bf16 {
     }
 }
 
-/// Quantizes `x` (of `shape`, row-major) with `scheme` in blocks along `axis` (tiles: the last two
-/// axes); `global_scale` is the per-tensor scale where the recipe has one (None: computed as the
-/// implementation computes it, or none).
-pub fn quantize<T: BlockInput>(
-    x: &[T],
-    shape: &[usize],
-    scheme: &Scheme,
-    axis: i64,
-    global_scale: Option<f32>,
-) -> Result<Quantized> {
-    engine::quantize(x, shape, scheme, axis, global_scale)
-}
-
 /// [`quantize`] on ONNX raw data: `raw` holds `dtype` (FLOAT, FLOAT16 or BFLOAT16) little-endian
 /// elements of `shape`.
 pub fn quantize_raw(
@@ -470,18 +460,6 @@ pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
 /// The reverse of [`to_bytes`] for a tensor of `shape`.
 pub fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i64) -> Result<Quantized> {
     layout::from_bytes(data, scheme, shape, axis)
-}
-
-/// A [`Quantized`] from its parts, every length and code checked.
-pub fn from_arrays(
-    elements: Vec<u8>,
-    shape: &[usize],
-    scales: Scales,
-    scheme: &Scheme,
-    axis: i64,
-    global_scale: Option<f32>,
-) -> Result<Quantized> {
-    layout::from_arrays(elements, shape, scales, scheme, axis, global_scale)
 }
 
 impl Quantized {
