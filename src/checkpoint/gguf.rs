@@ -421,7 +421,23 @@ pub(crate) fn parse(bytes: &[u8], path: &Path, file: usize) -> Result<Parsed> {
             return Err(c.fail(Some(&shown), format!("unknown ggml type id {type_id}")));
         };
         let offset = c.u64("a tensor offset")?;
-        infos.push((name, dims, ggml, offset, info_at));
+        let fail = |message: String| checkpoint_error(path, Some(&shown), Some(info_at as u64), message);
+        let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).filter(|&n| n <= i64::MAX as u64);
+        let Some(elements) = elements else {
+            return Err(fail(format!("the dimensions {dims:?} have more elements than ggml can count")));
+        };
+        let (block_elements, block_bytes) = ggml.block();
+        let innermost = dims.first().copied().unwrap_or(1);
+        if innermost % block_elements != 0 {
+            return Err(fail(format!(
+                "{} blocks hold {block_elements} elements, but the innermost dimension is {innermost}",
+                ggml.name
+            )));
+        }
+        let len = (elements / block_elements as u64)
+            .checked_mul(block_bytes as u64)
+            .ok_or_else(|| fail(format!("{elements} elements of {} overflow a byte count", ggml.name)))?;
+        infos.push((name, dims, ggml, offset, info_at, len));
     }
     let data_start = (c.at as u64).next_multiple_of(alignment);
     let size = bytes.len() as u64;
@@ -434,30 +450,9 @@ pub(crate) fn parse(bytes: &[u8], path: &Path, file: usize) -> Result<Parsed> {
         ));
     }
     let mut expected = 0u64;
-    for (name, dims, ggml, offset, info_at) in infos {
+    for (name, dims, ggml, offset, info_at, len) in infos {
         let shown = quoted(&name);
         let fail = |at: u64, message: String| checkpoint_error(path, Some(&shown), Some(at), message);
-        let elements = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).filter(|&n| n <= i64::MAX as u64);
-        let Some(elements) = elements else {
-            return Err(fail(
-                info_at as u64,
-                format!("the dimensions {dims:?} have more elements than ggml can count"),
-            ));
-        };
-        let (block_elements, block_bytes) = ggml.block();
-        let innermost = dims.first().copied().unwrap_or(1);
-        if innermost % block_elements != 0 {
-            return Err(fail(
-                info_at as u64,
-                format!(
-                    "{} blocks hold {block_elements} elements, but the innermost dimension is {innermost}",
-                    ggml.name
-                ),
-            ));
-        }
-        let len = (elements / block_elements as u64).checked_mul(block_bytes as u64).ok_or_else(|| {
-            fail(info_at as u64, format!("{elements} elements of {} overflow a byte count", ggml.name))
-        })?;
         if offset != expected {
             return Err(fail(
                 info_at as u64,
