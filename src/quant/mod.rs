@@ -18,6 +18,7 @@
 //! Where the text is silent or the implementations disagree, the profile's rows decide
 //! ([`crate::profile::QuantizePolicy`]).
 
+pub mod blocks;
 pub mod dynamic;
 pub mod linear;
 pub mod mx;

@@ -1,0 +1,397 @@
+//! **Block-scaled recipes**: MX in every scale mode, NVFP4, ggml blocks, FP8 blocks, each exactly
+//! as the implementation that made the weights computes it (issue 26).
+//!
+//! A [`Scheme`] is a named recipe with its options (`torchao:mxfp4,scale=rceil`,
+//! `modelopt:nvfp4`, `ggml:q8_0`, `deepseek:fp8,tile=1x128`, `fp8:channel`, `ocp:mxfp8e4m3`;
+//! [`SCHEMES`] lists them with their sources). A recipe is a row of the table in
+//! `recipes.rs` ([`Recipe`]): element format, block shape, scale format and rule, second-level
+//! scale, the arithmetic of the element step, the tie rule, what zero/NaN/Inf blocks give, the
+//! storage layout, and the implementation, version and script that check it. The engine reads the
+//! row; element and scale casts go through the rounding core's plans.
+//!
+//! ```
+//! use lowbit::quant::blocks::{quantize, Scales, Scheme};
+//!
+//! // ggml Q8_0: d = amax / 127 = 1/127 stored as float16, elements roundf(x * (1 / d)) (ties
+//! // away from zero): 0.5/127 scaled is 0.5 -> 1 and -0.5/127 -> -1.
+//! let mut x = [0.0f32; 32];
+//! x[0] = 1.0;
+//! x[1] = 0.5 / 127.0;
+//! x[2] = -0.5 / 127.0;
+//! let q = quantize(&x, &[32], &Scheme::parse("ggml:q8_0")?, -1, None)?;
+//! assert_eq!(&q.elements[..3], &[127, 1, 0xFF]);
+//! assert_eq!(q.scales, Scales::Float16(vec![0x2008])); // 1/127 in float16
+//! # Ok::<(), lowbit::Error>(())
+//! ```
+
+mod engine;
+mod layout;
+mod recipes;
+
+pub use recipes::{
+    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, Recipe, ScaleFormat,
+    ScaleRule, ShortBlock, Source, ZeroScale,
+};
+
+use crate::alloc_prelude::*;
+use crate::dtype::DType;
+use crate::error::{quoted, Error, Result};
+use crate::quant::mx::{MxFormat, MxOptions, ScaleRound};
+
+/// Every scheme family with its options and source: what `lowbit schemes` and
+/// `lowbit.blocks.SCHEMES` list.
+pub const SCHEMES: &[(&str, &str)] = &[
+    (
+        "ocp:mxfp8e4m3|mxfp8e5m2|mxfp6e2m3|mxfp6e3m2|mxfp4|mxint8[,block=N][,scale=floor|ceil]",
+        "OCP MX v1.0 (lowbit quant::mx; checked against Graphcore gfloat)",
+    ),
+    (
+        "torchao:mxfp8e4m3|mxfp8e5m2|mxfp6e2m3|mxfp6e3m2|mxfp4,scale=floor|rceil|ceil|even",
+        "torchao 0.18.0 torchao.prototype.mx_formats to_mx / to_dtype",
+    ),
+    ("torchao:nvfp4[,global=amax]", "torchao 0.18.0 nvfp4_quantize / NVFP4Tensor.dequantize"),
+    ("modelopt:nvfp4", "nvidia-modelopt 0.47.0 NVFP4QTensor.quantize / dequantize"),
+    (
+        "compressed-tensors:nvfp4",
+        "compressed-tensors 0.20.0 NVFP4 preset (generate_gparam, calculate_qparams, NVFP4PackedCompressor)",
+    ),
+    (
+        "ggml:q8_0|q4_0|mxfp4|nvfp4",
+        "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
+    ),
+    (
+        "deepseek:fp8[,tile=128x128|1x128][,scale_fmt=ue8m0]",
+        "DeepSeek-V3 inference/kernel.py act_quant / weight_dequant (transcribed)",
+    ),
+    (
+        "fp8:tensor|channel|group=N|block=N|block=MxN",
+        "compressed-tensors 0.20.0 float-quantized (FP8, FP8_DYNAMIC, FP8_BLOCK)",
+    ),
+];
+
+/// A recipe with its options, parsed from its name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scheme {
+    name: String,
+    recipe: Recipe,
+    /// OCP MX: the options `quant::mx` takes.
+    mx: Option<MxOptions>,
+    /// torchao NVFP4 `global=amax`: the per-tensor scale computed from the tensor.
+    global_from_amax: bool,
+}
+
+impl Scheme {
+    /// Parses a scheme name (module docs; [`SCHEMES`]).
+    pub fn parse(name: &str) -> Result<Scheme> {
+        let mut parts = name.split(',');
+        let head = parts.next().unwrap_or_default();
+        let options: Vec<(&str, &str)> = parts
+            .map(|p| p.split_once('=').ok_or_else(|| bad(name, &format!("option {} is not key=value", quoted(p)))))
+            .collect::<Result<_>>()?;
+        let (family, format) = head.split_once(':').ok_or_else(|| bad(name, "a scheme is family:format"))?;
+        let mut global_from_amax = false;
+        let mut mx = None;
+        let mut used = Vec::new();
+        let option = |key: &str, used: &mut Vec<String>| {
+            used.push(key.to_string());
+            options.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        };
+        let mut recipe = match family {
+            "ocp" => {
+                let mx_format = MxFormat::parse(format)?;
+                let mut opts = MxOptions::new(mx_format);
+                if let Some(b) = option("block", &mut used) {
+                    opts.block_size = parse_count(name, "block", b)?;
+                }
+                if let Some(s) = option("scale", &mut used) {
+                    opts.scale_round = ScaleRound::parse(s)?;
+                }
+                mx = Some(opts);
+                Recipe { element: mx_format.element_dtype(), block: BlockShape::Row(opts.block_size), ..row("ocp") }
+            }
+            "torchao" if format == "nvfp4" => {
+                match option("global", &mut used) {
+                    None => {}
+                    Some("amax") => global_from_amax = true,
+                    Some(v) => return Err(bad(name, &format!("global={v}: the only value is amax"))),
+                }
+                row("torchao:nvfp4")
+            }
+            "torchao" => {
+                let index = recipes::TORCHAO_MX_ELEMENTS.iter().position(|e| e.0 == format).ok_or_else(|| {
+                    bad(name, "torchao's formats are mxfp8e4m3, mxfp8e5m2, mxfp6e2m3, mxfp6e3m2, mxfp4, nvfp4")
+                })?;
+                let mode = option("scale", &mut used).unwrap_or("floor");
+                recipes::torchao_mx_row(index, mode)
+                    .ok_or_else(|| bad(name, "torchao's scale modes are floor, ceil, even, rceil"))?
+            }
+            "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
+            "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
+            "deepseek" if format == "fp8" => {
+                let mut r = row("deepseek:fp8");
+                match option("tile", &mut used) {
+                    None | Some("128x128") => {}
+                    Some("1x128") => r.block = BlockShape::Row(128),
+                    Some(v) => return Err(bad(name, &format!("tile={v}: DeepSeek's tiles are 128x128 and 1x128"))),
+                }
+                match option("scale_fmt", &mut used) {
+                    None => {}
+                    Some("ue8m0") => {
+                        if let ScaleRule::Divide { ref mut pow2_ceil, .. } = r.scale_rule {
+                            *pow2_ceil = true;
+                        }
+                    }
+                    Some(v) => return Err(bad(name, &format!("scale_fmt={v}: the only value is ue8m0"))),
+                }
+                if r.block == BlockShape::Tile(128, 128) {
+                    // weight_dequant masks the edges: short tiles hold the elements that exist.
+                    r.short_block = ShortBlock::OwnBlock;
+                }
+                r
+            }
+            "fp8" => {
+                let mut r = row("fp8");
+                let granularity = match format {
+                    "tensor" => BlockShape::Tensor,
+                    "channel" => BlockShape::Channel,
+                    _ => {
+                        let (key, value) = format
+                            .split_once('=')
+                            .ok_or_else(|| bad(name, "fp8's forms are tensor, channel, group=N, block=N, block=MxN"))?;
+                        match (key, value.split_once('x')) {
+                            ("group" | "block", None) => BlockShape::Row(parse_count(name, key, value)?),
+                            ("block", Some((m, n))) => {
+                                // compressed-tensors zero-pads tiles and crops: short tiles allowed.
+                                r.short_block = ShortBlock::OwnBlock;
+                                BlockShape::Tile(parse_count(name, key, m)?, parse_count(name, key, n)?)
+                            }
+                            _ => return Err(bad(name, "fp8's forms are tensor, channel, group=N, block=N, block=MxN")),
+                        }
+                    }
+                };
+                if matches!(granularity, BlockShape::Tensor | BlockShape::Channel) {
+                    r.short_block = ShortBlock::OwnBlock;
+                }
+                r.block = granularity;
+                r
+            }
+            _ => return Err(bad(name, "unknown scheme")),
+        };
+        if let Some((k, _)) = options.iter().find(|(k, _)| !used.iter().any(|u| u == k)) {
+            return Err(bad(name, &format!("{} takes no option {}", head, quoted(k))));
+        }
+        if let (Some(opts), BlockShape::Row(_)) = (mx, recipe.block) {
+            recipe.block = BlockShape::Row(opts.block_size);
+        }
+        Ok(Scheme { name: name.to_string(), recipe, mx, global_from_amax })
+    }
+
+    /// The name as given.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The recipe row (with the options applied).
+    #[must_use]
+    pub fn recipe(&self) -> &Recipe {
+        &self.recipe
+    }
+
+    /// The element's ONNX type.
+    #[must_use]
+    pub fn element_dtype(&self) -> DType {
+        self.recipe.element
+    }
+
+    pub(crate) fn mx(&self) -> Option<&MxOptions> {
+        self.mx.as_ref()
+    }
+
+    pub(crate) fn global_from_amax(&self) -> bool {
+        self.global_from_amax
+    }
+}
+
+impl core::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+fn row(family: &str) -> Recipe {
+    *recipes::RECIPES.iter().find(|r| r.family == family).expect("every family parsed has a row")
+}
+
+fn bad(name: &str, why: &str) -> Error {
+    Error::InvalidOp { op: format!("scheme {}", quoted(name)), message: why.to_string() }
+}
+
+fn parse_count(name: &str, key: &str, value: &str) -> Result<usize> {
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad(name, &format!("{key}={value}: a positive integer is needed"))),
+    }
+}
+
+/// A block's scales as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scales {
+    /// One byte code per block: E8M0, E4M3 or ggml UE4M3.
+    Codes(Vec<u8>),
+    /// float16 bits (ggml's `d`).
+    Float16(Vec<u16>),
+    /// bfloat16 bits (compressed-tensors FP8 scales of bfloat16 input).
+    Bfloat16(Vec<u16>),
+    /// float32 values.
+    Float32(Vec<f32>),
+}
+
+impl Scales {
+    /// How many scales.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            Scales::Codes(v) => v.len(),
+            Scales::Float16(v) | Scales::Bfloat16(v) => v.len(),
+            Scales::Float32(v) => v.len(),
+        }
+    }
+
+    /// No scales.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The ONNX type of the stored scales.
+    #[must_use]
+    pub fn dtype(&self, scheme: &Scheme) -> DType {
+        match self {
+            Scales::Codes(_) if scheme.recipe.scale == ScaleFormat::E8M0 => DType::Float8E8M0,
+            Scales::Codes(_) if scheme.recipe.scale == ScaleFormat::E4M3 => DType::Float8E4M3FN,
+            Scales::Codes(_) => DType::Uint8,
+            Scales::Float16(_) => DType::Float16,
+            Scales::Bfloat16(_) => DType::Bfloat16,
+            Scales::Float32(_) => DType::Float,
+        }
+    }
+}
+
+/// A quantized tensor: one element code per element (the code in the low bits: the ONNX code of
+/// the element type; ggml Q8_0 the int8 byte, Q4_0 the stored nibble), the scales, and the
+/// per-tensor scale of two-level recipes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantized {
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The tensor's shape.
+    pub shape: Vec<usize>,
+    /// The blocked axis (negative counts from the end).
+    pub axis: i64,
+    /// One code per element, the tensor's shape, row-major.
+    pub elements: Vec<u8>,
+    /// The scales, of shape [`Quantized::scales_shape`].
+    pub scales: Scales,
+    /// The per-tensor scale (a decode scale for torchao and ModelOpt, an encode scale for
+    /// compressed-tensors, as each stores it).
+    pub global_scale: Option<f32>,
+}
+
+/// float32, float16 or bfloat16 input.
+pub trait BlockInput: Copy + sealed::Sealed {
+    /// The ONNX type.
+    const DTYPE: DType;
+    /// The value widened to float32 (exact).
+    fn widen(self) -> f32;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
+}
+
+impl BlockInput for f32 {
+    const DTYPE: DType = DType::Float;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+impl BlockInput for half::f16 {
+    const DTYPE: DType = DType::Float16;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+impl BlockInput for half::bf16 {
+    const DTYPE: DType = DType::Bfloat16;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        // bfloat16 is the top half of float32: widening is a shift, NaN payloads kept.
+        f32::from_bits(u32::from(self.to_bits()) << 16)
+    }
+}
+
+/// Quantizes `x` (of `shape`, row-major) with `scheme` in blocks along `axis` (tiles: the last two
+/// axes); `global_scale` is the per-tensor scale where the recipe has one (None: computed as the
+/// implementation computes it, or none).
+pub fn quantize<T: BlockInput>(
+    x: &[T],
+    shape: &[usize],
+    scheme: &Scheme,
+    axis: i64,
+    global_scale: Option<f32>,
+) -> Result<Quantized> {
+    engine::quantize(x, shape, scheme, axis, global_scale)
+}
+
+/// The values of `q` in float32, as the implementation dequantizes them.
+pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
+    engine::dequantize(q)
+}
+
+/// `q` in its scheme's storage layout ([`Layout`]).
+pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
+    layout::to_bytes(q)
+}
+
+/// The reverse of [`to_bytes`] for a tensor of `shape`.
+pub fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i64) -> Result<Quantized> {
+    layout::from_bytes(data, scheme, shape, axis)
+}
+
+/// A [`Quantized`] from its parts, every length and code checked.
+pub fn from_arrays(
+    elements: Vec<u8>,
+    shape: &[usize],
+    scales: Scales,
+    scheme: &Scheme,
+    axis: i64,
+    global_scale: Option<f32>,
+) -> Result<Quantized> {
+    layout::from_arrays(elements, shape, scales, scheme, axis, global_scale)
+}
+
+impl Quantized {
+    /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
+    /// up (tiles: both axes; `fp8:tensor`: `[1]`).
+    pub fn scales_shape(&self) -> Result<Vec<usize>> {
+        engine::scales_shape(&self.shape, &self.scheme, self.axis)
+    }
+
+    /// [`to_bytes`].
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        to_bytes(self)
+    }
+
+    /// [`dequantize`].
+    pub fn dequantize(&self) -> Result<Vec<f32>> {
+        dequantize(self)
+    }
+}

@@ -1,0 +1,666 @@
+//! The recipe table: one row per implementation's way of quantizing blocks. Every field is a
+//! choice the implementation makes, named by what it computes; the engine reads the row and has no
+//! branch on a recipe's name. `docs/research/block_recipes.md` gives each fact's source.
+
+use crate::dtype::DType;
+
+/// Where an implementation's facts were read and which script checks lowbit against it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Source {
+    /// The package or project.
+    pub implementation: &'static str,
+    /// The version (or source commit) whose behaviour the row reproduces.
+    pub version: &'static str,
+    /// The functions that compute it.
+    pub functions: &'static str,
+    /// The script that compares lowbit with the implementation (or made the fixtures it is
+    /// tested against).
+    pub checked_by: &'static str,
+}
+
+/// How many elements share one scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BlockShape {
+    /// `n` consecutive elements along the blocked axis.
+    Row(usize),
+    /// `rows x cols` tiles over the last two axes (2-D tensors).
+    Tile(usize, usize),
+    /// The whole row along the blocked axis (one scale per channel).
+    Channel,
+    /// The whole tensor (one scale).
+    Tensor,
+}
+
+/// What a block's stored scale is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScaleFormat {
+    /// FLOAT8E8M0 codes (a power of two, 0xFF NaN).
+    E8M0,
+    /// FLOAT8E4M3FN codes (NVFP4's block scale; only positive values occur).
+    E4M3,
+    /// ggml's UE4M3 bytes (its own decoding: 0x00 and 0x7F are 0, bit 7 ignored).
+    GgmlUe4m3,
+    /// float16 (ggml's `d`).
+    Float16,
+    /// float32.
+    Float32,
+    /// The input's dtype (float32 or bfloat16): the implementation computes the scale in it.
+    InputDtype,
+}
+
+/// How the largest magnitude of a block is taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amax {
+    /// `max(|x|)` with a NaN anywhere giving NaN (torch's `amax`).
+    NanPropagating,
+    /// A running `|x| > m` from 0: a NaN never wins (ggml's strict greater-than).
+    NanSkipped,
+    /// ggml's `MAX(m, |x|)` macro, `m > |x| ? m : |x|` from 0: a NaN replaces the running value
+    /// and the next element replaces the NaN, so only a NaN in last place counts.
+    RunningMax,
+    /// The signed value of largest magnitude, the first on equal magnitudes, a NaN never wins
+    /// (ggml Q4_0).
+    SignedLargest,
+}
+
+/// How the block's scale code is made from its amax (and the per-tensor scale).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScaleRule {
+    /// OCP MX, computed by `quant::mx` (the scheme's `scale=` option decides floor or ceil).
+    OcpMx,
+    /// E8M0 from the bits of the float32 amax: exponent field minus 127 (`Pow2`), minus the
+    /// element's largest exponent `emax`, clamped to [-127, 128], plus 127; NaN amax -> 0xFF.
+    Exponent {
+        /// How the power of two is taken from the bits.
+        pow2: Pow2,
+        /// The element format's largest power of two.
+        emax: i32,
+    },
+    /// `ceil(log2(amax / max_element))` with float32 division and a float32 `log2`, clamped to
+    /// [-127, 127] + 127; NaN -> 0xFF, Inf -> 0xFE.
+    ReciprocalCeil {
+        /// The element format's largest value.
+        max_element: f32,
+    },
+    /// ggml MXFP4: `floor(log2f(amax)) - 2 + 127` when amax > 0, else 0.
+    GgmlLog2Floor,
+    /// `amax / divisor` (after the per-tensor step of [`GlobalRule`]), then the clamps of
+    /// `clamp`, then the cast to the scale format; zero replaced by `zero_scale`.
+    Divide {
+        /// 6 for E2M1 elements, 448 for E4M3, 127 for Q8_0, -8 for Q4_0.
+        divisor: f32,
+        /// Clamp bounds applied before the cast (NaN passes).
+        clamp: Option<(f32, f32)>,
+        /// A scale equal to zero before the clamp becomes this (ModelOpt's 1.0).
+        zero_before_cast: Option<f32>,
+        /// A scale equal to zero after the cast becomes this (compressed-tensors' 0.125 and
+        /// `finfo.eps`: see [`ZeroScale`]).
+        zero_after_cast: ZeroScale,
+        /// DeepSeek's `ue8m0`: the scale rounded up to a power of two (`exp2(ceil(log2 s))`).
+        pow2_ceil: bool,
+        /// DeepSeek's `amax = max(amax, 1e-4)` before the division.
+        amax_floor: Option<f32>,
+    },
+}
+
+/// A scale that comes out zero is replaced by...
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ZeroScale {
+    /// ... nothing: it stays zero.
+    Keep,
+    /// ... this value.
+    Value(f32),
+    /// ... the compute dtype's machine epsilon (`torch.finfo(dtype).eps`: 2^-23 float32, 2^-7
+    /// bfloat16).
+    DtypeEps,
+}
+
+/// How `Exponent` takes the power of two from float32 bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pow2 {
+    /// The exponent field (torchao `floor`).
+    Floor,
+    /// Plus one when the mantissa field is not zero (torchao `ceil`).
+    Ceil,
+    /// The bits rounded at `mbits` mantissa bits first, `1 << (23 - mbits - 1)` added and the
+    /// mantissa masked off (torchao `even`).
+    Even {
+        /// The element format's mantissa bits.
+        mbits: u32,
+    },
+}
+
+/// The second-level (per-tensor) scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GlobalRule {
+    /// No per-tensor scale.
+    None,
+    /// A decode scale `G` = amax(tensor) / 2688 when asked (`global=amax` or a given value),
+    /// block scale `(amax_b / 6) / G`, element factor `(1 / G) / s` (torchao).
+    TorchaoDecode,
+    /// A decode scale `G` = amax(tensor) / 2688, always; block scale `amax_b / (6 * G)`, element
+    /// divisor `s * G` (ModelOpt).
+    ModeloptDecode,
+    /// An encode scale `G` = 2688 / max(amax(tensor), tiny) in the input dtype, NaN/Inf -> 1;
+    /// block scale `(amax_b / 6) * G`, element divisor `s / G` (compressed-tensors).
+    CompressedTensorsEncode,
+}
+
+/// How a block's elements are scaled before they are rounded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ElementStep {
+    /// `x / X` with X the decoded scale, but not below `min_divisor` (torchao's
+    /// `F32_MIN_NORMAL` clamp; 0 for none).
+    Divide {
+        /// The smallest divisor.
+        min_divisor: f32,
+    },
+    /// `x * 2^(127 - code)` (0xFF: NaN, 0xFE: 2^-127, 0x00: 1.0), torchao `rceil`.
+    ReciprocalPow2,
+    /// `x * (1 / X)` with the float32 reciprocal of the decoded scale (torchao NVFP4, ggml).
+    Reciprocal,
+    /// The per-tensor rule decides ([`GlobalRule`]).
+    Global,
+}
+
+/// How a scaled value becomes an element code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ElementRound {
+    /// The ONNX Cast from float32 to the element type (nearest even, saturating), after a clamp
+    /// to +-`clamp` where given.
+    Cast {
+        /// Clamp before the cast (torchao's FP8 clamp, NVFP4's +-6).
+        clamp: Option<f32>,
+        /// The scaled value rounded to the compute dtype first (bfloat16 input under
+        /// compressed-tensors).
+        in_compute_dtype: bool,
+        /// `-0.0` (an exact negative zero after scaling) becomes +0 (compressed-tensors adds its
+        /// zero point, ModelOpt takes the sign from `x < 0`).
+        negative_zero_to_positive: bool,
+        /// What a NaN scaled value gives.
+        nan: NanElement,
+    },
+    /// ggml: the index of the nearest of the 16 E2M1 values, the first on a tie (so ties go
+    /// toward zero and a zero result is +0); NaN and Inf give 0.
+    NearestIndexFirstTie,
+    /// ggml Q8_0: `roundf` (nearest, ties away from zero) to int8.
+    IntegerTiesAway,
+    /// ggml Q4_0: `(int8)(x + 8.5f)` truncated, at most 15: the nibble.
+    IntegerOffsetTruncate,
+}
+
+/// The element code a NaN gets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NanElement {
+    /// The cast's NaN (float8: the NaN code with the sign; float4/float6 have none: 0).
+    Cast,
+    /// This code (ModelOpt's `searchsorted`: 7), with the NaN's sign bit.
+    Code(u8),
+    /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits.
+    TorchaoBits,
+    /// compressed-tensors' packer: magnitude index 0, sign from the NaN's sign bit.
+    ZeroWithSign,
+}
+
+/// How elements and scales become values again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dequantize {
+    /// `element * X` in float32 (X the decoded scale; times `G` first with a decode global).
+    Multiply,
+    /// `element * (X / G)` with an encode global, result rounded to bfloat16
+    /// (compressed-tensors' decompress).
+    DivideGlobalToBf16,
+    /// `element * X` rounded to the compute dtype (compressed-tensors FP8 `q.to(scale dtype) *
+    /// scale`).
+    MultiplyInComputeDtype,
+    /// ggml Q4_0: `(nibble - 8) * d`.
+    OffsetNibble,
+    /// ggml MXFP4/NVFP4: the doubled E2M1 value times half the scale.
+    GgmlHalfScale,
+}
+
+/// What an input whose blocked axis is not a whole number of blocks gets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ShortBlock {
+    /// A block of its own.
+    OwnBlock,
+    /// An error quoting the implementation's rule.
+    Refuse(&'static str),
+}
+
+/// How `to_bytes` lays the quantized tensor out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Layout {
+    /// The elements packed as ONNX packs the element type, then the scales (one byte per code,
+    /// or little-endian float16/bfloat16/float32 values), then the per-tensor scale (float32 LE)
+    /// where there is one.
+    Onnx,
+    /// ggml's `block_q8_0` (float16 `d`, 32 int8).
+    GgmlQ8_0,
+    /// ggml's `block_q4_0` (float16 `d`, 16 bytes: element j low nibble, j + 16 high).
+    GgmlQ4_0,
+    /// ggml's `block_mxfp4` (E8M0 `e`, 16 bytes: element j low nibble, j + 16 high).
+    GgmlMxfp4,
+    /// ggml's `block_nvfp4` (4 UE4M3 bytes, 32 bytes: sub-block s in bytes 8s..8s+7, element j of
+    /// it low, j + 8 high).
+    GgmlNvfp4,
+}
+
+/// One recipe: a named set of choices (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recipe {
+    /// The scheme's name without options (`torchao:mxfp4`).
+    pub family: &'static str,
+    /// The options the name takes, as text (`scale=floor|ceil|even|rceil`).
+    pub options: &'static str,
+    /// The element's ONNX type (ggml Q8_0: INT8; Q4_0: UINT4, the stored nibble).
+    pub element: DType,
+    /// The default block.
+    pub block: BlockShape,
+    /// The stored scale.
+    pub scale: ScaleFormat,
+    /// The block maximum.
+    pub amax: Amax,
+    /// The scale rule.
+    pub scale_rule: ScaleRule,
+    /// The per-tensor scale.
+    pub global: GlobalRule,
+    /// Scaling of the elements.
+    pub step: ElementStep,
+    /// Rounding of the elements.
+    pub round: ElementRound,
+    /// Back to values.
+    pub dequantize: Dequantize,
+    /// Short last blocks.
+    pub short_block: ShortBlock,
+    /// `to_bytes`.
+    pub layout: Layout,
+    /// Input dtypes the implementation takes beyond float32 (bfloat16, float16).
+    pub inputs: &'static [DType],
+    /// Where the facts come from.
+    pub source: Source,
+}
+
+const TORCHAO: &str = "torchao";
+const TORCHAO_V: &str = "0.18.0";
+const FIXTURES: &str = "scripts/gen_block_fixtures.py (tests/data/blocks)";
+const F32_MIN_NORMAL: f32 = 1.1754944e-38;
+const E4M3_MAX: f32 = 448.0;
+const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
+const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
+
+const TORCHAO_MX_SHORT: ShortBlock =
+    ShortBlock::Refuse("torchao's to_mx asserts the last dimension is divisible by block_size 32");
+
+/// A torchao MX row (floor/ceil/even/rceil differ in `scale_rule` and `step` only).
+const fn torchao_mx(
+    family: &'static str,
+    element: DType,
+    scale_rule: ScaleRule,
+    step: ElementStep,
+    clamp: Option<f32>,
+) -> Recipe {
+    Recipe {
+        family,
+        options: "scale=floor|ceil|even|rceil",
+        element,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax: Amax::NanPropagating,
+        scale_rule,
+        global: GlobalRule::None,
+        step,
+        round: ElementRound::Cast {
+            clamp,
+            in_compute_dtype: false,
+            negative_zero_to_positive: false,
+            nan: if matches!(element.bits(), Some(8)) { NanElement::Cast } else { NanElement::TorchaoBits },
+        },
+        dequantize: Dequantize::Multiply,
+        short_block: TORCHAO_MX_SHORT,
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: TORCHAO,
+            version: TORCHAO_V,
+            functions: "torchao.prototype.mx_formats.mx_tensor.to_mx / to_dtype",
+            checked_by: FIXTURES,
+        },
+    }
+}
+
+/// The torchao MX element formats: name, ONNX type, largest value, largest exponent, mantissa
+/// bits, and whether torchao clamps before its cast (FP8) or its own cast saturates (FP6/FP4).
+pub(crate) const TORCHAO_MX_ELEMENTS: [(&str, DType, f32, i32, u32); 5] = [
+    ("mxfp8e4m3", DType::Float8E4M3FN, 448.0, 8, 3),
+    ("mxfp8e5m2", DType::Float8E5M2, 57344.0, 15, 2),
+    ("mxfp6e2m3", DType::Float6E2M3, 7.5, 2, 3),
+    ("mxfp6e3m2", DType::Float6E3M2, 28.0, 4, 2),
+    ("mxfp4", DType::Float4E2M1, 6.0, 2, 1),
+];
+
+/// torchao's row for one element format and scale mode (`floor`, `ceil`, `even`, `rceil`).
+pub(crate) fn torchao_mx_row(element_index: usize, mode: &str) -> Option<Recipe> {
+    let (_, dtype, max, emax, mbits) = TORCHAO_MX_ELEMENTS[element_index];
+    let family = ["torchao:mxfp8e4m3", "torchao:mxfp8e5m2", "torchao:mxfp6e2m3", "torchao:mxfp6e3m2", "torchao:mxfp4"]
+        [element_index];
+    // FP8: `clamp(x / X, -max, max)` before torch's cast; FP6/FP4: the custom cast saturates.
+    let clamp = if matches!(dtype.bits(), Some(8)) { Some(max) } else { None };
+    let divide = ElementStep::Divide { min_divisor: F32_MIN_NORMAL };
+    let (rule, step) = match mode {
+        "floor" => (ScaleRule::Exponent { pow2: Pow2::Floor, emax }, divide),
+        "ceil" => (ScaleRule::Exponent { pow2: Pow2::Ceil, emax }, divide),
+        "even" => (ScaleRule::Exponent { pow2: Pow2::Even { mbits }, emax }, divide),
+        "rceil" => (ScaleRule::ReciprocalCeil { max_element: max }, ElementStep::ReciprocalPow2),
+        _ => return None,
+    };
+    Some(torchao_mx(family, dtype, rule, step, clamp))
+}
+
+const NVFP4_CAST: ElementRound = ElementRound::Cast {
+    clamp: Some(6.0),
+    in_compute_dtype: false,
+    negative_zero_to_positive: false,
+    nan: NanElement::TorchaoBits,
+};
+
+/// The rows that are not torchao MX (which [`torchao_mx_row`] builds) nor OCP MX.
+pub(crate) const RECIPES: &[Recipe] = &[
+    Recipe {
+        family: "ocp",
+        options: "mxfp8e4m3|mxfp8e5m2|mxfp6e2m3|mxfp6e3m2|mxfp4|mxint8[,block=N][,scale=floor|ceil]",
+        element: DType::Float4E2M1, // replaced by the MX format's element type
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::OcpMx,
+        global: GlobalRule::None,
+        step: ElementStep::Divide { min_divisor: 0.0 },
+        round: ElementRound::Cast {
+            clamp: None,
+            in_compute_dtype: false,
+            negative_zero_to_positive: false,
+            nan: NanElement::Cast,
+        },
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::OwnBlock,
+        layout: Layout::Onnx,
+        inputs: ALL_FLOATS,
+        source: Source {
+            implementation: "OCP Microscaling Formats (MX) v1.0 (lowbit quant::mx)",
+            version: "1.0",
+            functions: "section 6.3",
+            checked_by: "scripts/crosscheck_mx.py (Graphcore gfloat)",
+        },
+    },
+    Recipe {
+        family: "torchao:nvfp4",
+        options: "[global=amax]",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(16),
+        scale: ScaleFormat::E4M3,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::Divide {
+            divisor: 6.0,
+            // E4M3_EPS = torch.finfo(float8_e4m3fn).tiny = 2^-6, the smallest normal.
+            clamp: Some((0.015625, E4M3_MAX)),
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::TorchaoDecode,
+        step: ElementStep::Global,
+        round: NVFP4_CAST,
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::Refuse("torchao's nvfp4_quantize asserts the K dim is divisible by block_size 16"),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: TORCHAO,
+            version: TORCHAO_V,
+            functions: "torchao.prototype.mx_formats.nvfp4_tensor.nvfp4_quantize, NVFP4Tensor.dequantize",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "modelopt:nvfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(16),
+        scale: ScaleFormat::E4M3,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::Divide {
+            divisor: 6.0,
+            clamp: Some((0.001953125, E4M3_MAX)),
+            zero_before_cast: Some(1.0),
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::ModeloptDecode,
+        step: ElementStep::Global,
+        round: ElementRound::Cast {
+            clamp: Some(6.0),
+            in_compute_dtype: false,
+            negative_zero_to_positive: true,
+            nan: NanElement::Code(7),
+        },
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::Refuse(
+            "ModelOpt pads a short last block with zeros and its dequantize then fails to reshape",
+        ),
+        layout: Layout::Onnx,
+        inputs: ALL_FLOATS,
+        source: Source {
+            implementation: "nvidia-modelopt",
+            version: "0.47.0",
+            functions: "modelopt.torch.quantization.qtensor.nvfp4_tensor.NVFP4QTensor.quantize / dequantize",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "compressed-tensors:nvfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(16),
+        scale: ScaleFormat::E4M3,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::Divide {
+            divisor: 6.0,
+            clamp: Some((-E4M3_MAX, E4M3_MAX)),
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Value(0.125),
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::CompressedTensorsEncode,
+        step: ElementStep::Global,
+        round: ElementRound::Cast {
+            clamp: Some(6.0),
+            in_compute_dtype: false,
+            negative_zero_to_positive: true,
+            nan: NanElement::ZeroWithSign,
+        },
+        dequantize: Dequantize::DivideGlobalToBf16,
+        short_block: ShortBlock::Refuse(
+            "compressed-tensors requires the column count to be divisible by the group_size 16",
+        ),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: "compressed-tensors",
+            version: "0.20.0",
+            functions: "generate_gparam, calculate_qparams, quantize_and_pack_fp4, NVFP4PackedCompressor.decompress",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "ggml:q8_0",
+        options: "",
+        element: DType::Int8,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::Float16,
+        amax: Amax::RunningMax,
+        scale_rule: ScaleRule::Divide {
+            divisor: 127.0,
+            clamp: None,
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::IntegerTiesAway,
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlQ8_0,
+        inputs: &[],
+        source: GGML,
+    },
+    Recipe {
+        family: "ggml:q4_0",
+        options: "",
+        element: DType::Uint4,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::Float16,
+        amax: Amax::SignedLargest,
+        scale_rule: ScaleRule::Divide {
+            divisor: -8.0,
+            clamp: None,
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::IntegerOffsetTruncate,
+        dequantize: Dequantize::OffsetNibble,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlQ4_0,
+        inputs: &[],
+        source: GGML,
+    },
+    Recipe {
+        family: "ggml:mxfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax: Amax::NanSkipped,
+        scale_rule: ScaleRule::GgmlLog2Floor,
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::NearestIndexFirstTie,
+        dequantize: Dequantize::GgmlHalfScale,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlMxfp4,
+        inputs: &[],
+        source: GGML,
+    },
+    Recipe {
+        family: "ggml:nvfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(16),
+        scale: ScaleFormat::GgmlUe4m3,
+        amax: Amax::NanSkipped,
+        scale_rule: ScaleRule::Divide {
+            divisor: 6.0,
+            clamp: None,
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::NearestIndexFirstTie,
+        dequantize: Dequantize::GgmlHalfScale,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
+        layout: Layout::GgmlNvfp4,
+        inputs: &[],
+        source: GGML,
+    },
+    Recipe {
+        family: "deepseek:fp8",
+        options: "[tile=128x128|1x128][,scale_fmt=ue8m0]",
+        element: DType::Float8E4M3FN,
+        block: BlockShape::Tile(128, 128),
+        scale: ScaleFormat::Float32,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::Divide {
+            divisor: E4M3_MAX,
+            clamp: None,
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::Keep,
+            pow2_ceil: false,
+            amax_floor: Some(1e-4),
+        },
+        global: GlobalRule::None,
+        step: ElementStep::Divide { min_divisor: 0.0 },
+        round: ElementRound::Cast {
+            clamp: None,
+            in_compute_dtype: false,
+            negative_zero_to_positive: false,
+            nan: NanElement::Cast,
+        },
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::Refuse(
+            "DeepSeek's act_quant asserts the last dimension is divisible by block_size 128",
+        ),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: "DeepSeek-V3 inference/kernel.py (transcribed, not run: Triton needs CUDA)",
+            version: "9b4e9788e4a3",
+            functions: "act_quant_kernel, weight_dequant_kernel",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "fp8",
+        options: "tensor|channel|group=N|block=N|block=MxN",
+        element: DType::Float8E4M3FN,
+        block: BlockShape::Tensor,
+        scale: ScaleFormat::InputDtype,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::Divide {
+            divisor: E4M3_MAX,
+            clamp: None,
+            zero_before_cast: None,
+            zero_after_cast: ZeroScale::DtypeEps,
+            pow2_ceil: false,
+            amax_floor: None,
+        },
+        global: GlobalRule::None,
+        step: ElementStep::Divide { min_divisor: 0.0 },
+        round: ElementRound::Cast {
+            clamp: Some(E4M3_MAX),
+            in_compute_dtype: true,
+            negative_zero_to_positive: true,
+            nan: NanElement::Cast,
+        },
+        dequantize: Dequantize::MultiplyInComputeDtype,
+        short_block: ShortBlock::Refuse(
+            "compressed-tensors requires the column count to be divisible by the group_size",
+        ),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: "compressed-tensors",
+            version: "0.20.0",
+            functions: "calculate_qparams, quantize, dequantize (float-quantized)",
+            checked_by: FIXTURES,
+        },
+    },
+];
+
+const GGML: Source = Source {
+    implementation: "ggml (ggml-quants.c reference, read at d99724f2b141; fixtures from gguf 0.19.0's numpy port)",
+    version: "d99724f2b141",
+    functions: "quantize_row_*_ref, dequantize_row_*",
+    checked_by: FIXTURES,
+};
