@@ -15,6 +15,8 @@
 //! Shapes are in numpy order (outermost first) for both containers: a GGUF tensor's dimensions,
 //! stored innermost first, are reversed.
 
+mod conventions;
+mod decode;
 mod gguf;
 mod index;
 mod json;
@@ -22,6 +24,8 @@ mod mapped;
 mod safetensors;
 mod write;
 
+pub use conventions::{recognise, ElementStorage, LogicalWeight};
+pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use safetensors::SafetensorsTensor;
 pub use write::{write_gguf, write_safetensors};
