@@ -51,6 +51,7 @@ __all__ = [
     "quantize_linear",
     "dequantize_linear",
     "mx",
+    "checkpoint",
     "vectors",
     "check",
     "sweep",
@@ -597,3 +598,4 @@ def info(dtype: Any) -> Dict[str, Any]:
 
 
 from . import mx  # noqa: E402  (the submodule uses the helpers above)
+from . import checkpoint  # noqa: E402

@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import mx as mx
+from . import checkpoint as checkpoint
 from ._errors import (
     DTypeError as DTypeError,
     Error as Error,

@@ -9,26 +9,28 @@
 //! lowbit's message; a panic (a bug) is caught at the boundary and becomes
 //! `lowbit.InternalError`, never an abort or a `PanicException`.
 
-use lowbit::{CastOptions, RoundMode};
-use lowbit::{DType, Kind, Packing};
-use lowbit::Error;
 use lowbit::format::{FloatFormat, NonFinite, Zero};
 use lowbit::packing;
-use lowbit::Plan;
-use lowbit::Profile;
 use lowbit::quant::mx::{self, MxFormat, MxOptions, ScaleRound};
 use lowbit::quant::{DequantizeAttributes, QuantizeAttributes};
-use lowbit::Tensor;
 use lowbit::verify::check::{CheckOptions, Class, FLAG_NAMES};
 use lowbit::verify::config::Config;
 use lowbit::verify::vectors::{Level, Vectors};
 use lowbit::verify::{sweep, Format};
+use lowbit::Error;
+use lowbit::Plan;
+use lowbit::Profile;
+use lowbit::Tensor;
+use lowbit::{CastOptions, RoundMode};
+use lowbit::{DType, Kind, Packing};
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
+
+mod checkpoint;
 
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
@@ -45,7 +47,9 @@ fn error_class(e: &Error) -> &'static str {
         Error::ParseString { .. } | Error::DumpLine { .. } => "ParseError",
         Error::ShapeMismatch { .. } | Error::RawLength { .. } | Error::RawNotWhole { .. } => "ShapeError",
         Error::InvalidOp { op, .. } if op == "shape" => "ShapeError",
-        Error::Io { .. } | Error::NotARegularFile { .. } | Error::InputTooLarge { .. } => "FileError",
+        Error::Io { .. } | Error::NotARegularFile { .. } | Error::InputTooLarge { .. } | Error::Checkpoint { .. } => {
+            "FileError"
+        }
         _ => "Error",
     }
 }
@@ -1117,6 +1121,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
+    checkpoint::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
