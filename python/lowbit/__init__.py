@@ -51,6 +51,7 @@ __all__ = [
     "quantize_linear",
     "dequantize_linear",
     "mx",
+    "blocks",
     "checkpoint",
     "vectors",
     "check",
@@ -598,4 +599,5 @@ def info(dtype: Any) -> Dict[str, Any]:
 
 
 from . import mx  # noqa: E402  (the submodule uses the helpers above)
+from . import blocks  # noqa: E402
 from . import checkpoint  # noqa: E402

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
+from . import blocks as blocks
 from . import mx as mx
 from . import checkpoint as checkpoint
 from ._errors import (

@@ -30,6 +30,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod blocks;
 mod checkpoint;
 
 // ------------------------------------------------------------------------------------------------
@@ -1117,6 +1118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_shape, m)?)?;
     m.add_function(wrap_pyfunction!(mx_quantize_into, m)?)?;
     m.add_function(wrap_pyfunction!(mx_dequantize_into, m)?)?;
+    blocks::register(m)?;
     m.add_function(wrap_pyfunction!(vectors, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;

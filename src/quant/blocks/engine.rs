@@ -123,6 +123,19 @@ impl Geometry {
     fn block_of(&self, row: usize, col: usize) -> usize {
         (row / self.block_rows) * self.col_blocks + col / self.block_cols
     }
+
+    /// `f(block, a, b)` for the runs of `a` and `b` (two arrays in the `rows x len` view, `wa`
+    /// and `wb` items per element) that one block covers, row by row: no division per element.
+    #[inline(always)]
+    fn runs<A, B>(&self, a: &[A], wa: usize, b: &mut [B], wb: usize, mut f: impl FnMut(usize, &[A], &mut [B])) {
+        let len = self.len.max(1);
+        for (row, (ra, rb)) in a.chunks(len * wa).zip(b.chunks_mut(len * wb)).enumerate() {
+            let base = (row / self.block_rows) * self.col_blocks;
+            for (c, (xa, xb)) in ra.chunks(self.block_cols * wa).zip(rb.chunks_mut(self.block_cols * wb)).enumerate() {
+                f(base + c, xa, xb);
+            }
+        }
+    }
 }
 
 /// The shape of the scales.
@@ -188,6 +201,21 @@ fn encode(dtype: DType, x: f32) -> u64 {
 fn decode(dtype: DType, code: u64) -> f32 {
     let bits = convert_code(dtype, DType::Float, code, &CastOptions::default()).expect("float dtypes widen to float32");
     f32::from_bits(bits as u32)
+}
+
+/// Every value through the rounding core's plan to `dtype` and back (bfloat16 arithmetic as
+/// torch does it: the float32 result rounded).
+fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
+    let n = values.len();
+    let mut src = vec![0u8; 4 * n];
+    src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
+    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut narrow, n)?;
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&narrow, &mut src, n)?;
+    for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
+        *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Ok(())
 }
 
 /// torch's `maximum`/`clamp`: NaN passes.
@@ -259,7 +287,7 @@ pub(super) fn quantize<T: BlockInput>(
     let values: Vec<f32> = axis_last(x, &g).iter().map(|v| v.widen()).collect();
     let global = global_of(recipe, scheme.global_from_amax(), global_scale, &values, compute);
     let amaxes = block_amax(recipe.amax, &values, &g);
-    let scales: Vec<BlockScale> = amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect();
+    let scales = block_scales(recipe, &amaxes, global, compute)?;
     let codes = element_codes(recipe, &values, &g, &scales, global, compute)?;
     let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
     let scales_out = stored_scales(recipe, compute, &axis_back(&scale_values, g.outer, g.col_blocks, g.inner));
@@ -329,8 +357,10 @@ fn global_of(recipe: &Recipe, from_amax: bool, given: Option<f32>, values: &[f32
         GlobalRule::TorchaoDecode if !from_amax => None,
         GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode => Some(amax() / NVFP4_GLOBAL_DIVISOR),
         GlobalRule::CompressedTensorsEncode => {
-            // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype; NaN or Inf -> 1.
-            let g = round_to(compute, NVFP4_GLOBAL_DIVISOR / clamp(amax(), TINY, f32::INFINITY));
+            // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype (torch's `scalar /
+            // tensor` is `tensor.reciprocal() * scalar`, each step rounded); NaN or Inf -> 1.
+            let reciprocal = round_to(compute, 1.0 / clamp(amax(), TINY, f32::INFINITY));
+            let g = round_to(compute, reciprocal * NVFP4_GLOBAL_DIVISOR);
             Some(if g.is_finite() { g } else { 1.0 })
         }
     }
@@ -352,25 +382,26 @@ fn nan_propagating_max(m: f32, v: f32) -> f32 {
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
     let mut acc = vec![0.0f32; g.blocks()];
     let mut best = vec![0.0f32; if rule == Amax::SignedLargest { g.blocks() } else { 0 }];
-    for (row, chunk) in values.chunks(g.len.max(1)).enumerate().take(g.rows()) {
-        for (col, &v) in chunk.iter().enumerate() {
-            let b = g.block_of(row, col);
-            let a = v.abs();
+    let len = g.len.max(1);
+    for (row, r) in values.chunks(len).enumerate().take(g.rows()) {
+        let base = (row / g.block_rows) * g.col_blocks;
+        for (c, xs) in r.chunks(g.block_cols).enumerate() {
+            let b = base + c;
+            let mut m = acc[b];
             match rule {
-                Amax::NanPropagating => acc[b] = nan_propagating_max(acc[b], a),
-                Amax::NanSkipped => {
-                    if a > acc[b] {
-                        acc[b] = a;
-                    }
-                }
-                Amax::RunningMax => acc[b] = if acc[b] > a { acc[b] } else { a },
+                Amax::NanPropagating => m = xs.iter().fold(m, |m, &v| nan_propagating_max(m, v.abs())),
+                Amax::NanSkipped => m = xs.iter().fold(m, |m, &v| if v.abs() > m { v.abs() } else { m }),
+                Amax::RunningMax => m = xs.iter().fold(m, |m, &v| if m > v.abs() { m } else { v.abs() }),
                 Amax::SignedLargest => {
-                    if a > acc[b] {
-                        acc[b] = a;
-                        best[b] = v;
+                    for &v in xs {
+                        if v.abs() > m {
+                            m = v.abs();
+                            best[b] = v;
+                        }
                     }
                 }
             }
+            acc[b] = m;
         }
     }
     if rule == Amax::SignedLargest {
@@ -433,30 +464,9 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
             };
             BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
         }
-        ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, zero_after_cast, pow2_ceil, amax_floor } => {
-            let mut a = amax;
-            if let Some(floor) = amax_floor {
-                a = nan_propagating_max(floor, a);
-            }
-            let base = round_to(compute, a / divisor);
-            let mut s = match (recipe.global, global) {
-                (GlobalRule::TorchaoDecode, Some(g)) => base / g,
-                (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
-                (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
-                _ => base,
-            };
-            if pow2_ceil {
-                s = s.log2().ceil().exp2();
-            }
-            if let Some(z) = zero_before_cast {
-                if s == 0.0 {
-                    s = z;
-                }
-            }
-            if let Some((lo, hi)) = bounds {
-                s = clamp(s, lo, hi);
-            }
-            let (stored, mut value) = match recipe.scale {
+        ScaleRule::Divide { .. } => {
+            let s = divide_before_cast(recipe, amax, global, compute);
+            let (stored, value) = match recipe.scale {
                 ScaleFormat::E4M3 => {
                     let c = encode(DType::Float8E4M3FN, s);
                     (c as u32, decode(DType::Float8E4M3FN, c))
@@ -476,33 +486,102 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
                 }
                 ScaleFormat::E8M0 => unreachable!("no Divide row stores E8M0"),
             };
-            let replacement = match zero_after_cast {
-                ZeroScale::Keep => None,
-                ZeroScale::Value(v) => Some(v),
-                ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
-            };
-            let mut stored = stored;
-            if let (Some(r), true) = (replacement, value == 0.0) {
-                value = r;
-                stored = match recipe.scale {
-                    ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
-                    _ => r.to_bits(),
-                };
-            }
-            let factor = match recipe.step {
-                // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
-                ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
-                    if s != 0.0 {
-                        1.0 / s
-                    } else {
-                        0.0
-                    }
-                }
-                _ => value,
-            };
-            BlockScale { stored, factor }
+            divide_after_cast(recipe, s, stored, value, compute)
         }
     }
+}
+
+/// Every block's scale: [`block_scale`], with the casts of `Divide` rows to E4M3 or float16
+/// batched through one plan each way.
+fn block_scales(recipe: &Recipe, amaxes: &[f32], global: Option<f32>, compute: DType) -> Result<Vec<BlockScale>> {
+    let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
+        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
+    if !batched {
+        return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
+    }
+    let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
+    let pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
+    let n = pre.len();
+    let mut src = vec![0u8; 4 * n];
+    src.chunks_exact_mut(4).zip(&pre).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    let mut codes = vec![0u8; packing::raw_len(dtype, n)?];
+    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut codes, n)?;
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&codes, &mut src, n)?;
+    let width = codes.len() / n.max(1);
+    Ok((0..n)
+        .map(|b| {
+            let c = &codes[b * width..(b + 1) * width];
+            let stored = if width == 1 { u32::from(c[0]) } else { u32::from(u16::from_le_bytes([c[0], c[1]])) };
+            let v = f32::from_le_bytes([src[4 * b], src[4 * b + 1], src[4 * b + 2], src[4 * b + 3]]);
+            divide_after_cast(recipe, pre[b], stored, v, compute)
+        })
+        .collect())
+}
+
+/// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
+/// of two, the zero replacement and the clamps.
+fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> f32 {
+    let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, pow2_ceil, amax_floor, .. } = recipe.scale_rule
+    else {
+        unreachable!("a Divide row")
+    };
+    let mut a = amax;
+    if let Some(floor) = amax_floor {
+        a = nan_propagating_max(floor, a);
+    }
+    let base = round_to(compute, a / divisor);
+    let mut s = match (recipe.global, global) {
+        (GlobalRule::TorchaoDecode, Some(g)) => base / g,
+        (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
+        (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
+        _ => base,
+    };
+    if pow2_ceil {
+        s = s.log2().ceil().exp2();
+    }
+    if let Some(z) = zero_before_cast {
+        if s == 0.0 {
+            s = z;
+        }
+    }
+    if let Some((lo, hi)) = bounds {
+        s = clamp(s, lo, hi);
+    }
+    s
+}
+
+/// A `Divide` row's scale after its cast (`stored`, decoded `value`): the zero replacement and the
+/// element factor.
+fn divide_after_cast(recipe: &Recipe, s: f32, stored: u32, value: f32, compute: DType) -> BlockScale {
+    let ScaleRule::Divide { zero_after_cast, .. } = recipe.scale_rule else { unreachable!("a Divide row") };
+    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits, which
+    // torchao's custom float4 cast turns into a code.
+    let mut value = if recipe.scale == ScaleFormat::E4M3 && value.is_nan() { torch_float8_nan(value) } else { value };
+    let replacement = match zero_after_cast {
+        ZeroScale::Keep => None,
+        ZeroScale::Value(v) => Some(v),
+        ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
+    };
+    let mut stored = stored;
+    if let (Some(r), true) = (replacement, value == 0.0) {
+        value = r;
+        stored = match recipe.scale {
+            ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
+            _ => r.to_bits(),
+        };
+    }
+    let factor = match recipe.step {
+        // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
+        ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
+            if s != 0.0 {
+                1.0 / s
+            } else {
+                0.0
+            }
+        }
+        _ => value,
+    };
+    BlockScale { stored, factor }
 }
 
 /// ggml's `ggml_fp32_to_ue4m3`: 0 unless above 0; the rounding core's nearest-ties-away E4M3 code
@@ -549,7 +628,10 @@ fn element_codes(
     let mut scaled = vec![0.0f32; n];
     // Per block: y = x * factor or x / divisor, as the step says.
     let (multiply, factors): (bool, Vec<f32>) = match recipe.step {
-        ElementStep::Divide { min_divisor } => (false, scales.iter().map(|s| s.factor.max(min_divisor)).collect()),
+        // torch's clamp(min=): a NaN scale stays NaN.
+        ElementStep::Divide { min_divisor } => {
+            (false, scales.iter().map(|s| if s.factor < min_divisor { min_divisor } else { s.factor }).collect())
+        }
         ElementStep::ReciprocalPow2 | ElementStep::Reciprocal => (true, scales.iter().map(|s| s.factor).collect()),
         ElementStep::Global => match (recipe.global, global) {
             (GlobalRule::TorchaoDecode, None) => (true, scales.iter().map(|s| 1.0 / s.factor).collect()),
@@ -563,9 +645,9 @@ fn element_codes(
     if let ElementRound::NearestIndexFirstTie = recipe.round {
         // ggml's best_index_mxfp4: the search in x's units against kvalues * d (d = half the
         // scale), the first index on equal errors.
-        for (row, chunk) in values.chunks(g.len.max(1)).enumerate() {
-            for (col, &x) in chunk.iter().enumerate() {
-                let d = factors[g.block_of(row, col)];
+        g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
+            let d = factors[b];
+            for (&x, c) in xs.iter().zip(cs.iter_mut()) {
                 let mut best = 0;
                 let mut err = (GGML_KVALUES[0] * d - x).abs();
                 for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
@@ -575,17 +657,19 @@ fn element_codes(
                         err = e;
                     }
                 }
-                codes[row * g.len + col] = best as u8;
+                *c = best as u8;
             }
-        }
+        });
         return Ok(codes);
     }
-    for (row, (chunk, out)) in values.chunks(g.len.max(1)).zip(scaled.chunks_mut(g.len.max(1))).enumerate() {
-        for (col, (&x, o)) in chunk.iter().zip(out.iter_mut()).enumerate() {
-            let f = factors[g.block_of(row, col)];
-            *o = if multiply { x * f } else { x / f };
+    g.runs(values, 1, &mut scaled, 1, |b, xs, out| {
+        let f = factors[b];
+        if multiply {
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x * f);
+        } else {
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x / f);
         }
-    }
+    });
     match recipe.round {
         ElementRound::NearestIndexFirstTie => unreachable!("handled above"),
         ElementRound::IntegerTiesAway => {
@@ -600,10 +684,10 @@ fn element_codes(
             }
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {
+            if in_compute_dtype && compute != DType::Float {
+                round_all_to(compute, &mut scaled)?;
+            }
             for y in scaled.iter_mut() {
-                if in_compute_dtype {
-                    *y = round_to(compute, *y);
-                }
                 if negative_zero_to_positive && y.to_bits() == 0x8000_0000 {
                     *y = 0.0;
                 }
@@ -613,7 +697,8 @@ fn element_codes(
             }
             let dtype = recipe.element;
             let plan = Plan::new(DType::Float, dtype, &CastOptions::saturating(true))?;
-            let src: Vec<u8> = scaled.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mut src = vec![0u8; 4 * n];
+            src.chunks_exact_mut(4).zip(&scaled).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
             let mut packed = vec![0u8; packing::raw_len(dtype, n)?];
             plan.run(&src, &mut packed, n)?;
             if bits_of(dtype) == 8 {
@@ -622,15 +707,26 @@ fn element_codes(
                 packing::unpack_byte_codes(dtype, &packed, &mut codes)?;
             }
             if nan != NanElement::Cast {
-                for (c, &y) in codes.iter_mut().zip(&scaled) {
-                    if y.is_nan() {
-                        *c = nan_code(nan, dtype, y);
+                for (row, (c_row, y_row)) in codes.chunks_mut(g.len.max(1)).zip(scaled.chunks(g.len.max(1))).enumerate()
+                {
+                    for (col, (c, &y)) in c_row.iter_mut().zip(y_row).enumerate() {
+                        if y.is_nan() {
+                            // A NaN factor is what torch's product carries, even over a NaN x.
+                            let f = factors[g.block_of(row, col)];
+                            *c = nan_code(nan, dtype, if f.is_nan() { f } else { y });
+                        }
                     }
                 }
             }
         }
     }
     Ok(codes)
+}
+
+/// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
+/// ORs the infinity/NaN mask onto the shifted code: 0x7FF00000), with `nan`'s sign.
+fn torch_float8_nan(nan: f32) -> f32 {
+    f32::from_bits(0x7FF0_0000 | (nan.to_bits() & 0x8000_0000))
 }
 
 /// The code a NaN gets under `rule`.
@@ -640,7 +736,6 @@ fn nan_code(rule: NanElement, dtype: DType, y: f32) -> u8 {
     match rule {
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
-        NanElement::ZeroWithSign => sign,
         NanElement::TorchaoBits => {
             // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
             // are false), on the magnitude's bits in int32 arithmetic.
@@ -706,6 +801,8 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         Scales::Codes(c) => c
             .iter()
             .map(|&b| match recipe.scale {
+                // ggml_e8m0_to_fp32_half: 2^(e - 128) for every byte, 0xFF included (no NaN).
+                ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
                 ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
                 ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
                 _ => ggml_ue4m3_value(b),
@@ -719,9 +816,12 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     let factors: Vec<f32> = stored
         .iter()
         .map(|&s| match (recipe.dequantize, recipe.global, q.global_scale) {
-            (Dequantize::Multiply, GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode, Some(gs)) => gs * s,
+            (
+                Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
+                GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
+                Some(gs),
+            ) => gs * s,
             (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
-            (Dequantize::GgmlHalfScale, ..) if recipe.scale == ScaleFormat::E8M0 => s * 0.5,
             _ => s,
         })
         .collect();
@@ -729,6 +829,9 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     let element_values: Vec<f32> = match recipe.dequantize {
         Dequantize::OffsetNibble => codes.iter().map(|&c| f32::from(c) - 8.0).collect(),
         Dequantize::GgmlHalfScale => codes.iter().map(|&c| GGML_KVALUES[usize::from(c & 15)]).collect(),
+        Dequantize::MultiplyNegativeZeroAsPositive => {
+            codes.iter().map(|&c| decode(recipe.element, u64::from(c)) + 0.0).collect()
+        }
         _ if recipe.element == DType::Int8 => codes.iter().map(|&c| f32::from(c as i8)).collect(),
         _ => {
             let table: Vec<f32> = (0..1u64 << bits_of(recipe.element)).map(|c| decode(recipe.element, c)).collect();
@@ -736,15 +839,17 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         }
     };
     let mut out = vec![0.0f32; n];
-    for (row, (chunk, o)) in element_values.chunks(g.len.max(1)).zip(out.chunks_mut(g.len.max(1))).enumerate() {
-        for (col, (&e, o)) in chunk.iter().zip(o.iter_mut()).enumerate() {
-            let v = e * factors[g.block_of(row, col)];
-            *o = match recipe.dequantize {
-                Dequantize::DivideGlobalToBf16 => round_to(DType::Bfloat16, v),
-                Dequantize::MultiplyInComputeDtype => round_to(compute, v),
-                _ => v,
-            };
-        }
+    g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
+        let f = factors[b];
+        es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = e * f);
+    });
+    let rounding = match recipe.dequantize {
+        Dequantize::DivideGlobalToBf16 => DType::Bfloat16,
+        Dequantize::MultiplyInComputeDtype => compute,
+        _ => DType::Float,
+    };
+    if rounding != DType::Float {
+        round_all_to(rounding, &mut out)?;
     }
     Ok(axis_back(&out, g.outer, g.len, g.inner))
 }

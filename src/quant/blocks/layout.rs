@@ -35,13 +35,14 @@ pub(super) fn check_arrays(q: &Quantized) -> Result<()> {
     if q.scales.len() != want {
         return Err(invalid(scheme, format!("{} scales given, the shape needs {want}", q.scales.len())));
     }
-    let kind_ok = match (&q.scales, scheme.recipe.scale) {
-        (Scales::Codes(_), ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3) => true,
-        (Scales::Float16(_), ScaleFormat::Float16) => true,
-        (Scales::Float32(_), ScaleFormat::Float32 | ScaleFormat::InputDtype) => true,
-        (Scales::Bfloat16(_), ScaleFormat::InputDtype) => true,
-        _ => false,
-    };
+    let kind_ok = matches!(
+        (&q.scales, scheme.recipe.scale),
+        (Scales::Codes(_), ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3)
+            | (Scales::Float16(_), ScaleFormat::Float16)
+            | (Scales::Float32(_), ScaleFormat::Float32 | ScaleFormat::InputDtype)
+            | (Scales::Bfloat16(_), ScaleFormat::InputDtype)
+    );
+
     if !kind_ok {
         return Err(invalid(scheme, format!("its scales are {:?}, not the kind given", scheme.recipe.scale)));
     }

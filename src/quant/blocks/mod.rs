@@ -351,6 +351,47 @@ pub fn quantize<T: BlockInput>(
     engine::quantize(x, shape, scheme, axis, global_scale)
 }
 
+/// [`quantize`] on ONNX raw data: `raw` holds `dtype` (FLOAT, FLOAT16 or BFLOAT16) little-endian
+/// elements of `shape`.
+pub fn quantize_raw(
+    dtype: DType,
+    raw: &[u8],
+    shape: &[usize],
+    scheme: &Scheme,
+    axis: i64,
+    global_scale: Option<f32>,
+) -> Result<Quantized> {
+    let width = match dtype {
+        DType::Float => 4,
+        DType::Float16 | DType::Bfloat16 => 2,
+        other => {
+            return Err(Error::UnsupportedDType {
+                op: "blocks quantize",
+                dtype: other.onnx_name(),
+                why: "the input must be FLOAT, FLOAT16 or BFLOAT16",
+            })
+        }
+    };
+    if raw.len() % width != 0 {
+        return Err(Error::RawNotWhole { dtype: dtype.onnx_name(), bytes: raw.len(), bits: 8 * width as u32 });
+    }
+    let halves = || raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    match dtype {
+        DType::Float => {
+            let v: Vec<f32> = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            quantize(&v, shape, scheme, axis, global_scale)
+        }
+        DType::Float16 => {
+            let v: Vec<half::f16> = halves().map(half::f16::from_bits).collect();
+            quantize(&v, shape, scheme, axis, global_scale)
+        }
+        _ => {
+            let v: Vec<half::bf16> = halves().map(half::bf16::from_bits).collect();
+            quantize(&v, shape, scheme, axis, global_scale)
+        }
+    }
+}
+
 /// The values of `q` in float32, as the implementation dequantizes them.
 pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     engine::dequantize(q)

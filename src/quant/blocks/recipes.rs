@@ -141,7 +141,8 @@ pub enum GlobalRule {
     /// A decode scale `G` = amax(tensor) / 2688, always; block scale `amax_b / (6 * G)`, element
     /// divisor `s * G` (ModelOpt).
     ModeloptDecode,
-    /// An encode scale `G` = 2688 / max(amax(tensor), tiny) in the input dtype, NaN/Inf -> 1;
+    /// An encode scale `G` = 2688 / max(amax(tensor), tiny) in the input dtype, NaN/Inf -> 1,
+    /// computed as torch computes `scalar / tensor`: the reciprocal, rounded, times 2688;
     /// block scale `(amax_b / 6) * G`, element divisor `s / G` (compressed-tensors).
     CompressedTensorsEncode,
 }
@@ -196,10 +197,10 @@ pub enum NanElement {
     Cast,
     /// This code (ModelOpt's `searchsorted`: 7), with the NaN's sign bit.
     Code(u8),
-    /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits.
+    /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits: a NaN scale factor's
+    /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
+    /// 0x7FF00000 with its sign), else the element's own.
     TorchaoBits,
-    /// compressed-tensors' packer: magnitude index 0, sign from the NaN's sign bit.
-    ZeroWithSign,
 }
 
 /// How elements and scales become values again.
@@ -207,6 +208,9 @@ pub enum NanElement {
 pub enum Dequantize {
     /// `element * X` in float32 (X the decoded scale; times `G` first with a decode global).
     Multiply,
+    /// As `Multiply`, but the E2M1 code 8 is +0 (ModelOpt's value table holds `-0` as the
+    /// integer 0, so a negative-zero element dequantizes to +0).
+    MultiplyNegativeZeroAsPositive,
     /// `element * (X / G)` with an encode global, result rounded to bfloat16
     /// (compressed-tensors' decompress).
     DivideGlobalToBf16,
@@ -446,7 +450,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             negative_zero_to_positive: true,
             nan: NanElement::Code(7),
         },
-        dequantize: Dequantize::Multiply,
+        dequantize: Dequantize::MultiplyNegativeZeroAsPositive,
         short_block: ShortBlock::Refuse(
             "ModelOpt pads a short last block with zeros and its dequantize then fails to reshape",
         ),
@@ -480,7 +484,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
             clamp: Some(6.0),
             in_compute_dtype: false,
             negative_zero_to_positive: true,
-            nan: NanElement::ZeroWithSign,
+            // cast_to_fp4 takes abs() before its thresholds, so a NaN reaches the packer
+            // positive: magnitude index 0, sign bit clear.
+            nan: NanElement::Code(0),
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(

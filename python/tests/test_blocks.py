@@ -1,0 +1,132 @@
+"""lowbit.blocks against the live implementations' outputs (tests/data/blocks, made by
+scripts/gen_block_fixtures.py from torchao, ModelOpt, compressed-tensors and gguf) and against
+blocks computed by hand. The fixture walk counts what it compared and fails on zero; NaN values
+and NaN-derived codes are compared as "a NaN" where the fixtures' bits come from the CPU (see
+tests/blocks_fixtures.rs, which checks every value of every case)."""
+
+import json
+import pathlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import lowbit
+from lowbit import blocks
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "blocks"
+NOT_OFFERED = {"compressed-tensors:mxfp4"}
+NUMPY = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "u8": np.uint8, "u16": np.uint16}
+
+
+def _array(path, spec):
+    raw = path.read_bytes()[spec["offset"]:spec["offset"] + spec["nbytes"]]
+    return np.frombuffer(raw, NUMPY[spec["dtype"]]).reshape(spec["shape"])
+
+
+def _same(a, b):
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))))
+
+
+def test_schemes_listed():
+    names = [name for name, _ in blocks.SCHEMES]
+    assert any(n.startswith("torchao:mxfp8e4m3") for n in names)
+    assert "modelopt:nvfp4" in names and "compressed-tensors:nvfp4" in names
+    assert all(source for _, source in blocks.SCHEMES)
+
+
+def test_random_cases_bit_exact():
+    """Every scheme's random-data cases (no NaN or infinity), every array, bit for bit."""
+    manifest = json.loads((DATA / "manifest.json").read_text())
+    inputs = DATA / manifest["inputs_file"]
+    compared = 0
+    for s in manifest["schemes"]:
+        if s["scheme"] in NOT_OFFERED:
+            continue
+        for case in s["cases"]:
+            if not case["case"].startswith("random") or "arrays" not in case:
+                continue
+            want = {k: _array(DATA / s["file"], v) for k, v in case["arrays"].items()}
+            x = _array(inputs, manifest["inputs"][case["input"]])
+            g = want["global_scale"][0] if "global_" in case["case"] else None
+            q = blocks.quantize(x, s["scheme"], axis=s["axis"], global_scale=g)
+            label = f'{s["scheme"]} {case["case"]}'
+            assert q.elements.dtype == np.uint8 and q.elements.shape == x.shape, label
+            assert np.array_equal(q.elements, want["elements"]), label
+            scales = q.scales.view(np.uint16) if q.scales.dtype.itemsize == 2 else q.scales
+            want_scales = want["scales"]
+            if want_scales.dtype.itemsize == 2:
+                want_scales = want_scales.view(np.uint16)
+            if want_scales.dtype == np.float32:
+                assert _same(scales, want_scales), label
+            else:
+                assert np.array_equal(scales.reshape(want_scales.shape), want_scales), label
+            if "global_scale" in want:
+                assert isinstance(q.global_scale, np.float32) and _same(q.global_scale, want["global_scale"][0]), label
+            else:
+                assert q.global_scale is None, label
+            if "bytes" in want:
+                packed = np.frombuffer(q.to_bytes(), np.uint8)
+                assert np.array_equal(packed[:want["bytes"].size], want["bytes"].reshape(-1)), label
+            assert _same(q.dequantize(), want["dequantized"]), label
+            compared += x.size
+    assert compared > 100_000, compared
+
+
+def test_bfloat16_and_float16_inputs():
+    x = (np.arange(64, dtype=np.float32) - 20.0) * 0.25
+    for dtype in (ml_dtypes.bfloat16, np.float16):
+        # These values are exact in both, so each gives what float32 gives.
+        a = blocks.quantize(x.astype(dtype), "torchao:mxfp4,scale=floor") if dtype != np.float16 else None
+        b = blocks.quantize(x.astype(dtype), "modelopt:nvfp4")
+        ref = blocks.quantize(x, "modelopt:nvfp4")
+        assert np.array_equal(b.elements, ref.elements) and np.array_equal(b.scales, ref.scales)
+        if a is not None:
+            assert np.array_equal(a.elements, blocks.quantize(x, "torchao:mxfp4,scale=floor").elements)
+    with pytest.raises(lowbit.DTypeError):
+        blocks.quantize(x.astype(np.float16), "torchao:mxfp4,scale=floor")  # torchao takes f32/bf16
+    with pytest.raises(lowbit.DTypeError):
+        blocks.quantize(x.astype(np.float64), "ggml:q8_0")
+
+
+def test_ggml_q8_0_by_hand():
+    # amax 127 -> d = 1.0 (float16 0x3C00); roundf ties away: 1.5 -> 2, 0.5 -> 1, -0.5 -> -1, 2.5 -> 3.
+    x = np.zeros((1, 32), np.float32)
+    x[0, :5] = [127.0, 1.5, 0.5, -0.5, 2.5]
+    q = blocks.quantize(x, "ggml:q8_0")
+    assert q.elements[0, :5].tolist() == [127, 2, 1, 0xFF, 3]
+    assert q.scales.dtype == np.float16 and q.scales.shape == (1, 1) and q.scales.view(np.uint16)[0, 0] == 0x3C00
+    data = q.to_bytes()
+    # ggml's block_q8_0: d (float16, little-endian), then 32 int8.
+    assert len(data) == 34 and data[:7] == bytes([0x00, 0x3C, 127, 2, 1, 0xFF, 3])
+    back = blocks.from_bytes(data, "ggml:q8_0", (1, 32))
+    assert np.array_equal(back.elements, q.elements)
+    assert back.dequantize()[0, :5].tolist() == [127.0, 2.0, 1.0, -1.0, 3.0]
+
+
+def test_nvfp4_global_conventions_and_arrays():
+    # amax 5376: ModelOpt's decode scale 5376 / 2688 = 2, compressed-tensors' encode scale 0.5.
+    x = np.zeros((2, 16), np.float32)
+    x[0, 0] = 5376.0
+    assert blocks.quantize(x, "modelopt:nvfp4").global_scale == np.float32(2.0)
+    q = blocks.quantize(x, "compressed-tensors:nvfp4")
+    assert q.global_scale == np.float32(0.5)
+    # Block 1: 5376 / 6 * 0.5 = 448 (E4M3 0x7E); block 2 (zeros): 0 -> 0.125 (0x20).
+    assert q.scales.reshape(-1).tolist() == [0x7E, 0x20]
+    again = blocks.from_arrays(q.elements, q.scales, "compressed-tensors:nvfp4", global_scale=q.global_scale)
+    assert _same(again.dequantize(), q.dequantize())
+    assert again.dequantize(dtype=ml_dtypes.bfloat16).dtype == np.dtype(ml_dtypes.bfloat16)
+    with pytest.raises(lowbit.Error):
+        blocks.from_arrays(q.elements, q.scales[:, :0], "compressed-tensors:nvfp4")
+    bad = q.elements.copy()
+    bad[0, 0] = 0x10  # a bit above float4's width
+    with pytest.raises(lowbit.Error):
+        blocks.from_arrays(bad, q.scales, "compressed-tensors:nvfp4")
+
+
+def test_refusals():
+    with pytest.raises(lowbit.Error, match="divisible by block_size 32"):
+        blocks.quantize(np.ones((2, 80), np.float32), "torchao:mxfp4,scale=floor")
+    with pytest.raises(lowbit.Error):
+        blocks.quantize(np.ones(32, np.float32), "ggml:q9_0")

@@ -1,0 +1,267 @@
+//! `quant::blocks`: each recipe's distinguishing rule on a few blocks computed by hand (the
+//! derivation in the comments), the ggml C rules where gguf's port (the fixtures) departs from
+//! them, refusals, the storage layouts and the blocked axis. tests/blocks_fixtures.rs compares
+//! with the implementations' own outputs.
+
+use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
+
+fn q(scheme: &str, x: &[f32], global: Option<f32>) -> Quantized {
+    blocks::quantize(x, &[x.len()], &Scheme::parse(scheme).unwrap(), -1, global).unwrap()
+}
+
+/// A block of `n` zeros with `head` at the front.
+fn block(n: usize, head: &[f32]) -> Vec<f32> {
+    let mut v = vec![0.0; n];
+    v[..head.len()].copy_from_slice(head);
+    v
+}
+
+fn codes(s: &Scales) -> Vec<u8> {
+    match s {
+        Scales::Codes(c) => c.clone(),
+        other => panic!("byte codes expected, got {other:?}"),
+    }
+}
+
+#[test]
+fn torchao_scale_modes_on_amax_7() {
+    // amax 7 = 1.75 * 2^2 (float32 bits 0x40E00000), MXFP4 (emax 2, 1 mantissa bit).
+    // floor: exponent 2 - 2 = 0 -> 0x7F, 7 / 1 saturates to 6 (code 7).
+    // ceil: mantissa not zero -> 3 - 2 = 1 -> 0x80, 7 / 2 = 3.5, a tie of 3 and 4 -> even: 4 (code 6).
+    // even: 0x40E00000 + (1 << 21) = 0x41000000 = 8 -> exponent 3 -> 0x80, code 6 as ceil.
+    // rceil: ceil(log2(7 / 6)) = ceil(0.22) = 1 -> 0x80; 7 * 2^-1 = 3.5 -> 4 (code 6).
+    for (mode, scale, code) in [("floor", 0x7F, 7), ("ceil", 0x80, 6), ("even", 0x80, 6), ("rceil", 0x80, 6)] {
+        let r = q(&format!("torchao:mxfp4,scale={mode}"), &block(32, &[7.0]), None);
+        assert_eq!(codes(&r.scales), [scale], "{mode}");
+        assert_eq!(r.elements[0], code, "{mode}");
+    }
+    // amax 5.5 = 1.375 * 2^2: even rounds at 1 mantissa bit: 0x40B00000 + 0x200000 = 0x40D00000,
+    // masked to 4 -> 0x7F (where ceil gives 0x80).
+    assert_eq!(codes(&q("torchao:mxfp4,scale=even", &block(32, &[5.5]), None).scales), [0x7F]);
+    assert_eq!(codes(&q("torchao:mxfp4,scale=ceil", &block(32, &[5.5]), None).scales), [0x80]);
+}
+
+#[test]
+fn torchao_subnormal_block_divides_by_the_smallest_normal() {
+    // 2^-127 (a float32 subnormal): exponent field 0 -> -127 - 2 clamped to -127 -> code 0x00,
+    // but the divisor is clamped to 2^-126: 2^-127 / 2^-126 = 0.5 (E2M1 code 1), which decodes
+    // as 0.5 * 2^-127 = 2^-128: the factor of two torchao loses.
+    let tiny = f32::from_bits(1 << 22);
+    let r = q("torchao:mxfp4,scale=floor", &block(32, &[tiny]), None);
+    assert_eq!((codes(&r.scales)[0], r.elements[0]), (0x00, 1));
+    assert_eq!(r.dequantize().unwrap()[0], f32::from_bits(1 << 21));
+    // rceil multiplies a code-0 block by 1.0: 2^-127 * 1 rounds to E2M1 zero.
+    let r = q("torchao:mxfp4,scale=rceil", &block(32, &[tiny]), None);
+    assert_eq!((codes(&r.scales)[0], r.elements[0]), (0x00, 0));
+}
+
+#[test]
+fn torchao_inf_blocks() {
+    // floor: Inf's exponent field 255 -> 128 - 2 = 126 -> 0xFD, Inf / 2^126 saturates to 6.
+    let r = q("torchao:mxfp4,scale=floor", &block(32, &[f32::INFINITY]), None);
+    assert_eq!((codes(&r.scales)[0], r.elements[0]), (0xFD, 7));
+    // rceil: an infinite amax / 6 -> 0xFE.
+    assert_eq!(codes(&q("torchao:mxfp4,scale=rceil", &block(32, &[f32::INFINITY]), None).scales), [0xFE]);
+    // A NaN anywhere: 0xFF, every value NaN on the way back.
+    let r = q("torchao:mxfp4,scale=floor", &block(32, &[1.0, f32::NAN]), None);
+    assert_eq!(codes(&r.scales), [0xFF]);
+    assert!(r.dequantize().unwrap().iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn nvfp4_zero_blocks_and_scale_ties() {
+    // torchao, one level: a zero block's scale is clamped to E4M3's smallest normal 2^-6 (0x08).
+    assert_eq!(codes(&q("torchao:nvfp4", &block(16, &[]), None).scales), [0x08]);
+    // amax 6.375: 6.375 / 6 = 1.0625, halfway between 1.0 (0x38) and 1.125 (0x39): even -> 0x38.
+    assert_eq!(codes(&q("torchao:nvfp4", &block(16, &[6.375]), None).scales), [0x38]);
+    // ModelOpt (G = 1 given): a zero block's scale 0 -> 1.0 (0x38). Block 2: amax 6, s = 6 / (6 * 1)
+    // = 1.0 (0x38); -0.0 takes its sign from x < 0: code 0; -1e-30 / 1 rounds to zero with the
+    // sign: code 8.
+    let mut x = block(32, &[]);
+    x[16..19].copy_from_slice(&[6.0, -0.0, -1e-30]);
+    let r = q("modelopt:nvfp4", &x, Some(1.0));
+    assert_eq!((codes(&r.scales), r.elements[16], r.elements[17], r.elements[18]), (vec![0x38, 0x38], 7, 0, 8));
+    // compressed-tensors (G = 1): a zero scale becomes 0.125 (0x20).
+    let r = q("compressed-tensors:nvfp4", &block(16, &[]), Some(1.0));
+    assert_eq!(codes(&r.scales), [0x20]);
+    // ModelOpt's global is a decode scale amax / 2688, compressed-tensors' an encode scale 2688 /
+    // amax: amax 2688 gives 1.0 for both; amax 5376 gives 2.0 and 0.5.
+    let x = block(16, &[5376.0]);
+    assert_eq!(q("modelopt:nvfp4", &x, None).global_scale, Some(2.0));
+    assert_eq!(q("compressed-tensors:nvfp4", &x, None).global_scale, Some(0.5));
+    assert_eq!(q("torchao:nvfp4,global=amax", &x, None).global_scale, Some(2.0));
+    assert_eq!(q("torchao:nvfp4", &x, None).global_scale, None);
+}
+
+#[test]
+fn ggml_q8_0_ties_away_and_nan_rule() {
+    // amax 127 -> d = 1 (float16 0x3C00), 1/d = 1: roundf ties away: 1.5 -> 2, 0.5 -> 1,
+    // -0.5 -> -1 (0xFF), 2.5 -> 3. The NaN at index 1: ggml's MAX(m, |x|) takes the NaN and the
+    // next element replaces it, so amax is still 127; the NaN's own code is 0 here.
+    let r = q("ggml:q8_0", &block(32, &[1.5, f32::NAN, 127.0, 0.5, -0.5, 2.5]), None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x3C00]));
+    assert_eq!(&r.elements[..6], &[2, 0, 127, 1, 0xFF, 3]);
+    // A NaN in last place makes amax NaN: d = NaN (float16 0x7E00), every element 0.
+    let mut x = block(32, &[1.0]);
+    x[31] = f32::NAN;
+    let r = q("ggml:q8_0", &x, None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x7E00]));
+    assert!(r.elements.iter().all(|&c| c == 0));
+}
+
+#[test]
+fn ggml_q4_0_signed_max_and_negative_zero() {
+    // The signed max 8.0 -> d = 8 / -8 = -1 (float16 0xBC00), 1/d = -1; code = trunc(x * -1 + 8.5):
+    // 8 -> 0.5 -> 0; 0.5 -> 8; -0.5 -> 9; -1.5 -> 10; 6.5 -> 2; 7.5 -> 1.
+    let r = q("ggml:q4_0", &block(32, &[8.0, 0.5, -0.5, -1.5, 6.5, 7.5]), None);
+    assert_eq!(r.scales, Scales::Float16(vec![0xBC00]));
+    assert_eq!(&r.elements[..6], &[0, 8, 9, 10, 2, 1]);
+    // All -0.0 (ggml's C rule; gguf's port stores +0): no -0.0 beats the +0 start, so d = +0 / -8
+    // = -0.0 (0x8000), 1/d is taken as 0, codes trunc(8.5) = 8, decoding to 8 - 8 = 0 times -0.
+    let r = q("ggml:q4_0", &[-0.0; 32], None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x8000]));
+    assert!(r.elements.iter().all(|&c| c == 8));
+    assert!(r.dequantize().unwrap().iter().all(|v| v.to_bits() == 0x8000_0000));
+}
+
+#[test]
+fn ggml_mxfp4_first_index_on_ties() {
+    // amax 6: e = floor(log2 6) - 2 + 127 = 127, d = 2^(127 - 128) = 0.5; the values are kvalues
+    // (0, 1, 2, 3, 4, 6, 8, 12) * 0.5. Ties go to the first index: 0.75 -> 0.5 (1), 2.5 -> 2 (4),
+    // 5 -> 4 (6), -0.25 -> +0 (index 0 before -0.5's 9), -0.0 -> 0; a NaN is skipped for amax and
+    // gets index 0 (no error is below the first).
+    let r = q("ggml:mxfp4", &block(32, &[6.0, 0.75, 2.5, 5.0, -0.25, -0.0, f32::NAN]), None);
+    assert_eq!(codes(&r.scales), [127]);
+    assert_eq!(&r.elements[..7], &[7, 1, 4, 6, 0, 0, 0]);
+    // The bytes: e, then byte j = element j | element j + 16 << 4.
+    let bytes = r.to_bytes().unwrap();
+    assert_eq!(bytes.len(), 17);
+    assert_eq!(&bytes[..5], &[127, 0x07, 0x01, 0x04, 0x06]);
+}
+
+#[test]
+fn ggml_nvfp4_own_ue4m3() {
+    // amax / 6 = 1.0625, halfway between 1.0 and 1.125: ggml rounds ties away -> 0x39 (RNE would
+    // give 0x38). amax / 6 = 300: ggml gives 448 (0x7E) to every value from 256 up (a cast: 0x79).
+    let mut x = vec![0.0f32; 64];
+    x[0] = 6.375;
+    x[16] = 1800.0;
+    let r = q("ggml:nvfp4", &x, None);
+    assert_eq!(codes(&r.scales), [0x39, 0x7E, 0x00, 0x00]);
+    // d = 1.125 / 2 = 0.5625; 6.375 lies between 8 * d = 4.5 and 12 * d = 6.75: nearer 6.75 (7).
+    // 1800 under d = 224: 8 * 224 = 1792 (6).
+    assert_eq!((r.elements[0], r.elements[16]), (7, 6));
+    let bytes = r.to_bytes().unwrap();
+    assert_eq!(bytes.len(), 36);
+    // 4 scale bytes, then sub-block 0 in bytes 4..12 (element 0 low nibble), sub-block 1 in 12..20.
+    assert_eq!((bytes[..4].to_vec(), bytes[4], bytes[12]), (vec![0x39, 0x7E, 0, 0], 0x07, 0x06));
+    assert_eq!(blocks::from_bytes(&bytes, &r.scheme, &[64], -1).unwrap(), r);
+}
+
+#[test]
+fn deepseek_zero_tile_and_ue8m0() {
+    // amax = max(0, 1e-4) = 1e-4, s = 1e-4 / 448 in float32; ue8m0: 2^ceil(log2(2.23e-7)) = 2^-22.
+    let r = q("deepseek:fp8,tile=1x128", &block(128, &[]), None);
+    assert_eq!(r.scales, Scales::Float32(vec![1e-4f32 / 448.0]));
+    let r = q("deepseek:fp8,tile=1x128,scale_fmt=ue8m0", &block(128, &[]), None);
+    assert_eq!(r.scales, Scales::Float32(vec![2f32.powi(-22)]));
+    // 896 in a tile: s = 2, 896 / 2 = 448 (0x7E), -1 / 2 = -0.5 (0xB0).
+    let r = q("deepseek:fp8,tile=1x128", &block(128, &[896.0, -1.0]), None);
+    assert_eq!((r.elements[0], r.elements[1]), (0x7E, 0xB0));
+}
+
+#[test]
+fn fp8_negative_zero_and_zero_scale() {
+    // compressed-tensors adds its zero point: -0.0 / s + 0 = +0 (0x00); an all-zero tensor's scale
+    // 0 / 448 = 0 becomes float32's eps 2^-23.
+    let r = q("fp8:tensor", &[-0.0, 0.0], None);
+    assert_eq!(r.scales, Scales::Float32(vec![f32::EPSILON]));
+    assert_eq!(r.elements, [0, 0]);
+    // 448 * 3: s = 3, 1.5 / 3 = 0.5 (0x30).
+    let r = q("fp8:channel", &[1344.0, 1.5], None);
+    assert_eq!((r.scales.clone(), r.elements.clone()), (Scales::Float32(vec![3.0]), vec![0x7E, 0x30]));
+}
+
+#[test]
+fn ocp_is_quant_mx() {
+    // quant::mx's doc example: amax 3 -> X = 2^(1 - 2) = 1/2 (0x7E); 2, -1, 6, 0.2 -> 0x4, 0xA,
+    // 0x7, 0x0.
+    let r = q("ocp:mxfp4,block=4", &[1.0, -0.5, 3.0, 0.1], None);
+    assert_eq!((codes(&r.scales), r.elements.clone()), (vec![0x7E], vec![0x4, 0xA, 0x7, 0x0]));
+    assert_eq!(r.dequantize().unwrap(), [1.0, -0.5, 3.0, 0.0]);
+    // Elements packed as ONNX packs float4, then the scale.
+    assert_eq!(r.to_bytes().unwrap(), [0xA4, 0x07, 0x7E]);
+}
+
+#[test]
+fn refusals_name_the_rule() {
+    let err = blocks::quantize(&[1.0f32; 80], &[80], &Scheme::parse("torchao:mxfp4,scale=floor").unwrap(), -1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("divisible by block_size 32"), "{err}");
+    let err = blocks::quantize(&[1.0f32; 40], &[40], &Scheme::parse("ggml:q8_0").unwrap(), -1, None).unwrap_err();
+    assert!(err.to_string().contains("multiple of 32"), "{err}");
+    let bf = [half::bf16::ONE; 32];
+    assert!(blocks::quantize(&bf, &[32], &Scheme::parse("ggml:q8_0").unwrap(), -1, None).is_err());
+    assert!(blocks::quantize(&[1.0f32; 32], &[32], &Scheme::parse("ggml:q8_0").unwrap(), -1, Some(1.0)).is_err());
+    for bad in
+        ["torchao:mxfp4,scale=up", "ggml:q5_0", "nope", "fp8:group=0", "ocp:mxfp4,tile=2", "deepseek:fp8,tile=2x2"]
+    {
+        assert!(Scheme::parse(bad).is_err(), "{bad}");
+    }
+    // A short last block of its own where the implementation allows one (OCP, DeepSeek's tiles).
+    assert!(blocks::quantize(&[1.0f32; 40], &[40], &Scheme::parse("ocp:mxfp4").unwrap(), -1, None).is_ok());
+}
+
+#[test]
+fn bytes_round_trip_every_scheme() {
+    let x: Vec<f32> = (0..128 * 256).map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.37).collect();
+    let mut compared = 0;
+    for scheme in [
+        "ocp:mxfp8e4m3",
+        "ocp:mxint8",
+        "torchao:mxfp6e3m2,scale=rceil",
+        "torchao:mxfp4,scale=even",
+        "torchao:nvfp4,global=amax",
+        "modelopt:nvfp4",
+        "compressed-tensors:nvfp4",
+        "ggml:q8_0",
+        "ggml:q4_0",
+        "ggml:mxfp4",
+        "ggml:nvfp4",
+        "deepseek:fp8",
+        "fp8:tensor",
+        "fp8:channel",
+        "fp8:group=128",
+        "fp8:block=128x128",
+    ] {
+        let s = Scheme::parse(scheme).unwrap();
+        let r = blocks::quantize(&x, &[128, 256], &s, -1, None).unwrap();
+        let bytes = r.to_bytes().unwrap();
+        let back = blocks::from_bytes(&bytes, &s, &[128, 256], -1).unwrap();
+        assert_eq!(back, r, "{scheme}");
+        let again =
+            blocks::from_arrays(r.elements.clone(), &[128, 256], r.scales.clone(), &s, -1, r.global_scale).unwrap();
+        assert_eq!(again.dequantize().unwrap().len(), x.len());
+        assert!(blocks::from_bytes(&bytes[1..], &s, &[128, 256], -1).is_err(), "{scheme}: a short buffer");
+        compared += 1;
+    }
+    assert_eq!(compared, 16);
+}
+
+#[test]
+fn blocked_axis_other_than_last() {
+    // A [32, 2] tensor blocked along axis 0 is its transpose blocked along the last axis.
+    let x: Vec<f32> = (0..64).map(|i| (i as f32 - 20.0) * 0.3).collect();
+    let t: Vec<f32> = (0..64).map(|i| x[(i % 32) * 2 + i / 32]).collect();
+    let s = Scheme::parse("torchao:mxfp4,scale=floor").unwrap();
+    let along0 = blocks::quantize(&x, &[32, 2], &s, 0, None).unwrap();
+    let last = blocks::quantize(&t, &[2, 32], &s, -1, None).unwrap();
+    assert_eq!(along0.scales, last.scales);
+    assert_eq!(along0.scales_shape().unwrap(), [1, 2]);
+    let moved: Vec<u8> = (0..64).map(|i| last.elements[(i % 2) * 32 + i / 2]).collect();
+    assert_eq!(along0.elements, moved);
+    let back = along0.dequantize().unwrap();
+    let back_last = last.dequantize().unwrap();
+    assert!((0..64).all(|i| back[i].to_bits() == back_last[(i % 2) * 32 + i / 2].to_bits()));
+}
