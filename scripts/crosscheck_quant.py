@@ -266,7 +266,8 @@ def specials_path_cases(rng, n):
     opset 25 being the first with INT2/UINT2."""
     specials = [np.inf, -np.inf, np.nan, 3e9, -3e9, 2147483520.0, 1e38, 2.5, -1.5, 0.5]
     layouts = [((4, 64), None, None), ((64,), 0, None), ((4, 64), 1, None), ((4, 8, 8), 1, None),
-               ((4, 64), 1, 1), ((4, 64), 1, 2), ((4, 64), 1, 3), ((4, 63), 1, 2), ((64, 4), 0, 2), ((4, 8, 8), 1, 2)]
+               ((4, 64), 1, 1), ((4, 64), 1, 2), ((4, 64), 1, 3), ((4, 63), 1, 2), ((64, 4), 0, 2), ((4, 8, 8), 1, 2),
+               ((4, 63, 1), 1, 2), ((63,), None, None), ((7, 9), 0, None)]
     for xt in (np.float32, np.float16):
         for out in INTEGERS:
             lo, hi = INTEGERS[out]
@@ -348,8 +349,7 @@ def main():
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--only", default="", help="only the ops whose name contains this")
     ap.add_argument("--specials-paths", action="store_true",
-                    help="only the NaN/Inf/beyond-int32 path classes (specials_path_cases); the onnxruntime "
-                         "profile does not model all of them yet (issue 25), so this reports differences")
+                    help="only the NaN/Inf/beyond-int32 path classes (specials_path_cases)")
     ap.add_argument("--write-fixtures", action="store_true")
     ap.add_argument("--fixtures-per-op", type=int, default=25)
     args = ap.parse_args()
@@ -361,7 +361,7 @@ def main():
         shutil.rmtree(FIXTURES, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         gens = (specials_path_cases,) if args.specials_paths else (row_cases, quantize_cases, dequantize_cases,
-                                                                    dynamic_cases)
+                                                                    dynamic_cases, specials_path_cases)
         for gen in gens:
             for case, (op, consts, attrs, opset, outputs) in enumerate(gen(rng, args.cases)):
                 if args.only not in op:

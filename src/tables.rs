@@ -351,20 +351,20 @@ pub fn profile_difference(from: DType, to: DType, opts: &CastOptions, a: Profile
 }
 
 fn checked_by(profile: Profile, field: &str) -> &'static str {
-    if field.starts_with("range_") || field.starts_with("slice_") {
+    if field == "range.openvino" {
+        return "";
+    }
+    if field.starts_with("range.") || field.starts_with("slice.") {
         return match profile {
             Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_ops.py",
             _ => "",
         };
     }
-    if field.starts_with("quantize_") || field.starts_with("dequantize_") || field.starts_with("dynamic_") {
+    if field.starts_with("quantize.") {
         return match profile {
             Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_quant.py",
             _ => "",
         };
-    }
-    if field == "range.openvino" {
-        return "";
     }
     match profile {
         Profile::OnnxReference | Profile::OnnxRuntime => "scripts/crosscheck_cast.py",

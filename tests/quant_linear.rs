@@ -109,6 +109,56 @@ fn specials_into_integers_follow_the_profile() {
     assert_eq!(y.codes().unwrap(), [0x80; 4]);
 }
 
+/// onnxruntime's paths for NaN, ±Inf and quotients beyond int32 (the `quantize.specials` row's
+/// paths; observed with `scripts/crosscheck_quant.py --specials-paths`, onnxruntime 1.31.1): some
+/// saturate by sign, others take a float -> int32 step that gives INT32_MIN (the x86 integer
+/// indefinite) before the zero point is added and the sum clamped.
+#[test]
+fn onnxruntime_specials_depend_on_the_path() {
+    let ort = Profile::OnnxRuntime;
+    let signed = |t: Tensor| -> Vec<i8> { t.codes().unwrap().iter().map(|&c| c as u8 as i8).collect() };
+    let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3e9];
+    // FLOAT16 input into INT8, zero point -5: INT32_MIN - 5 wraps to INT32_MAX - 4, clamped to 127
+    // for all four (3e9 is Inf in float16). The same values in FLOAT saturate by sign.
+    let x16 = Tensor::from_codes(DType::Float16, vec![4], &[0x7C00, 0xFC00, 0x7E00, 0x7C00]).unwrap();
+    let s16 = Tensor::from_codes(DType::Float16, vec![], &[0x3C00]).unwrap();
+    let zp = scalar(DType::Int8, (-5i8) as u8 as u64);
+    assert_eq!(signed(q(&x16, &s16, Some(&zp), &Default::default(), 21, ort)), [127; 4]);
+    assert_eq!(
+        signed(q(&f32s(&specials), &scale(1.0), Some(&zp), &Default::default(), 21, ort)),
+        [127, -128, -128, 127]
+    );
+    // FLOAT into INT2, zero point 0: INT32_MIN clamps to -2 (code 0b10) for all four; `spec`
+    // saturates: [1, -2, -2, 1] = codes [01, 10, 10, 01], four to a byte from bit 0.
+    let zp2 = scalar(DType::Int2, 0);
+    let int2 = |p| q(&f32s(&specials), &scale(1.0), Some(&zp2), &Default::default(), 25, p).raw().unwrap().to_vec();
+    assert_eq!(int2(ort), [0b10_10_10_10]);
+    assert_eq!(int2(Profile::Spec), [0b01_10_10_01]);
+    // FLOAT into INT8 blocked along axis 0 of [2, 2] (block 2, one element after the axis): wraps,
+    // INT32_MIN clamps to -128 for +Inf too. Along axis 1 of [1, 4] (nothing after it): saturates.
+    let zp8 =
+        |shape: Vec<usize>| Tensor::from_codes(DType::Int8, shape.clone(), &vec![0; shape.iter().product()]).unwrap();
+    let before_inner = QuantizeAttributes { axis: Some(0), block_size: Some(2), ..Default::default() };
+    let x = f32s(&specials).reshape(vec![2, 2]).unwrap();
+    let s = f32s(&[1.0, 1.0]).reshape(vec![1, 2]).unwrap();
+    assert_eq!(signed(q(&x, &s, Some(&zp8(vec![1, 2])), &before_inner, 21, ort)), [-128; 4]);
+    let last = QuantizeAttributes { axis: Some(1), block_size: Some(2), ..Default::default() };
+    let x = f32s(&specials).reshape(vec![1, 4]).unwrap();
+    let s = f32s(&[1.0, 1.0]).reshape(vec![1, 2]).unwrap();
+    assert_eq!(signed(q(&x, &s, Some(&zp8(vec![1, 2])), &last, 21, ort)), [127, -128, -128, 127]);
+    // FLOAT into INT4 per tensor, three +Inf: the first byte holds two elements of one scale
+    // (saturate: 7, 7 = 0x77); the third element is alone in its byte (wraps: -8 = nibble 8).
+    let zp4 = scalar(DType::Int4, 0);
+    let inf3 = f32s(&[f32::INFINITY; 3]);
+    assert_eq!(q(&inf3, &scale(1.0), Some(&zp4), &Default::default(), 21, ort).raw().unwrap(), [0x77, 0x08]);
+    assert_eq!(q(&inf3, &scale(1.0), Some(&zp4), &Default::default(), 21, Profile::Spec).raw().unwrap(), [0x77, 0x07]);
+    // Per axis 0 of [3, 1]: each element has its own scale, so no byte pairs one scale: all wrap.
+    let per_axis = QuantizeAttributes { axis: Some(0), ..Default::default() };
+    let x = inf3.reshape(vec![3, 1]).unwrap();
+    let zps = Tensor::from_codes(DType::Int4, vec![3], &[0, 0, 0]).unwrap();
+    assert_eq!(q(&x, &f32s(&[1.0, 1.0, 1.0]), Some(&zps), &per_axis, 21, ort).raw().unwrap(), [0x88, 0x08]);
+}
+
 #[test]
 fn float16_division_precision_is_a_profile_row() {
     // 2.0 / 0.8: in float16 0.8 is 0.7998046875 (0x3A66) and 2 / 0.7998046875 = 2.50061..., whose

@@ -270,6 +270,15 @@ fn narrow_kernel(lanes: &Conversion) -> Result<NarrowKernel> {
     })
 }
 
+impl simd::SpanKernel for Plan {
+    type Part = Engine;
+    type Scratch = Option<Box<Scratch>>;
+    #[inline(always)]
+    fn run(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
+        self.run_engine_inline(engine, src, dst, n, scratch);
+    }
+}
+
 impl Plan {
     /// Resolves ONNX `Cast` from `from` to `to` with these attributes and profile. Errors for dtypes
     /// without a fixed width (STRING, complex, UNDEFINED).
@@ -573,16 +582,13 @@ impl Plan {
 
     /// Runs one engine compiled for the widest instruction set the CPU has.
     fn run_engine(&self, engine: &Engine, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Option<Box<Scratch>>) {
-        #[cfg(target_arch = "x86_64")]
-        simd::x86::run_engine(self, engine, src, dst, n, scratch);
-        #[cfg(not(target_arch = "x86_64"))]
-        self.run_engine_inline(engine, src, dst, n, scratch);
+        simd::widest_span(self, engine, src, dst, n, scratch);
     }
 
     /// Runs one engine. Always inlined, so the SIMD module's copies compile it (and the kernels it
     /// inlines) with their instruction sets.
     #[inline(always)]
-    pub(crate) fn run_engine_inline(
+    fn run_engine_inline(
         &self,
         engine: &Engine,
         src: &[u8],

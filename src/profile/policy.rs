@@ -249,6 +249,36 @@ pub enum QuantizeSpecials {
     Int32Wraparound,
 }
 
+/// Which QuantizeLinear calls a [`SpecialsPath`] row covers: the input's dtype, the output's, and
+/// the layout of the scales around each element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpecialsPath {
+    /// The input types it covers (empty: every type).
+    pub inputs: &'static [DType],
+    /// The output types it covers (empty: every integer type).
+    pub outputs: &'static [DType],
+    /// The layouts it covers.
+    pub layout: SpecialsLayout,
+    /// The rule on this path.
+    pub specials: QuantizeSpecials,
+    /// What was observed, and how (shown in `tables/profiles.md`).
+    pub observed: &'static str,
+}
+
+/// The layouts a [`SpecialsPath`] row covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialsLayout {
+    /// Every layout.
+    Any,
+    /// Blocked (`block_size`) along an axis with more elements after it (onnxruntime's
+    /// "not last axis" loop; a blocked axis followed only by dimensions of size 1 is not one).
+    BlockedBeforeInner,
+    /// Packed 4-bit outputs, per element: an element whose output byte it does not share with an
+    /// element of the same scale (its partner in the byte has another scale, or it is the tensor's
+    /// last element, alone in its byte).
+    SplitByte,
+}
+
 /// How DequantizeLinear computes `(x - x_zero_point) * x_scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DequantizeArithmetic {
@@ -419,8 +449,12 @@ pub struct SlicePolicy {
 pub struct QuantizePolicy {
     /// QuantizeLinear: the precision of `x / y_scale`.
     pub division: QuantizeDivision,
-    /// QuantizeLinear to an integer type: NaN, ±Inf and values beyond int32.
+    /// QuantizeLinear to an integer type: NaN, ±Inf and values beyond int32, on every path that
+    /// no row of `special_paths` covers.
     pub specials: QuantizeSpecials,
+    /// Paths (input type, output type, layout) with another rule than `specials`; the first row
+    /// that covers a path decides it.
+    pub special_paths: &'static [SpecialsPath],
     /// QuantizeLinear to a float8 type adds `y_zero_point` (the formula `x / y_scale +
     /// y_zero_point` of the text); the onnx reference and onnxruntime ignore it (observed: a
     /// zero point of 2.0 changes nothing). float4 and float6 outputs add it in every profile.
@@ -434,6 +468,35 @@ pub struct QuantizePolicy {
     pub dynamic_nan: DynamicNan,
     /// DynamicQuantizeLinear when `max(0, max(x)) == min(0, min(x))` (all zeros, or empty).
     pub dynamic_flat_scale: DynamicFlatScale,
+}
+
+impl QuantizePolicy {
+    /// The rules QuantizeLinear from `input` to the integer type `output` follows for NaN, ±Inf
+    /// and quotients beyond int32: `(rule, split_byte_rule)`, the second for the elements of a
+    /// packed 4-bit output that share their byte with no element of their scale.
+    /// `blocked_before_inner`: the call is blocked along an axis with more elements after it.
+    pub fn specials_on(
+        &self,
+        input: DType,
+        output: DType,
+        blocked_before_inner: bool,
+    ) -> (QuantizeSpecials, QuantizeSpecials) {
+        let rule = |split_byte: bool| {
+            self.special_paths
+                .iter()
+                .find(|row| {
+                    (row.inputs.is_empty() || row.inputs.contains(&input))
+                        && (row.outputs.is_empty() || row.outputs.contains(&output))
+                        && match row.layout {
+                            SpecialsLayout::Any => true,
+                            SpecialsLayout::BlockedBeforeInner => blocked_before_inner,
+                            SpecialsLayout::SplitByte => split_byte,
+                        }
+                })
+                .map_or(self.specials, |row| row.specials)
+        };
+        (rule(false), rule(true))
+    }
 }
 
 impl Policy {

@@ -76,6 +76,7 @@ pub const SPEC: Policy = Policy {
         // The text says "saturate"; it is silent on NaN, where both implementations give the minimum
         // (the onnx reference whenever the zero point is not negative).
         specials: QuantizeSpecials::SaturateNanToMin,
+        special_paths: &[],
         float8_adds_zero_point: true,
         dequantize_arithmetic: DequantizeArithmetic::Exact,
         dequantize_float4_ignores_zero_point: false,
@@ -251,6 +252,7 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     quantize: QuantizePolicy {
         division: QuantizeDivision::NumpyPromotion,
         specials: QuantizeSpecials::Int32Wraparound,
+        special_paths: &[],
         float8_adds_zero_point: false,
         dequantize_arithmetic: DequantizeArithmetic::Numpy,
         dequantize_float4_ignores_zero_point: true,
@@ -346,6 +348,7 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     quantize: QuantizePolicy {
         division: QuantizeDivision::Float32,
         specials: QuantizeSpecials::SaturateNanToMin,
+        special_paths: ONNXRUNTIME_SPECIAL_PATHS,
         float8_adds_zero_point: false,
         dequantize_arithmetic: DequantizeArithmetic::Float32,
         // No float4 DequantizeLinear kernel: `spec`'s rule.
@@ -354,6 +357,42 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
         dynamic_flat_scale: DynamicFlatScale::One,
     },
 };
+
+/// Where onnxruntime 1.31.1's QuantizeLinear takes a float -> int32 step before clamping (the x86
+/// integer indefinite for NaN, ±Inf and quotients beyond int32, then the zero point added with
+/// wraparound) instead of saturating: observed with `scripts/crosscheck_quant.py --specials-paths`
+/// (every integer output x float32 and float16 input x per-tensor, per-axis and blocked layouts);
+/// `docs/research/quantize_specials.md` has the table.
+const ONNXRUNTIME_SPECIAL_PATHS: &[SpecialsPath] = &[
+    SpecialsPath {
+        inputs: &[DType::Float16],
+        outputs: &[],
+        layout: SpecialsLayout::Any,
+        specials: QuantizeSpecials::Int32Wraparound,
+        observed: "INT8, zero point -5: [Inf, -Inf, NaN] -> 127",
+    },
+    SpecialsPath {
+        inputs: &[DType::Float],
+        outputs: &[DType::Int2, DType::Uint2],
+        layout: SpecialsLayout::Any,
+        specials: QuantizeSpecials::Int32Wraparound,
+        observed: "INT2 per tensor: +Inf -> -2",
+    },
+    SpecialsPath {
+        inputs: &[DType::Float],
+        outputs: &[DType::Int8, DType::Uint8, DType::Int16, DType::Uint16],
+        layout: SpecialsLayout::BlockedBeforeInner,
+        specials: QuantizeSpecials::Int32Wraparound,
+        observed: "INT8 blocked along axis 0 of [2, 2]: +Inf -> -128",
+    },
+    SpecialsPath {
+        inputs: &[DType::Float],
+        outputs: &[DType::Int4, DType::Uint4],
+        layout: SpecialsLayout::SplitByte,
+        specials: QuantizeSpecials::Int32Wraparound,
+        observed: "INT4 per tensor, [Inf, Inf, Inf] -> [7, 7, -8]",
+    },
+];
 
 /// onnxruntime inside its vector blocks.
 const ONNXRUNTIME_BLOCKS: Policy = Policy {

@@ -608,6 +608,30 @@ pub const ROWS: &[Row] = &[
         observations: &[(Profile::OnnxRuntime, "INT8 [Inf, -Inf, NaN, 3e9] -> [127, -128, -128, 127]")],
     },
     Row {
+        field: "quantize.special_paths",
+        case: "QuantizeLinear to an integer: NaN, ±Inf, beyond int32, on the paths (input, output, layout) with another rule",
+        onnx_text: OnnxText::Undefined,
+        value: |p| {
+            let mut text = Vec::new();
+            for path in p.quantize.special_paths {
+                let inputs = if path.inputs.is_empty() { "any".into() } else { dtype_list(path.inputs) };
+                let outputs = if path.outputs.is_empty() { "any integer".into() } else { dtype_list(path.outputs) };
+                let layout = match path.layout {
+                    SpecialsLayout::Any => "",
+                    SpecialsLayout::BlockedBeforeInner => ", blocked along an axis with elements after it",
+                    SpecialsLayout::SplitByte => ", an element sharing its byte with no element of its scale",
+                };
+                text.push(format!("{:?} from {inputs} into {outputs}{layout} (observed: {})", path.specials, path.observed));
+            }
+            if text.is_empty() {
+                "none".into()
+            } else {
+                text.join("; ")
+            }
+        },
+        observations: &[],
+    },
+    Row {
         field: "quantize.float8_adds_zero_point",
         case: "QuantizeLinear to float8 adds y_zero_point",
         onnx_text: OnnxText::Decides,

@@ -78,6 +78,7 @@ pub(crate) fn dynamic_guarded(
         saturate: true,
         // rint, add, clip and a cast to uint8: saturation by sign, NaN to 0, in every profile.
         specials: QuantizeSpecials::SaturateNanToMin,
+        split_byte_specials: None,
         adds_zero_point: true,
     };
     let mut out = crate::op_output::zeroed(&name, n)?;

@@ -140,6 +140,21 @@ fn division_type(policy: &Policy, x: DType, scale: DType, precision: Option<DTyp
     }
 }
 
+/// The profile's rules for NaN, ±Inf and quotients beyond int32 on this path:
+/// `(specials, split_byte_specials)` of [`Quantize`].
+fn specials_rules(
+    policy: &Policy,
+    x: DType,
+    target: DType,
+    groups: &Groups,
+) -> (QuantizeSpecials, Option<QuantizeSpecials>) {
+    // Blocked along an axis with elements after it: the scale changes from element to element.
+    let blocked_before_inner = !groups.per_tensor && groups.inner > 1 && groups.inner_stride != 0;
+    let (rule, split) = policy.quantize.specials_on(x, target, blocked_before_inner);
+    let packs_pairs = target.packing() == Packing::Nibbles;
+    (rule, (packs_pairs && split != rule).then_some(split))
+}
+
 /// A validated QuantizeLinear call.
 pub(crate) struct Quantize {
     pub name: String,
@@ -147,7 +162,11 @@ pub(crate) struct Quantize {
     pub groups: Groups,
     pub division: DType,
     pub saturate: bool,
+    /// Integer targets: NaN, ±Inf and quotients beyond int32 (the profile's rule for this path).
     pub specials: QuantizeSpecials,
+    /// Packed 4-bit targets where the profile has another rule for an element that shares its
+    /// byte with no element of its scale (row `quantize.specials`, layout `SplitByte`).
+    pub split_byte_specials: Option<QuantizeSpecials>,
     /// Float targets: the zero point is given and added to the quotient.
     pub adds_zero_point: bool,
 }
@@ -218,13 +237,15 @@ fn quantize_checked(
         ("y_scale", "y_zero_point"),
     )?;
     let policy = profile.policy();
+    let (specials, split_byte_specials) = specials_rules(policy, x.dtype(), target, &groups);
     Ok(Quantize {
         name: name.to_string(),
         target,
         groups,
         division: division_type(policy, x.dtype(), scale.dtype(), precision),
         saturate,
-        specials: policy.quantize.specials,
+        specials,
+        split_byte_specials,
         adds_zero_point: zero_point.is_some() && adds_zero_point(policy, target),
     })
 }
@@ -454,6 +475,8 @@ impl Quantize {
             None => Some(Plan::new(if fast { DType::Float } else { DType::Double }, self.target, &target_opts)?),
         };
         let kernel = IntegerKernel { mode: RoundingMode::NearestEven, mask: self.target.code_mask() };
+        // Split bytes exist only where some byte pairs two scales, or the count is odd.
+        let split = self.split_byte_specials.filter(|_| !(self.groups.pairs_share_scale() && n % 2 == 0));
         let x_width = (x_dtype.bits().expect("fixed width") / 8) as usize;
         let mut start = 0;
         while start < n {
@@ -462,7 +485,7 @@ impl Quantize {
             let dst = &mut out[packing::raw_len(self.target, start)?..packing::raw_len(self.target, start + len)?];
             // Runs of elements sharing a scale, found from the geometry: long enough to pay for a
             // loop each (per tensor, per axis over a long inner extent, blocks along the last axis).
-            let by_runs = fast && self.groups.run_length() >= 8;
+            let by_runs = fast && split.is_none() && self.groups.run_length() >= 8;
             if by_runs
                 && self.groups.run_length() < SHORT_RUN
                 && self.integer_short_runs(src, &scales32, zeros, start, integer, &mut s, dst)
@@ -501,6 +524,7 @@ impl Quantize {
                     &mut s.indices,
                     &kernel,
                     integer,
+                    split,
                     target_plan.as_ref(),
                     dst,
                     &mut s.bytes,
@@ -532,6 +556,7 @@ impl Quantize {
                     &mut s.indices,
                     &kernel,
                     integer,
+                    split,
                     target_plan.as_ref(),
                     dst,
                     &mut s.bytes,
@@ -681,6 +706,7 @@ impl Quantize {
         indices: &mut [usize],
         kernel: &IntegerKernel,
         integer: Option<(i64, i64)>,
+        split: Option<QuantizeSpecials>,
         target_plan: Option<&Plan>,
         dst: &mut [u8],
         bytes: &mut Vec<u8>,
@@ -688,51 +714,30 @@ impl Quantize {
         codes: &mut Vec<u16>,
     ) -> Result<()> {
         let len = quotients.len();
-        let zero_at = |k: usize| zeros[if zeros.len() == 1 { 0 } else { indices[k] }];
         match integer {
             Some((qmin, qmax)) => {
-                ints.resize(len, 0);
-                codes.resize(len, 0);
-                let mask = self.target.code_mask() as i64;
-                match self.specials {
-                    QuantizeSpecials::SaturateNanToMin => {
-                        // saturate(round(q) + z) = round(clamp(q, qmin - z, qmax - z)) + z, as the
-                        // bounds are integers; clamping first keeps every lane in the kernel's
-                        // range, and a NaN lane clamps to the low bound (qmin), as the row says.
-                        if zeros.len() == 1 {
-                            let z = zeros[0];
-                            let (low, high) = (qmin as f64 - z, qmax as f64 - z);
-                            for q in quotients.iter_mut() {
-                                *q = q.clamp_nan_low(low, high);
-                            }
-                            kernel.round(quotients, ints);
-                            let z = z as i32;
-                            for (c, &r) in codes.iter_mut().zip(ints.iter()) {
-                                *c = (i64::from(r + z) & mask) as u16;
-                            }
-                        } else {
-                            for (k, q) in quotients.iter_mut().enumerate() {
-                                let z = zero_at(k);
-                                *q = q.clamp_nan_low(qmin as f64 - z, qmax as f64 - z);
-                            }
-                            kernel.round(quotients, ints);
-                            for (k, (c, &r)) in codes.iter_mut().zip(ints.iter()).enumerate() {
-                                *c = (i64::from(r + zero_at(k) as i32) & mask) as u16;
-                            }
+                if let Some(split) = split {
+                    // The split bytes' rule for every element first, on a copy (the other rule
+                    // clamps the quotients in place), then kept where the element's byte partner
+                    // has another scale or, at the end of the tensor, there is none (chunks start
+                    // at even elements).
+                    let mut copy = quotients.to_vec();
+                    let mut split_codes = Vec::new();
+                    self.integer_codes(split, &mut copy, zeros, indices, kernel, (qmin, qmax), ints, &mut split_codes);
+                    self.integer_codes(self.specials, quotients, zeros, indices, kernel, (qmin, qmax), ints, codes);
+                    for k in 0..len {
+                        let partner = k ^ 1;
+                        if partner >= len || indices[partner] != indices[k] {
+                            codes[k] = split_codes[k];
                         }
                     }
-                    QuantizeSpecials::Int32Wraparound => {
-                        kernel.round(quotients, ints);
-                        for (k, ((c, &r), &q)) in codes.iter_mut().zip(ints.iter()).zip(quotients.iter()).enumerate() {
-                            let r = if q.fits_i32() { r } else { i32::MIN };
-                            let v = i64::from(r.wrapping_add(zero_at(k) as i32)).clamp(qmin, qmax);
-                            *c = (v & mask) as u16;
-                        }
-                    }
+                } else {
+                    self.integer_codes(self.specials, quotients, zeros, indices, kernel, (qmin, qmax), ints, codes);
                 }
                 pack_codes(self.target, codes, dst);
             }
             None => {
+                let zero_at = |k: usize| zeros[if zeros.len() == 1 { 0 } else { indices[k] }];
                 // Added even when zero: -0 + 0 is +0, as the implementations that add give.
                 if self.adds_zero_point {
                     for (k, q) in quotients.iter_mut().enumerate() {
@@ -744,6 +749,62 @@ impl Quantize {
             }
         }
         Ok(())
+    }
+
+    /// Quotients to integer codes under `rule` (the zero point added, the result clamped).
+    #[allow(clippy::too_many_arguments)]
+    fn integer_codes<L: Lane>(
+        &self,
+        rule: QuantizeSpecials,
+        quotients: &mut [L],
+        zeros: &[f64],
+        indices: &[usize],
+        kernel: &IntegerKernel,
+        (qmin, qmax): (i64, i64),
+        ints: &mut Vec<i32>,
+        codes: &mut Vec<u16>,
+    ) {
+        let len = quotients.len();
+        let zero_at = |k: usize| zeros[if zeros.len() == 1 { 0 } else { indices[k] }];
+        ints.resize(len, 0);
+        codes.resize(len, 0);
+        let mask = self.target.code_mask() as i64;
+        match rule {
+            QuantizeSpecials::SaturateNanToMin => {
+                // saturate(round(q) + z) = round(clamp(q, qmin - z, qmax - z)) + z, as the
+                // bounds are integers; clamping first keeps every lane in the kernel's
+                // range, and a NaN lane clamps to the low bound (qmin), as the row says.
+                if zeros.len() == 1 {
+                    let z = zeros[0];
+                    let (low, high) = (qmin as f64 - z, qmax as f64 - z);
+                    for q in quotients.iter_mut() {
+                        *q = q.clamp_nan_low(low, high);
+                    }
+                    kernel.round(quotients, ints);
+                    let z = z as i32;
+                    for (c, &r) in codes.iter_mut().zip(ints.iter()) {
+                        *c = (i64::from(r + z) & mask) as u16;
+                    }
+                } else {
+                    for (k, q) in quotients.iter_mut().enumerate() {
+                        let z = zero_at(k);
+                        *q = q.clamp_nan_low(qmin as f64 - z, qmax as f64 - z);
+                    }
+                    kernel.round(quotients, ints);
+                    for (k, (c, &r)) in codes.iter_mut().zip(ints.iter()).enumerate() {
+                        *c = (i64::from(r + zero_at(k) as i32) & mask) as u16;
+                    }
+                }
+            }
+            QuantizeSpecials::Int32Wraparound => {
+                kernel.round(quotients, ints);
+                for (k, ((c, &r), &q)) in codes.iter_mut().zip(ints.iter()).zip(quotients.iter()).enumerate() {
+                    let r = if q.fits_i32() { r } else { i32::MIN };
+                    let v = i64::from(r.wrapping_add(zero_at(k) as i32)).clamp(qmin, qmax);
+                    *c = (v & mask) as u16;
+                }
+            }
+        }
     }
 }
 
@@ -898,13 +959,15 @@ pub(crate) fn quantize_per_tensor(
     out: &mut [u8],
 ) -> Result<()> {
     let policy = profile.policy();
+    let (specials, split_byte_specials) = specials_rules(policy, DType::Float, target, &Groups::PER_TENSOR);
     let q = Quantize {
         name: "QuantizeLinear".into(),
         target,
         groups: Groups::PER_TENSOR,
         division: division_type(policy, DType::Float, DType::Float, None),
         saturate: true,
-        specials: policy.quantize.specials,
+        specials,
+        split_byte_specials,
         adds_zero_point: adds_zero_point(policy, target),
     };
     q.run(DType::Float, raw, n, ScaleValues::Float32(vec![scale]), &[zero_point], out, profile)

@@ -242,6 +242,20 @@ impl Groups {
             && self.outer_stride == self.axis_len / size
     }
 
+    /// Whether elements `2k` and `2k + 1` share a scale, for every `k` (the two elements of a
+    /// packed 4-bit byte). False where unsure: it only picks the faster of two exact paths.
+    pub fn pairs_share_scale(&self) -> bool {
+        if self.per_tensor {
+            true
+        } else if self.inner > 1 {
+            // Per axis (one scale for every inner element) with pairs inside one axis index.
+            self.inner_stride == 0 && self.inner % 2 == 0
+        } else {
+            // Blocks along the last axis, pairs inside one block of one row.
+            self.block % 2 == 0 && self.axis_len % 2 == 0
+        }
+    }
+
     /// The length of the runs of consecutive elements that share a scale, away from the ends of
     /// blocks cut short by the axis: the whole tensor, `inner` elements per axis index, a block
     /// along the last axis, or 1 (blocks along an earlier axis change scale at every element).

@@ -171,6 +171,33 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
     false
 }
 
+/// Work over a span of `n` elements, `src` into `dst`, that runs through [`widest_span`]: the
+/// plan (the kernel) runs one of its parts (an engine) with its scratch. Its `run` must be
+/// `#[inline(always)]`, so that it is compiled into each of the copies.
+pub(crate) trait SpanKernel {
+    type Part;
+    type Scratch;
+    fn run(&self, part: &Self::Part, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Self::Scratch);
+}
+
+/// Runs `kernel` compiled for the widest instruction set this CPU has: the plan's engines run
+/// through this. Every reference travels as an argument of the copies, never inside a struct, so
+/// that each copy knows what aliases nothing.
+#[inline(always)]
+pub(crate) fn widest_span<K: SpanKernel>(
+    kernel: &K,
+    part: &K::Part,
+    src: &[u8],
+    dst: &mut [u8],
+    n: usize,
+    scratch: &mut K::Scratch,
+) {
+    #[cfg(target_arch = "x86_64")]
+    x86::run_span(kernel, part, src, dst, n, scratch);
+    #[cfg(not(target_arch = "x86_64"))]
+    kernel.run(part, src, dst, n, scratch);
+}
+
 /// Work that runs through [`widest`]. Its `run` must be `#[inline(always)]`: it is then compiled
 /// into each of `widest`'s copies (a closure would not be: the compiler keeps a large closure body
 /// as a function of its own, compiled for the baseline).
