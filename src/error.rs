@@ -201,16 +201,16 @@ pub enum Error {
 
     /// A checkpoint file (safetensors, GGUF, a shard index) that cannot be read as it is, or a
     /// tensor of one that cannot be converted; names the file, the tensor and the byte offset
-    /// where they are known.
+    /// where they are known (boxed strings keep `Error` small).
     Checkpoint {
         /// The file.
-        file: String,
+        file: Box<str>,
         /// The tensor's name (quoted), when the problem belongs to one.
-        tensor: Option<String>,
+        tensor: Option<Box<str>>,
         /// The byte offset in the file where the problem is, when known.
         offset: Option<u64>,
         /// What is wrong.
-        message: String,
+        message: Box<str>,
     },
 
     /// A byte of a buffer viewed as scalar elements that is no element of the type (a bit above

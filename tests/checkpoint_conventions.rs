@@ -42,9 +42,11 @@ fn f32s(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// The single quantized weight of the checkpoint in `dir`: its name, convention, scheme, shape
-/// and values.
-fn decoded(dir: &Path) -> (String, &'static str, Option<String>, Vec<usize>, Vec<f32>, Vec<String>) {
+/// A weight's name, convention, scheme, shape, decoded values and scale problems.
+type Decoded = (String, &'static str, Option<String>, Vec<usize>, Vec<f32>, Vec<String>);
+
+/// The single quantized weight of the checkpoint in `dir`.
+fn decoded(dir: &Path) -> Decoded {
     let ckpt = Checkpoint::open(dir).unwrap();
     let weights = recognise(&ckpt);
     let w = weights.iter().find(|w| w.convention != "plain").expect("a quantized weight");

@@ -20,7 +20,7 @@ fn safetensors_file(header: &str, data: &[u8]) -> Vec<u8> {
 }
 
 /// The parts of a `Error::Checkpoint`, or a panic naming what came instead.
-fn refusal(bytes: &[u8]) -> (Option<String>, Option<u64>, String) {
+fn refusal(bytes: &[u8]) -> (Option<Box<str>>, Option<u64>, Box<str>) {
     match parse_bytes(bytes) {
         Err(Error::Checkpoint { tensor, offset, message, .. }) => (tensor, offset, message),
         other => panic!("expected a checkpoint error, got {other:?}"),
@@ -294,6 +294,11 @@ fn damaged_gguf_files_are_refused_with_tensor_and_byte() {
     assert!(refusal(&g.0).2.contains("more elements than ggml can count"));
 }
 
+/// Writes a tensor's bytes in a writer's `fill`.
+fn put(out: &mut dyn std::io::Write, bytes: &[u8]) -> lowbit::Result<()> {
+    out.write_all(bytes).map_err(|e| Error::io(Path::new("test output"), e))
+}
+
 fn list(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> =
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -311,7 +316,7 @@ fn written_files_read_back_and_failures_leave_nothing() {
     ];
     let data: [&[u8]; 2] = [&[0x80, 0x3F, 0x00, 0xC0], &[0x21, 0x43]];
     let metadata = [("format".to_string(), "pt".to_string())];
-    write_safetensors(&path, &tensors, &metadata, |k, out| Ok(out.write_all(data[k]).unwrap())).unwrap();
+    write_safetensors(&path, &tensors, &metadata, |k, out| put(out, data[k])).unwrap();
     let ckpt = Checkpoint::open(&path).unwrap();
     assert_eq!(ckpt.metadata(), &metadata);
     for (t, bytes) in tensors.iter().zip(data) {
@@ -328,10 +333,10 @@ fn written_files_read_back_and_failures_leave_nothing() {
         if k == 1 {
             return Err(Error::TooLarge { what: "stop".into() });
         }
-        Ok(out.write_all(data[k]).unwrap())
+        put(out, data[k])
     });
     assert!(matches!(e, Err(Error::TooLarge { .. })), "{e:?}");
-    let e = write_safetensors(&failed, &tensors, &[], |_, out| Ok(out.write_all(&[1]).unwrap()));
+    let e = write_safetensors(&failed, &tensors, &[], |_, out| put(out, &[1]));
     assert!(e.unwrap_err().to_string().contains("1 bytes were written for a tensor of 4 bytes"));
     assert_eq!(list(dir.path()), ["out.safetensors"]);
     // No safetensors dtype for INT4, and a tensor name given twice.
@@ -355,10 +360,7 @@ fn written_files_read_back_and_failures_leave_nothing() {
         ("general.architecture".to_string(), GgufValue::String(b"llama".to_vec())),
         ("list".to_string(), GgufValue::Array(vec![GgufValue::I32(-1), GgufValue::I32(2)])),
     ];
-    write_gguf(&path, &tensors, &metadata, 64, |k, out| {
-        Ok(out.write_all(if k == 0 { &blocks } else { &halves }).unwrap())
-    })
-    .unwrap();
+    write_gguf(&path, &tensors, &metadata, 64, |k, out| put(out, if k == 0 { &blocks } else { &halves })).unwrap();
     let ckpt = Checkpoint::open(&path).unwrap();
     assert_eq!((ckpt.container(), ckpt.gguf_alignment()), (Container::Gguf, 64));
     assert_eq!(&ckpt.gguf_metadata()[..2], &metadata);

@@ -488,6 +488,9 @@ pub struct GgufTensor {
     pub shape: Vec<usize>,
 }
 
+/// Each tensor's byte count and the zero padding after it.
+pub(crate) type Sizes = Vec<(usize, usize)>;
+
 /// The header (everything before the data section, padded) of a GGUF file, and each tensor's
 /// byte count and the padding after it.
 pub(crate) fn header(
@@ -495,7 +498,7 @@ pub(crate) fn header(
     metadata: &[(String, GgufValue)],
     alignment: u64,
     path: &Path,
-) -> Result<(Vec<u8>, Vec<(usize, usize)>)> {
+) -> Result<(Vec<u8>, Sizes)> {
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());

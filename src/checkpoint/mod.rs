@@ -40,10 +40,10 @@ use std::path::{Path, PathBuf};
 /// The error for a problem in `path` (with the tensor's quoted name and the byte, when known).
 pub(crate) fn checkpoint_error(path: &Path, tensor: Option<&str>, offset: Option<u64>, message: String) -> Error {
     Error::Checkpoint {
-        file: path.display().to_string(),
-        tensor: tensor.map(|t| if t.starts_with('"') { t.to_string() } else { quoted(t) }),
+        file: path.display().to_string().into(),
+        tensor: tensor.map(|t| if t.starts_with('"') { t.into() } else { quoted(t).into() }),
         offset,
-        message,
+        message: message.into(),
     }
 }
 

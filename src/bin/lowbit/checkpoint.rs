@@ -182,10 +182,10 @@ fn dequantize(
     let weights = sliced(recognise(&ckpt), shard);
     if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
         return Err(Error::Checkpoint {
-            file: path.display().to_string(),
-            tensor: Some(Error::quote(&w.name)),
+            file: path.display().to_string().into(),
+            tensor: Some(Error::quote(&w.name).into()),
             offset: None,
-            message: format!("cannot be decoded: {}", w.problems[0]),
+            message: format!("cannot be decoded: {}", w.problems[0]).into(),
         }
         .into());
     }
