@@ -199,6 +199,20 @@ pub enum Error {
         message: String,
     },
 
+    /// A checkpoint file (safetensors, GGUF, a shard index) that cannot be read as it is, or a
+    /// tensor of one that cannot be converted; names the file, the tensor and the byte offset
+    /// where they are known (boxed strings keep `Error` small).
+    Checkpoint {
+        /// The file.
+        file: Box<str>,
+        /// The tensor's name (quoted), when the problem belongs to one.
+        tensor: Option<Box<str>>,
+        /// The byte offset in the file where the problem is, when known.
+        offset: Option<u64>,
+        /// What is wrong.
+        message: Box<str>,
+    },
+
     /// A byte of a buffer viewed as scalar elements that is no element of the type (a bit above
     /// the code's width, or a small integer outside its range).
     InvalidElementByte {
@@ -236,6 +250,16 @@ impl core::fmt::Display for Error {
             Error::UnsafeOutputName { name, why } => write!(f, "graph output {name}: {why}; output names become file names inside the output directory"),
             Error::DumpLine { input, line, why } => write!(f, "{input}: line {line}: {why}"),
             Error::ExternalData { tensor, message } => write!(f, "tensor {tensor}: external data: {message}"),
+            Error::Checkpoint { file, tensor, offset, message } => {
+                write!(f, "{file}: ")?;
+                if let Some(tensor) = tensor {
+                    write!(f, "tensor {tensor}: ")?;
+                }
+                if let Some(offset) = offset {
+                    write!(f, "at byte {offset}: ")?;
+                }
+                f.write_str(message)
+            }
             Error::InvalidElementByte { dtype, offset, byte, why } => {
                 write!(f, "{dtype}: byte {byte:#04x} at offset {offset} is not an element: {why}")
             }

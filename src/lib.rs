@@ -51,6 +51,7 @@
 //! | hardware verification: rounding modes, IEEE flags, described formats (feature `verify`) | `verify` |
 //! | the exhaustive tables in `tables/` (feature `tables`) | `tables` |
 //! | reading files within a limit; writing files all or nothing | [`files`], [`staging`] |
+//! | safetensors and GGUF checkpoints: read memory-mapped, checked, written all or nothing (feature `checkpoint`) | `checkpoint` |
 //!
 //! Each item has one public path: the root for the items most programs use (their modules are
 //! private), or the namespace above where the items belong together. The kernels behind plans are
@@ -73,6 +74,7 @@
 //! | `onnx` | yes | [`onnx`]: TensorProto/ModelProto files (prost), the graph runner, the node-test runner (needs `std`, `strings`, `ops`, `quant`) |
 //! | `verify` | yes | [`verify`]: described formats, every rounding mode, IEEE flags, vectors, check, sweep, diff (needs `std`, `strings`, `rayon`) |
 //! | `tables` | yes | [`tables`]: generation and check of `tables/`, its `verify/` sweep digests included (needs `std`, `strings`, `rayon`, `verify`; sha2) |
+//! | `checkpoint` | yes | `checkpoint`: safetensors (the `safetensors` crate) and GGUF v3 files, memory-mapped (`memmap2`), shards through their index (needs `std`, `quant`) |
 //! | `rayon` | yes | [`plan::Plan::run_parallel`] on several threads (on the calling thread without it; needs `std`) |
 //! | `cli` | yes | the `lowbit` command line tool (`src/bin/lowbit/`, one file per command: argument parsing and printing over this library; clap, serde_json, indicatif) |
 //! | `avx512` | no | the plans' engines compiled a third time with AVX-512 (F, BW, VL, DQ), run where the CPU has it (`LOWBIT_NO_AVX512=1` keeps AVX2); needs Rust 1.89, above the crate's MSRV |
@@ -108,6 +110,8 @@ mod once;
 #[cfg(all(feature = "std", feature = "quant", feature = "strings"))]
 pub mod arguments;
 pub mod bulk;
+#[cfg(feature = "checkpoint")]
+pub mod checkpoint;
 #[cfg(feature = "std")]
 pub mod files;
 pub mod format;

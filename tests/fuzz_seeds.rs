@@ -1,4 +1,4 @@
-//! The `strings` and `tensor_proto` fuzz targets' checks (fuzz/checks/) on their committed seeds
+//! The `strings`, `tensor_proto` and `checkpoint` fuzz targets' checks (fuzz/checks/) on their committed seeds
 //! and on the real models and tensors the tensor_proto fuzzer starts from, on the stable
 //! toolchain, in `cargo test`. A seed that once found a bug stays a test. The other targets'
 //! seeds are replayed by the fuzzers themselves, which CI runs for 20 s each from fuzz/seeds
@@ -6,6 +6,9 @@
 
 #![allow(dead_code)]
 
+#[cfg(feature = "checkpoint")]
+#[path = "../fuzz/checks/checkpoint.rs"]
+mod checkpoint_check;
 #[path = "../fuzz/checks/strings.rs"]
 mod strings_check;
 #[path = "../fuzz/checks/tensor_proto.rs"]
@@ -57,4 +60,13 @@ fn tensor_proto_seeds() {
     // The committed hostile seeds, and the real models and tensors the fuzzer starts from.
     let n = replay(&["fuzz/seeds/tensor_proto", "tests/onnx-node", "tests/fixtures"], tensor_proto_check::run);
     assert!(n > 800, "{n} seeds");
+}
+
+#[cfg(feature = "checkpoint")]
+#[test]
+fn checkpoint_seeds() {
+    // The committed hostile seeds (hand-built safetensors and GGUF files, tests/checkpoint_files.rs
+    // builds the same kinds) and the fixtures of real checkpoints.
+    let n = replay(&["fuzz/seeds/checkpoint", "tests/fixtures/checkpoints"], checkpoint_check::run);
+    assert!(n >= 20, "{n} seeds");
 }

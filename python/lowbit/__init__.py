@@ -55,6 +55,7 @@ __all__ = [
     "mx",
     "blocks",
     "convert",
+    "checkpoint",
     "vectors",
     "check",
     "sweep",
@@ -681,3 +682,4 @@ def info(dtype: Any) -> Dict[str, Any]:
 
 from . import mx  # noqa: E402  (the submodule uses the helpers above)
 from . import blocks  # noqa: E402
+from . import checkpoint  # noqa: E402

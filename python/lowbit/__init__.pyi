@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 from . import blocks as blocks
 from . import mx as mx
+from . import checkpoint as checkpoint
 from ._errors import (
     DTypeError as DTypeError,
     Error as Error,

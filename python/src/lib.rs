@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 mod blocks;
 mod scalar;
+mod checkpoint;
 
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
@@ -48,7 +49,9 @@ fn error_class(e: &Error) -> &'static str {
         Error::ParseString { .. } | Error::DumpLine { .. } => "ParseError",
         Error::ShapeMismatch { .. } | Error::RawLength { .. } | Error::RawNotWhole { .. } => "ShapeError",
         Error::InvalidOp { op, .. } if op == "shape" => "ShapeError",
-        Error::Io { .. } | Error::NotARegularFile { .. } | Error::InputTooLarge { .. } => "FileError",
+        Error::Io { .. } | Error::NotARegularFile { .. } | Error::InputTooLarge { .. } | Error::Checkpoint { .. } => {
+            "FileError"
+        }
         _ => "Error",
     }
 }
@@ -1135,6 +1138,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
+    checkpoint::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

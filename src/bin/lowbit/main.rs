@@ -12,6 +12,7 @@ mod bench;
 mod blocks;
 mod cast;
 mod check;
+mod checkpoint;
 mod completions;
 mod conformance;
 mod diff;
@@ -140,6 +141,8 @@ enum Command {
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info(info::Args),
+    /// Checkpoints (safetensors, GGUF): inspect, dequantize, compare.
+    Checkpoint(checkpoint::Args),
     /// Shell completions for bash, zsh or fish, generated from these definitions, on standard
     /// output (e.g. `lowbit completions bash > /etc/bash_completion.d/lowbit`).
     Completions(completions::CompletionsArgs),
@@ -523,6 +526,7 @@ fn main() -> ExitCode {
         Command::Profiles(args) => profiles::run(args),
         Command::Schemes(args) => schemes::run(args),
         Command::Info(args) => info::run(args),
+        Command::Checkpoint(args) => checkpoint::run(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => completions::man(),
     };

@@ -1,0 +1,437 @@
+//! `lowbit checkpoint inspect|dequantize|compare`: safetensors and GGUF checkpoints, read
+//! memory-mapped and streamed a piece of a tensor at a time.
+
+use crate::{printed, Outcome};
+use lowbit::checkpoint::{
+    decoded_dtype, dequantize_pieces, recognise, write_safetensors, Checkpoint, LogicalWeight, SafetensorsTensor,
+};
+use lowbit::{DType, Error};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Every tensor (name, dtype, shape, bytes) grouped into logical weights with their
+    /// convention, scheme and the evidence for it, and the problems found (bad scale codes,
+    /// shapes that do not fit the convention).
+    Inspect {
+        /// A .safetensors file, a shard index (.json), a GGUF file, or a folder holding one.
+        path: PathBuf,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every quantized weight decoded as its convention says, other float tensors converted to
+    /// --dtype, the rest copied, into one safetensors file (written all or nothing).
+    Dequantize {
+        path: PathBuf,
+        /// The output .safetensors file.
+        #[arg(long)]
+        out: PathBuf,
+        /// The float type of the output.
+        #[arg(long, default_value = "f32", value_parser = float_dtype)]
+        dtype: DType,
+        /// Weights decoded at once (each whole in memory when more than 1; one piece at a time
+        /// with 1).
+        #[arg(long, value_parser = crate::threads)]
+        threads: Option<usize>,
+        /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
+        #[arg(long, value_parser = shard)]
+        shard: Option<(usize, usize)>,
+    },
+    /// Per logical weight: identical bits, or how many decoded elements differ, the largest
+    /// difference and the first differences. Exit status 0 only when all are identical.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Do the K-th of N equal slices of the weights (K from 1).
+        #[arg(long, value_parser = shard)]
+        shard: Option<(usize, usize)>,
+    },
+}
+
+fn float_dtype(text: &str) -> Result<DType, String> {
+    match text {
+        "f32" | "float32" => Ok(DType::Float),
+        "bf16" | "bfloat16" => Ok(DType::Bfloat16),
+        "f16" | "float16" => Ok(DType::Float16),
+        _ => Err(format!("{} is not f32, bf16 or f16", Error::quote(text))),
+    }
+}
+
+fn shard(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => Err(format!("{} is not K/N with 1 <= K <= N", Error::quote(text))),
+    }
+}
+
+/// The weights of slice K of N (contiguous, as even as the count allows).
+fn sliced(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> Vec<LogicalWeight> {
+    let Some((k, n)) = shard else { return weights };
+    let len = weights.len();
+    let (start, end) = (len * (k - 1) / n, len * k / n);
+    weights.into_iter().skip(start).take(end - start).collect()
+}
+
+pub fn run(args: Args) -> Outcome {
+    match args.command {
+        Sub::Inspect { path, json } => inspect(&path, json),
+        Sub::Dequantize { path, out, dtype, threads, shard } => dequantize(&path, &out, dtype, threads, shard),
+        Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
+    }
+}
+
+fn stored_json(ckpt: &Checkpoint, name: &str) -> serde_json::Value {
+    match ckpt.tensor(name) {
+        Some(t) => serde_json::json!({
+            "name": t.name,
+            "dtype": t.stored.to_string(),
+            "shape": t.shape,
+            "bytes": t.len,
+            "file": ckpt.files()[t.file].display().to_string(),
+            "offset": t.offset,
+        }),
+        None => serde_json::Value::Null,
+    }
+}
+
+fn inspect(path: &std::path::Path, json: bool) -> Outcome {
+    let ckpt = Checkpoint::open(path)?;
+    let mut weights = recognise(&ckpt);
+    for w in &mut weights {
+        let found = lowbit::checkpoint::scale_problems(&ckpt, w)?;
+        w.problems.extend(found);
+    }
+    if json {
+        let list: Vec<serde_json::Value> = weights
+            .iter()
+            .map(|w| {
+                serde_json::json!({
+                    "name": w.name,
+                    "convention": w.convention,
+                    "scheme": w.scheme,
+                    "why": w.why,
+                    "shape": w.shape,
+                    "tensors": w.tensors().iter().map(|n| stored_json(&ckpt, n)).collect::<Vec<_>>(),
+                    "problems": w.problems,
+                })
+            })
+            .collect();
+        let files: Vec<String> = ckpt.files().iter().map(|f| f.display().to_string()).collect();
+        let container = format!("{:?}", ckpt.container()).to_lowercase();
+        return printed(&serde_json::json!({ "container": container, "files": files, "weights": list }).to_string());
+    }
+    let mut lines = vec![format!(
+        "{} ({:?}, {} files, {} tensors, {} logical weights)",
+        path.display(),
+        ckpt.container(),
+        ckpt.files().len(),
+        ckpt.tensors().len(),
+        weights.len()
+    )];
+    for w in &weights {
+        let scheme = w.scheme.as_deref().unwrap_or("-");
+        lines.push(format!("{}  {:?}  {}  scheme {scheme}", w.name, w.shape, w.convention));
+        if w.convention != "plain" {
+            lines.push(format!("    why: {}", w.why));
+        }
+        for name in w.tensors() {
+            if let Some(t) = ckpt.tensor(name) {
+                lines.push(format!("    {}  {}  {:?}  {} bytes", t.name, t.stored, t.shape, t.len));
+            }
+        }
+        for p in &w.problems {
+            lines.push(format!("    problem: {p}"));
+        }
+    }
+    printed(&lines.join("\n"))
+}
+
+fn progress(total: u64, what: &str) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}}"))
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+fn dequantize(
+    path: &std::path::Path,
+    out: &std::path::Path,
+    float: DType,
+    threads: Option<usize>,
+    shard: Option<(usize, usize)>,
+) -> Outcome {
+    let ckpt = Checkpoint::open(path)?;
+    let weights = sliced(recognise(&ckpt), shard);
+    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
+        return Err(Error::Checkpoint {
+            file: path.display().to_string().into(),
+            tensor: Some(Error::quote(&w.name).into()),
+            offset: None,
+            message: format!("cannot be decoded: {}", w.problems[0]).into(),
+        }
+        .into());
+    }
+    let outputs: Vec<SafetensorsTensor> = weights
+        .iter()
+        .map(|w| SafetensorsTensor {
+            name: w.name.clone(),
+            dtype: decoded_dtype(&ckpt, w, float),
+            shape: w.shape.clone(),
+        })
+        .collect();
+    let threads = crate::threads_or_all(threads).max(1);
+    let bar = progress(weights.len() as u64, "weights");
+    let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
+    if metadata.is_empty() {
+        metadata.push(("format".into(), "pt".into()));
+    }
+    // Weights decoded ahead of the writer when threads > 1 (whole, in memory), kept by index.
+    let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
+    let written = write_safetensors(out, &outputs, &metadata, |k, sink| {
+        if let Some(b) = &bar {
+            b.set_position(k as u64);
+        }
+        if threads == 1 {
+            return dequantize_pieces(&ckpt, &weights[k], float, &mut |bytes| {
+                sink.write_all(bytes).map_err(|e| Error::io(out, e))
+            });
+        }
+        if !ready.contains_key(&k) {
+            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
+            let decoded: Vec<lowbit::Result<Vec<u8>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|&i| {
+                        let (ckpt, w) = (&ckpt, &weights[i]);
+                        scope.spawn(move || {
+                            let mut all = Vec::new();
+                            dequantize_pieces(ckpt, w, float, &mut |bytes| {
+                                all.extend_from_slice(bytes);
+                                Ok(())
+                            })
+                            .map(|()| all)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
+            });
+            for (i, result) in batch.into_iter().zip(decoded) {
+                ready.insert(i, result?);
+            }
+        }
+        let bytes = ready.remove(&k).expect("decoded above");
+        sink.write_all(&bytes).map_err(|e| Error::io(out, e))
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    written?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One weight's comparison.
+struct Difference {
+    name: String,
+    identical_bits: bool,
+    elements: u64,
+    differing: u64,
+    largest_abs: f64,
+    largest_ulps: u64,
+    first: Vec<(u64, f32, f32)>,
+    note: Option<String>,
+}
+
+/// Distance in float32 steps (ordinal distance of the bit patterns).
+fn f32_ulps(a: f32, b: f32) -> u64 {
+    let key = |x: f32| {
+        let bits = x.to_bits() as i64;
+        if bits & 0x8000_0000 != 0 {
+            0x8000_0000 - bits
+        } else {
+            bits
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+fn same_bytes(a: &Checkpoint, b: &Checkpoint, wa: &LogicalWeight, wb: &LogicalWeight) -> lowbit::Result<bool> {
+    let (pa, pb) = (wa.tensors(), wb.tensors());
+    if pa.len() != pb.len() || wa.scheme != wb.scheme {
+        return Ok(false);
+    }
+    for (na, nb) in pa.iter().zip(&pb) {
+        let (ta, tb) = (a.tensor(na).expect("listed"), b.tensor(nb).expect("listed"));
+        if ta.stored != tb.stored || ta.shape != tb.shape {
+            return Ok(false);
+        }
+        let mut start = 0u64;
+        let (mut ba, mut bb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+        while start < ta.len {
+            let n = (ta.len - start).min(1 << 20) as usize;
+            a.read_at(ta, start, &mut ba[..n])?;
+            b.read_at(tb, start, &mut bb[..n])?;
+            if ba[..n] != bb[..n] {
+                return Ok(false);
+            }
+            start += n as u64;
+        }
+    }
+    Ok(true)
+}
+
+fn compare_weight(
+    a: &Checkpoint,
+    b: &Checkpoint,
+    wa: &LogicalWeight,
+    wb: &LogicalWeight,
+) -> lowbit::Result<Difference> {
+    let mut d = Difference {
+        name: wa.name.clone(),
+        identical_bits: false,
+        elements: wa.shape.iter().product::<usize>() as u64,
+        differing: 0,
+        largest_abs: 0.0,
+        largest_ulps: 0,
+        first: Vec::new(),
+        note: None,
+    };
+    if same_bytes(a, b, wa, wb)? {
+        d.identical_bits = true;
+        return Ok(d);
+    }
+    if wa.shape != wb.shape {
+        d.note = Some(format!("shapes differ: {:?} and {:?}", wa.shape, wb.shape));
+        d.differing = d.elements;
+        return Ok(d);
+    }
+    // B's values come from a second thread through a small queue: two pieces in flight at most.
+    let (send, receive) = std::sync::mpsc::sync_channel::<lowbit::Result<Vec<u8>>>(2);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let sent = dequantize_pieces(b, wb, DType::Float, &mut |bytes| {
+                send.send(Ok(bytes.to_vec())).map_err(|_| Error::TooLarge { what: "stopped".into() })
+            });
+            if let Err(e) = sent {
+                let _ = send.send(Err(e));
+            }
+        });
+        let mut pending: Vec<u8> = Vec::new();
+        let mut index = 0u64;
+        let result = dequantize_pieces(a, wa, DType::Float, &mut |bytes| {
+            let mut offset = 0;
+            while offset < bytes.len() {
+                if pending.is_empty() {
+                    pending = match receive.recv() {
+                        Ok(piece) => piece?,
+                        Err(_) => return Err(Error::TooLarge { what: format!("{}: B ended early", wa.name) }),
+                    };
+                }
+                let n = pending.len().min(bytes.len() - offset);
+                for (x, y) in bytes[offset..offset + n].chunks_exact(4).zip(pending[..n].chunks_exact(4)) {
+                    let (x, y) =
+                        (f32::from_le_bytes(x.try_into().expect("4")), f32::from_le_bytes(y.try_into().expect("4")));
+                    if x.to_bits() != y.to_bits() && !(x.is_nan() && y.is_nan()) {
+                        d.differing += 1;
+                        d.largest_abs = d.largest_abs.max((f64::from(x) - f64::from(y)).abs());
+                        d.largest_ulps = d.largest_ulps.max(f32_ulps(x, y));
+                        if d.first.len() < 5 {
+                            d.first.push((index, x, y));
+                        }
+                    }
+                    index += 1;
+                }
+                pending.drain(..n);
+                offset += n;
+            }
+            Ok(())
+        });
+        drop(receive);
+        result
+    })?;
+    Ok(d)
+}
+
+fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option<(usize, usize)>) -> Outcome {
+    let (a, b) = (Checkpoint::open(pa)?, Checkpoint::open(pb)?);
+    let wa = sliced(recognise(&a), shard);
+    let wb = recognise(&b);
+    let mut results = Vec::new();
+    let mut only_a = Vec::new();
+    for w in &wa {
+        match wb.iter().find(|x| x.name == w.name) {
+            Some(other) => results.push(compare_weight(&a, &b, w, other)?),
+            None => only_a.push(w.name.clone()),
+        }
+    }
+    let only_b: Vec<String> = if shard.is_none() {
+        wb.iter().filter(|w| !wa.iter().any(|x| x.name == w.name)).map(|w| w.name.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let identical =
+        only_a.is_empty() && only_b.is_empty() && results.iter().all(|d| d.identical_bits || d.differing == 0);
+    let text = if json {
+        let list: Vec<serde_json::Value> = results
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "name": d.name,
+                    "identical_bits": d.identical_bits,
+                    "elements": d.elements,
+                    "differing": d.differing,
+                    "largest_abs_difference": d.largest_abs,
+                    "largest_float32_ulps": d.largest_ulps,
+                    "first": d.first.iter().map(|(i, x, y)| serde_json::json!([i, x, y])).collect::<Vec<_>>(),
+                    "note": d.note,
+                })
+            })
+            .collect();
+        serde_json::json!({ "identical": identical, "weights": list, "only_in_a": only_a, "only_in_b": only_b })
+            .to_string()
+    } else {
+        let mut lines = Vec::new();
+        for d in &results {
+            lines.push(if d.identical_bits {
+                format!("{}: identical bits", d.name)
+            } else if d.differing == 0 {
+                format!("{}: stored differently, same {} decoded values", d.name, d.elements)
+            } else {
+                let first: Vec<String> = d.first.iter().map(|(i, x, y)| format!("[{i}] {x:e} vs {y:e}")).collect();
+                format!(
+                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps){}; first: {}",
+                    d.name,
+                    d.differing,
+                    d.elements,
+                    d.largest_abs,
+                    d.largest_ulps,
+                    d.note.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+                    first.join(", ")
+                )
+            });
+        }
+        lines.extend(only_a.iter().map(|n| format!("{n}: only in {}", pa.display())));
+        lines.extend(only_b.iter().map(|n| format!("{n}: only in {}", pb.display())));
+        lines.push(if identical { "identical".into() } else { "different".into() });
+        lines.join("\n")
+    };
+    crate::print_text(&text)?;
+    Ok(crate::exit(identical))
+}

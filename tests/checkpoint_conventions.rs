@@ -1,0 +1,316 @@
+//! Each checkpoint convention on a hand-built file with hand-computed values: recognised from
+//! its names, dtypes and config, grouped into one logical weight, and dequantized to the values
+//! its producer means. Also `lowbit checkpoint` on them and on the producers' fixtures.
+
+#![cfg(feature = "checkpoint")]
+
+use lowbit::checkpoint::{dequantize_f32, recognise, scale_problems, write_safetensors, Checkpoint, SafetensorsTensor};
+use lowbit::DType;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Writes `model.safetensors` (and `config.json` / `hf_quant_config.json` when given) in a new
+/// folder; each tensor is (name, dtype, shape, bytes).
+fn folder(
+    tensors: &[(&str, DType, &[usize], Vec<u8>)],
+    config: Option<&str>,
+    hf_quant: Option<&str>,
+) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let specs: Vec<SafetensorsTensor> = tensors
+        .iter()
+        .map(|(name, dtype, shape, _)| SafetensorsTensor {
+            name: name.to_string(),
+            dtype: *dtype,
+            shape: shape.to_vec(),
+        })
+        .collect();
+    write_safetensors(&dir.path().join("model.safetensors"), &specs, &[], |k, out| {
+        out.write_all(&tensors[k].3).map_err(|e| lowbit::Error::io(Path::new("w"), e))
+    })
+    .unwrap();
+    if let Some(text) = config {
+        std::fs::write(dir.path().join("config.json"), text).unwrap();
+    }
+    if let Some(text) = hf_quant {
+        std::fs::write(dir.path().join("hf_quant_config.json"), text).unwrap();
+    }
+    dir
+}
+
+fn f32s(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// A weight's name, convention, scheme, shape, decoded values and scale problems.
+type Decoded = (String, &'static str, Option<String>, Vec<usize>, Vec<f32>, Vec<String>);
+
+/// The single quantized weight of the checkpoint in `dir`.
+fn decoded(dir: &Path) -> Decoded {
+    let ckpt = Checkpoint::open(dir).unwrap();
+    let weights = recognise(&ckpt);
+    let w = weights.iter().find(|w| w.convention != "plain").expect("a quantized weight");
+    let values = dequantize_f32(&ckpt, w).unwrap();
+    let problems = scale_problems(&ckpt, w).unwrap();
+    (w.name.clone(), w.convention, w.scheme.clone(), w.shape.clone(), values, problems)
+}
+
+#[test]
+fn gpt_oss_mxfp4() {
+    // Row 0: bytes 0x21 (E2M1 codes 1 = 0.5 low, 2 = 1.0 high), E8M0 scale 128 (x2): 1, 2, 1, 2...
+    // Row 1: bytes 0xF9 (9 = -0.5, 15 = -6), scale 125 (x1/4): -0.125, -1.5, ...
+    let mut blocks = vec![0x21u8; 16];
+    blocks.extend([0xF9u8; 16]);
+    let dir = folder(
+        &[
+            ("model.layers.0.mlp.experts.gate_up_proj_blocks", DType::Uint8, &[2, 1, 16], blocks),
+            ("model.layers.0.mlp.experts.gate_up_proj_scales", DType::Uint8, &[2, 1], vec![128, 125]),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "mxfp4"}}"#),
+        None,
+    );
+    let (name, convention, scheme, shape, values, problems) = decoded(dir.path());
+    assert_eq!(
+        (name.as_str(), convention, scheme.as_deref()),
+        ("model.layers.0.mlp.experts.gate_up_proj", "gpt-oss mxfp4", Some("ocp:mxfp4"))
+    );
+    assert_eq!(shape, [2, 32]);
+    let want: Vec<f32> = (0..64)
+        .map(|i| match (i / 32, i % 2) {
+            (0, 0) => 1.0,
+            (0, _) => 2.0,
+            (_, 0) => -0.125,
+            _ => -1.5,
+        })
+        .collect();
+    assert_eq!(values, want);
+    assert!(problems.is_empty());
+}
+
+#[test]
+fn gpt_oss_nan_scale_and_bad_shape_are_problems() {
+    let dir = folder(
+        &[("w_blocks", DType::Uint8, &[1, 1, 16], vec![0; 16]), ("w_scales", DType::Uint8, &[1, 1], vec![0xFF])],
+        None,
+        None,
+    );
+    let (_, _, _, _, _, problems) = decoded(dir.path());
+    assert_eq!(problems, ["block scales \"w_scales\": 1 NaN codes"]);
+    let dir = folder(
+        &[("w_blocks", DType::Uint8, &[1, 1, 8], vec![0; 8]), ("w_scales", DType::Uint8, &[1, 1], vec![127])],
+        None,
+        None,
+    );
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let w = &recognise(&ckpt)[0];
+    assert!(w.problems[0].contains("is not [..., G, 16]"), "{:?}", w.problems);
+    assert!(w.why.contains("no quantization config (recognised from names and dtypes alone)"), "{}", w.why);
+    assert!(dequantize_f32(&ckpt, w).unwrap_err().to_string().contains("cannot be decoded"));
+}
+
+#[test]
+fn deepseek_fp8() {
+    // [2, 130] FLOAT8E4M3FN codes 0x38 (1.0); scales [1, 2]: 128-column tiles, the second short.
+    let dir = folder(
+        &[
+            ("l.weight", DType::Float8E4M3FN, &[2, 130], vec![0x38; 260]),
+            ("l.weight_scale_inv", DType::Float, &[1, 2], f32s(&[2.0, 0.5])),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}"#),
+        None,
+    );
+    let (name, convention, scheme, shape, values, _) = decoded(dir.path());
+    assert_eq!((name.as_str(), convention, scheme.as_deref()), ("l.weight", "deepseek fp8", Some("deepseek:fp8")));
+    assert_eq!(shape, [2, 130]);
+    let want: Vec<f32> = (0..260).map(|i| if i % 130 < 128 { 2.0 } else { 0.5 }).collect();
+    assert_eq!(values, want);
+}
+
+#[test]
+fn modelopt_nvfp4() {
+    // 16 elements: bytes 0x21 (0.5, 1.0), block scale E4M3 0x40 = 2.0, weight_scale_2 = 0.5:
+    // 0.5 * 2 * 0.5 = 0.5 and 1.0 * 2 * 0.5 = 1.0. input_scale stays a tensor of its own.
+    let dir = folder(
+        &[
+            ("l.weight", DType::Uint8, &[1, 8], vec![0x21; 8]),
+            ("l.weight_scale", DType::Float8E4M3FN, &[1, 1], vec![0x40]),
+            ("l.weight_scale_2", DType::Float, &[], f32s(&[0.5])),
+            ("l.input_scale", DType::Float, &[], f32s(&[1.0])),
+        ],
+        None,
+        Some(r#"{"quantization": {"quant_algo": "NVFP4", "group_size": 16}}"#),
+    );
+    let (name, convention, scheme, shape, values, _) = decoded(dir.path());
+    assert_eq!((name.as_str(), convention, scheme.as_deref()), ("l.weight", "modelopt nvfp4", Some("modelopt:nvfp4")));
+    assert_eq!(shape, [1, 16]);
+    assert_eq!(values, [0.5, 1.0].repeat(8));
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let names: Vec<String> = recognise(&ckpt).iter().map(|w| w.name.clone()).collect();
+    assert!(names.contains(&"l.input_scale".to_string()) && names.len() == 2, "{names:?}");
+}
+
+#[test]
+fn compressed_tensors_nvfp4_and_mxfp4() {
+    // NVFP4: the global scale is an encode scale (448 * 6 / amax): values e * s / g:
+    // 0.5 * 2 / 4 = 0.25, 1.0 * 2 / 4 = 0.5.
+    let dir = folder(
+        &[
+            ("l.weight_packed", DType::Uint8, &[1, 8], vec![0x21; 8]),
+            ("l.weight_scale", DType::Float8E4M3FN, &[1, 1], vec![0x40]),
+            ("l.weight_global_scale", DType::Float, &[1], f32s(&[4.0])),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized"}}"#),
+        None,
+    );
+    let (name, convention, scheme, shape, values, _) = decoded(dir.path());
+    assert_eq!(
+        (name.as_str(), convention, scheme.as_deref()),
+        ("l.weight", "compressed-tensors nvfp4-pack-quantized", Some("compressed-tensors:nvfp4"))
+    );
+    assert_eq!(shape, [1, 16]);
+    assert_eq!(values, [0.25, 0.5].repeat(8));
+    // MXFP4: E8M0 scales per 32; 126 = x1/2.
+    let dir = folder(
+        &[
+            ("l.weight_packed", DType::Uint8, &[1, 16], vec![0x21; 16]),
+            ("l.weight_scale", DType::Uint8, &[1, 1], vec![126]),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized"}}"#),
+        None,
+    );
+    let (_, convention, scheme, shape, values, _) = decoded(dir.path());
+    assert_eq!(
+        (convention, scheme.as_deref(), &shape[..]),
+        ("compressed-tensors mxfp4-pack-quantized", Some("ocp:mxfp4"), &[1, 32][..])
+    );
+    assert_eq!(values, [0.25, 0.5].repeat(16));
+}
+
+#[test]
+fn fp8_with_float32_scales_and_int4_refused() {
+    // Per-row scales [2, 1] = 2, 0.5; codes 0x38 = 1.0 and 0xB8 = -1.0.
+    let dir = folder(
+        &[
+            ("l.weight", DType::Float8E4M3FN, &[2, 2], vec![0x38, 0xB8, 0x38, 0xB8]),
+            ("l.weight_scale", DType::Float, &[2, 1], f32s(&[2.0, 0.5])),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized"}}"#),
+        None,
+    );
+    let (_, convention, scheme, _, values, _) = decoded(dir.path());
+    assert_eq!((convention, scheme.as_deref()), ("compressed-tensors float-quantized", Some("fp8:channel")));
+    assert_eq!(values, [2.0, -2.0, 0.5, -0.5]);
+    // int4 pack-quantized: listed with its tensors, refused for decoding with the reason.
+    let dir = folder(
+        &[
+            ("l.weight_packed", DType::Int32, &[1, 1], vec![0; 4]),
+            ("l.weight_scale", DType::Float16, &[1, 1], vec![0, 0x3C]),
+            ("l.weight_zero_point", DType::Int32, &[1, 1], vec![0; 4]),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized"}}"#),
+        None,
+    );
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let weights = recognise(&ckpt);
+    assert_eq!(weights.len(), 1);
+    assert_eq!(weights[0].tensors().len(), 3);
+    assert!(weights[0].problems[0].contains("no recipe"), "{:?}", weights[0].problems);
+}
+
+fn lowbit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lowbit"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoints").join(name)
+}
+
+#[test]
+fn cli_dequantizes_gguf_as_gguf_py_does_and_compare_reports() {
+    // ggml.gguf (written by gguf-py) decodes to what gguf-py's own dequantize gave.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.safetensors");
+    for threads in ["1", "2"] {
+        let status = lowbit()
+            .args(["checkpoint", "dequantize"])
+            .arg(fixture("ggml.gguf"))
+            .arg("--out")
+            .arg(&out)
+            .args(["--threads", threads])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let compared = lowbit()
+            .args(["checkpoint", "compare"])
+            .arg(&out)
+            .arg(fixture("ggml.expected.safetensors"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&compared.stdout);
+        assert!(compared.status.success(), "{text}");
+        assert_eq!(text.matches("identical bits").count(), 7, "{text}");
+    }
+    // bf16 output: a different file; compare says how many elements differ and exits 1.
+    let bf16 = dir.path().join("bf16.safetensors");
+    assert!(lowbit()
+        .args(["checkpoint", "dequantize"])
+        .arg(fixture("ggml.gguf"))
+        .arg("--out")
+        .arg(&bf16)
+        .args(["--dtype", "bf16"])
+        .status()
+        .unwrap()
+        .success());
+    let compared = lowbit().args(["checkpoint", "compare", "--json"]).arg(&bf16).arg(&out).output().unwrap();
+    assert_eq!(compared.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
+    assert_eq!(report["identical"], false);
+    // bfloat16 of a float16 tensor loses bits: some f16 elements differ (f16 has 3 more bits).
+    let f16 = report["weights"].as_array().unwrap().iter().find(|w| w["name"] == "f16").unwrap();
+    assert!(f16["differing"].as_u64().unwrap() > 0, "{f16}");
+    // --shard: two halves hold every weight once.
+    let mut names = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let part = dir.path().join(format!("part{}.safetensors", &k[..1]));
+        assert!(lowbit()
+            .args(["checkpoint", "dequantize"])
+            .arg(fixture("ggml.gguf"))
+            .arg("--out")
+            .arg(&part)
+            .args(["--shard", k])
+            .status()
+            .unwrap()
+            .success());
+        names.extend(Checkpoint::open(&part).unwrap().tensors().iter().map(|t| t.name.clone()));
+    }
+    names.sort();
+    assert_eq!(names, ["bf16", "f16", "f32", "mxfp4", "nvfp4", "q4_0", "q8_0"]);
+}
+
+#[test]
+fn cli_inspect_and_refusals() {
+    let shown = lowbit().args(["checkpoint", "inspect", "--json"]).arg(fixture("sharded")).output().unwrap();
+    assert!(shown.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(report["container"], "safetensors");
+    assert_eq!(report["files"].as_array().unwrap().len(), 2);
+    assert_eq!(report["weights"].as_array().unwrap().len(), 3);
+    // A damaged file: one line naming file, tensor and byte (8 + the 54-byte header); nothing
+    // written.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.safetensors");
+    let header = br#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend_from_slice(&[0; 8]);
+    std::fs::write(&bad, bytes).unwrap();
+    let out = dir.path().join("out.safetensors");
+    let failed = lowbit().args(["checkpoint", "dequantize"]).arg(&bad).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        message.contains("bad.safetensors: tensor \"a\": at byte 62: dtype F32 and shape [3] need 12 bytes"),
+        "{message}"
+    );
+    assert!(!out.exists());
+}
