@@ -18,6 +18,8 @@
 //! Where the text is silent or the implementations disagree, the profile's rows decide
 //! ([`crate::profile::QuantizePolicy`]).
 
+// The recipes take float32 log2 as torch and gguf do, the platform's: with `std` only.
+#[cfg(feature = "std")]
 pub mod blocks;
 pub mod dynamic;
 pub mod linear;
