@@ -183,6 +183,11 @@ pub(crate) trait SpanKernel {
 /// Runs `kernel` compiled for the widest instruction set this CPU has: the plan's engines run
 /// through this. Every reference travels as an argument of the copies, never inside a struct, so
 /// that each copy knows what aliases nothing.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::run_span as widest_span;
+
+/// Elsewhere, the portable copy.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 pub(crate) fn widest_span<K: SpanKernel>(
     kernel: &K,
@@ -192,9 +197,6 @@ pub(crate) fn widest_span<K: SpanKernel>(
     n: usize,
     scratch: &mut K::Scratch,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    x86::run_span(kernel, part, src, dst, n, scratch);
-    #[cfg(not(target_arch = "x86_64"))]
     kernel.run(part, src, dst, n, scratch);
 }
 
