@@ -20,7 +20,12 @@ pub fn run(data: &[u8]) {
     for t in &tensors {
         let end = t.offset.checked_add(t.len).expect("offset + len fits");
         assert!(end <= data.len() as u64, "{} ends at {end}, past the input ({})", t.name, data.len());
-        let elements = t.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).expect("the element count fits");
+        // A zero dimension makes an empty tensor whatever the others are (in any order).
+        let elements = if t.shape.contains(&0) {
+            0
+        } else {
+            t.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).expect("the element count fits")
+        };
         let want = match t.stored {
             StoredType::Plain(dtype) => lowbit::packing::raw_len(dtype, elements).expect("a raw layout") as u64,
             StoredType::Ggml(ggml) => {
