@@ -611,16 +611,22 @@ fn ggml_ue4m3(x: f32) -> u8 {
     }
 }
 
-/// ggml's `ggml_ue4m3_to_fp32` halved (the kvalues are doubled): 0x00 and 0x7F are 0, bit 7 is
-/// ignored otherwise (0xFF is 480).
+/// ggml's UE4M3 as it decodes it (`ggml_ue4m3_to_fp32`): bit 7 ignored, unsigned 1-4-3 with no
+/// special codes (0x7F is 480, not NaN), as a described format for the rounding core.
+const GGML_UE4M3: format::FloatFormat = format::FloatFormat {
+    name: format::FormatName::Described,
+    signed: false,
+    non_finite: format::NonFinite::None,
+    ..format::E4M3FN
+};
+
+/// ggml's `ggml_ue4m3_to_fp32` halved (the kvalues are doubled): 0x00 and 0x7F are 0 (ggml's
+/// two exceptions), bit 7 is ignored otherwise (0xFF is 480).
 fn ggml_ue4m3_value(byte: u8) -> f32 {
     if byte == 0 || byte == 0x7F {
         return 0.0;
     }
-    let b = byte & 0x7F;
-    let (e, m) = (i32::from(b >> 3), f32::from(b & 7));
-    let v = if e == 0 { m * pow2(-9) } else { (1.0 + m / 8.0) * pow2(e - 7) };
-    v * 0.5
+    GGML_UE4M3.to_f32(u64::from(byte & 0x7F)) * 0.5
 }
 
 /// The element codes of the whole tensor (`rows x len`, blocked axis last).
@@ -788,7 +794,6 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     let recipe = &scheme.recipe;
     let g = Geometry::new(&q.shape, scheme, q.axis)?;
     let n = g.elements();
-    super::layout::check_arrays(q)?;
     if let Some(opts) = scheme.mx() {
         let opts = crate::quant::mx::MxOptions { axis: q.axis, ..*opts };
         let Scales::Codes(scales) = &q.scales else { unreachable!("checked") };

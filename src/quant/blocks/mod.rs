@@ -449,6 +449,7 @@ pub fn quantize_raw(
 
 /// The values of `q` in float32, as the implementation dequantizes them.
 pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
+    layout::check_arrays(q)?;
     engine::dequantize(q)
 }
 
