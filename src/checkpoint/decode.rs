@@ -43,11 +43,31 @@ fn part<'a>(ckpt: &'a Checkpoint, w: &LogicalWeight, name: &str) -> Result<&'a S
 }
 
 /// Calls `out` with the weight's values converted to `dtype` (see [`decoded_dtype`]), as raw
-/// bytes, piece by piece in order.
+/// bytes, piece by piece in order. Weights the tile decoder covers (see `tiles`) go through it;
+/// the rest through `quant::blocks` a band of rows at a time.
 pub fn dequantize_pieces(
     ckpt: &Checkpoint,
     w: &LogicalWeight,
     float: DType,
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    pieces(ckpt, w, float, Path::Tiles, out)
+}
+
+/// Which decoder [`pieces`] may use: `General` is the definition the tile decoder is tested
+/// against.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Path {
+    Tiles,
+    #[cfg_attr(not(test), allow(dead_code))]
+    General,
+}
+
+pub(super) fn pieces(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    float: DType,
+    path: Path,
     out: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let elements = part(ckpt, w, &w.elements)?;
@@ -92,6 +112,11 @@ pub fn dequantize_pieces(
         }
         None => None,
     };
+    if path == Path::Tiles {
+        if let Some(fast) = super::tiles::fast_weight(ckpt, w, &scheme, global, target)? {
+            return fast.run(ckpt, out);
+        }
+    }
     let band = (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows;
     let plan =
         (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;

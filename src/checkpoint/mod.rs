@@ -22,12 +22,14 @@ mod index;
 mod json;
 mod mapped;
 mod safetensors;
+mod tiles;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
 pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use safetensors::SafetensorsTensor;
+pub use tiles::{element_steps, ElementSteps};
 pub use write::{write_gguf, write_safetensors};
 
 use crate::dtype::DType;
