@@ -3,7 +3,8 @@
 
 use crate::{printed, Outcome};
 use lowbit::checkpoint::{
-    decoded_dtype, dequantize_pieces, recognise, write_safetensors, Checkpoint, LogicalWeight, SafetensorsTensor,
+    decoded_dtype, dequantize_pieces, element_steps, recognise, write_safetensors, Checkpoint, ElementSteps,
+    LogicalWeight, SafetensorsTensor,
 };
 use lowbit::{DType, Error};
 use std::io::IsTerminal;
@@ -47,7 +48,8 @@ enum Sub {
         shard: Option<(usize, usize)>,
     },
     /// Per logical weight: identical bits, or how many decoded elements differ, the largest
-    /// difference and the first differences. Exit status 0 only when all are identical.
+    /// difference (absolute, in float32 ulps, and in ulps of the element format when both store
+    /// the weight alike) and the first differences. Exit status 0 only when all are identical.
     Compare {
         a: PathBuf,
         b: PathBuf,
@@ -255,6 +257,8 @@ struct Difference {
     differing: u64,
     largest_abs: f64,
     largest_ulps: u64,
+    /// In the element format, when both store the weight alike.
+    element_steps: Option<ElementSteps>,
     first: Vec<(u64, f32, f32)>,
     note: Option<String>,
 }
@@ -310,6 +314,7 @@ fn compare_weight(
         differing: 0,
         largest_abs: 0.0,
         largest_ulps: 0,
+        element_steps: None,
         first: Vec::new(),
         note: None,
     };
@@ -322,6 +327,7 @@ fn compare_weight(
         d.differing = d.elements;
         return Ok(d);
     }
+    d.element_steps = element_steps(a, wa, b, wb)?;
     // B's values come from a second thread through a small queue: two pieces in flight at most.
     let (send, receive) = std::sync::mpsc::sync_channel::<lowbit::Result<Vec<u8>>>(2);
     std::thread::scope(|scope| {
@@ -399,6 +405,9 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                     "differing": d.differing,
                     "largest_abs_difference": d.largest_abs,
                     "largest_float32_ulps": d.largest_ulps,
+                    "element_format": d.element_steps.map(|s| s.format.onnx_name()),
+                    "largest_element_ulps": d.element_steps.map(|s| s.largest),
+                    "elements_under_different_scales": d.element_steps.map(|s| s.under_different_scales),
                     "first": d.first.iter().map(|(i, x, y)| serde_json::json!([i, x, y])).collect::<Vec<_>>(),
                     "note": d.note,
                 })
@@ -415,8 +424,16 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                 format!("{}: stored differently, same {} decoded values", d.name, d.elements)
             } else {
                 let first: Vec<String> = d.first.iter().map(|(i, x, y)| format!("[{i}] {x:e} vs {y:e}")).collect();
+                let steps = d.element_steps.map_or(String::new(), |s| {
+                    let under = if s.under_different_scales > 0 {
+                        format!(", {} elements under different scales", s.under_different_scales)
+                    } else {
+                        String::new()
+                    };
+                    format!(", {} {} ulps{under}", s.largest, s.format.onnx_name())
+                });
                 format!(
-                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps){}; first: {}",
+                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps{steps}){}; first: {}",
                     d.name,
                     d.differing,
                     d.elements,
