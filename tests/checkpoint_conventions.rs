@@ -334,10 +334,7 @@ fn compare_reports_ulps_of_the_element_format() {
         blocks[5] = row0;
         blocks.extend([0x22u8; 16]);
         folder(
-            &[
-                ("w_blocks", DType::Uint8, &[2, 1, 16], blocks),
-                ("w_scales", DType::Uint8, &[2, 1], vec![127, scale1]),
-            ],
+            &[("w_blocks", DType::Uint8, &[2, 1, 16], blocks), ("w_scales", DType::Uint8, &[2, 1], vec![127, scale1])],
             Some(r#"{"quantization_config": {"quant_method": "mxfp4"}}"#),
             None,
         )
@@ -377,7 +374,11 @@ fn compare_reports_ulps_of_the_element_format() {
     };
     let (a, b) = (plain([0x3F80, 0x0001, 0x7FC0]), plain([0x3F85, 0x8002, 0x7FC1]));
     let w = compared(a.path(), b.path(), "t");
-    assert_eq!((&w["element_format"], &w["largest_element_ulps"]), (&serde_json::json!("BFLOAT16"), &serde_json::json!(5)), "{w}");
+    assert_eq!(
+        (&w["element_format"], &w["largest_element_ulps"]),
+        (&serde_json::json!("BFLOAT16"), &serde_json::json!(5)),
+        "{w}"
+    );
     let (a, b) = (plain([0x3F80, 0x0001, 0x7FC0]), plain([0x3F80, 0x8002, 0x7FC1]));
     assert_eq!(compared(a.path(), b.path(), "t")["largest_element_ulps"], 3);
     // Stored differently (MXFP4 against its float32 decoding): no element ulps.
@@ -412,7 +413,8 @@ fn checkpoints_saved_by_their_producers_decode_as_the_producers_do() {
             assert!(want.iter().any(|&b| b & 0x7FFF_FFFF != 0), "{name}: {} is not all zeros", w.name);
         }
         // inspect names the convention.
-        let shown = lowbit().args(["checkpoint", "inspect"]).arg(fixture(&format!("producers/{name}"))).output().unwrap();
+        let shown =
+            lowbit().args(["checkpoint", "inspect"]).arg(fixture(&format!("producers/{name}"))).output().unwrap();
         assert!(String::from_utf8_lossy(&shown.stdout).contains(&format!("{convention}  scheme {scheme}")), "{name}");
     }
 }

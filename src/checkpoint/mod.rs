@@ -26,7 +26,7 @@ mod tiles;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
-pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
+pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems, shard_of, write_dequantized};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use safetensors::SafetensorsTensor;
 pub use tiles::{element_steps, ElementSteps};

@@ -159,7 +159,11 @@ pub(super) fn fast_weight<'a>(
     let bits = recipe.element.bits().unwrap_or(0);
     let (segment, cols) = (grid.segment, grid.cols);
     let (scale_code, scale_float) = (grid.scale_width == 1, grid.scale_width == 4);
-    let values = if scale_code && matches!(recipe.block, BlockShape::Row(_)) && cols % segment == 0 && segment <= TILE_ELEMENTS {
+    let values = if scale_code
+        && matches!(recipe.block, BlockShape::Row(_))
+        && cols % segment == 0
+        && segment <= TILE_ELEMENTS
+    {
         let codes = 1usize << bits;
         let table = code_table(scheme, segment, codes, global)?;
         let plan = Plan::new(DType::Float, target, &CastOptions::default())?;
@@ -172,7 +176,8 @@ pub(super) fn fast_weight<'a>(
         }
     } else if scale_float && bits == 8 && products_are_plain(scheme) && global.is_none() {
         let elements = unit_scale_values(scheme, &recipe.block)?;
-        let plan = (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
+        let plan =
+            (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
         Values::Products { elements, plan }
     } else {
         return Ok(None);
@@ -234,7 +239,8 @@ fn code_table(scheme: &Scheme, block: usize, codes: usize, global: Option<f32>) 
             elements[s * group + c] = c as u8;
         }
     }
-    let values = blocks::from_arrays(elements, &[256 * group], Scales::Codes(scales), scheme, -1, global)?.dequantize()?;
+    let values =
+        blocks::from_arrays(elements, &[256 * group], Scales::Codes(scales), scheme, -1, global)?.dequantize()?;
     Ok((0..256).flat_map(|s| values[s * group..s * group + codes].iter().copied()).collect())
 }
 
@@ -249,8 +255,8 @@ fn unit_scale_values(scheme: &Scheme, block: &BlockShape) -> Result<Box<[f32; 25
     let count: usize = shape.iter().product();
     let row = *shape.last().expect("not empty");
     let codes: Vec<u8> = (0..count).map(|i| (i % row % 256) as u8).collect();
-    let values = blocks::from_arrays(codes, &shape, Scales::Float32(vec![1.0; scale_count]), scheme, -1, None)?
-        .dequantize()?;
+    let values =
+        blocks::from_arrays(codes, &shape, Scales::Float32(vec![1.0; scale_count]), scheme, -1, None)?.dequantize()?;
     let mut table = Box::new([0f32; 256]);
     table.copy_from_slice(&values[..256]);
     Ok(table)
@@ -267,7 +273,9 @@ struct Buffers {
 
 fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
     if buffer.len() < len {
-        buffer.try_reserve_exact(len - buffer.len()).map_err(|_| Error::TooLarge { what: format!("a tile of {len}") })?;
+        buffer
+            .try_reserve_exact(len - buffer.len())
+            .map_err(|_| Error::TooLarge { what: format!("a tile of {len}") })?;
         buffer.resize(len, T::default());
     }
     Ok(&mut buffer[..len])
@@ -277,15 +285,7 @@ impl Grid {
     /// Calls `f` with each tile in order: bands of whole rows, or runs of one row longer than a
     /// tile (whole segments, or a tile's worth when a segment is longer; always an even count).
     fn each_tile(&self, mut f: impl FnMut(Runs) -> Result<()>) -> Result<()> {
-        let runs = |r0, r1, c0, c1| Runs {
-            g: *self,
-            r0,
-            r1,
-            c0,
-            c1,
-            s0: self.scale_row(r0),
-            q0: c0 / self.segment,
-        };
+        let runs = |r0, r1, c0, c1| Runs { g: *self, r0, r1, c0, c1, s0: self.scale_row(r0), q0: c0 / self.segment };
         if self.cols <= TILE_ELEMENTS {
             let band = (TILE_ELEMENTS / self.cols).max(1);
             let mut r0 = 0;
@@ -405,7 +405,11 @@ impl Runs {
                 let q = c / g.segment;
                 let end = ((q + 1) * g.segment).min(self.c1);
                 let (b0, b1) = (g.element_bytes(c - self.c0), g.element_bytes(end - self.c0));
-                f(scale_row + q - self.q0, byte_row + b0..byte_row + b1, out_row + c - self.c0..out_row + end - self.c0);
+                f(
+                    scale_row + q - self.q0,
+                    byte_row + b0..byte_row + b1,
+                    out_row + c - self.c0..out_row + end - self.c0,
+                );
                 c = end;
             }
         }
@@ -620,7 +624,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let specs: Vec<SafetensorsTensor> = tensors
             .iter()
-            .map(|(name, dtype, shape, _)| SafetensorsTensor { name: name.to_string(), dtype: *dtype, shape: shape.clone() })
+            .map(|(name, dtype, shape, _)| SafetensorsTensor {
+                name: name.to_string(),
+                dtype: *dtype,
+                shape: shape.clone(),
+            })
             .collect();
         write_safetensors(&dir.path().join("model.safetensors"), &specs, &[], |k, out| {
             out.write_all(&tensors[k].3).map_err(|e| Error::io(std::path::Path::new("test"), e))
@@ -694,7 +702,9 @@ mod tests {
                 ("l.weight_packed", DType::Uint8, vec![2, cols / 2], bytes(2, cols)),
                 ("l.weight_scale", DType::Uint8, vec![2, cols / 32], every_code(cols / 16)),
             ],
-            Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized"}}"#),
+            Some(
+                r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized"}}"#,
+            ),
             None,
         );
         same_as_general(&dir, "ocp:mxfp4");
@@ -720,7 +730,9 @@ mod tests {
                 ("l.weight_scale", DType::Float8E4M3FN, vec![rows, cols / 16], scales),
                 ("l.weight_global_scale", DType::Float, vec![1], 1234.5_f32.to_le_bytes().to_vec()),
             ],
-            Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized"}}"#),
+            Some(
+                r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized"}}"#,
+            ),
             None,
         );
         same_as_general(&dir, "compressed-tensors:nvfp4");

@@ -3,8 +3,7 @@
 
 use crate::{printed, Outcome};
 use lowbit::checkpoint::{
-    decoded_dtype, dequantize_pieces, element_steps, recognise, write_safetensors, Checkpoint, ElementSteps,
-    LogicalWeight, SafetensorsTensor,
+    dequantize_pieces, element_steps, recognise, shard_of, write_dequantized, Checkpoint, ElementSteps, LogicalWeight,
 };
 use lowbit::{DType, Error};
 use std::io::IsTerminal;
@@ -76,14 +75,6 @@ fn shard(text: &str) -> Result<(usize, usize), String> {
         Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
         _ => Err(format!("{} is not K/N with 1 <= K <= N", Error::quote(text))),
     }
-}
-
-/// The weights of slice K of N (contiguous, as even as the count allows).
-fn sliced(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> Vec<LogicalWeight> {
-    let Some((k, n)) = shard else { return weights };
-    let len = weights.len();
-    let (start, end) = (len * (k - 1) / n, len * k / n);
-    weights.into_iter().skip(start).take(end - start).collect()
 }
 
 pub fn run(args: Args) -> Outcome {
@@ -181,66 +172,13 @@ fn dequantize(
     shard: Option<(usize, usize)>,
 ) -> Outcome {
     let ckpt = Checkpoint::open(path)?;
-    let weights = sliced(recognise(&ckpt), shard);
-    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
-        return Err(Error::Checkpoint {
-            file: path.display().to_string().into(),
-            tensor: Some(Error::quote(&w.name).into()),
-            offset: None,
-            message: format!("cannot be decoded: {}", w.problems[0]).into(),
-        }
-        .into());
-    }
-    let outputs: Vec<SafetensorsTensor> = weights
-        .iter()
-        .map(|w| SafetensorsTensor {
-            name: w.name.clone(),
-            dtype: decoded_dtype(&ckpt, w, float),
-            shape: w.shape.clone(),
-        })
-        .collect();
+    let weights = shard_of(recognise(&ckpt), shard)?;
     let threads = crate::threads_or_all(threads).max(1);
     let bar = progress(weights.len() as u64, "weights");
-    let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
-    if metadata.is_empty() {
-        metadata.push(("format".into(), "pt".into()));
-    }
-    // Weights decoded ahead of the writer when threads > 1 (whole, in memory), kept by index.
-    let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
-    let written = write_safetensors(out, &outputs, &metadata, |k, sink| {
+    let written = write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| {
         if let Some(b) = &bar {
             b.set_position(k as u64);
         }
-        if threads == 1 {
-            return dequantize_pieces(&ckpt, &weights[k], float, &mut |bytes| {
-                sink.write_all(bytes).map_err(|e| Error::io(out, e))
-            });
-        }
-        if !ready.contains_key(&k) {
-            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
-            let decoded: Vec<lowbit::Result<Vec<u8>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .iter()
-                    .map(|&i| {
-                        let (ckpt, w) = (&ckpt, &weights[i]);
-                        scope.spawn(move || {
-                            let mut all = Vec::new();
-                            dequantize_pieces(ckpt, w, float, &mut |bytes| {
-                                all.extend_from_slice(bytes);
-                                Ok(())
-                            })
-                            .map(|()| all)
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
-            });
-            for (i, result) in batch.into_iter().zip(decoded) {
-                ready.insert(i, result?);
-            }
-        }
-        let bytes = ready.remove(&k).expect("decoded above");
-        sink.write_all(&bytes).map_err(|e| Error::io(out, e))
     });
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -377,7 +315,7 @@ fn compare_weight(
 
 fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option<(usize, usize)>) -> Outcome {
     let (a, b) = (Checkpoint::open(pa)?, Checkpoint::open(pb)?);
-    let wa = sliced(recognise(&a), shard);
+    let wa = shard_of(recognise(&a), shard)?;
     let wb = recognise(&b);
     let mut results = Vec::new();
     let mut only_a = Vec::new();
