@@ -4,9 +4,10 @@ For each convention (gpt-oss MXFP4, ModelOpt NVFP4, compressed-tensors NVFP4, De
 checkpoint of about --mib MiB of input is generated (random element bytes, scales the producers
 can make), dequantized to --dtype with one thread, best wall time of --runs; reported: MB/s of
 input (1 MB = 10^6 bytes), user and system CPU seconds, peak resident memory of the process.
-With --baseline BIN the same runs are made with another lowbit binary (e.g. one built from an
-earlier commit) interleaved in the same session, and the ratio is printed: the machine is shared,
-so read the ratio, not the absolute figures.
+In the same session, interleaved: writing the output's bytes alone (1 MiB writes and a sync,
+the floor of any dequantize that writes that file), and with --baseline BIN another lowbit binary
+(e.g. one built from an earlier commit). The machine is shared: read the ratios, not the absolute
+figures.
 
 Only numpy and the standard library: python scripts/bench_checkpoint.py --bin target/release/lowbit
 """
@@ -19,6 +20,7 @@ import resource
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -101,14 +103,38 @@ def _run(binary, folder, out, dtype):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{binary} failed: {done.stderr}")
+    size = out.stat().st_size
     out.unlink()
-    return wall, (after.ru_utime - before.ru_utime), (after.ru_stime - before.ru_stime)
+    return wall, (after.ru_utime - before.ru_utime), (after.ru_stime - before.ru_stime), size
+
+
+def _write_only(out, size):
+    """Wall seconds to write `size` bytes into a new file beside the output, 1 MiB at a time,
+    and sync it (as lowbit does before renaming its output into place): the floor any
+    dequantize writing that output stands on."""
+    chunk = os.urandom(1 << 20)
+    start = time.perf_counter()
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        left = size
+        while left > 0:
+            left -= os.write(fd, chunk[: min(left, len(chunk))])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    wall = time.perf_counter() - start
+    out.unlink()
+    return wall
 
 
 def _peak_rss(binary, folder, out, dtype):
-    """Peak RSS in MiB of one dequantize (wait4's rusage of that child alone)."""
-    pid = os.spawnv(os.P_NOWAIT, binary, [binary, "checkpoint", "dequantize", str(folder), "--out", str(out), "--dtype", dtype, "--threads", "1"])
-    _, status, usage = os.wait4(pid, 0)
+    """Peak RSS in MiB of one dequantize: wait4's rusage of that child alone. subprocess starts
+    it with vfork/posix_spawn, so the child's high-water mark does not include this process's
+    memory (a plain fork's copy would count the generated arrays)."""
+    child = subprocess.Popen([binary, "checkpoint", "dequantize", str(folder), "--out", str(out), "--dtype", dtype, "--threads", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     if status != 0:
         raise SystemExit(f"{binary} failed with status {status}")
     out.unlink()
@@ -124,26 +150,39 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", help="where checkpoints and outputs go (default: the system's temporary folder)")
     parser.add_argument("--only", help="one convention")
+    parser.add_argument("--generate", nargs=3, metavar=("KIND", "FOLDER", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate:
+        kind, folder, seed = args.generate
+        print(_generate(kind, pathlib.Path(folder), args.mib, np.random.default_rng(int(seed))))
+        return
     kinds = ["gpt-oss-mxfp4", "modelopt-nvfp4", "compressed-tensors-nvfp4", "deepseek-fp8"]
     binaries = [("lowbit", args.bin)] + ([("baseline", args.baseline)] if args.baseline else [])
-    rng = np.random.default_rng(27)
-    print(f"| convention | input MB | lowbit MB/s | user s | sys s | peak RSS MiB |" + (" baseline MB/s | ratio |" if args.baseline else ""))
-    print("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
+    seed = 27
+    print(f"| convention | input MB | output MB | lowbit MB/s of input | user s | sys s | MB of input per user CPU-second | MB of input per CPU-second | peak RSS MiB | write-only MB/s of input | lowbit / write-only |"
+          + (" baseline MB/s | lowbit / baseline |" if args.baseline else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
     for kind in kinds if not args.only else [args.only]:
         work = pathlib.Path(tempfile.mkdtemp(dir=args.dir, prefix="lowbit-bench-"))
         try:
-            size = _generate(kind, work / "in", args.mib, rng)
+            # Generated in a child process: this one stays small, so that a child's peak RSS
+            # (which a fork starts from this process's) measures lowbit alone.
+            made = subprocess.run([sys.executable, __file__, "--generate", kind, str(work / "in"), str(seed), "--mib", str(args.mib), "--bin", args.bin],
+                                  capture_output=True, text=True, check=True)
+            size = int(made.stdout)
             out = work / "out.safetensors"
-            best = {name: (float("inf"), 0.0, 0.0) for name, _ in binaries}
+            best = {name: (float("inf"), 0.0, 0.0, 0) for name, _ in binaries}
+            write_only = float("inf")
             for _ in range(args.runs):
                 for name, binary in binaries:
                     measured = _run(binary, work / "in", out, args.dtype)
                     if measured[0] < best[name][0]:
                         best[name] = measured
+                write_only = min(write_only, _write_only(out, best["lowbit"][3]))
             peak = _peak_rss(args.bin, work / "in", out, args.dtype)
-            wall, user, system = best["lowbit"]
-            row = f"| {kind} | {size / 1e6:.0f} | {size / 1e6 / wall:.0f} | {user:.2f} | {system:.2f} | {peak:.0f} |"
+            wall, user, system, out_size = best["lowbit"]
+            row = (f"| {kind} | {size / 1e6:.0f} | {out_size / 1e6:.0f} | {size / 1e6 / wall:.0f} | {user:.2f} | {system:.2f} | {size / 1e6 / user:.0f} | {size / 1e6 / (user + system):.0f} | {peak:.0f} |"
+                   f" {size / 1e6 / write_only:.0f} | {write_only / wall:.2f}x |")
             if args.baseline:
                 base = best["baseline"][0]
                 row += f" {size / 1e6 / base:.0f} | {base / wall:.1f}x |"

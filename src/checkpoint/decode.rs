@@ -1,7 +1,9 @@
-//! Dequantizing a checkpoint's weights, a piece at a time: a quantized weight is decoded a band
-//! of rows at once (whole scale tiles), through the block-scaled recipes (`quant::blocks`), and a
-//! plain float tensor a run of elements at once, through a conversion plan; so memory stays
-//! bounded by the band, not the tensor. Bytes are read with positioned reads, not through the map.
+//! Dequantizing a checkpoint's weights, a piece at a time: MXFP4, NVFP4 and FP8 weights go
+//! through the tile decoder (`tiles`: lookup tables made by `quant::blocks` itself), the other
+//! quantized weights a band of rows at once (whole scale tiles) through the block-scaled recipes
+//! (`quant::blocks`), and a plain float tensor a run of elements at once, through a conversion
+//! plan; so memory stays bounded by the tile or band, not the tensor. Bytes are read with
+//! positioned reads, not through the map.
 
 use super::conventions::{ElementStorage, LogicalWeight};
 use super::{checkpoint_error, write_safetensors, Checkpoint, SafetensorsTensor, StoredTensor, StoredType};
