@@ -35,7 +35,7 @@ enum Values {
     Narrow(Lookup<u16>),
     /// The float32 value of every element code, multiplied by the block's float32 scale; then
     /// converted by `plan` when the output is not float32.
-    Products { elements: Box<[f32; 256]>, plan: Option<Plan> },
+    Products { elements: Box<[f32; 256]>, plan: Option<Box<Plan>> },
 }
 
 /// The output bits of every (scale code `s`, element byte `b`), at `s * 256 + b`.
@@ -107,11 +107,7 @@ struct Grid {
 
 impl Grid {
     fn scale_row(&self, row: usize) -> usize {
-        if self.rows_per_scale_row == 0 {
-            0
-        } else {
-            row / self.rows_per_scale_row
-        }
+        row.checked_div(self.rows_per_scale_row).unwrap_or(0)
     }
 
     fn scale_rows(&self) -> usize {
@@ -176,8 +172,9 @@ pub(super) fn fast_weight<'a>(
         }
     } else if scale_float && bits == 8 && products_are_plain(scheme) && global.is_none() {
         let elements = unit_scale_values(scheme, &recipe.block)?;
-        let plan =
-            (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
+        let plan = (target != DType::Float)
+            .then(|| Plan::new(DType::Float, target, &CastOptions::default()).map(Box::new))
+            .transpose()?;
         Values::Products { elements, plan }
     } else {
         return Ok(None);
