@@ -18,10 +18,8 @@
 
 use super::conventions::{ElementStorage, LogicalWeight};
 use super::{Checkpoint, StoredTensor, StoredType};
-use crate::dtype::DType;
-use crate::error::{Error, Result};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
-use crate::{CastOptions, Plan};
+use crate::{CastOptions, DType, Error, Plan, Result};
 use zerocopy::IntoBytes;
 
 /// Elements decoded per tile: 64 Ki (256 KiB of float32, which stays in the core's L2 cache).
