@@ -417,4 +417,11 @@ fn checkpoints_saved_by_their_producers_decode_as_the_producers_do() {
             lowbit().args(["checkpoint", "inspect"]).arg(fixture(&format!("producers/{name}"))).output().unwrap();
         assert!(String::from_utf8_lossy(&shown.stdout).contains(&format!("{convention}  scheme {scheme}")), "{name}");
     }
+    // ggml.gguf: gguf-py's GGUFWriter with its Q8_0, Q4_0 and MXFP4 quantizers (decoded as gguf-py
+    // does in cli_dequantizes_gguf_as_gguf_py_does_and_compare_reports).
+    let shown = lowbit().args(["checkpoint", "inspect"]).arg(fixture("ggml.gguf")).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    for (name, shape) in [("q8_0", "[2, 64]"), ("q4_0", "[2, 64]"), ("mxfp4", "[2, 64]"), ("nvfp4", "[2, 128]")] {
+        assert!(text.contains(&format!("{name}  {shape}  gguf  scheme ggml:{name}")), "{text}");
+    }
 }
