@@ -624,6 +624,9 @@ fn sibling_names(n: usize) -> Vec<String> {
 /// What is wrong with an element (quantize: its code; dequantize: its value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ElementClass {
+    /// The block's scale is wrong: its elements are not compared one by one (a unit that
+    /// computed another scale divides by it).
+    WrongScaleBlock,
     /// The block is all zeros: the zero-block answer differs.
     ZeroBlock,
     /// The block holds a NaN or an infinity: the NaN/Inf-block answer differs.
@@ -647,7 +650,8 @@ pub enum ElementClass {
 
 impl ElementClass {
     /// Every class, in the order of the summary.
-    pub const ALL: [ElementClass; 9] = [
+    pub const ALL: [ElementClass; 10] = [
+        ElementClass::WrongScaleBlock,
         ElementClass::ZeroBlock,
         ElementClass::NanOrInfBlock,
         ElementClass::Tie,
@@ -663,6 +667,7 @@ impl ElementClass {
     #[must_use]
     pub const fn describe(self) -> &'static str {
         match self {
+            ElementClass::WrongScaleBlock => "in a block with a wrong scale",
             ElementClass::ZeroBlock => "zero-block answer (the block is all zeros)",
             ElementClass::NanOrInfBlock => "NaN/Inf-block answer (the block holds a NaN or an infinity)",
             ElementClass::Tie => "tie broken the other way (the input is the midpoint of both answers)",
@@ -679,6 +684,7 @@ impl ElementClass {
     #[must_use]
     pub const fn key(self) -> &'static str {
         match self {
+            ElementClass::WrongScaleBlock => "wrong_scale_block",
             ElementClass::ZeroBlock => "zero_block",
             ElementClass::NanOrInfBlock => "nan_inf_block",
             ElementClass::Tie => "tie",
@@ -816,7 +822,7 @@ const CHECK_BATCH: usize = 1 << 14;
 impl BlockUnit {
     /// Reads one line (`None`: blank, comment or header). Errors name the line and the column
     /// (the 1-based character position of the word).
-    fn parse(&self, text: &[u8], input: &str, line: u64) -> Result<Option<Row>> {
+    fn parse(&self, columns: &[(String, usize)], text: &[u8], input: &str, line: u64) -> Result<Option<Row>> {
         let trimmed = text.trim_ascii_start();
         if is_skipped(text) || trimmed.starts_with(b"x0,") || trimmed.starts_with(b"global,") || trimmed.starts_with(b"scale,")
         {
@@ -827,7 +833,6 @@ impl BlockUnit {
             line,
             why: format!("column {column}: {why}"),
         };
-        let columns = self.columns();
         let mut words = Vec::with_capacity(columns.len());
         let mut k = 0;
         while k < text.len() {
@@ -881,24 +886,31 @@ impl BlockUnit {
     pub fn check(&self, input: impl Read, name: &str) -> Result<BlockSummary> {
         let mut reader = LineReader::new(input, name);
         let mut summary = BlockSummary::default();
-        let mut batch: Vec<Row> = Vec::with_capacity(CHECK_BATCH);
-        while let Some((line, text)) = reader.next_line()? {
-            match self.parse(text, name, line)? {
-                None => summary.skipped += 1,
-                Some(row) => batch.push(row),
-            }
-            if batch.len() == CHECK_BATCH {
-                self.check_batch(&mut batch, name, &mut summary)?;
+        // Lines are copied into one buffer and parsed on every core with the batch.
+        let mut text: Vec<u8> = Vec::with_capacity(CHECK_BATCH * 512);
+        let mut lines: Vec<(u64, usize, usize)> = Vec::with_capacity(CHECK_BATCH);
+        while let Some((line, bytes)) = reader.next_line()? {
+            lines.push((line, text.len(), text.len() + bytes.len()));
+            text.extend_from_slice(bytes);
+            if lines.len() == CHECK_BATCH {
+                self.check_batch(&text, &lines, name, &mut summary)?;
+                text.clear();
+                lines.clear();
             }
         }
-        self.check_batch(&mut batch, name, &mut summary)?;
+        self.check_batch(&text, &lines, name, &mut summary)?;
         Ok(summary)
     }
 
-    fn check_batch(&self, batch: &mut Vec<Row>, name: &str, summary: &mut BlockSummary) -> Result<()> {
+    fn check_batch(&self, text: &[u8], lines: &[(u64, usize, usize)], name: &str, summary: &mut BlockSummary) -> Result<()> {
+        let columns = self.columns();
+        let parsed: Vec<Option<Row>> =
+            lines.par_iter().map(|&(line, a, b)| self.parse(&columns, &text[a..b], name, line)).collect::<Result<_>>()?;
+        let batch: Vec<Row> = parsed.into_iter().flatten().collect();
+        summary.skipped += (lines.len() - batch.len()) as u64;
         // Runs of one per-tensor scale are one call of the definition each.
         let mut runs: Vec<&[Row]> = Vec::new();
-        let mut rest: &[Row] = batch;
+        let mut rest: &[Row] = &batch;
         while !rest.is_empty() {
             let k = rest.iter().take(1024).take_while(|r| r.global == rest[0].global).count();
             runs.push(&rest[..k]);
@@ -909,7 +921,6 @@ impl BlockUnit {
             summary.add(*line, verdict, self);
         }
         summary.checked += batch.len() as u64;
-        batch.clear();
         Ok(())
     }
 
@@ -982,7 +993,8 @@ impl BlockUnit {
             verdict.scale = Some((scale, r.scale, why));
         }
         let element_format = Format::onnx(self.scheme.element_dtype())?;
-        let block_class = self.block_class(&r.inputs);
+        let block_class =
+            if verdict.scale.is_some() { Some(ElementClass::WrongScaleBlock) } else { self.block_class(&r.inputs) };
         // Values of both answers under the expected scale: is the input their midpoint?
         let expected_values = self.dequantize(&[scale], elements, r.global)?;
         let got_values = self.dequantize(&[scale], &r.elements, r.global)?;
