@@ -144,8 +144,7 @@ impl BlockUnit {
     pub fn new(scheme: &str, input: DType, direction: BlockDirection) -> Result<BlockUnit> {
         let scheme = Scheme::parse(scheme)?;
         let (block, element_bits, scale, global) = probe(&scheme, input)?;
-        let mut unit =
-            BlockUnit { scheme, input, direction, block, element_bits, scale, global, siblings: Vec::new() };
+        let mut unit = BlockUnit { scheme, input, direction, block, element_bits, scale, global, siblings: Vec::new() };
         unit.siblings = sibling_names(block)
             .into_iter()
             .filter_map(|name| Scheme::parse(&name).ok())
@@ -277,12 +276,11 @@ impl BlockUnit {
             }
         };
         let sign = if self.input == DType::Float { 1u32 << 31 } else { 1 << 15 };
-        let (mantissa, max) =
-            match self.input {
-                DType::Float => (0x007F_FFFF, f32::MAX.to_bits()),
-                DType::Bfloat16 => (0x7F, 0x7F7F),
-                _ => (0x3FF, 0x7BFF),
-            };
+        let (mantissa, max) = match self.input {
+            DType::Float => (0x007F_FFFF, f32::MAX.to_bits()),
+            DType::Bfloat16 => (0x7F, 0x7F7F),
+            _ => (0x3FF, 0x7BFF),
+        };
         // Values of both signs between 1/8 and 1 of `top`, exact in every input dtype.
         let ramp = |top: f32| -> Vec<u32> {
             (0..n).map(|i| enc(if i % 2 == 0 { 1.0 } else { -1.0 } * top * ((i % 8) + 1) as f32 / 8.0)).collect()
@@ -295,14 +293,26 @@ impl BlockUnit {
         let mut out: Vec<(&'static str, Vec<u32>, Option<u32>)> = vec![
             ("all zero", vec![0; n], one),
             ("negative zeros", vec![sign; n], one),
-            ("zeros of both signs and one value", with((0..n).map(|i| if i % 2 == 0 { 0 } else { sign }).collect(), n - 1, enc(1.5)), one),
+            (
+                "zeros of both signs and one value",
+                with((0..n).map(|i| if i % 2 == 0 { 0 } else { sign }).collect(), n - 1, enc(1.5)),
+                one,
+            ),
             ("a NaN", with(ramp(2.0), 3, enc(f32::NAN)), one),
             ("+Inf", with(ramp(2.0), 5, enc(f32::INFINITY)), one),
             ("-Inf", with(ramp(2.0), 7, enc(f32::NEG_INFINITY)), one),
-            ("subnormal inputs", (0..n).map(|i| ((i as u32 * 37 + 1) & mantissa) | if i % 2 == 1 { sign } else { 0 }).collect(), one),
+            (
+                "subnormal inputs",
+                (0..n).map(|i| ((i as u32 * 37 + 1) & mantissa) | if i % 2 == 1 { sign } else { 0 }).collect(),
+                one,
+            ),
             ("largest finite inputs", with(with(ramp(1.0), 0, max), 1, max | sign), one),
             ("amax a power of two", ramp(4.0), one),
-            ("amax just below a power of two", ramp(4.0).into_iter().map(|b| if b & !sign == enc(4.0) { b - 1 } else { b }).collect(), one),
+            (
+                "amax just below a power of two",
+                ramp(4.0).into_iter().map(|b| if b & !sign == enc(4.0) { b - 1 } else { b }).collect(),
+                one,
+            ),
             ("small amax", ramp(2f32.powi(-120)), one),
         ];
         // Ties of the element format at scale 1: amax the largest element value, the others the
@@ -523,7 +533,9 @@ fn probe(scheme: &Scheme, input: DType) -> Result<(usize, u32, ScaleKind, bool)>
     let refuse = |why: String| Error::InvalidOp { op: format!("block vectors of {}", scheme.name()), message: why };
     let block = match scheme.recipe().block {
         BlockShape::Row(n) if n <= MAX_BLOCK => n,
-        BlockShape::Row(n) => return Err(refuse(format!("blocks of {n} elements; a block unit here takes at most {MAX_BLOCK}"))),
+        BlockShape::Row(n) => {
+            return Err(refuse(format!("blocks of {n} elements; a block unit here takes at most {MAX_BLOCK}")))
+        }
         other => return Err(refuse(format!("{other:?} blocks: a block unit takes one row block (Row(n))"))),
     };
     if !matches!(input, DType::Float | DType::Bfloat16 | DType::Float16) {
@@ -824,7 +836,10 @@ impl BlockUnit {
     /// (the 1-based character position of the word).
     fn parse(&self, columns: &[(String, usize)], text: &[u8], input: &str, line: u64) -> Result<Option<Row>> {
         let trimmed = text.trim_ascii_start();
-        if is_skipped(text) || trimmed.starts_with(b"x0,") || trimmed.starts_with(b"global,") || trimmed.starts_with(b"scale,")
+        if is_skipped(text)
+            || trimmed.starts_with(b"x0,")
+            || trimmed.starts_with(b"global,")
+            || trimmed.starts_with(b"scale,")
         {
             return Ok(None);
         }
@@ -874,7 +889,8 @@ impl BlockUnit {
         }
         let n = self.block;
         let mut it = words.into_iter();
-        let inputs = if self.direction == BlockDirection::Quantize { it.by_ref().take(n).collect() } else { Vec::new() };
+        let inputs =
+            if self.direction == BlockDirection::Quantize { it.by_ref().take(n).collect() } else { Vec::new() };
         let global = if self.global { it.next() } else { None };
         let scale = it.next().unwrap_or(0);
         let elements = it.by_ref().take(n).map(|e| e as u8).collect();
@@ -902,10 +918,18 @@ impl BlockUnit {
         Ok(summary)
     }
 
-    fn check_batch(&self, text: &[u8], lines: &[(u64, usize, usize)], name: &str, summary: &mut BlockSummary) -> Result<()> {
+    fn check_batch(
+        &self,
+        text: &[u8],
+        lines: &[(u64, usize, usize)],
+        name: &str,
+        summary: &mut BlockSummary,
+    ) -> Result<()> {
         let columns = self.columns();
-        let parsed: Vec<Option<Row>> =
-            lines.par_iter().map(|&(line, a, b)| self.parse(&columns, &text[a..b], name, line)).collect::<Result<_>>()?;
+        let parsed: Vec<Option<Row>> = lines
+            .par_iter()
+            .map(|&(line, a, b)| self.parse(&columns, &text[a..b], name, line))
+            .collect::<Result<_>>()?;
         let batch: Vec<Row> = parsed.into_iter().flatten().collect();
         summary.skipped += (lines.len() - batch.len()) as u64;
         // Runs of one per-tensor scale are one call of the definition each.
@@ -916,7 +940,8 @@ impl BlockUnit {
             runs.push(&rest[..k]);
             rest = &rest[k..];
         }
-        let verdicts: Vec<Vec<(u64, BlockVerdict)>> = runs.par_iter().map(|run| self.check_run(run, name)).collect::<Result<_>>()?;
+        let verdicts: Vec<Vec<(u64, BlockVerdict)>> =
+            runs.par_iter().map(|run| self.check_run(run, name)).collect::<Result<_>>()?;
         for (line, verdict) in verdicts.iter().flatten() {
             summary.add(*line, verdict, self);
         }
@@ -928,7 +953,8 @@ impl BlockUnit {
     fn check_run(&self, run: &[Row], name: &str) -> Result<Vec<(u64, BlockVerdict)>> {
         let global = run[0].global;
         let n = self.block;
-        let line_error = |r: &Row, e: Error| Error::DumpLine { input: name.to_string(), line: r.line, why: e.to_string() };
+        let line_error =
+            |r: &Row, e: Error| Error::DumpLine { input: name.to_string(), line: r.line, why: e.to_string() };
         let mut out = Vec::new();
         match self.direction {
             BlockDirection::Quantize => {
@@ -1086,13 +1112,13 @@ impl BlockUnit {
 /// How element code `got` differs from `expected` (of `format`), for the input `x` whose
 /// answers are worth `ve` and `vg`.
 fn element_class(format: &Format, expected: u64, got: u64, x: f32, ve: f32, vg: f32) -> ElementClass {
+    // A tie: the input is the midpoint of both answers (up to the rounding of a scale that is
+    // no power of two, 1/1024 of their distance).
+    let (x, e, g) = (f64::from(x), f64::from(ve), f64::from(vg));
+    if e.is_finite() && g.is_finite() && e != g && (x - (e + g) / 2.0).abs() <= (e - g).abs() / 1024.0 {
+        return ElementClass::Tie;
+    }
     match classify(format, expected, got, None) {
-        Some(Class::OneUlpAwayFromZero | Class::OneUlpTowardZero)
-            if (f64::from(x) - (f64::from(ve) + f64::from(vg)) / 2.0).abs()
-                <= (f64::from(ve) - f64::from(vg)).abs() * 1e-6 =>
-        {
-            ElementClass::Tie
-        }
         Some(Class::OneUlpAwayFromZero) => ElementClass::OneStepAwayFromZero,
         Some(Class::OneUlpTowardZero) => ElementClass::OneStepTowardZero,
         Some(Class::ZeroSign) => ElementClass::ZeroSign,

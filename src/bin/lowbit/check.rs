@@ -1,7 +1,7 @@
 //! `lowbit check`: a dump against the IEEE semantics.
 
-use crate::verify as glue;
 use crate::block_units::FormatsOrScheme;
+use crate::verify as glue;
 use crate::{exit, print_text, Outcome, Rounding};
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! `lowbit vectors`: test vectors for hardware verification.
 
-use crate::verify::{self as glue, VectorLayout};
 use crate::block_units::FormatsOrScheme;
+use crate::verify::{self as glue, VectorLayout};
 use crate::{output_failure, print_text, Outcome, Rounding};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,14 +54,7 @@ pub fn run(args: Args) -> Outcome {
         lowbit::verify::Format::parse(to)?,
         lowbit::verify::config::Config::ieee(options).settings()
     );
-    let request = glue::VectorsRequest {
-        from,
-        to,
-        options,
-        level: &args.level,
-        count: args.count,
-        seed: args.seed,
-    };
+    let request = glue::VectorsRequest { from, to, options, level: &args.level, count: args.count, seed: args.seed };
     let vectors = glue::vectors(&request)?;
     match args.out {
         Some(dir) => {
