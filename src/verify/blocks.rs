@@ -223,7 +223,7 @@ impl BlockUnit {
             op: "block vectors".into(),
             message: format!("{count} vectors; at most {MAX_VECTORS} are written at once (use --seed for more)"),
         })?;
-        let mut cases: Vec<(&'static str, Vec<u32>, Option<u32>)> = edges;
+        let mut cases: Vec<Block> = edges;
         for i in 0..(total - cases.len()) as u64 {
             cases.push(("random", self.random_block(seed, i), None));
         }
@@ -266,7 +266,7 @@ impl BlockUnit {
     }
 
     /// The edge blocks of issue 26, each `block` patterns of the input dtype.
-    fn edge_blocks(&self) -> Result<Vec<(&'static str, Vec<u32>, Option<u32>)>> {
+    fn edge_blocks(&self) -> Result<Vec<Block>> {
         let n = self.block;
         let enc = |x: f32| -> u32 {
             match self.input {
@@ -290,7 +290,7 @@ impl BlockUnit {
             v
         };
         let one = self.global.then_some(1f32.to_bits());
-        let mut out: Vec<(&'static str, Vec<u32>, Option<u32>)> = vec![
+        let mut out: Vec<Block> = vec![
             ("all zero", vec![0; n], one),
             ("negative zeros", vec![sign; n], one),
             (
@@ -352,7 +352,7 @@ impl BlockUnit {
                     return 0;
                 }
                 let exponent = (127 + top - ((w >> 32) % 7) as i32) as u32;
-                let bits = (w >> 63) as u32 * (1 << 31) | exponent << 23 | (w as u32 & 0x007F_FFFF);
+                let bits = ((w >> 63) as u32) << 31 | (exponent << 23) | (w as u32 & 0x007F_FFFF);
                 match self.input {
                     DType::Float => bits,
                     DType::Bfloat16 => bits >> 16,
@@ -450,12 +450,20 @@ impl BlockUnit {
     /// Writes the `$readmemh` file `name` (one of [`BlockUnit::readmemh_files`]) with a header
     /// comment saying its layout.
     pub fn write_readmemh(&self, out: &mut impl Write, vectors: &[BlockVector], name: &str) -> std::io::Result<()> {
-        let (word_bits, lanes): (u32, Box<dyn Fn(&BlockVector) -> Vec<u32>>) = match name {
-            "in.hex" => (self.input_bits(), Box::new(|v| v.inputs.clone())),
-            "global.hex" => (32, Box::new(|v| v.global.into_iter().collect())),
-            "scale.hex" => (self.scale.bits(), Box::new(|v| vec![v.scale])),
-            "elements.hex" => (self.element_bits, Box::new(|v| v.elements.iter().map(|&e| u32::from(e)).collect())),
-            _ => (32, Box::new(|v| v.values.clone())),
+        let word_bits = match name {
+            "in.hex" => self.input_bits(),
+            "scale.hex" => self.scale.bits(),
+            "elements.hex" => self.element_bits,
+            _ => 32,
+        };
+        let lanes = |v: &BlockVector| -> Vec<u32> {
+            match name {
+                "in.hex" => v.inputs.clone(),
+                "global.hex" => v.global.into_iter().collect(),
+                "scale.hex" => vec![v.scale],
+                "elements.hex" => v.elements.iter().map(|&e| u32::from(e)).collect(),
+                _ => v.values.clone(),
+            }
         };
         let lanes_per_line = if matches!(name, "global.hex" | "scale.hex") { 1 } else { self.block as u32 };
         writeln!(
@@ -520,6 +528,10 @@ impl BlockUnit {
         )
     }
 }
+
+/// A block before its answers: why it is there, its inputs, its per-tensor scale (float32 bits;
+/// None: the recipe's own for a random block).
+type Block = (&'static str, Vec<u32>, Option<u32>);
 
 const DEFAULT_RANDOM_BLOCKS: u64 = 256;
 const MAX_VECTORS: usize = 1 << 24;

@@ -33,6 +33,8 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 use crate::round::{RoundingMode, Status, Tininess};
+// Block units quantize with `quant::blocks`.
+#[cfg(feature = "quant")]
 pub use blocks::{BlockDirection, BlockSummary, BlockUnit, BlockVector, BlockVerdict, ElementClass};
 pub use described::DescribedCast;
 
@@ -394,6 +396,7 @@ fn to_integer(value: Value, bits: u32, signed: bool, options: &VerifyOptions, ra
     }
 }
 
+#[cfg(feature = "quant")]
 mod blocks;
 pub mod check;
 pub mod config;
