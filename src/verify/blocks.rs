@@ -817,9 +817,6 @@ impl BlockSummary {
         if let Some((_, _, why)) = &verdict.scale {
             *self.scale.entry(why.clone()).or_default() += 1;
         }
-        if self.element_index.is_empty() {
-            self.element_index = vec![0; unit.block];
-        }
         for &(i, _, _, class) in &verdict.elements {
             *self.elements.entry(class).or_default() += 1;
             self.element_index[i] += 1;
@@ -913,7 +910,7 @@ impl BlockUnit {
     /// Checks a dump of block lines (module docs), in batches on every core.
     pub fn check(&self, input: impl Read, name: &str) -> Result<BlockSummary> {
         let mut reader = LineReader::new(input, name);
-        let mut summary = BlockSummary::default();
+        let mut summary = BlockSummary { element_index: vec![0; self.block], ..BlockSummary::default() };
         // Lines are copied into one buffer and parsed on every core with the batch.
         let mut text: Vec<u8> = Vec::with_capacity(CHECK_BATCH * 512);
         let mut lines: Vec<(u64, usize, usize)> = Vec::with_capacity(CHECK_BATCH);
