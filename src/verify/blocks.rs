@@ -409,22 +409,14 @@ impl BlockUnit {
             writeln!(out, "# lowbit block vectors: {}; {}", self.describe(), self.header().replace(',', " "))?;
         }
         let columns = self.columns();
-        let mut buf = Vec::with_capacity(1 << 16);
-        for v in vectors {
+        write_each(out, vectors, |buf, v| {
             for (k, (word, (_, width))) in self.words(v).into_iter().zip(&columns).enumerate() {
                 if k > 0 {
                     buf.push(if csv { b',' } else { b' ' });
                 }
-                push_hex(&mut buf, word, *width);
+                push_hex(buf, word, *width);
             }
-            buf.push(b'\n');
-            if buf.len() > 1 << 15 {
-                out.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        out.write_all(&buf)?;
-        out.flush()
+        })
     }
 
     /// The `$readmemh` columns: file name, the width of its words in bits, and how a vector
@@ -479,8 +471,7 @@ impl BlockUnit {
             word_bits
         )?;
         let total_bits = lanes_per_line * word_bits;
-        let mut buf = Vec::with_capacity(1 << 16);
-        for v in vectors {
+        write_each(out, vectors, |buf, v| {
             // Lanes from the highest down, each as `word_bits` bits, into hex digits.
             let mut bits: Vec<bool> = Vec::with_capacity(total_bits as usize);
             for lane in lanes(v).iter().rev() {
@@ -489,17 +480,9 @@ impl BlockUnit {
             let pad = (4 - bits.len() % 4) % 4;
             let padded: Vec<bool> = core::iter::repeat_n(false, pad).chain(bits).collect();
             for nibble in padded.chunks(4) {
-                let d = nibble.iter().fold(0u64, |acc, &b| acc << 1 | u64::from(b));
-                push_hex(&mut buf, d, 1);
+                push_hex(buf, nibble.iter().fold(0u64, |acc, &b| acc << 1 | u64::from(b)), 1);
             }
-            buf.push(b'\n');
-            if buf.len() > 1 << 15 {
-                out.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        out.write_all(&buf)?;
-        out.flush()
+        })
     }
 
     /// `quantize of 32 FLOAT inputs, scale FLOAT8E8M0, elements FLOAT4E2M1` and the like.
@@ -527,6 +510,25 @@ impl BlockUnit {
             self.scheme.element_dtype().onnx_name()
         )
     }
+}
+
+/// Writes one line per vector (`line` fills it, the line end is added), in pieces.
+fn write_each(
+    out: &mut impl Write,
+    vectors: &[BlockVector],
+    mut line: impl FnMut(&mut Vec<u8>, &BlockVector),
+) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    for v in vectors {
+        line(&mut buf, v);
+        buf.push(b'\n');
+        if buf.len() > 1 << 15 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    out.flush()
 }
 
 /// A block before its answers: why it is there, its inputs, its per-tensor scale (float32 bits;
