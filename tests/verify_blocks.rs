@@ -310,6 +310,23 @@ fn cli_round_trip_empty_dump_and_readmemh() {
     let input = std::fs::read_to_string(cols.join("in.hex")).unwrap();
     assert_eq!(input.lines().nth(2).unwrap(), "80000000".repeat(32));
 
+    // The folder itself is a dump: all lanes unpacked, 0 mismatches; a wrong scale in
+    // scale.hex is found.
+    let out = lowbit().args(["check", "--scheme", "torchao:mxfp4,scale=floor"]).arg(&cols).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && report.ends_with("\n20 checked, 0 mismatches\n"), "{report}");
+    let scales = std::fs::read_to_string(cols.join("scale.hex")).unwrap();
+    let mut planted: Vec<String> = scales.lines().map(str::to_string).collect();
+    planted[5] = if planted[5] == "7F" { "80".into() } else { "7F".into() };
+    std::fs::write(cols.join("scale.hex"), planted.join("\n") + "\n").unwrap();
+    let out = lowbit().args(["check", "--scheme", "torchao:mxfp4,scale=floor"]).arg(&cols).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("line 5: scale expected") && report.ends_with("20 checked, 1 mismatch\n"), "{report}");
+    std::fs::write(cols.join("scale.hex"), "// short\n7F\n").unwrap();
+    let out = lowbit().args(["check", "--scheme", "torchao:mxfp4,scale=floor"]).arg(&cols).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("scale.hex ended first"), "{err}");
+
     // --scheme with scalar options is a usage error.
     let out = lowbit().args(["vectors", "--scheme", "ggml:q8_0", "--from", "f32"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -49,7 +49,8 @@ pub struct Args {
     json: bool,
     /// The dump (default or `-`: standard input): testfloat lines or the CSV of `lowbit
     /// vectors`, `#` comments and blank lines skipped and counted; or the folder of `lowbit
-    /// vectors --format readmemh` (in.hex, out.hex, flags.hex read side by side).
+    /// vectors --format readmemh` (in.hex, out.hex, flags.hex read side by side; with --scheme
+    /// its files: in.hex, global.hex, scale.hex, elements.hex, out.hex).
     file: Option<PathBuf>,
 }
 
