@@ -94,6 +94,21 @@ fn nvfp4_zero_blocks_and_scale_ties() {
 }
 
 #[test]
+fn compressed_tensors_nan_elements_take_the_sign_of_the_input_dtype_store() {
+    // A block holding NaN: amax NaN, G = 1 (NaN -> 1), the scale NaN, so every x / s is NaN. The
+    // thresholds leave a NaN at magnitude 0, positive; stored back in float32 it stays positive
+    // (code 0), stored in bfloat16 by torch's vectorized cast it is 0xFFFF: code 8 (sign bit).
+    let mut x = block(16, &[f32::NAN]);
+    x[1] = 1.0;
+    let scheme = Scheme::parse("compressed-tensors:nvfp4").unwrap();
+    let f32_codes = blocks::quantize(&x, &[16], &scheme, -1, None).unwrap().elements;
+    assert_eq!(f32_codes, [0u8; 16]);
+    let bf: Vec<half::bf16> = x.iter().map(|&v| half::bf16::from_f32(v)).collect();
+    let bf_codes = blocks::quantize(&bf, &[16], &scheme, -1, None).unwrap().elements;
+    assert_eq!(bf_codes, [8u8; 16]);
+}
+
+#[test]
 fn ggml_q8_0_ties_away_and_nan_rule() {
     // amax 127 -> d = 1 (float16 0x3C00), 1/d = 1: roundf ties away: 1.5 -> 2, 0.5 -> 1,
     // -0.5 -> -1 (0xFF), 2.5 -> 3. The NaN at index 1: ggml's MAX(m, |x|) takes the NaN and the

@@ -5,9 +5,14 @@
 //! the dequantized values, bit for bit; refusals where the implementation raised. The test counts
 //! what it compared and fails on zero.
 //!
-//! Two kinds of value are compared as "a NaN" rather than by their bits, because the fixtures'
-//! bits there come from the CPU that ran them, not from the recipe: NaN float scales and
-//! dequantized NaNs (x86's default NaN is negative), and E4M3 NaN scale codes 0x7F/0xFF. The rows
+//! Element codes of float4/float6 and every packed byte are compared bit for bit, NaN blocks
+//! included (the rows model the sign a NaN element gets). Three kinds of NaN are compared as "a
+//! NaN" rather than by their bits: float8 NaN element codes (0x7F/0xFF, E5M2 0x7E/0x7F), E4M3 NaN
+//! scale codes and NaN float scales, and dequantized NaNs. Their sign and payload are what torch's
+//! CPU kernels write (x86's negative default NaN from 0/0 or Inf * 0; c10's float8 -> float32
+//! 0x7FF00000; ATen's vectorized float32 -> bfloat16 0xFFFF, which is 0x7FC0 under
+//! ATEN_CPU_CAPABILITY=default): deterministic on one dispatch, but not yet modelled by the rows,
+//! and never a finite value: a NaN against a number is a difference. The rows
 //! on which gguf's numpy port departs from ggml's C reference (`differs_from_ggml_c`) are
 //! skipped here: lowbit follows the C rules, tested by hand in tests/blocks.rs.
 
@@ -95,16 +100,9 @@ fn compare(
             && lowbit::convert_code(element, lowbit::DType::Float, u64::from(c), &Default::default())
                 .is_ok_and(|b| f32::from_bits(b as u32).is_nan())
     };
-    // float4/float6 have no NaN: a block under a NaN scale gets a code from the NaN's bits, whose
-    // sign is the CPU's (module docs).
-    let bits = element.bits().unwrap_or(8);
-    let nan_value: Vec<bool> =
-        want.get("dequantized").map(|d| f32s(&d.0).iter().map(|v| v.is_nan()).collect()).unwrap_or_default();
-    let nan_sign_only =
-        |i: usize, a: u8, b: u8| bits < 8 && a ^ b == 1 << (bits - 1) && nan_value.get(i) == Some(&true);
     for (i, (&a, &b)) in q.elements.iter().zip(we).enumerate() {
         if !skipped(i) {
-            t.check(a == b || (element_nan(a) && element_nan(b)) || nan_sign_only(i, a, b), || {
+            t.check(a == b || (element_nan(a) && element_nan(b)), || {
                 format!("{label}: element {i}: lowbit {a:#x}, implementation {b:#x}")
             });
         }
@@ -158,17 +156,8 @@ fn compare(
         // ONNX layouts: the fixture holds the packed elements, which come first.
         let row_bytes = wb.len() / (q.shape.iter().product::<usize>() / row_len).max(1);
         for (i, (&a, &b)) in bytes.iter().zip(wb).enumerate() {
-            // float4 in the ONNX layout: the two nibbles are elements 2i and 2i + 1.
-            let onnx_fp4 = bits == 4 && q.scheme.recipe().layout == blocks::Layout::Onnx;
-            let nibbles_ok = onnx_fp4
-                && (0..2).all(|k| {
-                    let (x, y) = ((a >> (4 * k)) & 15, (b >> (4 * k)) & 15);
-                    x == y || nan_sign_only(2 * i + k, x, y)
-                });
             if !skip.contains(&(i / row_bytes.max(1))) {
-                t.check(a == b || nibbles_ok, || {
-                    format!("{label}: byte {i}: lowbit {a:#04x}, implementation {b:#04x}")
-                });
+                t.check(a == b, || format!("{label}: byte {i}: lowbit {a:#04x}, implementation {b:#04x}"));
             }
         }
     }

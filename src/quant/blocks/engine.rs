@@ -727,7 +727,7 @@ fn element_codes(
                         if y.is_nan() {
                             // A NaN factor is what torch's product carries, even over a NaN x.
                             let f = factors[g.block_of(row, col)];
-                            *c = nan_code(nan, dtype, if f.is_nan() { f } else { y });
+                            *c = nan_code(nan, dtype, compute, if f.is_nan() { f } else { y });
                         }
                     }
                 }
@@ -744,12 +744,13 @@ fn torch_float8_nan(nan: f32) -> f32 {
 }
 
 /// The code a NaN gets under `rule`.
-fn nan_code(rule: NanElement, dtype: DType, y: f32) -> u8 {
+fn nan_code(rule: NanElement, dtype: DType, compute: DType, y: f32) -> u8 {
     let bits = bits_of(dtype);
     let sign = ((y.to_bits() >> 31) as u8) << (bits - 1);
     match rule {
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
+        NanElement::StoredNan { code, negative_in } => code | (u8::from(negative_in.contains(&compute)) << (bits - 1)),
         NanElement::TorchaoBits => {
             // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
             // are false), on the magnitude's bits in int32 arithmetic.

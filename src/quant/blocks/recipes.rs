@@ -197,6 +197,16 @@ pub enum NanElement {
     Cast,
     /// This code (ModelOpt's `searchsorted`: 7), with the NaN's sign bit.
     Code(u8),
+    /// This magnitude code, with the sign bit set when the input dtype is one of `negative_in`:
+    /// the implementation stores its rounded values in the input dtype before it packs them by
+    /// their sign bit, and that store writes every NaN with this sign (compressed-tensors: see its
+    /// row).
+    StoredNan {
+        /// The magnitude code.
+        code: u8,
+        /// The input dtypes whose store writes a negative NaN.
+        negative_in: &'static [DType],
+    },
     /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits: a NaN scale factor's
     /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
     /// 0x7FF00000 with its sign), else the element's own.
@@ -484,9 +494,15 @@ pub(crate) const RECIPES: &[Recipe] = &[
             clamp: Some(6.0),
             in_compute_dtype: false,
             negative_zero_to_positive: true,
-            // cast_to_fp4 takes abs() before its thresholds, so a NaN reaches the packer
-            // positive: magnitude index 0, sign bit clear.
-            nan: NanElement::Code(0),
+            // A NaN matches none of cast_to_fp4's thresholds (magnitude index 0) and leaves it
+            // positive: `abs(x) * sign(x)` with torch.sign(NaN) = 0 keeps abs's positive NaN.
+            // _process_quantization then stores the float32 result in the input dtype
+            // (forward_helpers.py, `output.flatten(start_dim=-2).to(output_dtype)`): float32
+            // keeps it positive, but torch's float32 -> bfloat16 `.to()` writes every NaN as
+            // 0xFFFF on its AVX2 and AVX-512 dispatch (ATen's vectorized cvtfp32_bf16; 0x7FC0 only
+            // under ATEN_CPU_CAPABILITY=default), and pack_fp4_to_uint8 takes torch.signbit:
+            // code 8 for bfloat16 input.
+            nan: NanElement::StoredNan { code: 0, negative_in: &[DType::Bfloat16] },
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
