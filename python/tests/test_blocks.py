@@ -103,6 +103,12 @@ def test_ggml_q8_0_by_hand():
     back = blocks.from_bytes(data, "ggml:q8_0", (1, 32))
     assert np.array_equal(back.elements, q.elements)
     assert back.dequantize()[0, :5].tolist() == [127.0, 2.0, 1.0, -1.0, 3.0]
+    # The arrays are what the tensor holds: changing them in place would not change it, so they
+    # are read-only (from_arrays makes another tensor).
+    with pytest.raises(ValueError):
+        q.elements[0, 0] = 0
+    with pytest.raises(ValueError):
+        q.scales[0, 0] = 0
 
 
 def test_nvfp4_global_conventions_and_arrays():
