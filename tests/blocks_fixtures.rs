@@ -20,9 +20,8 @@ use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The compressed-tensors MXFP4 preset is recorded in the fixtures but is not one of issue 26's
-/// schemes; lowbit does not offer it (yet).
-const NOT_OFFERED: &[&str] = &["compressed-tensors:mxfp4"];
+/// Schemes recorded in the fixtures that lowbit does not offer (none today).
+const NOT_OFFERED: &[&str] = &[];
 
 struct Data {
     manifest: Value,

@@ -15,7 +15,7 @@ import lowbit
 from lowbit import blocks
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "blocks"
-NOT_OFFERED = {"compressed-tensors:mxfp4"}
+NOT_OFFERED = set()  # every recorded scheme is offered
 NUMPY = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "u8": np.uint8, "u16": np.uint16}
 
 
@@ -32,7 +32,7 @@ def _same(a, b):
 def test_schemes_listed():
     names = [name for name, _ in blocks.SCHEMES]
     assert any(n.startswith("torchao:mxfp8e4m3") for n in names)
-    assert "modelopt:nvfp4" in names and "compressed-tensors:nvfp4" in names
+    assert "modelopt:nvfp4" in names and "compressed-tensors:nvfp4" in names and "compressed-tensors:mxfp4" in names
     assert all(source for _, source in blocks.SCHEMES)
 
 

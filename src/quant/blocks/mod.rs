@@ -59,6 +59,10 @@ pub const SCHEMES: &[(&str, &str)] = &[
         "compressed-tensors 0.20.0 NVFP4 preset (generate_gparam, calculate_qparams, NVFP4PackedCompressor)",
     ),
     (
+        "compressed-tensors:mxfp4",
+        "compressed-tensors 0.20.0 MXFP4 preset (generate_mx_scales, calculate_qparams, MXFP4PackedCompressor)",
+    ),
+    (
         "ggml:q8_0|q4_0|mxfp4|nvfp4",
         "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
     ),
@@ -129,6 +133,7 @@ impl Scheme {
                     .ok_or_else(|| bad(name, "torchao's scale modes are floor, ceil, even, rceil"))?
             }
             "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
+            "compressed-tensors" if format == "mxfp4" => row(head),
             "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
             "deepseek" if format == "fp8" => {
                 let mut r = row("deepseek:fp8");

@@ -84,6 +84,21 @@ pub enum ScaleRule {
     },
     /// ggml MXFP4: `floor(log2f(amax)) - 2 + 127` when amax > 0, else 0.
     GgmlLog2Floor,
+    /// compressed-tensors MX (`generate_mx_scales`, `compress_mx_scale`): the float32 bits of
+    /// amax plus `1 << (23 - mbits - 1)` in int32, sign and exponent kept (`round_to_power_2`);
+    /// `code = clamp(127 + floor(log2(.)) - emax, 0, 255)` (0 -> -Inf -> 0); the element divisor
+    /// `2^(code - 127)` (255, reached only by a carry into Inf: +Inf); the stored byte
+    /// `127 + (int32)floor(log2(divisor))` as uint8, where x86 converts Inf to 0x80000000: 0x7F.
+    PowerOfTwoLog2 {
+        /// The element format's mantissa bits (the rounding of amax).
+        mbits: u32,
+        /// The element format's largest power of two.
+        emax: i32,
+        /// How many blocks torch's vectorized elementwise max/min takes at once, per input dtype:
+        /// a NaN block maximum leaves `calculate_qparams` negative (every bit set) in the
+        /// vectorized part and positive in the scalar tail (the engine's `nan_amax_bits`).
+        nan_lanes: &'static [(DType, usize)],
+    },
     /// `amax / divisor` (after the per-tensor step of [`GlobalRule`]), then the clamps of
     /// `clamp`, then the cast to the scale format; zero replaced by `zero_scale`.
     Divide {
@@ -221,8 +236,8 @@ pub enum Dequantize {
     /// As `Multiply`, but the E2M1 code 8 is +0 (ModelOpt's value table holds `-0` as the
     /// integer 0, so a negative-zero element dequantizes to +0).
     MultiplyNegativeZeroAsPositive,
-    /// `element * (X / G)` with an encode global, result rounded to bfloat16
-    /// (compressed-tensors' decompress).
+    /// `element * (X / G)` with an encode global (`element * X` without one), result rounded
+    /// to bfloat16 (compressed-tensors' decompress).
     DivideGlobalToBf16,
     /// `element * X` rounded to the compute dtype (compressed-tensors FP8 `q.to(scale dtype) *
     /// scale`).
@@ -514,6 +529,41 @@ pub(crate) const RECIPES: &[Recipe] = &[
             implementation: "compressed-tensors",
             version: "0.20.0",
             functions: "generate_gparam, calculate_qparams, quantize_and_pack_fp4, NVFP4PackedCompressor.decompress",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "compressed-tensors:mxfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::PowerOfTwoLog2 {
+            mbits: 1,
+            emax: 2,
+            nan_lanes: &[(DType::Float, 16), (DType::Bfloat16, 32)],
+        },
+        global: GlobalRule::None,
+        // x / 2^(code - 127) in the input dtype, no smallest divisor (2^-127 divides).
+        step: ElementStep::Divide { min_divisor: 0.0 },
+        round: ElementRound::Cast {
+            clamp: Some(6.0),
+            in_compute_dtype: true,
+            negative_zero_to_positive: true,
+            // As compressed-tensors:nvfp4: the same quantize, store and packer.
+            nan: NanElement::StoredNan { code: 0, negative_in: &[DType::Bfloat16] },
+        },
+        dequantize: Dequantize::DivideGlobalToBf16,
+        short_block: ShortBlock::Refuse(
+            "compressed-tensors requires the column count to be divisible by the group_size 32",
+        ),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        source: Source {
+            implementation: "compressed-tensors",
+            version: "0.20.0",
+            functions: "generate_mx_scales, calculate_qparams, quantize_and_pack_fp4, compress_mx_scale, MXFP4PackedCompressor.decompress",
             checked_by: FIXTURES,
         },
     },
