@@ -52,14 +52,12 @@ fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn same_f32(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
 #[derive(Default)]
 struct Tally {
     cases: usize,
     values: usize,
+    /// Values equal only as "a NaN" (module docs), counted so that the leniency stays visible.
+    nan_as_nan: usize,
     failures: Vec<String>,
 }
 
@@ -69,6 +67,19 @@ impl Tally {
         if !ok {
             self.failures.push(what());
         }
+    }
+
+    /// `exact`, or both NaN (counted).
+    fn check_nan(&mut self, exact: bool, both_nan: bool, what: impl FnOnce() -> String) {
+        if !exact && both_nan {
+            self.nan_as_nan += 1;
+        }
+        self.check(exact || both_nan, what);
+    }
+
+    /// float32 values bit for bit, or both NaN (counted).
+    fn check_f32(&mut self, a: f32, b: f32, what: impl FnOnce() -> String) {
+        self.check_nan(a.to_bits() == b.to_bits(), a.is_nan() && b.is_nan(), what);
     }
 }
 
@@ -101,7 +112,7 @@ fn compare(
     };
     for (i, (&a, &b)) in q.elements.iter().zip(we).enumerate() {
         if !skipped(i) {
-            t.check(a == b || (element_nan(a) && element_nan(b)), || {
+            t.check_nan(a == b, element_nan(a) && element_nan(b), || {
                 format!("{label}: element {i}: lowbit {a:#x}, implementation {b:#x}")
             });
         }
@@ -115,7 +126,9 @@ fn compare(
                 let nan_e4m3 =
                     q.scheme.recipe().scale == blocks::ScaleFormat::E4M3 && a & 0x7F == 0x7F && b & 0x7F == 0x7F;
                 if !scale_skipped(i) {
-                    t.check(a == b || nan_e4m3, || format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}"));
+                    t.check_nan(a == b, nan_e4m3, || {
+                        format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}")
+                    });
                 }
             }
             assert_eq!(c.len(), ws.len(), "{label}: scale count");
@@ -127,7 +140,7 @@ fn compare(
             let bf = sdtype == "bf16";
             for (i, (&a, &b)) in v.iter().zip(&w).enumerate() {
                 if !scale_skipped(i) {
-                    t.check(a == b || (nan(a, bf) && nan(b, bf)), || {
+                    t.check_nan(a == b, nan(a, bf) && nan(b, bf), || {
                         format!("{label}: scale {i}: lowbit {a:#06x}, implementation {b:#06x}")
                     });
                 }
@@ -137,7 +150,7 @@ fn compare(
             let w = f32s(ws);
             assert_eq!(v.len(), w.len(), "{label}: scale count");
             for (i, (&a, &b)) in v.iter().zip(&w).enumerate() {
-                t.check(same_f32(a, b), || format!("{label}: scale {i}: lowbit {a:e}, implementation {b:e}"));
+                t.check_f32(a, b, || format!("{label}: scale {i}: lowbit {a:e}, implementation {b:e}"));
             }
         }
         (s, d) => t.check(false, || format!("{label}: scales {s:?} where the implementation has {d}")),
@@ -145,7 +158,7 @@ fn compare(
     match (want.get("global_scale"), q.global_scale) {
         (Some((g, _, _)), Some(a)) => {
             let b = f32s(g)[0];
-            t.check(same_f32(a, b), || format!("{label}: global scale lowbit {a:e}, implementation {b:e}"));
+            t.check_f32(a, b, || format!("{label}: global scale lowbit {a:e}, implementation {b:e}"));
         }
         (None, None) => {}
         (w, a) => t.check(false, || format!("{label}: global scale lowbit {a:?}, implementation {}", w.is_some())),
@@ -164,7 +177,7 @@ fn compare(
         let back = q.dequantize().unwrap();
         for (i, (&a, &b)) in back.iter().zip(&f32s(wd)).enumerate() {
             if !skipped(i) {
-                t.check(same_f32(a, b), || {
+                t.check_f32(a, b, || {
                     format!(
                         "{label}: dequantized {i}: lowbit {a:e} ({:#x}), implementation {b:e} ({:#x})",
                         a.to_bits(),
@@ -226,7 +239,10 @@ fn every_fixture_case() {
             compare(&mut t, &label, &q, &want, &skipped_rows(m, case));
         }
     }
-    println!("{} cases, {} values compared, {not_offered} cases of schemes not offered", t.cases, t.values);
+    println!(
+        "{} cases, {} values compared ({} equal as NaN only), {not_offered} cases of schemes not offered",
+        t.cases, t.values, t.nan_as_nan
+    );
     let mut per_scheme: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for f in &t.failures {
         per_scheme.entry(f.split(' ').next().unwrap().to_string()).or_default().push(f);
@@ -240,4 +256,7 @@ fn every_fixture_case() {
     }
     assert!(t.cases > 300 && t.values > 200_000, "too little compared: {} cases, {} values", t.cases, t.values);
     assert!(t.failures.is_empty(), "{} differences", t.failures.len());
+    // The NaN leniency pinned (NaN float values and float8/E4M3 NaN codes whose bits the rows do
+    // not model yet): it may shrink as they do, never grow unnoticed.
+    assert!(t.nan_as_nan <= 2714, "{} values equal only as NaN (2714 before)", t.nan_as_nan);
 }
