@@ -10,9 +10,9 @@
 //! NaN" rather than by their bits: float8 NaN element codes (0x7F/0xFF, E5M2 0x7E/0x7F), E4M3 NaN
 //! scale codes and NaN float scales, and dequantized NaNs. Their sign and payload are what torch's
 //! CPU kernels write (x86's negative default NaN from 0/0 or Inf * 0; c10's float8 -> float32
-//! 0x7FF00000; ATen's vectorized float32 -> bfloat16 0xFFFF, which is 0x7FC0 under
-//! ATEN_CPU_CAPABILITY=default): deterministic on one dispatch, but not yet modelled by the rows,
-//! and never a finite value: a NaN against a number is a difference. The rows
+//! 0x7FF00000; ATen's vectorized elementwise max, every bit set): deterministic on one dispatch,
+//! but not yet modelled by the rows (ATen's float32 -> bfloat16 0xFFFF is: the rows'
+//! `bfloat16_nan`), and never a finite value: a NaN against a number is a difference. The rows
 //! on which gguf's numpy port departs from ggml's C reference (`differs_from_ggml_c`) are
 //! skipped here: lowbit follows the C rules, tested by hand in tests/blocks.rs.
 
@@ -258,5 +258,5 @@ fn every_fixture_case() {
     assert!(t.failures.is_empty(), "{} differences", t.failures.len());
     // The NaN leniency pinned (NaN float values and float8/E4M3 NaN codes whose bits the rows do
     // not model yet): it may shrink as they do, never grow unnoticed.
-    assert!(t.nan_as_nan <= 2714, "{} values equal only as NaN (2714 before)", t.nan_as_nan);
+    assert!(t.nan_as_nan <= 1770, "{} values equal only as NaN (1770 before)", t.nan_as_nan);
 }

@@ -223,6 +223,17 @@ fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
     Ok(())
 }
 
+/// [`round_all_to`], with the NaN bits of the implementation's bfloat16 rounding where the row
+/// names them.
+fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
+    round_all_to(dtype, values)?;
+    if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.bfloat16_nan) {
+        let nan = f32::from_bits(u32::from(bits) << 16);
+        values.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = nan);
+    }
+    Ok(())
+}
+
 /// torch's `maximum`/`clamp`: NaN passes.
 fn clamp(x: f32, low: f32, high: f32) -> f32 {
     if x.is_nan() {
@@ -740,7 +751,7 @@ fn element_codes(
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {
             if in_compute_dtype && compute != DType::Float {
-                round_all_to(compute, &mut scaled)?;
+                round_all_as(recipe, compute, &mut scaled)?;
             }
             for y in scaled.iter_mut() {
                 if negative_zero_to_positive && y.to_bits() == 0x8000_0000 {
@@ -768,7 +779,7 @@ fn element_codes(
                         if y.is_nan() {
                             // A NaN factor is what torch's product carries, even over a NaN x.
                             let f = factors[g.block_of(row, col)];
-                            *c = nan_code(nan, dtype, compute, if f.is_nan() { f } else { y });
+                            *c = nan_code(recipe, nan, compute, if f.is_nan() { f } else { y });
                         }
                     }
                 }
@@ -785,13 +796,17 @@ fn torch_float8_nan(nan: f32) -> f32 {
 }
 
 /// The code a NaN gets under `rule`.
-fn nan_code(rule: NanElement, dtype: DType, compute: DType, y: f32) -> u8 {
+fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
+    let dtype = recipe.element;
     let bits = bits_of(dtype);
     let sign = ((y.to_bits() >> 31) as u8) << (bits - 1);
     match rule {
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
-        NanElement::StoredNan { code, negative_in } => code | (u8::from(negative_in.contains(&compute)) << (bits - 1)),
+        NanElement::StoredNan(code) => {
+            let stored_negative = compute == DType::Bfloat16 && recipe.bfloat16_nan.is_some_and(|b| b & 0x8000 != 0);
+            code | (u8::from(stored_negative) << (bits - 1))
+        }
         NanElement::TorchaoBits => {
             // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
             // are false), on the magnitude's bits in int32 arithmetic.
@@ -904,7 +919,7 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         _ => DType::Float,
     };
     if rounding != DType::Float {
-        round_all_to(rounding, &mut out)?;
+        round_all_as(recipe, rounding, &mut out)?;
     }
     Ok(axis_back(&out, g.outer, g.len, g.inner))
 }

@@ -260,8 +260,9 @@ pub fn recipes_markdown() -> String {
          tables`); do not edit by hand. One row per recipe: what the engine reads. The facts and their \
          sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
          in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
-         per-tensor scale | element step | element rounding | dequantize | short last block | layout | \
-         implementation | version | functions | checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         per-tensor scale | element step | element rounding | dequantize | bfloat16 NaN | short last block | \
+         layout | implementation | version | functions | checked by \
+         |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, r) in recipes() {
         let cells = [
@@ -279,6 +280,7 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.step),
             format!("{:?}", r.round),
             format!("{:?}", r.dequantize),
+            r.bfloat16_nan.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
             format!("{:?}", r.short_block),
             format!("{:?}", r.layout),
             r.source.implementation.to_string(),

@@ -212,16 +212,10 @@ pub enum NanElement {
     Cast,
     /// This code (ModelOpt's `searchsorted`: 7), with the NaN's sign bit.
     Code(u8),
-    /// This magnitude code, with the sign bit set when the input dtype is one of `negative_in`:
-    /// the implementation stores its rounded values in the input dtype before it packs them by
-    /// their sign bit, and that store writes every NaN with this sign (compressed-tensors: see its
-    /// row).
-    StoredNan {
-        /// The magnitude code.
-        code: u8,
-        /// The input dtypes whose store writes a negative NaN.
-        negative_in: &'static [DType],
-    },
+    /// This magnitude code, with the sign of the NaN the implementation stores in the input dtype
+    /// before it packs its values by their sign bit: positive in float32, the sign of the row's
+    /// `bfloat16_nan` in bfloat16 (compressed-tensors: see its row).
+    StoredNan(u8),
     /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits: a NaN scale factor's
     /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
     /// 0x7FF00000 with its sign), else the element's own.
@@ -306,6 +300,9 @@ pub struct Recipe {
     pub layout: Layout,
     /// Input dtypes the implementation takes beyond float32 (bfloat16, float16).
     pub inputs: &'static [DType],
+    /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
+    /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
+    pub bfloat16_nan: Option<u16>,
     /// Where the facts come from.
     pub source: Source,
 }
@@ -316,6 +313,10 @@ const FIXTURES: &str = "scripts/gen_block_fixtures.py (tests/data/blocks)";
 const F32_MIN_NORMAL: f32 = 1.1754944e-38;
 const E4M3_MAX: f32 = 448.0;
 const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
+/// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
+/// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
+/// 0x7FC0 (observed).
+const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
 
 const TORCHAO_MX_SHORT: ShortBlock =
@@ -349,6 +350,7 @@ const fn torchao_mx(
         short_block: TORCHAO_MX_SHORT,
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -415,6 +417,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::OwnBlock,
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "OCP Microscaling Formats (MX) v1.0 (lowbit quant::mx)",
             version: "1.0",
@@ -445,6 +448,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("torchao's nvfp4_quantize asserts the K dim is divisible by block_size 16"),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -481,6 +485,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "nvidia-modelopt",
             version: "0.47.0",
@@ -515,9 +520,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
             // (forward_helpers.py, `output.flatten(start_dim=-2).to(output_dtype)`): float32
             // keeps it positive, but torch's float32 -> bfloat16 `.to()` writes every NaN as
             // 0xFFFF on its AVX2 and AVX-512 dispatch (ATen's vectorized cvtfp32_bf16; 0x7FC0 only
-            // under ATEN_CPU_CAPABILITY=default), and pack_fp4_to_uint8 takes torch.signbit:
-            // code 8 for bfloat16 input.
-            nan: NanElement::StoredNan { code: 0, negative_in: &[DType::Bfloat16] },
+            // under ATEN_CPU_CAPABILITY=default: `bfloat16_nan`), and pack_fp4_to_uint8 takes
+            // torch.signbit: code 8 for bfloat16 input.
+            nan: NanElement::StoredNan(0),
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
@@ -525,6 +530,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
@@ -552,7 +558,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             in_compute_dtype: true,
             negative_zero_to_positive: true,
             // As compressed-tensors:nvfp4: the same quantize, store and packer.
-            nan: NanElement::StoredNan { code: 0, negative_in: &[DType::Bfloat16] },
+            nan: NanElement::StoredNan(0),
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
@@ -560,6 +566,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
@@ -589,6 +596,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ8_0,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -613,6 +621,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ4_0,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -630,6 +639,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlMxfp4,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -654,6 +664,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
         layout: Layout::GgmlNvfp4,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -685,6 +696,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "DeepSeek-V3 inference/kernel.py (transcribed, not run: Triton needs CUDA)",
             version: "9b4e9788e4a3",
@@ -721,6 +733,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
