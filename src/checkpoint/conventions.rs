@@ -332,7 +332,12 @@ fn modelopt(
     if scale_2.elements() != 1 {
         w.problems.push(format!("weight_scale_2 has {} elements, not one", scale_2.elements()));
     }
-    if config.algo.as_deref().is_some_and(|a| !a.eq_ignore_ascii_case("nvfp4")) {
+    // W4A16_NVFP4: ModelOpt's weight-only NVFP4 export, the same weight tensors.
+    if config
+        .algo
+        .as_deref()
+        .is_some_and(|a| !a.eq_ignore_ascii_case("nvfp4") && !a.eq_ignore_ascii_case("w4a16_nvfp4"))
+    {
         w.problems
             .push(format!("the config's quant_algo is {}, not NVFP4", quoted(config.algo.as_deref().unwrap_or(""))));
     }

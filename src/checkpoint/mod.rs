@@ -21,12 +21,14 @@ mod gguf;
 mod index;
 mod json;
 mod mapped;
+mod quantize;
 mod safetensors;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
 pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
+pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};
 pub use safetensors::SafetensorsTensor;
 pub use write::{write_gguf, write_safetensors};
 

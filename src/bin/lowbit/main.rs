@@ -13,6 +13,7 @@ mod blocks;
 mod cast;
 mod check;
 mod checkpoint;
+mod checkpoint_quantize;
 mod completions;
 mod conformance;
 mod diff;
