@@ -29,9 +29,9 @@ use super::write::{write_gguf, write_safetensors};
 use super::{checkpoint_error, Checkpoint, Container, GgmlType, GgufTensor, GgufValue, SafetensorsTensor};
 use super::{StoredTensor, StoredType};
 use crate::packing;
-use crate::quant::blocks::{quantize_raw, scales_shape, BlockShape, Quantized, Scales, Scheme};
+use crate::quant::blocks::{quantize_raw, scales_shape, BlockShape, Quantized, ScaleFormat, Scales, Scheme};
 use crate::staging::Staging;
-use crate::{DType, Error, Result};
+use crate::{CastOptions, DType, Error, Plan, Result};
 use regex::Regex;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
@@ -247,9 +247,10 @@ fn parts(convention: Convention, scheme: &Scheme, t: &StoredTensor) -> Result<Ve
         }
         Convention::CompressedTensorsFp8 | Convention::DeepSeek => {
             let suffix = if convention == Convention::DeepSeek { "_scale_inv" } else { "_scale" };
-            // compressed-tensors keeps the scale in the weight's dtype (bfloat16 input: BF16).
-            let scale_dtype = match (convention, t.stored) {
-                (Convention::CompressedTensorsFp8, StoredType::Plain(DType::Bfloat16)) => DType::Bfloat16,
+            // Recipes that compute the scale in the input's dtype store it so (compressed-tensors:
+            // BF16 for a bfloat16 model).
+            let scale_dtype = match (scheme.recipe().scale, t.stored) {
+                (ScaleFormat::InputDtype, StoredType::Plain(DType::Bfloat16)) => DType::Bfloat16,
                 _ => DType::Float,
             };
             vec![
@@ -282,14 +283,19 @@ fn part_bytes(
             packed
         }
     };
-    let scales = match (&q.scales, &parts[1].1) {
-        (Scales::Codes(c), _) => c.clone(),
-        (Scales::Float32(v), StoredType::Plain(DType::Bfloat16)) => {
-            v.iter().flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes()).collect()
-        }
-        (Scales::Float32(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        (Scales::Float16(v) | Scales::Bfloat16(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    let scales = match &q.scales {
+        Scales::Codes(c) => c.clone(),
+        Scales::Float32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Scales::Float16(v) | Scales::Bfloat16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     };
+    let declared = parts[1].1;
+    let stored = match &q.scales {
+        Scales::Codes(_) => declared,
+        _ => StoredType::Plain(q.scales.dtype(&q.scheme)),
+    };
+    if stored != declared {
+        return Err(no_convention(&q.scheme, &format!("its scales came as {stored}, the file declares {declared}")));
+    }
     let mut out = vec![elements, scales];
     if parts.len() == 3 {
         let g = q.global_scale.ok_or_else(|| Error::InvalidOp {
@@ -314,10 +320,18 @@ fn quantize_tensor(
     // Borrowed from the memory map: the only copy is the quantized result.
     let raw = ckpt.bytes(t);
     let named = |e: Error| checkpoint_error(ckpt.files()[t.file], Some(&t.name), Some(t.offset), e.to_string());
-    let q = quantize_raw(dtype, raw, &t.shape, scheme, -1, None).map_err(named)?;
-    if q.scales.dtype(scheme) == DType::Bfloat16 && convention != Convention::CompressedTensorsFp8 {
-        return Err(named(no_convention(scheme, "bfloat16 scales have no place in this convention")));
+    let q = if convention == Convention::Gguf && dtype != DType::Float {
+        // llama-quantize widens F16/BF16 weights to float32 before quantizing
+        // (llama_tensor_dequantize_impl); the ggml recipes take float32.
+        let plan = Plan::new(dtype, DType::Float, &CastOptions::default())?;
+        let n = t.elements();
+        let mut wide = vec![0u8; packing::raw_len(DType::Float, n)?];
+        plan.run(raw, &mut wide, n)?;
+        quantize_raw(DType::Float, &wide, &t.shape, scheme, -1, None)
+    } else {
+        quantize_raw(dtype, raw, &t.shape, scheme, -1, None)
     }
+    .map_err(named)?;
     part_bytes(convention, &q, &parts(convention, scheme, t)?).map_err(named)
 }
 
