@@ -23,6 +23,7 @@ mod json;
 mod mapped;
 mod quantize;
 mod safetensors;
+mod which;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
@@ -30,6 +31,7 @@ pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problem
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};
 pub use safetensors::SafetensorsTensor;
+pub use which::{overall, summary, which, Reproduced, WeightOrigin};
 pub use write::{write_gguf, write_safetensors};
 
 use crate::dtype::DType;

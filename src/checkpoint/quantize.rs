@@ -29,7 +29,7 @@ use super::write::{write_gguf, write_safetensors};
 use super::{checkpoint_error, Checkpoint, Container, GgmlType, GgufTensor, GgufValue, SafetensorsTensor};
 use super::{StoredTensor, StoredType};
 use crate::packing;
-use crate::quant::blocks::{quantize_raw, scales_shape, BlockShape, Quantized, ScaleFormat, Scales, Scheme};
+use crate::quant::blocks::{quantize_raw, scales_shape, BlockShape, Layout, Quantized, ScaleFormat, Scales, Scheme};
 use crate::staging::Staging;
 use crate::{CastOptions, DType, Error, Plan, Result};
 use regex::Regex;
@@ -307,6 +307,30 @@ fn part_bytes(
     Ok(out)
 }
 
+/// The plain float tensor `t` quantized under `scheme` along its last axis; errors name the
+/// tensor.
+pub(crate) fn quantize_stored(ckpt: &Checkpoint, t: &StoredTensor, scheme: &Scheme) -> Result<Quantized> {
+    let named = |e: Error| checkpoint_error(ckpt.files()[t.file], Some(&t.name), Some(t.offset), e.to_string());
+    let StoredType::Plain(dtype) = t.stored else {
+        return Err(named(Error::InvalidOp {
+            op: "quantize".into(),
+            message: format!("{} is not plain floats", t.stored),
+        }));
+    };
+    // Borrowed from the memory map: the only copy is the quantized result.
+    let raw = ckpt.bytes(t);
+    if scheme.recipe().layout != Layout::Onnx && dtype != DType::Float {
+        // llama-quantize widens F16/BF16 weights to float32 before quantizing
+        // (llama_tensor_dequantize_impl); the ggml recipes take float32.
+        let plan = Plan::new(dtype, DType::Float, &CastOptions::default()).map_err(named)?;
+        let n = t.elements();
+        let mut wide = vec![0u8; packing::raw_len(DType::Float, n)?];
+        plan.run(raw, &mut wide, n).map_err(named)?;
+        return quantize_raw(DType::Float, &wide, &t.shape, scheme, -1, None).map_err(named);
+    }
+    quantize_raw(dtype, raw, &t.shape, scheme, -1, None).map_err(named)
+}
+
 /// Quantizes input tensor `t` and returns its parts' bytes.
 fn quantize_tensor(
     ckpt: &Checkpoint,
@@ -314,24 +338,8 @@ fn quantize_tensor(
     scheme: &Scheme,
     convention: Convention,
 ) -> Result<Vec<Vec<u8>>> {
-    let StoredType::Plain(dtype) = t.stored else {
-        return Err(checkpoint_error(ckpt.files()[t.file], Some(&t.name), Some(t.offset), "not plain floats".into()));
-    };
-    // Borrowed from the memory map: the only copy is the quantized result.
-    let raw = ckpt.bytes(t);
+    let q = quantize_stored(ckpt, t, scheme)?;
     let named = |e: Error| checkpoint_error(ckpt.files()[t.file], Some(&t.name), Some(t.offset), e.to_string());
-    let q = if convention == Convention::Gguf && dtype != DType::Float {
-        // llama-quantize widens F16/BF16 weights to float32 before quantizing
-        // (llama_tensor_dequantize_impl); the ggml recipes take float32.
-        let plan = Plan::new(dtype, DType::Float, &CastOptions::default())?;
-        let n = t.elements();
-        let mut wide = vec![0u8; packing::raw_len(DType::Float, n)?];
-        plan.run(raw, &mut wide, n)?;
-        quantize_raw(DType::Float, &wide, &t.shape, scheme, -1, None)
-    } else {
-        quantize_raw(dtype, raw, &t.shape, scheme, -1, None)
-    }
-    .map_err(named)?;
     part_bytes(convention, &q, &parts(convention, scheme, t)?).map_err(named)
 }
 

@@ -60,6 +60,9 @@ enum Sub {
     /// Quantizes the weights under a block-scaled scheme and writes them in the convention of
     /// the producer it reproduces (names, dtypes, config), or GGUF for ggml:* schemes.
     Quantize(crate::checkpoint_quantize::QuantizeArgs),
+    /// Which recipe made a quantized checkpoint: its weights' originals quantized again under
+    /// every recipe of the same family, ranked by the elements and scales reproduced.
+    Which(crate::checkpoint_which::WhichArgs),
 }
 
 fn float_dtype(text: &str) -> Result<DType, String> {
@@ -93,6 +96,7 @@ pub fn run(args: Args) -> Outcome {
         Sub::Dequantize { path, out, dtype, threads, shard } => dequantize(&path, &out, dtype, threads, shard),
         Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
         Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
+        Sub::Which(args) => crate::checkpoint_which::run(args),
     }
 }
 

@@ -14,6 +14,7 @@ mod cast;
 mod check;
 mod checkpoint;
 mod checkpoint_quantize;
+mod checkpoint_which;
 mod completions;
 mod conformance;
 mod diff;
