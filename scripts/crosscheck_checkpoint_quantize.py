@@ -15,6 +15,14 @@ by `lowbit checkpoint quantize` under each scheme below; then, per quantized wei
 - where the producer quantizes on a CPU (gguf's numpy Q8_0/Q4_0/MXFP4, compressed-tensors
   NVFP4, ModelOpt NVFP4), its stored bytes are compared with the file's bytes.
 It prints what it compared and fails (exit 1) on any difference or when it compared nothing.
+
+With `--write-fixtures DIR` it writes instead the small fixtures of tests/checkpoint_quantize.rs:
+`original/` (model.safetensors: float32 and bfloat16 weights, an embedding, a norm) and that
+checkpoint quantized by the producers' own code, stored as each producer stores it:
+`compressed-tensors-nvfp4/` and `compressed-tensors-fp8-channel/` (quantize_and_pack_fp4 /
+calculate_qparams + quantize, config.json from compressed-tensors' QuantizationConfig),
+`modelopt-nvfp4/` (NVFP4QTensor.quantize; hf_quant_config.json as ModelOpt's export writes it),
+`ggml-q8_0.gguf`, `ggml-q4_0.gguf`, `ggml-mxfp4.gguf` (gguf.GGUFWriter, gguf.quants.quantize).
 """
 
 import argparse
@@ -218,10 +226,113 @@ def run(binary):
         sys.exit(1)
 
 
+FIXTURE_WEIGHTS = {
+    "model.layers.0.mlp.up_proj.weight": ((4, 64), np.float32),
+    "model.layers.0.self_attn.o_proj.weight": ((2, 64), "bfloat16"),
+    "model.embed_tokens.weight": ((3, 64), np.float32),
+    "model.norm.weight": ((64,), np.float32),
+}
+
+
+def write_fixtures(folder):
+    import gguf
+    import torch
+    from compressed_tensors.quantization import QuantizationConfig, QuantizationScheme
+    from compressed_tensors.quantization.quant_scheme import PRESET_SCHEMES
+    from modelopt.torch.quantization.qtensor.nvfp4_tensor import NVFP4QTensor
+    from safetensors.torch import save_file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gen_block_fixtures as peers
+    peers.import_peers()
+
+    check_pins()
+    rng = np.random.default_rng(27)
+    tensors = {}
+    for name, (shape, dtype) in FIXTURE_WEIGHTS.items():
+        x = rng.standard_normal(shape) * np.exp(rng.uniform(-3, 3, shape[:-1] + (1,)))
+        t = torch.from_numpy(x.astype(np.float32))
+        tensors[name] = t.to(torch.bfloat16) if dtype == "bfloat16" else t
+    up = "model.layers.0.mlp.up_proj.weight"
+    tensors[up][1] = 0.0  # a zero row
+    tensors[up][2, 5] = 1.0e3  # one block with a large value
+    quantized = [up, "model.layers.0.self_attn.o_proj.weight"]
+    kept = {k: v for k, v in tensors.items() if k not in quantized}
+    base_config = {"model_type": "llama", "hidden_size": 64}
+
+    def save(sub, state, config=None, extra=None):
+        os.makedirs(os.path.join(folder, sub), exist_ok=True)
+        save_file(state, os.path.join(folder, sub, "model.safetensors"), metadata={"format": "pt"})
+        for file, content in ([("config.json", config)] if config else []) + (extra or []):
+            with open(os.path.join(folder, sub, file), "w") as f:
+                json.dump(content, f, indent=2, sort_keys=True)
+                f.write("\n")
+
+    save("original", tensors, base_config)
+
+    def numpy_input(t):
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
+
+    def ct_config(preset, fmt):
+        scheme = QuantizationScheme(targets=["Linear"], **PRESET_SCHEMES[preset])
+        config = QuantizationConfig(config_groups={"group_0": scheme}, ignore=["model.embed_tokens"], format=fmt,
+                                    quantization_status="compressed")
+        return dict(base_config, quantization_config=config.model_dump(mode="json"))
+
+    state = dict(kept)
+    for name in quantized:
+        q = peers.compressed_tensors_nvfp4(numpy_input(tensors[name]), "amax")
+        prefix = name.removesuffix("weight")
+        state[prefix + "weight_packed"] = torch.from_numpy(q["bytes"])
+        state[prefix + "weight_scale"] = torch.from_numpy(q["scales"]).view(torch.float8_e4m3fn)
+        state[prefix + "weight_global_scale"] = torch.from_numpy(q["global_scale"])
+    save("compressed-tensors-nvfp4", state, ct_config("NVFP4A16", "nvfp4-pack-quantized"))
+
+    state = dict(kept)
+    for name in quantized:
+        q = peers.compressed_tensors_fp8(numpy_input(tensors[name]), "channel")
+        state[name] = torch.from_numpy(q["elements"]).view(torch.float8_e4m3fn)
+        scales = q["scales"]
+        state[name + "_scale"] = (torch.from_numpy(scales.view(np.int16)).view(torch.bfloat16)
+                                  if q["scales_dtype"] == "bf16" else torch.from_numpy(scales))
+    config = ct_config("FP8_DYNAMIC", "float-quantized")
+    config["quantization_config"]["config_groups"]["group_0"]["input_activations"] = None
+    save("compressed-tensors-fp8-channel", state, config)
+
+    state = dict(kept)
+    for name in quantized:
+        q, scale, g = NVFP4QTensor.quantize(tensors[name], 16)
+        state[name] = q._quantized_data
+        state[name + "_scale"] = scale
+        state[name + "_scale_2"] = g.float().reshape(())
+    hf_quant = {"producer": {"name": "modelopt", "version": "0.47.0"},
+                "quantization": {"quant_algo": "W4A16_NVFP4", "kv_cache_quant_algo": None, "group_size": 16,
+                                 "exclude_modules": ["model.embed_tokens"]}}
+    save("modelopt-nvfp4", state, None, [("hf_quant_config.json", hf_quant)])
+
+    for qtype in ["Q8_0", "Q4_0", "MXFP4"]:
+        writer = gguf.GGUFWriter(os.path.join(folder, f"ggml-{qtype.lower()}.gguf"), "llama")
+        for name, t in tensors.items():
+            x = t.float().numpy()
+            if name in quantized:
+                kind = gguf.GGMLQuantizationType[qtype]
+                writer.add_tensor(name, gguf.quants.quantize(x, kind), raw_dtype=kind)
+            else:
+                writer.add_tensor(name, x)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lowbit", default="target/release/lowbit")
-    run(parser.parse_args().lowbit)
+    parser.add_argument("--write-fixtures", metavar="DIR")
+    args = parser.parse_args()
+    if args.write_fixtures:
+        write_fixtures(args.write_fixtures)
+    else:
+        run(args.lowbit)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ use super::write::{write_gguf, write_safetensors};
 use super::{checkpoint_error, Checkpoint, Container, GgmlType, GgufTensor, GgufValue, SafetensorsTensor};
 use super::{StoredTensor, StoredType};
 use crate::packing;
-use crate::quant::blocks::{quantize_raw, scales_shape, BlockShape, Layout, Quantized, ScaleFormat, Scales, Scheme};
+use crate::quant::blocks::{
+    quantize_raw, scales_shape, BlockShape, Layout, Quantized, ScaleFormat, Scales, Scheme, ShortBlock,
+};
 use crate::staging::Staging;
 use crate::{CastOptions, DType, Error, Plan, Result};
 use regex::Regex;
@@ -128,11 +130,22 @@ pub struct Choice {
     pub why: String,
 }
 
-/// Elements per block along the last axis that a stored row must hold whole.
-fn row_block(scheme: &Scheme) -> usize {
-    match scheme.recipe().block {
+/// Elements a stored row must hold a whole number of: the convention's block for packed layouts
+/// (gpt-oss's 16 bytes, NVFP4's 16 elements, a ggml block), else the recipe's block unless it
+/// quantizes a short last block as a block of its own.
+fn row_block(scheme: &Scheme, convention: Convention) -> usize {
+    let recipe = scheme.recipe();
+    let block = match recipe.block {
         BlockShape::Row(n) => n,
         _ => 1,
+    };
+    match convention {
+        Convention::Gguf => {
+            scheme.name().strip_prefix("ggml:").and_then(GgmlType::from_name).map_or(block, |g| g.block().0)
+        }
+        Convention::GptOss | Convention::Modelopt | Convention::CompressedTensorsNvfp4 => block,
+        _ if recipe.short_block == ShortBlock::OwnBlock => 1,
+        _ => block,
     }
 }
 
@@ -145,7 +158,7 @@ pub fn choose(ckpt: &Checkpoint, scheme: &Scheme, selection: &Selection) -> Resu
             already.extend(w.tensors().into_iter().map(str::to_string));
         }
     }
-    let block = row_block(scheme);
+    let block = row_block(scheme, Convention::of_scheme(scheme)?);
     let mut out = Vec::new();
     for t in ckpt.tensors() {
         let float = matches!(t.stored, StoredType::Plain(DType::Float | DType::Float16 | DType::Bfloat16));
@@ -166,12 +179,16 @@ pub fn choose(ckpt: &Checkpoint, scheme: &Scheme, selection: &Selection) -> Resu
                     .into(),
             )
         } else if !float || t.shape.len() < 2 {
-            if selection.only.is_some() && (!float || t.shape.is_empty()) {
+            if selection.only.is_some() {
                 return Err(checkpoint_error(
                     ckpt.files()[t.file],
                     Some(&t.name),
                     Some(t.offset),
-                    format!("--only names it, but a {} tensor of shape {:?} is not a float weight", t.stored, t.shape),
+                    format!(
+                        "--only names it, but a {} tensor of shape {:?} is not a float weight of two or more \
+                         dimensions",
+                        t.stored, t.shape
+                    ),
                 ));
             }
             (false, format!("{} of {} dimensions: not a float weight matrix", t.stored, t.shape.len()))
