@@ -16,6 +16,7 @@
 //! stored innermost first, are reversed.
 
 mod conventions;
+mod convert;
 mod decode;
 mod gguf;
 mod index;
@@ -27,6 +28,7 @@ mod which;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
+pub use convert::{convert_checkpoint, CONVERT_TARGETS};
 pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};

@@ -215,8 +215,8 @@ pub fn choose(ckpt: &Checkpoint, scheme: &Scheme, selection: &Selection) -> Resu
 enum Content {
     /// The input tensor's bytes as they are.
     Copy(usize),
-    /// Part `part` of the quantized input tensor `tensor`.
-    Part { tensor: usize, part: usize },
+    /// Part `part` of the weight of item `item`.
+    Part { item: usize, part: usize },
 }
 
 /// One output tensor.
@@ -229,7 +229,11 @@ struct Output {
 }
 
 /// The parts (tensors) a quantized weight is stored as, with their types and shapes.
-fn parts(convention: Convention, scheme: &Scheme, t: &StoredTensor) -> Result<Vec<(String, StoredType, Vec<usize>)>> {
+pub(super) fn parts(
+    convention: Convention,
+    scheme: &Scheme,
+    t: &StoredTensor,
+) -> Result<Vec<(String, StoredType, Vec<usize>)>> {
     let shape = &t.shape;
     let mut packed = shape.clone();
     let cols = packed.pop().unwrap_or(0);
@@ -284,7 +288,7 @@ fn parts(convention: Convention, scheme: &Scheme, t: &StoredTensor) -> Result<Ve
 }
 
 /// The bytes of each part of `q` as `convention` stores them.
-fn part_bytes(
+pub(super) fn part_bytes(
     convention: Convention,
     q: &Quantized,
     parts: &[(String, StoredType, Vec<usize>)],
@@ -397,58 +401,96 @@ pub fn quantize_checkpoint(
         let len = choices.len();
         choices = choices.drain(len * (k - 1) / n..len * k / n).collect();
     }
-    let mut outputs = Vec::new();
-    for c in &choices {
-        let index = ckpt.tensors().iter().position(|t| t.name == c.name).expect("chosen from the checkpoint");
-        let t = &ckpt.tensors()[index];
-        if c.quantized {
-            for (part, (name, stored, shape)) in parts(convention, scheme, t)?.into_iter().enumerate() {
-                outputs.push(Output { name, stored, shape, content: Content::Part { tensor: index, part } });
+    let items: Vec<Item> = choices
+        .iter()
+        .map(|c| {
+            let index = ckpt.tensors().iter().position(|t| t.name == c.name).expect("chosen from the checkpoint");
+            if c.quantized {
+                Item::Weight(ckpt.tensors()[index].clone())
+            } else {
+                Item::Copy(index)
             }
-        } else {
-            outputs.push(Output {
-                name: t.name.clone(),
-                stored: t.stored,
-                shape: t.shape.clone(),
-                content: Content::Copy(index),
-            });
+        })
+        .collect();
+    let kept = kept_modules(ckpt, &choices);
+    let produce = |i: usize| match &items[i] {
+        Item::Weight(t) => quantize_tensor(ckpt, t, scheme, convention),
+        Item::Copy(_) => unreachable!("copies are not produced"),
+    };
+    let written = write_items(ckpt, scheme, convention, &items, &kept, out, threads, &produce)?;
+    Ok(QuantizeReport { choices, written })
+}
+
+/// One item of an output checkpoint.
+pub(super) enum Item {
+    /// The input tensor of this index, copied as it is.
+    Copy(usize),
+    /// A weight written as its convention's parts: its name, shape and input dtype.
+    Weight(StoredTensor),
+}
+
+/// Writes `items` in `convention` to `out` (module docs of [`quantize_checkpoint`]), all or
+/// nothing: copies streamed, each weight's parts made by `produce(item index)`, `threads` weights
+/// at once; `kept` are the modules the config lists as not quantized.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_items(
+    ckpt: &Checkpoint,
+    scheme: &Scheme,
+    convention: Convention,
+    items: &[Item],
+    kept: &[String],
+    out: &Path,
+    threads: usize,
+    produce: &(dyn Fn(usize) -> Result<Vec<Vec<u8>>> + Sync),
+) -> Result<Vec<PathBuf>> {
+    let mut outputs = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Item::Weight(t) => {
+                for (part, (name, stored, shape)) in parts(convention, scheme, t)?.into_iter().enumerate() {
+                    outputs.push(Output { name, stored, shape, content: Content::Part { item: i, part } });
+                }
+            }
+            &Item::Copy(index) => {
+                let t = &ckpt.tensors()[index];
+                outputs.push(Output {
+                    name: t.name.clone(),
+                    stored: t.stored,
+                    shape: t.shape.clone(),
+                    content: Content::Copy(index),
+                });
+            }
         }
     }
     let model = model_file(out, convention);
     let threads = threads.max(1);
-    // Quantized tensors' parts, computed `threads` tensors ahead of the writer.
+    // Weights' parts, made `threads` weights ahead of the writer.
     let mut ready: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
-    let quantized_order: Vec<usize> = outputs
+    let weight_order: Vec<usize> = outputs
         .iter()
         .filter_map(|o| match o.content {
-            Content::Part { tensor, part: 0 } => Some(tensor),
+            Content::Part { item, part: 0 } => Some(item),
             _ => None,
         })
         .collect();
     let mut fill = |k: usize, sink: &mut dyn Write| -> Result<()> {
         match outputs[k].content {
             Content::Copy(index) => copy_tensor(ckpt, &ckpt.tensors()[index], sink, &model),
-            Content::Part { tensor, part } => {
-                if !ready.contains_key(&tensor) {
-                    let at = quantized_order.iter().position(|&i| i == tensor).expect("listed");
-                    let batch = &quantized_order[at..quantized_order.len().min(at + threads)];
+            Content::Part { item, part } => {
+                if !ready.contains_key(&item) {
+                    let at = weight_order.iter().position(|&i| i == item).expect("listed");
+                    let batch = &weight_order[at..weight_order.len().min(at + threads)];
                     let results: Vec<Result<Vec<Vec<u8>>>> = std::thread::scope(|scope| {
-                        let handles: Vec<_> = batch
-                            .iter()
-                            .map(|&i| {
-                                let t = &ckpt.tensors()[i];
-                                scope.spawn(move || quantize_tensor(ckpt, t, scheme, convention))
-                            })
-                            .collect();
+                        let handles: Vec<_> = batch.iter().map(|&i| scope.spawn(move || produce(i))).collect();
                         handles.into_iter().map(|h| h.join().expect("a quantizing thread does not panic")).collect()
                     });
                     for (&i, r) in batch.iter().zip(results) {
                         ready.insert(i, r?);
                     }
                 }
-                let bytes = std::mem::take(&mut ready.get_mut(&tensor).expect("quantized above")[part]);
-                if ready[&tensor].iter().all(Vec::is_empty) {
-                    ready.remove(&tensor);
+                let bytes = std::mem::take(&mut ready.get_mut(&item).expect("made above")[part]);
+                if ready[&item].iter().all(Vec::is_empty) {
+                    ready.remove(&item);
                 }
                 sink.write_all(&bytes).map_err(|e| Error::io(&model, e))
             }
@@ -495,7 +537,7 @@ pub fn quantize_checkpoint(
             })
             .collect::<Result<Vec<_>>>()?;
         staging.create_folders(out)?;
-        for (file, json) in config_files(ckpt, scheme, convention, &choices) {
+        for (file, json) in config_files(ckpt, scheme, convention, kept) {
             let path = out.join(file);
             staging.stage(&path, |w| w.write_all(json.as_bytes()))?;
             written.push(path);
@@ -510,7 +552,7 @@ pub fn quantize_checkpoint(
         let _ = std::fs::remove_file(&model);
         return Err(e);
     }
-    Ok(QuantizeReport { choices, written })
+    Ok(written)
 }
 
 fn copy_tensor(ckpt: &Checkpoint, t: &StoredTensor, sink: &mut dyn Write, out: &Path) -> Result<()> {
@@ -528,15 +570,17 @@ fn copy_tensor(ckpt: &Checkpoint, t: &StoredTensor, sink: &mut dyn Write, out: &
 /// The module names (weight names without `.weight`) of the 2-D+ weights left unquantized: the
 /// producers' `ignore` / `exclude_modules` / `modules_to_not_convert` lists.
 fn kept_modules(ckpt: &Checkpoint, choices: &[Choice]) -> Vec<String> {
-    choices
-        .iter()
-        .filter(|c| !c.quantized)
-        .filter_map(|c| {
-            let t = ckpt.tensor(&c.name)?;
-            let module = c.name.strip_suffix(".weight")?;
-            (t.shape.len() >= 2).then(|| module.to_string())
-        })
-        .collect()
+    kept_modules_of(ckpt, choices.iter().filter(|c| !c.quantized).map(|c| c.name.as_str()))
+}
+
+/// [`kept_modules`] of the tensors named `kept`.
+pub(super) fn kept_modules_of<'a>(ckpt: &Checkpoint, kept: impl Iterator<Item = &'a str>) -> Vec<String> {
+    kept.filter_map(|name| {
+        let t = ckpt.tensor(name)?;
+        let module = name.strip_suffix(".weight")?;
+        (t.shape.len() >= 2).then(|| module.to_string())
+    })
+    .collect()
 }
 
 /// The config files of `convention`: (file name, JSON text).
@@ -544,10 +588,9 @@ fn config_files(
     ckpt: &Checkpoint,
     scheme: &Scheme,
     convention: Convention,
-    choices: &[Choice],
+    kept: &[String],
 ) -> Vec<(&'static str, String)> {
     use serde_json::json;
-    let kept = kept_modules(ckpt, choices);
     let producer = json!({ "name": "lowbit", "version": env!("CARGO_PKG_VERSION") });
     // The compressed-tensors QuantizationConfig of a weight-only scheme (its preset's fields).
     let compressed = |format: &str, weights: serde_json::Value| {

@@ -91,7 +91,7 @@ pub struct WeightOrigin {
 }
 
 /// The stored weight as a [`Quantized`] of `scheme` (its codes, scales and per-tensor scale).
-fn stored(ckpt: &Checkpoint, w: &LogicalWeight, scheme: &Scheme) -> Result<Quantized> {
+pub(super) fn stored(ckpt: &Checkpoint, w: &LogicalWeight, scheme: &Scheme) -> Result<Quantized> {
     let part = |name: &str| {
         ckpt.tensor(name).ok_or_else(|| checkpoint_error(ckpt.files()[0], Some(name), None, "tensor missing".into()))
     };

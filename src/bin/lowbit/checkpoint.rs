@@ -63,6 +63,10 @@ enum Sub {
     /// Which recipe made a quantized checkpoint: its weights' originals quantized again under
     /// every recipe of the same family, ranked by the elements and scales reproduced.
     Which(crate::checkpoint_which::WhichArgs),
+    /// MXFP4 / NVFP4 weights re-encoded in another convention (gpt-oss, modelopt,
+    /// compressed-tensors, ggml) when it holds the same values bit for bit, else refused naming
+    /// the first tensor and element it cannot hold.
+    Convert(crate::checkpoint_convert::ConvertArgs),
 }
 
 fn float_dtype(text: &str) -> Result<DType, String> {
@@ -97,6 +101,7 @@ pub fn run(args: Args) -> Outcome {
         Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
         Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
         Sub::Which(args) => crate::checkpoint_which::run(args),
+        Sub::Convert(args) => crate::checkpoint_convert::run(args),
     }
 }
 

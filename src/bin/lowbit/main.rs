@@ -13,6 +13,7 @@ mod blocks;
 mod cast;
 mod check;
 mod checkpoint;
+mod checkpoint_convert;
 mod checkpoint_quantize;
 mod checkpoint_which;
 mod completions;
