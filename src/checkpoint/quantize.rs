@@ -119,6 +119,22 @@ pub struct Selection {
     pub skip: Option<Regex>,
 }
 
+impl Selection {
+    /// The selection of the regular expressions `only` and `skip` (`regex` crate syntax).
+    pub fn new(only: Option<&str>, skip: Option<&str>) -> Result<Selection> {
+        let pattern = |flag: &str, text: Option<&str>| {
+            text.map(|t| {
+                Regex::new(t).map_err(|e| Error::InvalidOp {
+                    op: format!("checkpoint quantize {flag} {}", Error::quote(t)),
+                    message: e.to_string(),
+                })
+            })
+            .transpose()
+        };
+        Ok(Selection { only: pattern("--only", only)?, skip: pattern("--skip", skip)? })
+    }
+}
+
 /// One tensor's fate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice {

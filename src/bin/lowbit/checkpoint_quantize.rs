@@ -4,7 +4,6 @@
 use crate::{printed, Outcome};
 use lowbit::checkpoint::{quantize_checkpoint, Checkpoint, Selection};
 use lowbit::quant::blocks::Scheme;
-use lowbit::Error;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -37,19 +36,9 @@ pub struct QuantizeArgs {
     verbose: bool,
 }
 
-fn pattern(flag: &str, text: Option<String>) -> Result<Option<regex::Regex>, Error> {
-    text.map(|t| {
-        regex::Regex::new(&t).map_err(|e| Error::InvalidOp {
-            op: format!("checkpoint quantize {flag} {}", Error::quote(&t)),
-            message: e.to_string(),
-        })
-    })
-    .transpose()
-}
-
 pub fn run(args: QuantizeArgs) -> Outcome {
     let scheme = Scheme::parse(&args.scheme)?;
-    let selection = Selection { only: pattern("--only", args.only)?, skip: pattern("--skip", args.skip)? };
+    let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let ckpt = Checkpoint::open(&args.path)?;
     let threads = crate::threads_or_all(args.threads);
     let report = quantize_checkpoint(&ckpt, &scheme, &selection, &args.out, threads, args.shard)?;
