@@ -225,3 +225,26 @@ fn the_command_line_names_the_recipe() {
         "{text}"
     );
 }
+
+#[test]
+fn shards_split_the_tensors_between_them() {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let scheme = Scheme::parse("modelopt:nvfp4").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let names = |out: &Path| -> Vec<String> {
+        let mut n: Vec<String> = Checkpoint::open(out).unwrap().tensors().iter().map(|t| t.name.clone()).collect();
+        n.sort();
+        n
+    };
+    quantize_checkpoint(&original, &scheme, &Selection::default(), &dir.path().join("all"), 1, None).unwrap();
+    let mut both = Vec::new();
+    for k in 1..=2 {
+        let out = dir.path().join(format!("half{k}"));
+        quantize_checkpoint(&original, &scheme, &Selection::default(), &out, 1, Some((k, 2))).unwrap();
+        let half = names(&out);
+        assert_eq!(half.len(), 4, "{half:?}"); // two tensors each: one quantized weight (3 parts) + one kept
+        both.extend(half);
+    }
+    both.sort();
+    assert_eq!(both, names(&dir.path().join("all")));
+}

@@ -27,8 +27,10 @@ def which(quantized: Any, original: Any, *, threads: Optional[int] = None,
     return _native.checkpoint_which(os.fspath(quantized), os.fspath(original), threads, shard)
 
 
-def convert(path: Any, to: str, out: Any, *, threads: Optional[int] = None) -> List[str]:
+def convert(path: Any, to: str, out: Any, *, threads: Optional[int] = None,
+            shard: Optional[Tuple[int, int]] = None) -> List[str]:
     """Re-encodes the MXFP4 / NVFP4 weights of `path` in the convention `to` ("gpt-oss", "modelopt",
     "compressed-tensors", "ggml") when it holds the same values bit for bit; raises naming the first
-    tensor and element it cannot hold. Returns the files written."""
-    return _native.checkpoint_convert(os.fspath(path), to, os.fspath(out), threads)
+    tensor and element it cannot hold; `shard=(K, N)` does the K-th of N slices of the weights.
+    Returns the files written."""
+    return _native.checkpoint_convert(os.fspath(path), to, os.fspath(out), threads, shard)

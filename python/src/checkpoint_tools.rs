@@ -122,19 +122,21 @@ pub fn checkpoint_which<'py>(
 
 /// Converts MXFP4 / NVFP4 weights to the convention `to`; returns the files written.
 #[pyfunction]
-#[pyo3(signature = (path, to, out, threads=None))]
+#[pyo3(signature = (path, to, out, threads=None, shard=None))]
 pub fn checkpoint_convert(
     py: Python<'_>,
     path: &str,
     to: &str,
     out: &str,
     threads: Option<usize>,
+    shard: Option<(usize, usize)>,
 ) -> PyResult<Vec<String>> {
     guarded(py, || {
+        let shard = shard_of(py, shard)?;
         let written = py
             .detach(|| {
                 let ckpt = Checkpoint::open(path)?;
-                convert_checkpoint(&ckpt, to, std::path::Path::new(out), threads_or_all(threads))
+                convert_checkpoint(&ckpt, to, std::path::Path::new(out), threads_or_all(threads), shard)
             })
             .or_raise(py)?;
         Ok(written.iter().map(|p| p.display().to_string()).collect())

@@ -152,17 +152,29 @@ fn convert_weight(ckpt: &Checkpoint, w: &LogicalWeight, src: &Scheme, dst: &Sche
     Ok(out)
 }
 
-/// Converts every MXFP4 / NVFP4 weight of `ckpt` to the convention `to` ([`CONVERT_TARGETS`]),
-/// other tensors copied, into `out` (a folder; a GGUF file for `ggml`), all or nothing; a weight
-/// the target cannot hold exactly is an error naming it and the first element or scale.
-pub fn convert_checkpoint(ckpt: &Checkpoint, to: &str, out: &Path, threads: usize) -> Result<Vec<PathBuf>> {
+/// Converts every MXFP4 / NVFP4 weight of `ckpt` (of slice `shard` = (K, N) when given: the
+/// K-th of N equal runs of its logical weights) to the convention `to` ([`CONVERT_TARGETS`]),
+/// other tensors copied, into `out` (a folder; a GGUF file for `ggml`), all or nothing, `threads`
+/// weights at once; a weight the target cannot hold exactly is an error naming it and the first
+/// element or scale.
+pub fn convert_checkpoint(
+    ckpt: &Checkpoint,
+    to: &str,
+    out: &Path,
+    threads: usize,
+    shard: Option<(usize, usize)>,
+) -> Result<Vec<PathBuf>> {
     if !CONVERT_TARGETS.contains(&to) {
         return Err(Error::InvalidOp {
             op: format!("checkpoint convert --to {}", Error::quote(to)),
             message: format!("the targets are {}", CONVERT_TARGETS.join(", ")),
         });
     }
-    let weights = recognise(ckpt);
+    let mut weights = recognise(ckpt);
+    if let Some((k, n)) = shard {
+        let len = weights.len();
+        weights = weights.drain(len * (k - 1) / n..len * k / n).collect();
+    }
     let mut items = Vec::new();
     let mut jobs: Vec<Option<(usize, Scheme, Scheme)>> = Vec::new();
     let mut target: Option<Scheme> = None;
@@ -202,8 +214,18 @@ pub fn convert_checkpoint(ckpt: &Checkpoint, to: &str, out: &Path, threads: usiz
         jobs.push(Some((k, src, dst.clone())));
         target.get_or_insert(dst);
     }
-    let Some(scheme) = target else {
-        return Err(checkpoint_error(ckpt.files()[0], None, None, "holds no MXFP4 or NVFP4 weight to convert".into()));
+    let scheme = match (target, shard) {
+        (Some(t), _) => t,
+        // A slice with no quantized weight copies its tensors, in the target's container.
+        (None, Some(_)) => Scheme::parse(TARGETS.iter().find(|(t, ..)| *t == to).expect("a listed target").2)?,
+        (None, None) => {
+            return Err(checkpoint_error(
+                ckpt.files()[0],
+                None,
+                None,
+                "holds no MXFP4 or NVFP4 weight to convert".into(),
+            ))
+        }
     };
     let convention = Convention::of_scheme(&scheme)?;
     let kept = kept_modules_of(ckpt, weights.iter().filter(|w| w.scheme.is_none()).map(|w| w.name.as_str()));

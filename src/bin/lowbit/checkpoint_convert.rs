@@ -20,11 +20,14 @@ pub struct ConvertArgs {
     /// Weights converted at once.
     #[arg(long, value_parser = crate::threads)]
     threads: Option<usize>,
+    /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
+    #[arg(long, value_parser = crate::checkpoint::shard)]
+    shard: Option<(usize, usize)>,
 }
 
 pub fn run(args: ConvertArgs) -> Outcome {
     let ckpt = Checkpoint::open(&args.path)?;
-    let written = convert_checkpoint(&ckpt, &args.to, &args.out, crate::threads_or_all(args.threads))?;
+    let written = convert_checkpoint(&ckpt, &args.to, &args.out, crate::threads_or_all(args.threads), args.shard)?;
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     printed(&format!("converted to {}: every weight dequantizes to the same bits; wrote {}", args.to, files.join(", ")))
 }
