@@ -59,6 +59,10 @@ pub const SCHEMES: &[(&str, &str)] = &[
         "compressed-tensors 0.20.0 NVFP4 preset (generate_gparam, calculate_qparams, NVFP4PackedCompressor)",
     ),
     (
+        "compressed-tensors:mxfp4",
+        "compressed-tensors 0.20.0 MXFP4 preset (generate_mx_scales, calculate_qparams, MXFP4PackedCompressor)",
+    ),
+    (
         "ggml:q8_0|q4_0|mxfp4|nvfp4",
         "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
     ),
@@ -129,6 +133,7 @@ impl Scheme {
                     .ok_or_else(|| bad(name, "torchao's scale modes are floor, ceil, even, rceil"))?
             }
             "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
+            "compressed-tensors" if format == "mxfp4" => row(head),
             "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
             "deepseek" if format == "fp8" => {
                 let mut r = row("deepseek:fp8");
@@ -255,8 +260,9 @@ pub fn recipes_markdown() -> String {
          tables`); do not edit by hand. One row per recipe: what the engine reads. The facts and their \
          sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
          in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
-         per-tensor scale | element step | element rounding | dequantize | short last block | layout | \
-         implementation | version | functions | checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         per-tensor scale | element step | element rounding | dequantize | bfloat16 NaN | short last block | \
+         layout | implementation | version | functions | checked by \
+         |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, r) in recipes() {
         let cells = [
@@ -274,6 +280,7 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.step),
             format!("{:?}", r.round),
             format!("{:?}", r.dequantize),
+            r.bfloat16_nan.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
             format!("{:?}", r.short_block),
             format!("{:?}", r.layout),
             r.source.implementation.to_string(),
