@@ -28,8 +28,9 @@ import numpy as np
 
 from . import _native
 from . import _dtypes
+from ._checkpoint_tools import convert, quantize, which  # noqa: F401 (the module's API)
 
-__all__ = ["open", "dequantize", "write_gguf", "Checkpoint"]
+__all__ = ["open", "dequantize", "write_gguf", "Checkpoint", "quantize", "which", "convert"]
 
 _builtin_open = open
 

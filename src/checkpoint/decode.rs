@@ -158,7 +158,7 @@ pub(super) fn pieces(
 
 /// The scales of rows `r0..r1` of a `rows`-row weight: all of a per-tensor scale, the tiles'
 /// rows for 2-D tiles, else the same rows.
-fn scale_rows(
+pub(crate) fn scale_rows(
     ckpt: &Checkpoint,
     scales: &StoredTensor,
     rows: usize,

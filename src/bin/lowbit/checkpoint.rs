@@ -1,4 +1,4 @@
-//! `lowbit checkpoint inspect|dequantize|compare`: safetensors and GGUF checkpoints, read
+//! `lowbit checkpoint inspect|dequantize|compare` (quantize, which and convert in files of their own): safetensors and GGUF checkpoints, read
 //! memory-mapped and streamed a piece of a tensor at a time.
 
 use crate::{printed, Outcome};
@@ -58,6 +58,16 @@ enum Sub {
         #[arg(long, value_parser = shard)]
         shard: Option<(usize, usize)>,
     },
+    /// Quantizes the weights under a block-scaled scheme and writes them in the convention of
+    /// the producer it reproduces (names, dtypes, config), or GGUF for ggml:* schemes.
+    Quantize(crate::checkpoint_quantize::QuantizeArgs),
+    /// Which recipe made a quantized checkpoint: its weights' originals quantized again under
+    /// every recipe of the same family, ranked by the elements and scales reproduced.
+    Which(crate::checkpoint_which::WhichArgs),
+    /// MXFP4 / NVFP4 weights re-encoded in another convention (gpt-oss, modelopt,
+    /// compressed-tensors, ggml) when it holds the same values bit for bit, else refused naming
+    /// the first tensor and element it cannot hold.
+    Convert(crate::checkpoint_convert::ConvertArgs),
 }
 
 fn float_dtype(text: &str) -> Result<DType, String> {
@@ -69,7 +79,7 @@ fn float_dtype(text: &str) -> Result<DType, String> {
     }
 }
 
-fn shard(text: &str) -> Result<(usize, usize), String> {
+pub(crate) fn shard(text: &str) -> Result<(usize, usize), String> {
     let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
     match parsed {
         Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
@@ -82,6 +92,9 @@ pub fn run(args: Args) -> Outcome {
         Sub::Inspect { path, json } => inspect(&path, json),
         Sub::Dequantize { path, out, dtype, threads, shard } => dequantize(&path, &out, dtype, threads, shard),
         Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
+        Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
+        Sub::Which(args) => crate::checkpoint_which::run(args),
+        Sub::Convert(args) => crate::checkpoint_convert::run(args),
     }
 }
 

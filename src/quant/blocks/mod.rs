@@ -460,6 +460,11 @@ pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     engine::dequantize(q)
 }
 
+/// The shape of the scales of a tensor of `shape` under `scheme` ([`Quantized::scales_shape`]).
+pub fn scales_shape(shape: &[usize], scheme: &Scheme, axis: i64) -> Result<Vec<usize>> {
+    engine::scales_shape(shape, scheme, axis)
+}
+
 /// `q` in its scheme's storage layout ([`Layout`]).
 pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
     layout::to_bytes(q)
@@ -474,7 +479,7 @@ impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
-        engine::scales_shape(&self.shape, &self.scheme, self.axis)
+        scales_shape(&self.shape, &self.scheme, self.axis)
     }
 
     /// [`to_bytes`].
