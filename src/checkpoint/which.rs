@@ -17,38 +17,6 @@ use crate::packing;
 use crate::quant::blocks::{self, BlockShape, Quantized, Scales, Scheme};
 use crate::{DType, Result};
 
-/// Every concrete recipe `which` tries (the rows of `quant::blocks::SCHEMES` with their
-/// options spelled out; a weight's own scheme is tried too when it is not listed).
-const CANDIDATES: &[&str] = &[
-    "ocp:mxfp4",
-    "ocp:mxfp4,scale=ceil",
-    "torchao:mxfp4,scale=floor",
-    "torchao:mxfp4,scale=ceil",
-    "torchao:mxfp4,scale=even",
-    "torchao:mxfp4,scale=rceil",
-    "ocp:mxfp8e4m3",
-    "ocp:mxfp8e4m3,scale=ceil",
-    "torchao:mxfp8e4m3,scale=floor",
-    "torchao:mxfp8e4m3,scale=ceil",
-    "torchao:mxfp8e4m3,scale=even",
-    "torchao:mxfp8e4m3,scale=rceil",
-    "torchao:nvfp4",
-    "torchao:nvfp4,global=amax",
-    "modelopt:nvfp4",
-    "compressed-tensors:nvfp4",
-    "ggml:q8_0",
-    "ggml:q4_0",
-    "ggml:mxfp4",
-    "ggml:nvfp4",
-    "deepseek:fp8",
-    "deepseek:fp8,scale_fmt=ue8m0",
-    "deepseek:fp8,tile=1x128",
-    "deepseek:fp8,tile=1x128,scale_fmt=ue8m0",
-    "fp8:tensor",
-    "fp8:channel",
-    "fp8:block=128x128",
-];
-
 /// How well one recipe reproduces one weight.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reproduced {
@@ -86,7 +54,7 @@ pub struct WeightOrigin {
     pub name: String,
     /// The scheme its convention names.
     pub stored_scheme: String,
-    /// Every recipe of its family, best first (ties in [`CANDIDATES`] order).
+    /// Every recipe of its family, best first (ties in the order of `quant::blocks::concrete_schemes`).
     pub ranking: Vec<Reproduced>,
 }
 
@@ -230,12 +198,14 @@ pub fn which(
                 format!("the original's shape {:?} is not the quantized weight's {:?}", t.shape, w.shape),
             ));
         }
-        let mut names: Vec<&str> = CANDIDATES.to_vec();
-        if !names.contains(&scheme.name()) {
-            names.push(scheme.name());
+        // The stored scheme itself is tried too when no listed name stands for it.
+        let mut names = blocks::concrete_schemes(32);
+        let same = |n: &String| Scheme::parse(n).is_ok_and(|c| (c.recipe(), c.mx()) == (scheme.recipe(), scheme.mx()));
+        if !names.iter().any(same) {
+            names.push(scheme.name().to_string());
         }
         let mut ranking = Vec::new();
-        for name in names {
+        for name in &names {
             let candidate = Scheme::parse(name)?;
             if same_family(&scheme, &candidate, &w.shape) {
                 ranking.push(compare(name, &file, quantize_stored(original, t, &candidate)));

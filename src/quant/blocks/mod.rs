@@ -251,6 +251,51 @@ pub fn recipes() -> Vec<(String, Recipe)> {
     out
 }
 
+/// Every concrete scheme name a recipe row stands for, options spelled out: each MX element
+/// format in each scale mode (OCP MX in blocks of `block`), both NVFP4 global-scale forms of
+/// torchao, DeepSeek's tiles in both scale formats, FP8 per tensor, per channel, in blocks of
+/// `block` and in 128x128 tiles. The candidates a diagnosis compares a block or a weight with
+/// (`checkpoint which`, the block-unit check); each caller keeps those that store what it has.
+#[must_use]
+pub fn concrete_schemes(block: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    // Defaults (OCP MX's blocks of 32 and floor, DeepSeek's 128x128 tiles) are left unsaid, as users write the names.
+    let block_option =
+        if block == crate::quant::mx::DEFAULT_BLOCK_SIZE { String::new() } else { format!(",block={block}") };
+    for f in ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"] {
+        for mode_option in ["", ",scale=ceil"] {
+            names.push(format!("ocp:{f}{block_option}{mode_option}"));
+        }
+    }
+    for (f, ..) in recipes::TORCHAO_MX_ELEMENTS {
+        for mode in ["floor", "ceil", "even", "rceil"] {
+            names.push(format!("torchao:{f},scale={mode}"));
+        }
+    }
+    let fixed = [
+        "torchao:nvfp4",
+        "torchao:nvfp4,global=amax",
+        "modelopt:nvfp4",
+        "compressed-tensors:nvfp4",
+        "compressed-tensors:mxfp4",
+        "ggml:q8_0",
+        "ggml:q4_0",
+        "ggml:mxfp4",
+        "ggml:nvfp4",
+        "fp8:tensor",
+        "fp8:channel",
+        "fp8:block=128x128",
+    ];
+    names.extend(fixed.iter().map(|s| (*s).to_string()));
+    for tile_option in ["", ",tile=1x128"] {
+        for scale_option in ["", ",scale_fmt=ue8m0"] {
+            names.push(format!("deepseek:fp8{tile_option}{scale_option}"));
+        }
+    }
+    names.push(format!("fp8:block={block}"));
+    names
+}
+
 /// The recipe table as Markdown (`tables/recipes.md`): one row per recipe, every field, and the
 /// implementation, version and functions it reproduces with the script that checks it.
 #[must_use]
