@@ -239,7 +239,10 @@ fn dtype_names() -> Vec<&'static str> {
 
 /// The plans of the last conversions asked for, newest last. The crate keeps a plan's tables, but
 /// resolving a plan again costs about 2 us per call, as long as converting 8,000 elements.
-static PLANS: Mutex<Vec<(DType, DType, CastOptions, Arc<Plan>)>> = Mutex::new(Vec::new());
+static PLANS: Mutex<Vec<KeptPlan>> = Mutex::new(Vec::new());
+
+/// A resolved plan with the source, target and options it was resolved for.
+type KeptPlan = (DType, DType, CastOptions, Arc<Plan>);
 
 /// How many plans [`PLANS`] keeps (a program casts between a handful of pairs).
 const KEPT_PLANS: usize = 16;
