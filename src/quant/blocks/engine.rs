@@ -368,16 +368,21 @@ fn quantize_mx<T: BlockInput>(
     axis: i64,
 ) -> Result<Quantized> {
     let opts = crate::quant::mx::MxOptions { axis, ..*opts };
-    let raw: Vec<u8> = match T::DTYPE {
-        DType::Float => x.iter().flat_map(|v| v.widen().to_le_bytes()).collect(),
-        // float16 and bfloat16 widen exactly; quant::mx widens them the same way.
-        _ => x.iter().flat_map(|v| v.widen().to_le_bytes()).collect(),
+    // float16 and bfloat16 widen exactly; quant::mx widens them the same way. float32 is read in
+    // place (its bytes are the little-endian raw data on a little-endian machine).
+    let widened: Vec<u8>;
+    let raw: &[u8] = match T::as_float32(x) {
+        Some(v) if cfg!(target_endian = "little") => zerocopy::IntoBytes::as_bytes(v),
+        _ => {
+            widened = x.iter().flat_map(|v| v.widen().to_le_bytes()).collect();
+            &widened
+        }
     };
     let n = x.len();
     let element = opts.format.element_dtype();
     let mut scales = vec![0u8; crate::quant::mx::scales_shape(shape, axis, opts.block_size)?.iter().product()];
     let mut packed = vec![0u8; packing::raw_len(element, n)?];
-    crate::quant::mx::quantize_into(DType::Float, shape, &raw, &opts, &mut scales, &mut packed)?;
+    crate::quant::mx::quantize_into(DType::Float, shape, raw, &opts, &mut scales, &mut packed)?;
     let mut elements = vec![0u8; n];
     packing::unpack_byte_codes(element, &packed, &mut elements)?;
     Ok(Quantized {
@@ -727,9 +732,9 @@ fn element_codes(
     g.runs(values, 1, &mut scaled, 1, |b, xs, out| {
         let f = factors[b];
         if multiply {
-            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x * f);
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = nan_first(x, x * f));
         } else {
-            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x / f);
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = nan_first(x, x / f));
         }
     });
     match recipe.round {
@@ -799,6 +804,18 @@ pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
         }
     }
     best as u8
+}
+
+/// `result` (of `x` and a factor), but `x` quieted where `x` is a NaN: which NaN a product of two
+/// NaNs is, is then fixed (x86's scalar instructions give the first operand's; a vectorised loop
+/// may take either).
+#[inline(always)]
+pub(super) fn nan_first(x: f32, result: f32) -> f32 {
+    if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        result
+    }
 }
 
 /// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
@@ -915,7 +932,7 @@ pub(super) fn dequantize_with(q: &Quantized, fused: bool) -> Result<Vec<f32>> {
         let mut out = vec![0.0f32; n];
         g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
             let f = factors[b];
-            es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = e * f);
+            es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = nan_first(e, e * f));
         });
         out
     };

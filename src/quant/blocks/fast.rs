@@ -23,6 +23,9 @@ use crate::plan::Plan;
 
 /// float32's magnitude bits of +Inf: a magnitude above it is a NaN.
 const INF_BITS: u32 = 0x7F80_0000;
+/// float32's magnitude bits of 2^64: from it on (infinities and NaN included) the core rounds to no
+/// 64-bit integer and [`engine::integer`] gives 0.
+const NO_INTEGER_BITS: u32 = (64 + 127) << 23;
 
 /// The float32 at `b` (four native-order bytes: the input is viewed in place).
 #[inline(always)]
@@ -76,14 +79,23 @@ fn whole_maxima<const BYTES: usize>(rule: Amax, src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// The largest magnitude's bits (as i32: SSE2 compares signed, and magnitudes fit), NaN lanes
+/// left out where `SKIP_NAN`.
+#[inline(always)]
+fn largest_magnitude<const SKIP_NAN: bool>(xs: &[u8]) -> u32 {
+    xs.chunks_exact(4).fold(0i32, |m, b| {
+        let a = (lane(b).to_bits() & 0x7FFF_FFFF) as i32;
+        m.max(if SKIP_NAN && a > INF_BITS as i32 { 0 } else { a })
+    }) as u32
+}
+
 #[inline(always)]
 fn block_maximum(rule: Amax, xs: &[u8]) -> f32 {
-    let skip_nan = matches!(rule, Amax::NanSkipped | Amax::SignedLargest);
-    let mut m = 0u32;
-    for b in xs.chunks_exact(4) {
-        let a = lane(b).to_bits() & 0x7FFF_FFFF;
-        m = m.max(if skip_nan && a > INF_BITS { 0 } else { a });
-    }
+    let m = if matches!(rule, Amax::NanSkipped | Amax::SignedLargest) {
+        largest_magnitude::<true>(xs)
+    } else {
+        largest_magnitude::<false>(xs)
+    };
     match rule {
         // The first lane of the largest magnitude, a NaN never wins; none above 0: the fold's 0.
         Amax::SignedLargest => {
@@ -119,35 +131,47 @@ pub(super) fn block_maxima(rule: Amax, values: &[f32], row: usize, block: usize,
     maxima
 }
 
-/// How one scaled lane becomes a code: `code(x, factor)` returns the code and whether the lane is
-/// one the rule does not answer (the caller then asks the engine).
+/// How one lane becomes a code: `prepare` gives the value the rule rounds from `x` and its
+/// block's factor, `code` its code, and `unanswered` whether it is a lane the rule does not
+/// answer (the caller then asks the engine). Three steps, so that each is a loop of its own that
+/// vectorises.
 trait ElementRule {
-    fn code(&self, x: f32, factor: f32) -> (u8, bool);
+    fn prepare(&self, x: f32, factor: f32) -> f32;
+    fn code(&self, y: f32, factor: f32) -> u8;
+    fn unanswered(&self, y: f32) -> bool {
+        let _ = y;
+        false
+    }
 }
 
 /// `x * factor` or `x / factor`, as the row's step says.
 #[inline(always)]
 fn scaled<const MULTIPLY: bool>(x: f32, factor: f32) -> f32 {
-    if MULTIPLY {
-        x * factor
-    } else {
-        x / factor
-    }
+    engine::nan_first(x, if MULTIPLY { x * factor } else { x / factor })
 }
 
 /// [`ElementRound::Cast`]: the clamp (NaN passes), -0 to +0 where the row says, then the element
 /// plan's lane kernel, which answers every finite lane; NaN and infinite lanes are the engine's.
-struct CastLane<'a, E, const MULTIPLY: bool> {
-    encoder: &'a E,
+struct CastLane<E, const MULTIPLY: bool> {
+    /// Owned: the kernel's fields are then read through the kernel argument itself, which the
+    /// compiler knows it may read ahead (through a second reference, its selects stayed branches).
+    encoder: E,
     bound: f32,
     positive_zero: bool,
 }
 
-impl<E: LaneEncoder, const MULTIPLY: bool> ElementRule for CastLane<'_, E, MULTIPLY> {
+impl<E: LaneEncoder, const MULTIPLY: bool> ElementRule for CastLane<E, MULTIPLY> {
     #[inline(always)]
-    fn code(&self, x: f32, factor: f32) -> (u8, bool) {
-        let y = cast_input::<MULTIPLY>(x, factor, self.bound, self.positive_zero);
-        (self.encoder.encode_lane(y) as u8, y.to_bits() & 0x7FFF_FFFF >= INF_BITS)
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        cast_input::<MULTIPLY>(x, factor, self.bound, self.positive_zero)
+    }
+    #[inline(always)]
+    fn code(&self, y: f32, _factor: f32) -> u8 {
+        self.encoder.encode_lane(y) as u8
+    }
+    #[inline(always)]
+    fn unanswered(&self, y: f32) -> bool {
+        y.to_bits() & 0x7FFF_FFFF >= INF_BITS
     }
 }
 
@@ -168,34 +192,41 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
 
 /// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value clamped
 /// into (-2^31, 2^31) so the truncating conversion is exact, its integer part moved one away from
-/// zero where the dropped fraction is at least a half, clamped to [-128, 127]; NaN and the
-/// infinities give 0 as [`engine::integer`] says.
+/// zero where the dropped fraction is at least a half, clamped to [-128, 127]; NaN, the
+/// infinities and magnitudes from 2^64 on give 0 as [`engine::integer`] says.
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     #[inline(always)]
-    fn code(&self, x: f32, factor: f32) -> (u8, bool) {
-        let y = scaled::<MULTIPLY>(x, factor);
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        scaled::<MULTIPLY>(x, factor)
+    }
+    #[inline(always)]
+    fn code(&self, y: f32, _factor: f32) -> u8 {
         let bounded = y.clamp(-1024.0, 1024.0);
         let whole = bounded as i32;
         let fraction = bounded - whole as f32;
         let rounded = whole + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5);
-        let code = if y.to_bits() & 0x7FFF_FFFF < INF_BITS { rounded.clamp(-128, 127) } else { 0 };
-        (code as i8 as u8, false)
+        let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { rounded.clamp(-128, 127) } else { 0 };
+        code as i8 as u8
     }
 }
 
 /// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
-/// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum
-/// gives 0 as [`engine::integer`] says.
+/// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
+/// or one from 2^64 on, gives 0 as [`engine::integer`] says.
 struct OffsetTruncate<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
     #[inline(always)]
-    fn code(&self, x: f32, factor: f32) -> (u8, bool) {
-        let sum = scaled::<MULTIPLY>(x, factor) + 8.5;
-        let code = if sum.to_bits() & 0x7FFF_FFFF < INF_BITS { (sum.clamp(-1.0, 16.0) as i32).clamp(0, 15) } else { 0 };
-        (code as u8, false)
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        scaled::<MULTIPLY>(x, factor) + 8.5
+    }
+    #[inline(always)]
+    fn code(&self, sum: f32, _factor: f32) -> u8 {
+        let code =
+            if sum.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { (sum.clamp(-1.0, 16.0) as i32).clamp(0, 15) } else { 0 };
+        code as u8
     }
 }
 
@@ -204,8 +235,12 @@ struct NearestKvalue;
 
 impl ElementRule for NearestKvalue {
     #[inline(always)]
-    fn code(&self, x: f32, d: f32) -> (u8, bool) {
-        (engine::nearest_kvalue(x, d), false)
+    fn prepare(&self, x: f32, _d: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    fn code(&self, x: f32, d: f32) -> u8 {
+        engine::nearest_kvalue(x, d)
     }
 }
 
@@ -240,9 +275,9 @@ impl<R: ElementRule> SpanKernel for ElementPass<R> {
             {
                 let mut unanswered = false;
                 for (b, c) in xs.chunks_exact(4).zip(cs.iter_mut()) {
-                    let (code, other) = self.rule.code(lane(b), factor);
-                    *c = code;
-                    unanswered |= other;
+                    let y = self.rule.prepare(lane(b), factor);
+                    *c = self.rule.code(y, factor);
+                    unanswered |= self.rule.unanswered(y);
                 }
                 *mark = unanswered;
             }
@@ -265,13 +300,14 @@ impl<R: ElementRule> ElementPass<R> {
         for ((xs, cs), (&factor, mark)) in blocks.zip(factors.iter().zip(marks.iter_mut())) {
             let xs: &[u8; BYTES] = xs.try_into().expect("BYTES bytes");
             let cs: &mut [u8; B] = cs.try_into().expect("B codes");
-            let mut unanswered = false;
-            for (b, c) in xs.chunks_exact(4).zip(cs.iter_mut()) {
-                let (code, other) = self.rule.code(lane(b), factor);
-                *c = code;
-                unanswered |= other;
+            let mut ys = [0.0f32; B];
+            for (y, b) in ys.iter_mut().zip(xs.chunks_exact(4)) {
+                *y = self.rule.prepare(lane(b), factor);
             }
-            *mark = unanswered;
+            for (c, &y) in cs.iter_mut().zip(&ys) {
+                *c = self.rule.code(y, factor);
+            }
+            *mark = ys.iter().fold(false, |u, &y| u | self.rule.unanswered(y));
         }
     }
 }
@@ -384,8 +420,10 @@ impl WithLaneEncoder for CastPass<'_> {
     fn run<E: LaneEncoder>(self, encoder: &E) -> Vec<bool> {
         let CastPass { src, codes, factors, row, block, bound, multiply, positive_zero } = self;
         if multiply {
+            let encoder = encoder.clone();
             element_pass(CastLane::<E, true> { encoder, bound, positive_zero }, src, codes, factors, row, block)
         } else {
+            let encoder = encoder.clone();
             element_pass(CastLane::<E, false> { encoder, bound, positive_zero }, src, codes, factors, row, block)
         }
     }
@@ -409,7 +447,7 @@ impl SpanKernel for ValuesTimesFactor {
                 let cs: &[u8; B] = cs.try_into().expect("B codes");
                 let os: &mut [u8; 4 * B] = os.try_into().expect("4 B bytes");
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&(table[usize::from(c)] * f).to_ne_bytes());
+                    o.copy_from_slice(&product(table[usize::from(c)], f).to_ne_bytes());
                 }
             }
             return;
@@ -418,11 +456,17 @@ impl SpanKernel for ValuesTimesFactor {
         for (row, outs) in codes.chunks(self.row).zip(out.chunks_mut(4 * self.row)) {
             for ((cs, os), &f) in row.chunks(self.block).zip(outs.chunks_mut(4 * self.block)).zip(&mut factors) {
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&(table[usize::from(c)] * f).to_ne_bytes());
+                    o.copy_from_slice(&product(table[usize::from(c)], f).to_ne_bytes());
                 }
             }
         }
     }
+}
+
+/// An element value times its factor, as the engine multiplies them.
+#[inline(always)]
+fn product(value: f32, factor: f32) -> f32 {
+    engine::nan_first(value, value * factor)
 }
 
 /// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`.
@@ -438,4 +482,267 @@ pub(super) fn values_times_factors(
     let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
     widest_span(&ValuesTimesFactor { block, row }, &part, codes, bytes, codes.len(), &mut ());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fused path against the engine's general one (the definition), bit for bit, on every
+    //! row: random data and the edge classes of issue 26, float32, bfloat16 and float16 input,
+    //! with and without a per-tensor scale (0, Inf and NaN among them). CI runs these with the
+    //! widest instruction set, with `LOWBIT_NO_AVX512=1` and with `LOWBIT_PORTABLE=1`.
+    use super::super::engine::{dequantize_with, quantize_with};
+    use super::super::{recipes, BlockInput, GlobalRule, Quantized, Scales, Scheme};
+    use crate::alloc_prelude::*;
+
+    /// One scheme per row (and per option that changes the blocks): `every_row_is_covered`
+    /// checks that no row is missing.
+    const SCHEMES: &[&str] = &[
+        "torchao:mxfp8e4m3,scale=floor",
+        "torchao:mxfp8e4m3,scale=ceil",
+        "torchao:mxfp8e4m3,scale=even",
+        "torchao:mxfp8e4m3,scale=rceil",
+        "torchao:mxfp8e5m2,scale=floor",
+        "torchao:mxfp8e5m2,scale=rceil",
+        "torchao:mxfp6e2m3,scale=floor",
+        "torchao:mxfp6e2m3,scale=even",
+        "torchao:mxfp6e3m2,scale=ceil",
+        "torchao:mxfp6e3m2,scale=rceil",
+        "torchao:mxfp4,scale=floor",
+        "torchao:mxfp4,scale=ceil",
+        "torchao:mxfp4,scale=even",
+        "torchao:mxfp4,scale=rceil",
+        "torchao:nvfp4",
+        "torchao:nvfp4,global=amax",
+        "modelopt:nvfp4",
+        "compressed-tensors:nvfp4",
+        "ggml:q8_0",
+        "ggml:q4_0",
+        "ggml:mxfp4",
+        "ggml:nvfp4",
+        "deepseek:fp8",
+        "deepseek:fp8,tile=1x128",
+        "deepseek:fp8,tile=1x128,scale_fmt=ue8m0",
+        "fp8:tensor",
+        "fp8:channel",
+        "fp8:group=32",
+        "fp8:block=128",
+        "fp8:block=64x64",
+        "ocp:mxfp4",
+    ];
+
+    #[test]
+    fn every_row_is_covered() {
+        for (name, _) in recipes() {
+            let family = name.split([',', '[']).next().unwrap_or_default();
+            let family = family.split(':').next().filter(|f| *f == "fp8" || *f == "ocp").unwrap_or(family);
+            assert!(SCHEMES.iter().any(|s| s.starts_with(family)), "no scheme of row {name} in the fused test");
+        }
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        /// Uniform in [-1, 1).
+        fn unit(&mut self) -> f32 {
+            (self.below(1 << 24) as f32 / (1u32 << 23) as f32) - 1.0
+        }
+        fn pow2(&mut self, low: i32, high: i32) -> f32 {
+            let e = low + self.below((high - low + 1) as u64) as i32;
+            if e >= -126 {
+                f32::from_bits(((e + 127) as u32) << 23)
+            } else {
+                f32::from_bits(1 << (e + 149).max(0))
+            }
+        }
+    }
+
+    /// A run of `n` values of edge class `class` (issue 26's list).
+    fn edge_run(class: u64, n: usize, rng: &mut Rng) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..n).map(|_| rng.unit()).collect();
+        let at = rng.below(n as u64) as usize;
+        let step = rng.pow2(-20, 20);
+        match class {
+            0 => v.fill(0.0),
+            1 => v.iter_mut().enumerate().for_each(|(i, x)| *x = if i % 2 == 0 { -0.0 } else { 0.0 }),
+            2 => v.iter_mut().for_each(|x| *x *= rng.pow2(-140, 127)),
+            3 => v[at] = f32::from_bits(0x7FC0_0000 | (rng.next() as u32 & 0x803F_FFFF)),
+            4 => v[at] = f32::INFINITY,
+            5 => v[at] = f32::NEG_INFINITY,
+            6 => v.iter_mut().for_each(|x| *x = f32::from_bits(rng.next() as u32 & 0x807F_FFFF)),
+            7 => v.iter_mut().for_each(|x| *x = f32::MAX * (0.75 + 0.25 * *x)),
+            // amax exactly a power of two, and just below one.
+            8 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = if rng.below(2) == 0 { step } else { -step };
+            }
+            9 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = f32::from_bits(step.to_bits() - 1);
+            }
+            // E2M1 midpoints once scaled by amax / 6, and integer-and-a-half ties.
+            10 => {
+                v.iter_mut().for_each(|x| *x = (rng.below(25) as f32 * 0.25 - 3.0) * step);
+                v[at] = 6.0 * step;
+            }
+            11 => {
+                v.iter_mut().for_each(|x| *x = (rng.below(255) as f32 - 127.0 + 0.5) * step);
+                v[at] = 127.0 * step;
+            }
+            // A UE4M3/E4M3 midpoint as the block scale: amax / 6 = 1.0625 * 2^k.
+            12 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = 6.375 * step;
+            }
+            13 => {
+                v[at] = f32::from_bits(0xFFC0_0001);
+                v[(at + 1) % n] = f32::from_bits(0x7FA0_0000);
+            }
+            _ => v.iter_mut().for_each(|x| *x *= step),
+        }
+        v
+    }
+
+    /// `rows x len` values: whole rows of one class, then rows mixing classes in runs of 16.
+    fn tensor(rows: usize, len: usize, rng: &mut Rng) -> Vec<f32> {
+        let mut x = Vec::with_capacity(rows * len);
+        for r in 0..rows {
+            if r < 15 {
+                x.extend(edge_run(r as u64, len, rng));
+            } else {
+                for start in (0..len).step_by(16) {
+                    x.extend(edge_run(rng.below(16), 16.min(len - start), rng));
+                }
+            }
+        }
+        x
+    }
+
+    fn scale_bits(s: &Scales) -> Vec<u32> {
+        match s {
+            Scales::Codes(v) => v.iter().map(|&c| u32::from(c)).collect(),
+            Scales::Float16(v) | Scales::Bfloat16(v) => v.iter().map(|&c| u32::from(c)).collect(),
+            Scales::Float32(v) => v.iter().map(|c| c.to_bits()).collect(),
+        }
+    }
+
+    fn same(a: &Quantized, b: &Quantized, what: &str) {
+        first_difference(&a.elements, &b.elements, &format!("{what}: elements"));
+        first_difference(&scale_bits(&a.scales), &scale_bits(&b.scales), &format!("{what}: scales"));
+        assert_eq!(a.global_scale.map(f32::to_bits), b.global_scale.map(f32::to_bits), "{what}: global");
+    }
+
+    fn dequantized_same(q: &Quantized, what: &str) {
+        let fused: Vec<u32> = dequantize_with(q, true).expect("dequantize").iter().map(|v| v.to_bits()).collect();
+        let general: Vec<u32> = dequantize_with(q, false).expect("dequantize").iter().map(|v| v.to_bits()).collect();
+        first_difference(&fused, &general, &format!("{what}: dequantized"));
+    }
+
+    fn first_difference<T: PartialEq + core::fmt::Debug>(a: &[T], b: &[T], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}: lengths");
+        if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+            panic!("{what}: first difference at {i}: {:?} against {:?}", a[i], b[i]);
+        }
+    }
+
+    fn both_ways<T: BlockInput>(x: &[T], shape: &[usize], scheme: &Scheme, global: Option<f32>) {
+        let what = format!("{} {:?} {shape:?} global {global:?}", scheme.name(), T::DTYPE);
+        match (quantize_with(x, shape, scheme, -1, global, true), quantize_with(x, shape, scheme, -1, global, false)) {
+            (Ok(a), Ok(b)) => {
+                same(&a, &b, &what);
+                dequantized_same(&a, &what);
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+            (a, b) => panic!("{what}: {a:?} against {b:?}"),
+        }
+    }
+
+    #[test]
+    fn fused_quantize_and_dequantize_equal_the_engine_on_edges_and_random_data() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for name in SCHEMES {
+            let scheme = Scheme::parse(name).expect("a scheme");
+            let globals: &[Option<f32>] = if scheme.recipe().global == GlobalRule::None {
+                &[None]
+            } else {
+                &[None, Some(0.37), Some(3.0e-5), Some(0.0), Some(f32::INFINITY), Some(f32::NAN)]
+            };
+            // Whole blocks of every size, and rows that end in a short block (refused by some rows).
+            for (rows, len) in [(40, 256), (24, 200), (3, 1)] {
+                let x = tensor(rows, len, &mut rng);
+                for &global in globals {
+                    both_ways(&x, &[rows, len], &scheme, global);
+                }
+                let bf16: Vec<half::bf16> = x.iter().map(|&v| half::bf16::from_f32(v)).collect();
+                both_ways(&bf16, &[rows, len], &scheme, None);
+                let f16: Vec<half::f16> = x.iter().map(|&v| half::f16::from_f32(v)).collect();
+                both_ways(&f16, &[rows, len], &scheme, None);
+            }
+        }
+    }
+
+    #[test]
+    fn fused_dequantize_equals_the_engine_on_every_code_and_scale() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for name in SCHEMES {
+            let scheme = Scheme::parse(name).expect("a scheme");
+            let (rows, len) = (64, 256);
+            let x = tensor(rows, len, &mut rng);
+            let Ok(mut q) = quantize_with(&x, &[rows, len], &scheme, -1, None, false) else { continue };
+            let bits = scheme.element_dtype().bits().unwrap_or(8).min(8);
+            q.elements
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, c)| *c = (i as u64 ^ rng.next()) as u8 & ((1u16 << bits) - 1) as u8);
+            let mut k = 0u32;
+            let mut next = || {
+                k += 1;
+                k
+            };
+            q.scales = match &q.scales {
+                Scales::Codes(v) => Scales::Codes(v.iter().map(|_| next() as u8).collect()),
+                Scales::Float16(v) => Scales::Float16(v.iter().map(|_| rng.next() as u16).collect()),
+                Scales::Bfloat16(v) => Scales::Bfloat16(v.iter().map(|_| rng.next() as u16).collect()),
+                Scales::Float32(v) => Scales::Float32(v.iter().map(|_| f32::from_bits(rng.next() as u32)).collect()),
+            };
+            for global in [None, Some(0.5), Some(f32::NAN)] {
+                if global.is_some() && scheme.recipe().global == GlobalRule::None {
+                    continue;
+                }
+                q.global_scale = global;
+                dequantized_same(&q, &format!("{name} global {global:?}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod integer_rule_tests {
+    use super::super::engine::integer;
+    use super::{ElementRule, OffsetTruncate, TiesAwayInt8};
+    use crate::round::RoundingMode;
+
+    /// The branch-free integer rules against the rounding core on every top-16-bit float32
+    /// pattern with four low halves (zero, one, a half, all ones).
+    #[test]
+    fn integer_rules_equal_the_core_on_every_top_16_bit_pattern() {
+        for top in 0..=0xFFFFu32 {
+            for low in [0, 1, 0x8000, 0xFFFF] {
+                let y = f32::from_bits(top << 16 | low);
+                let want = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                assert_eq!(TiesAwayInt8::<true>.code(y, 1.0), want, "ties away {y:e} ({:#x})", y.to_bits());
+                let sum = TiesAwayInt8::<true>.prepare(y, 1.0) + 8.5;
+                let want = integer(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+                assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+            }
+        }
+    }
 }
