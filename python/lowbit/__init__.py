@@ -519,8 +519,8 @@ def _code(value: Any, name: str) -> int:
 
 
 def vectors(
-    from_: Any,
-    to: Any,
+    from_: Any = None,
+    to: Any = None,
     *,
     round: str = "rne",
     tininess: str = "after",
@@ -529,6 +529,9 @@ def vectors(
     count: Optional[int] = None,
     seed: int = 1,
     layout: Optional[str] = None,
+    scheme: Optional[str] = None,
+    direction: str = "quantize",
+    input: Any = "float32",
 ) -> Union[Dict[str, Any], str]:
     """TestFloat-style golden vectors of the conversion `from_` -> `to` under IEEE semantics.
 
@@ -546,16 +549,39 @@ def vectors(
     ``flags`` (uint8, TestFloat's bits: 1 inexact, 2 underflow, 4 overflow, 8 infinite, 16
     invalid), ``random`` (uint64, stochastic rounding only), and ``specials`` (how many special
     operands the level has). With ``layout="testfloat"`` or ``"csv"``: the text of that layout.
+
+    With ``scheme=`` (a block-scaled scheme, as :data:`lowbit.blocks.SCHEMES` lists them; no
+    `from_`/`to`): vectors for a unit that quantizes one block (``direction="dequantize"``: one
+    that dequantizes it) of `input` (``float32``, ``bfloat16`` or ``float16``), the answers those
+    of :func:`lowbit.blocks.quantize`: the edge blocks first, then random ones from `seed`;
+    `count` blocks in all (never fewer than the edge blocks). Returns a dict: ``case`` (why each
+    block is there), ``inputs`` (uint32 bit patterns, shape ``(blocks, block)``),
+    ``global_scale`` (uint32 float32 bits per block, or None), ``scale`` (uint32: the code or the
+    float bits as stored), ``elements`` (uint8 codes, ``(blocks, block)``) and ``values``
+    (uint32 float32 bits of the dequantized block); or the text of the lines ``lowbit vectors
+    --scheme`` writes (``layout="testfloat"`` or ``"csv"``), which :func:`check` reads.
     """
+    if scheme is not None:
+        if from_ is not None or to is not None:
+            raise Error("vectors(scheme=...) takes no from_ or to: the scheme decides the formats")
+        out = _native.block_vectors(str(scheme), _resolve(input), direction, count, seed, layout)
+        if isinstance(out, str):
+            return out
+        n = out.pop("block")
+        for key in ("inputs", "elements", "values"):
+            out[key] = out[key].reshape(-1, n)
+        return out
+    if from_ is None or to is None:
+        raise Error("vectors() needs from_ and to (or scheme=...)")
     return _native.vectors(
         _format(from_), _format(to), round, tininess, _saturate(saturate), _level(level), count, seed, layout
     )
 
 
 def check(
-    from_: Any,
-    to: Any,
-    dump: Any,
+    from_: Any = None,
+    to: Any = None,
+    dump: Any = None,
     *,
     round: str = "rne",
     tininess: str = "after",
@@ -566,6 +592,9 @@ def check(
     seed: int = 1,
     which: bool = False,
     allow_empty: bool = False,
+    scheme: Optional[str] = None,
+    direction: str = "quantize",
+    input: Any = "float32",
 ) -> Dict[str, Any]:
     """Checks a simulator's dump of `from_` -> `to` conversions against the IEEE semantics (the
     options of :func:`vectors`), every mismatch classified, as ``testfloat_ver`` does.
@@ -585,7 +614,34 @@ def check(
     A dump that holds no case (nothing but comment, blank or header lines) raises
     :class:`Error`, as ``lowbit check`` fails on it: a simulator that wrote nothing does not
     pass. ``allow_empty=True`` accepts it on purpose (``checked`` is then 0).
+
+    ``check(dump, scheme=S)`` checks a block unit's dump instead: the lines of
+    :func:`vectors` with ``scheme=S`` (same `direction` and `input`) holding the unit's outputs
+    (text or a path). Returns a dict: ``checked`` and ``mismatches`` (blocks), ``skipped``,
+    ``other_rule`` (blocks whose whole answer another recipe row gives, by row), ``scale``
+    (wrong scales, by the rows that give them or the step), ``elements`` (wrong elements by
+    class: ``tie``, ``one_step_away_from_zero``, ``one_step_toward_zero``, ``zero_sign``,
+    ``saturation``, ``nan``, ``zero_block``, ``nan_inf_block``, ``wrong_scale_block``,
+    ``other``), ``element_index`` (wrong elements per index), ``shown`` and ``report``.
     """
+    if scheme is not None:
+        if dump is None and to is None:
+            dump, from_ = from_, None
+        if from_ is not None or to is not None:
+            raise Error("check(dump, scheme=...) takes no from_ or to: the scheme decides the formats")
+        if isinstance(dump, str):
+            block_text, block_path = dump.encode("utf-8"), None
+        elif isinstance(dump, (bytes, bytearray, memoryview)):
+            block_text, block_path = bytes(dump), None
+        elif isinstance(dump, os.PathLike):
+            block_text, block_path = None, os.fspath(dump)
+        else:
+            raise Error(f"a block dump must be text (str or bytes) or a path (os.PathLike), not {type(dump).__name__}")
+        return _native.block_check(
+            str(scheme), _resolve(input), direction, block_text, block_path, _flag(allow_empty, "allow_empty")
+        )
+    if from_ is None or to is None or dump is None:
+        raise Error("check() needs from_, to and dump (or a dump and scheme=...)")
     text = path = arrays = None
     if isinstance(dump, str):
         text = dump.encode("utf-8")

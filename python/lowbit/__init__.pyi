@@ -113,8 +113,8 @@ def convert(
     flags: Literal[False],
 ) -> int: ...
 def vectors(
-    from_: FormatLike,
-    to: FormatLike,
+    from_: Optional[FormatLike] = None,
+    to: Optional[FormatLike] = None,
     *,
     round: str = "rne",
     tininess: Literal["before", "after", "delivered"] = "after",
@@ -123,17 +123,25 @@ def vectors(
     count: Optional[int] = None,
     seed: int = 1,
     layout: Optional[Literal["testfloat", "csv"]] = None,
-) -> Union[Vectors, str]: ...
+    scheme: Optional[str] = None,
+    direction: Literal["quantize", "dequantize"] = "quantize",
+    input: Any = "float32",
+) -> Union[Vectors, Dict[str, Any], str]:
+    """Scalar vectors of `from_` -> `to`, or with ``scheme=`` block-unit vectors (a dict:
+    ``case``, ``inputs``, ``global_scale``, ``scale``, ``elements``, ``values``)."""
+    ...
 def check(
-    from_: FormatLike,
-    to: Union[FormatLike, int],
-    dump: Union[
-        str,
-        bytes,
-        os.PathLike[str],
-        Tuple[npt.ArrayLike, npt.ArrayLike],
-        Tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
-    ],
+    from_: Any = None,
+    to: Optional[Union[FormatLike, int]] = None,
+    dump: Optional[
+        Union[
+            str,
+            bytes,
+            os.PathLike[str],
+            Tuple[npt.ArrayLike, npt.ArrayLike],
+            Tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
+        ]
+    ] = None,
     *,
     round: str = "rne",
     tininess: Literal["before", "after", "delivered"] = "after",
@@ -144,7 +152,13 @@ def check(
     seed: int = 1,
     which: bool = False,
     allow_empty: bool = False,
-) -> Dict[str, Any]: ...
+    scheme: Optional[str] = None,
+    direction: Literal["quantize", "dequantize"] = "quantize",
+    input: Any = "float32",
+) -> Dict[str, Any]:
+    """A dump of `from_` -> `to` lines, or ``check(dump, scheme=S)``: a block unit's dump (the
+    lines of ``vectors(scheme=S, layout="testfloat")`` with the unit's outputs)."""
+    ...
 def sweep(
     from_: FormatLike,
     to: FormatLike,

@@ -30,9 +30,10 @@ use pyo3::types::{PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod block_vectors;
 mod blocks;
-mod scalar;
 mod checkpoint;
+mod scalar;
 
 // ------------------------------------------------------------------------------------------------
 // Errors and the panic guard
@@ -1133,6 +1134,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mx_quantize_into, m)?)?;
     m.add_function(wrap_pyfunction!(mx_dequantize_into, m)?)?;
     blocks::register(m)?;
+    block_vectors::register(m)?;
     m.add_function(wrap_pyfunction!(vectors, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_patterns, m)?)?;

@@ -33,6 +33,9 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 use crate::round::{RoundingMode, Status, Tininess};
+// Block units quantize with `quant::blocks`.
+#[cfg(feature = "quant")]
+pub use blocks::{BlockDirection, BlockSummary, BlockUnit, BlockVector, BlockVerdict, ElementClass};
 pub use described::DescribedCast;
 
 /// A format a verification conversion reads or writes: an ONNX dtype (a float or an integer)
@@ -393,6 +396,8 @@ fn to_integer(value: Value, bits: u32, signed: bool, options: &VerifyOptions, ra
     }
 }
 
+#[cfg(feature = "quant")]
+mod blocks;
 pub mod check;
 pub mod config;
 mod described;

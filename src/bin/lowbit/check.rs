@@ -1,13 +1,14 @@
 //! `lowbit check`: a dump against the IEEE semantics.
 
+use crate::block_units::FormatsOrScheme;
 use crate::verify as glue;
-use crate::{exit, print_text, Outcome, Rounding, VerifyFormats};
+use crate::{exit, print_text, Outcome, Rounding};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    formats: VerifyFormats,
+    formats: FormatsOrScheme,
     #[command(flatten)]
     rounding: Rounding,
     /// Count a NaN of another encoding or sign as a mismatch.
@@ -24,7 +25,7 @@ pub struct Args {
     /// saturation on and off, every format of that width (8 bits or fewer: every e/m split
     /// with each special= and subnormal= rule) and ONNX Cast under each profile (values only)
     /// are ranked by agreement.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "scheme")]
     which: bool,
     /// Seed of stochastic rounding's random words, as given to `lowbit vectors`.
     #[arg(long, default_value_t = 1)]
@@ -48,16 +49,27 @@ pub struct Args {
     json: bool,
     /// The dump (default or `-`: standard input): testfloat lines or the CSV of `lowbit
     /// vectors`, `#` comments and blank lines skipped and counted; or the folder of `lowbit
-    /// vectors --format readmemh` (in.hex, out.hex, flags.hex read side by side).
+    /// vectors --format readmemh` (in.hex, out.hex, flags.hex read side by side; with --scheme
+    /// its files: in.hex, global.hex, scale.hex, elements.hex, out.hex).
     file: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Outcome {
+    if let Some(scheme) = &args.formats.block.scheme {
+        return crate::block_units::check(
+            &args.formats.block,
+            scheme,
+            args.file.as_deref(),
+            args.allow_empty,
+            args.json,
+        );
+    }
+    let (from, to) = args.formats.formats();
     // --which reads --to as a width; anything else must name a format.
     let request = glue::CheckRequest {
-        from: &args.formats.from,
-        to: &args.formats.to,
-        options: args.rounding.options(&args.formats.from, &args.formats.to)?,
+        from,
+        to,
+        options: args.rounding.options(from, to)?,
         check: lowbit::verify::check::CheckOptions {
             check_nans: args.check_nans,
             check_invalid_integers: args.check_inv_ints,

@@ -9,6 +9,7 @@
 //! name that is nearly right says which one was meant.
 
 mod bench;
+mod block_units;
 mod blocks;
 mod cast;
 mod check;

@@ -1,20 +1,22 @@
 //! `lowbit vectors`: test vectors for hardware verification.
 
+use crate::block_units::FormatsOrScheme;
 use crate::verify::{self as glue, VectorLayout};
-use crate::{output_failure, print_text, Outcome, Rounding, VerifyFormats};
+use crate::{output_failure, print_text, Outcome, Rounding};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    formats: VerifyFormats,
+    formats: FormatsOrScheme,
     #[command(flatten)]
     rounding: Rounding,
     /// 1 or 2 (TestFloat's levels), or all: every source pattern (sources up to 16 bits).
-    #[arg(long, default_value = "1", value_parser = ["1", "2", "all"])]
+    #[arg(long, default_value = "1", value_parser = ["1", "2", "all"], conflicts_with = "scheme")]
     level: String,
-    /// Number of test cases (levels 1 and 2; K, M, G suffixes).
+    /// Number of test cases (levels 1 and 2; K, M, G suffixes). With --scheme: blocks (never
+    /// fewer than the edge blocks, which come first; default those and 256 random ones).
     #[arg(short = 'n', long, value_parser = crate::count)]
     count: Option<u64>,
     /// Seed of the random operands and of stochastic rounding's random words
@@ -32,23 +34,27 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let options = args.rounding.options(&args.formats.from, &args.formats.to)?;
+    if let Some(scheme) = &args.formats.block.scheme {
+        return crate::block_units::vectors(
+            &args.formats.block,
+            scheme,
+            args.count,
+            args.seed,
+            args.format,
+            args.out.as_deref(),
+        );
+    }
+    let (from, to) = args.formats.formats();
+    let options = args.rounding.options(from, to)?;
     // The settings that applied, defaults included: in the report of --out, on standard error
     // when the cases go to standard output (a testfloat or CSV reader sees only cases).
     let settings = format!(
         "{} -> {}, {}",
-        lowbit::verify::Format::parse(&args.formats.from)?,
-        lowbit::verify::Format::parse(&args.formats.to)?,
+        lowbit::verify::Format::parse(from)?,
+        lowbit::verify::Format::parse(to)?,
         lowbit::verify::config::Config::ieee(options).settings()
     );
-    let request = glue::VectorsRequest {
-        from: &args.formats.from,
-        to: &args.formats.to,
-        options,
-        level: &args.level,
-        count: args.count,
-        seed: args.seed,
-    };
+    let request = glue::VectorsRequest { from, to, options, level: &args.level, count: args.count, seed: args.seed };
     let vectors = glue::vectors(&request)?;
     match args.out {
         Some(dir) => {
