@@ -322,16 +322,12 @@ pub(super) fn quantize_with<T: BlockInput>(
         }
     };
     let global = global_of(recipe, scheme.global_from_amax(), global_scale, values, compute);
-    let amaxes = if fast {
-        super::fast::block_maxima(recipe.amax, values, g.len, g.block_cols, g.blocks())
+    let (codes, scales) = if fast {
+        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, global, compute)?
     } else {
-        block_amax(recipe.amax, values, &g)
-    };
-    let scales = block_scales(recipe, &amaxes, global, compute)?;
-    let codes = if fast {
-        super::fast::element_codes(recipe, values, g.len, g.block_cols, &scales, global)?
-    } else {
-        element_codes(recipe, values, &g, &scales, global, compute)?
+        let amaxes = block_amax(recipe.amax, values, &g);
+        let scales = block_scales(recipe, &amaxes, global, compute)?;
+        (element_codes(recipe, values, &g, &scales, global, compute)?, scales)
     };
     let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
     let scales_out = stored_scales(recipe, compute, &axis_back(&scale_values, g.outer, g.col_blocks, g.inner));
