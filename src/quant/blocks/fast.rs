@@ -466,34 +466,62 @@ impl WithLaneEncoder for CastPass<'_> {
     }
 }
 
-/// The dequantizing pass: each code's value from the 256-entry table times its block's factor.
+/// The value of an element code in the dequantizing pass.
+trait CodeValue {
+    fn value(&self, c: u8) -> f32;
+}
+
+/// Any row: the 256-entry table of the engine's values.
+struct Table([f32; 256]);
+
+impl CodeValue for Table {
+    #[inline(always)]
+    fn value(&self, c: u8) -> f32 {
+        self.0[usize::from(c)]
+    }
+}
+
+/// Rows whose table is the code as an integer plus a constant (ggml Q8_0: the int8 itself; Q4_0:
+/// the nibble minus 8), found so by comparing every entry: a conversion that vectorises, where the
+/// table is a load per element.
+struct ByteInteger<const SIGNED: bool>(f32);
+
+impl<const SIGNED: bool> CodeValue for ByteInteger<SIGNED> {
+    #[inline(always)]
+    fn value(&self, c: u8) -> f32 {
+        (if SIGNED { f32::from(c as i8) } else { f32::from(c) }) + self.0
+    }
+}
+
+/// The dequantizing pass: each code's value times its block's factor.
 struct ValuesTimesFactor {
     block: usize,
     row: usize,
 }
 
-impl SpanKernel for ValuesTimesFactor {
-    type Part = ([f32; 256], Vec<f32>);
+impl<V: CodeValue> SpanKernel for (ValuesTimesFactor, core::marker::PhantomData<V>) {
+    type Part = (V, Vec<f32>);
     type Scratch = ();
     #[inline(always)]
-    fn run(&self, part: &([f32; 256], Vec<f32>), codes: &[u8], out: &mut [u8], _n: usize, _scratch: &mut ()) {
-        let (table, factors) = part;
-        if self.row % self.block == 0 && self.block == 32 {
+    fn run(&self, part: &(V, Vec<f32>), codes: &[u8], out: &mut [u8], _n: usize, _scratch: &mut ()) {
+        let (values, factors) = part;
+        let shape = &self.0;
+        if shape.row % shape.block == 0 && shape.block == 32 {
             const B: usize = 32;
             for ((cs, os), &f) in codes.chunks_exact(B).zip(out.chunks_exact_mut(4 * B)).zip(factors) {
                 let cs: &[u8; B] = cs.try_into().expect("B codes");
                 let os: &mut [u8; 4 * B] = os.try_into().expect("4 B bytes");
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&product(table[usize::from(c)], f).to_ne_bytes());
+                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
                 }
             }
             return;
         }
         let mut factors = factors.iter();
-        for (row, outs) in codes.chunks(self.row).zip(out.chunks_mut(4 * self.row)) {
-            for ((cs, os), &f) in row.chunks(self.block).zip(outs.chunks_mut(4 * self.block)).zip(&mut factors) {
+        for (row, outs) in codes.chunks(shape.row).zip(out.chunks_mut(4 * shape.row)) {
+            for ((cs, os), &f) in row.chunks(shape.block).zip(outs.chunks_mut(4 * shape.block)).zip(&mut factors) {
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&product(table[usize::from(c)], f).to_ne_bytes());
+                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
                 }
             }
         }
@@ -515,10 +543,28 @@ pub(super) fn values_times_factors(
     block: usize,
 ) -> Vec<f32> {
     let mut out = vec![0.0f32; codes.len()];
-    let part = (table, factors);
     let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
-    widest_span(&ValuesTimesFactor { block, row }, &part, codes, bytes, codes.len(), &mut ());
+    let kernel = ValuesTimesFactor { block, row };
+    let offset = table[0];
+    let matches =
+        |value: &dyn Fn(u8) -> f32| (0..=255u8).all(|c| value(c).to_bits() == table[usize::from(c)].to_bits());
+    if matches(&|c| ByteInteger::<true>(offset).value(c)) {
+        run_values((kernel, core::marker::PhantomData), (ByteInteger::<true>(offset), factors), codes, bytes);
+    } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
+        run_values((kernel, core::marker::PhantomData), (ByteInteger::<false>(offset), factors), codes, bytes);
+    } else {
+        run_values((kernel, core::marker::PhantomData), (Table(table), factors), codes, bytes);
+    }
     out
+}
+
+fn run_values<V: CodeValue>(
+    kernel: (ValuesTimesFactor, core::marker::PhantomData<V>),
+    part: (V, Vec<f32>),
+    codes: &[u8],
+    out: &mut [u8],
+) {
+    widest_span(&kernel, &part, codes, out, codes.len(), &mut ());
 }
 
 #[cfg(test)]
