@@ -94,6 +94,47 @@ fn nvfp4_zero_blocks_and_scale_ties() {
 }
 
 #[test]
+fn compressed_tensors_nan_elements_take_the_sign_of_the_input_dtype_store() {
+    // A block holding NaN: amax NaN, G = 1 (NaN -> 1), the scale NaN, so every x / s is NaN. The
+    // thresholds leave a NaN at magnitude 0, positive; stored back in float32 it stays positive
+    // (code 0), stored in bfloat16 by torch's vectorized cast it is 0xFFFF: code 8 (sign bit).
+    let mut x = block(16, &[f32::NAN]);
+    x[1] = 1.0;
+    let scheme = Scheme::parse("compressed-tensors:nvfp4").unwrap();
+    let f32_codes = blocks::quantize(&x, &[16], &scheme, -1, None).unwrap().elements;
+    assert_eq!(f32_codes, [0u8; 16]);
+    let bf: Vec<half::bf16> = x.iter().map(|&v| half::bf16::from_f32(v)).collect();
+    let bf_codes = blocks::quantize(&bf, &[16], &scheme, -1, None).unwrap().elements;
+    assert_eq!(bf_codes, [8u8; 16]);
+}
+
+#[test]
+fn compressed_tensors_mxfp4_scale_rule() {
+    let mx = "compressed-tensors:mxfp4";
+    // amax 7 (0x40E00000) + 1 << 21 = 0x41000000 = 8: 127 + 3 - 2 = 128 (2^1); 7 / 2 = 3.5, a tie
+    // of 3 and 4: even, 4 (code 6).
+    let r = q(mx, &block(32, &[7.0]), None);
+    assert_eq!((codes(&r.scales), r.elements[0]), (vec![128], 6));
+    // 2^-127 (a float32 subnormal): the bits round to 0, log2 -> -Inf, code 0 = 2^-127, and no
+    // smallest divisor: 2^-127 / 2^-127 = 1.0 (code 2); -0.0 becomes +0 (code 0).
+    let r = q(mx, &block(32, &[f32::from_bits(0x0040_0000), -0.0]), None);
+    assert_eq!((codes(&r.scales), r.elements[0], r.elements[1]), (vec![0], 2, 0));
+    // float32's largest value carries into Inf: code 255 = divisor Inf, stored as 127 +
+    // (int32)Inf = 0x7F; 1.0 / Inf = 0, Inf / Inf = NaN (positive: code 0); decodes to zeros.
+    let r = q(mx, &block(32, &[f32::MAX, 1.0, f32::INFINITY]), None);
+    assert_eq!((codes(&r.scales), &r.elements[..3]), (vec![0x7F], &[0u8, 0, 0][..]));
+    assert!(r.dequantize().unwrap().iter().all(|v| v.to_bits() == 0));
+    // A NaN block alone is in torch's scalar tail: its NaN maximum is positive, rounds to Inf:
+    // as above. Sixteen blocks fill a vector: every bit set, rounds to 0: code 0 (2^-127), and
+    // 1.0 / 2^-127 saturates to 6 (code 7).
+    let one = q(mx, &block(32, &[f32::NAN, 1.0]), None);
+    assert_eq!((codes(&one.scales), one.elements[1]), (vec![0x7F], 0));
+    let x: Vec<f32> = (0..16).flat_map(|_| block(32, &[f32::NAN, 1.0])).collect();
+    let sixteen = blocks::quantize(&x, &[16, 32], &Scheme::parse(mx).unwrap(), -1, None).unwrap();
+    assert_eq!((codes(&sixteen.scales), sixteen.elements[1]), (vec![0; 16], 7));
+}
+
+#[test]
 fn ggml_q8_0_ties_away_and_nan_rule() {
     // amax 127 -> d = 1 (float16 0x3C00), 1/d = 1: roundf ties away: 1.5 -> 2, 0.5 -> 1,
     // -0.5 -> -1 (0xFF), 2.5 -> 3. The NaN at index 1: ggml's MAX(m, |x|) takes the NaN and the
@@ -276,6 +317,7 @@ fn recipe_table_is_current() {
         std::fs::write(&path, &want).unwrap();
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
-    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, 4 ggml, DeepSeek, FP8.
-    assert_eq!(blocks::recipes().len(), 30);
+    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, compressed-tensors MXFP4, 4 ggml,
+    // DeepSeek, FP8.
+    assert_eq!(blocks::recipes().len(), 31);
 }

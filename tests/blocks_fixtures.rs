@@ -5,9 +5,14 @@
 //! the dequantized values, bit for bit; refusals where the implementation raised. The test counts
 //! what it compared and fails on zero.
 //!
-//! Two kinds of value are compared as "a NaN" rather than by their bits, because the fixtures'
-//! bits there come from the CPU that ran them, not from the recipe: NaN float scales and
-//! dequantized NaNs (x86's default NaN is negative), and E4M3 NaN scale codes 0x7F/0xFF. The rows
+//! Element codes of float4/float6 and every packed byte are compared bit for bit, NaN blocks
+//! included (the rows model the sign a NaN element gets). Three kinds of NaN are compared as "a
+//! NaN" rather than by their bits: float8 NaN element codes (0x7F/0xFF, E5M2 0x7E/0x7F), E4M3 NaN
+//! scale codes and NaN float scales, and dequantized NaNs. Their sign and payload are what torch's
+//! CPU kernels write (x86's negative default NaN from 0/0 or Inf * 0; c10's float8 -> float32
+//! 0x7FF00000; ATen's vectorized elementwise max, every bit set): deterministic on one dispatch,
+//! but not yet modelled by the rows (ATen's float32 -> bfloat16 0xFFFF is: the rows'
+//! `bfloat16_nan`), and never a finite value: a NaN against a number is a difference. The rows
 //! on which gguf's numpy port departs from ggml's C reference (`differs_from_ggml_c`) are
 //! skipped here: lowbit follows the C rules, tested by hand in tests/blocks.rs.
 
@@ -15,9 +20,8 @@ use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The compressed-tensors MXFP4 preset is recorded in the fixtures but is not one of issue 26's
-/// schemes; lowbit does not offer it (yet).
-const NOT_OFFERED: &[&str] = &["compressed-tensors:mxfp4"];
+/// Schemes recorded in the fixtures that lowbit does not offer (none today).
+const NOT_OFFERED: &[&str] = &[];
 
 struct Data {
     manifest: Value,
@@ -48,14 +52,12 @@ fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn same_f32(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
 #[derive(Default)]
 struct Tally {
     cases: usize,
     values: usize,
+    /// Values equal only as "a NaN" (module docs), counted so that the leniency stays visible.
+    nan_as_nan: usize,
     failures: Vec<String>,
 }
 
@@ -65,6 +67,19 @@ impl Tally {
         if !ok {
             self.failures.push(what());
         }
+    }
+
+    /// `exact`, or both NaN (counted).
+    fn check_nan(&mut self, exact: bool, both_nan: bool, what: impl FnOnce() -> String) {
+        if !exact && both_nan {
+            self.nan_as_nan += 1;
+        }
+        self.check(exact || both_nan, what);
+    }
+
+    /// float32 values bit for bit, or both NaN (counted).
+    fn check_f32(&mut self, a: f32, b: f32, what: impl FnOnce() -> String) {
+        self.check_nan(a.to_bits() == b.to_bits(), a.is_nan() && b.is_nan(), what);
     }
 }
 
@@ -95,16 +110,9 @@ fn compare(
             && lowbit::convert_code(element, lowbit::DType::Float, u64::from(c), &Default::default())
                 .is_ok_and(|b| f32::from_bits(b as u32).is_nan())
     };
-    // float4/float6 have no NaN: a block under a NaN scale gets a code from the NaN's bits, whose
-    // sign is the CPU's (module docs).
-    let bits = element.bits().unwrap_or(8);
-    let nan_value: Vec<bool> =
-        want.get("dequantized").map(|d| f32s(&d.0).iter().map(|v| v.is_nan()).collect()).unwrap_or_default();
-    let nan_sign_only =
-        |i: usize, a: u8, b: u8| bits < 8 && a ^ b == 1 << (bits - 1) && nan_value.get(i) == Some(&true);
     for (i, (&a, &b)) in q.elements.iter().zip(we).enumerate() {
         if !skipped(i) {
-            t.check(a == b || (element_nan(a) && element_nan(b)) || nan_sign_only(i, a, b), || {
+            t.check_nan(a == b, element_nan(a) && element_nan(b), || {
                 format!("{label}: element {i}: lowbit {a:#x}, implementation {b:#x}")
             });
         }
@@ -118,7 +126,9 @@ fn compare(
                 let nan_e4m3 =
                     q.scheme.recipe().scale == blocks::ScaleFormat::E4M3 && a & 0x7F == 0x7F && b & 0x7F == 0x7F;
                 if !scale_skipped(i) {
-                    t.check(a == b || nan_e4m3, || format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}"));
+                    t.check_nan(a == b, nan_e4m3, || {
+                        format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}")
+                    });
                 }
             }
             assert_eq!(c.len(), ws.len(), "{label}: scale count");
@@ -130,7 +140,7 @@ fn compare(
             let bf = sdtype == "bf16";
             for (i, (&a, &b)) in v.iter().zip(&w).enumerate() {
                 if !scale_skipped(i) {
-                    t.check(a == b || (nan(a, bf) && nan(b, bf)), || {
+                    t.check_nan(a == b, nan(a, bf) && nan(b, bf), || {
                         format!("{label}: scale {i}: lowbit {a:#06x}, implementation {b:#06x}")
                     });
                 }
@@ -140,7 +150,7 @@ fn compare(
             let w = f32s(ws);
             assert_eq!(v.len(), w.len(), "{label}: scale count");
             for (i, (&a, &b)) in v.iter().zip(&w).enumerate() {
-                t.check(same_f32(a, b), || format!("{label}: scale {i}: lowbit {a:e}, implementation {b:e}"));
+                t.check_f32(a, b, || format!("{label}: scale {i}: lowbit {a:e}, implementation {b:e}"));
             }
         }
         (s, d) => t.check(false, || format!("{label}: scales {s:?} where the implementation has {d}")),
@@ -148,7 +158,7 @@ fn compare(
     match (want.get("global_scale"), q.global_scale) {
         (Some((g, _, _)), Some(a)) => {
             let b = f32s(g)[0];
-            t.check(same_f32(a, b), || format!("{label}: global scale lowbit {a:e}, implementation {b:e}"));
+            t.check_f32(a, b, || format!("{label}: global scale lowbit {a:e}, implementation {b:e}"));
         }
         (None, None) => {}
         (w, a) => t.check(false, || format!("{label}: global scale lowbit {a:?}, implementation {}", w.is_some())),
@@ -158,17 +168,8 @@ fn compare(
         // ONNX layouts: the fixture holds the packed elements, which come first.
         let row_bytes = wb.len() / (q.shape.iter().product::<usize>() / row_len).max(1);
         for (i, (&a, &b)) in bytes.iter().zip(wb).enumerate() {
-            // float4 in the ONNX layout: the two nibbles are elements 2i and 2i + 1.
-            let onnx_fp4 = bits == 4 && q.scheme.recipe().layout == blocks::Layout::Onnx;
-            let nibbles_ok = onnx_fp4
-                && (0..2).all(|k| {
-                    let (x, y) = ((a >> (4 * k)) & 15, (b >> (4 * k)) & 15);
-                    x == y || nan_sign_only(2 * i + k, x, y)
-                });
             if !skip.contains(&(i / row_bytes.max(1))) {
-                t.check(a == b || nibbles_ok, || {
-                    format!("{label}: byte {i}: lowbit {a:#04x}, implementation {b:#04x}")
-                });
+                t.check(a == b, || format!("{label}: byte {i}: lowbit {a:#04x}, implementation {b:#04x}"));
             }
         }
     }
@@ -176,7 +177,7 @@ fn compare(
         let back = q.dequantize().unwrap();
         for (i, (&a, &b)) in back.iter().zip(&f32s(wd)).enumerate() {
             if !skipped(i) {
-                t.check(same_f32(a, b), || {
+                t.check_f32(a, b, || {
                     format!(
                         "{label}: dequantized {i}: lowbit {a:e} ({:#x}), implementation {b:e} ({:#x})",
                         a.to_bits(),
@@ -238,7 +239,10 @@ fn every_fixture_case() {
             compare(&mut t, &label, &q, &want, &skipped_rows(m, case));
         }
     }
-    println!("{} cases, {} values compared, {not_offered} cases of schemes not offered", t.cases, t.values);
+    println!(
+        "{} cases, {} values compared ({} equal as NaN only), {not_offered} cases of schemes not offered",
+        t.cases, t.values, t.nan_as_nan
+    );
     let mut per_scheme: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for f in &t.failures {
         per_scheme.entry(f.split(' ').next().unwrap().to_string()).or_default().push(f);
@@ -252,4 +256,7 @@ fn every_fixture_case() {
     }
     assert!(t.cases > 300 && t.values > 200_000, "too little compared: {} cases, {} values", t.cases, t.values);
     assert!(t.failures.is_empty(), "{} differences", t.failures.len());
+    // The NaN leniency pinned (NaN float values and float8/E4M3 NaN codes whose bits the rows do
+    // not model yet): it may shrink as they do, never grow unnoticed.
+    assert!(t.nan_as_nan <= 1770, "{} values equal only as NaN (1770 before)", t.nan_as_nan);
 }

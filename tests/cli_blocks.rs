@@ -383,6 +383,7 @@ fn schemes_lists_every_family_with_its_source() {
         "torchao:nvfp4",
         "modelopt:nvfp4",
         "compressed-tensors:nvfp4",
+        "compressed-tensors:mxfp4",
         "ggml:q8_0",
         "deepseek:fp8",
         "fp8:tensor",

@@ -11,7 +11,13 @@ shape: the ONNX code of the element type; ggml Q8_0 the int8 byte, Q4_0 the stor
 scales; x's shape with the blocked axis divided by the block, rounded up; tiles divide both
 axes), ``global_scale`` (numpy float32 or None), ``to_bytes()`` (the scheme's storage layout:
 ggml's block structs, otherwise the elements packed as ONNX packs them, then the scales, then the
-per-tensor scale as float32) and ``dequantize(dtype=np.float32)``.
+per-tensor scale as float32) and ``dequantize(dtype=np.float32)``. The tensor itself stays in
+Rust; ``elements`` and ``scales`` are taken out once and are read-only (``from_arrays`` makes a
+new one from changed arrays).
+
+CPU ``torch.Tensor`` inputs are read in place as :func:`lowbit.cast` reads them; given a tensor,
+``elements``, ``scales`` and ``dequantize()`` are tensors too (``out_type="numpy"`` keeps numpy,
+``out_type="torch"`` asks for tensors from numpy input); ``global_scale`` stays a numpy float32.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import numpy as np
 
 from . import _native
 from . import _dtypes
+from . import _torch
 from ._errors import DTypeError, Error
 
 #: Every scheme family (with its options) and the implementation it reproduces.
@@ -48,100 +55,100 @@ def _kind_of(scales: np.ndarray) -> str:
 def _global(value: Any) -> Optional[float]:
     if value is None:
         return None
-    a = np.asarray(value, dtype=np.float32).reshape(-1)
+    a = np.asarray(_torch.numpy_in(value), dtype=np.float32).reshape(-1)
     if a.size != 1:
         raise Error(f"global_scale is one value, not {a.size}")
     return float(a[0])
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 class Quantized:
     """A block-quantized tensor: element codes, scales and the per-tensor scale of a scheme."""
 
-    __slots__ = ("scheme", "axis", "elements", "scales", "global_scale")
+    __slots__ = ("scheme", "axis", "elements", "scales", "global_scale", "_native", "_torch_out")
 
-    def __init__(self, scheme: str, axis: int, elements: np.ndarray, scales: np.ndarray,
-                 global_scale: Optional[np.float32]) -> None:
+    def __init__(self, native: Any, scheme: str, axis: int, torch_out: bool = False) -> None:
+        self._native = native
+        self._torch_out = torch_out
         self.scheme = scheme
         self.axis = axis
-        self.elements = elements
-        self.scales = scales
-        self.global_scale = global_scale
-
-    @classmethod
-    def _from_parts(cls, scheme: str, axis: int, shape: Tuple[int, ...], parts: Any) -> "Quantized":
-        elements, kind, scale_bytes, scales_shape, global_scale = parts
+        shape = tuple(native.shape())
+        kind, scale_bytes, scales_shape = native.scales()
+        elements = native.elements().reshape(shape)
         scales = scale_bytes.view(_SCALE_DTYPES[kind]).reshape(scales_shape)
-        g = None if global_scale is None else np.float32(global_scale)
-        return cls(scheme, axis, elements.reshape(shape), scales, g)
-
-    def _parts(self) -> Tuple[np.ndarray, list, str, np.ndarray, str, int, Optional[float]]:
-        scales = np.ascontiguousarray(self.scales)
-        kind = _kind_of(scales)
-        return (
-            np.ascontiguousarray(self.elements, dtype=np.uint8).reshape(-1),
-            [int(d) for d in self.elements.shape],
-            kind,
-            scales.reshape(-1).view(np.uint8),
-            self.scheme,
-            self.axis,
-            _global(self.global_scale),
-        )
+        if torch_out:
+            self.elements = _torch.out(elements, True)
+            self.scales = _torch.out(scales, True)
+        else:
+            self.elements = _read_only(elements)
+            self.scales = _read_only(scales)
+        g = native.global_scale()
+        self.global_scale = None if g is None else np.float32(g)
 
     def to_bytes(self) -> bytes:
         """The tensor in its scheme's storage layout."""
-        return _native.blocks_to_bytes(*self._parts()).tobytes()
+        return self._native.to_bytes().tobytes()
 
-    def dequantize(self, dtype: Any = np.float32) -> np.ndarray:
-        """The values as the implementation dequantizes them (float32), cast to `dtype` by
-        :func:`lowbit.cast` when another float dtype is asked for."""
-        values = _native.blocks_dequantize(*self._parts()).reshape(self.elements.shape)
-        if np.dtype(dtype) == np.float32:
-            return values
-        from . import cast
+    def dequantize(self, dtype: Any = np.float32) -> Any:
+        """The values as the implementation dequantizes them (float32), cast to `dtype` (a numpy,
+        ml_dtypes or torch dtype) by :func:`lowbit.cast` when another dtype is asked for."""
+        values = self._native.dequantize().reshape(tuple(self._native.shape()))
+        target = _torch.dtype_in(dtype)
+        if np.dtype(target) != np.float32:
+            from . import cast
 
-        return cast(values, dtype)
+            values = cast(values, target)
+        return _torch.out(values, self._torch_out)
 
     def __repr__(self) -> str:
         return (f"Quantized(scheme={self.scheme!r}, shape={tuple(self.elements.shape)}, "
                 f"scales={tuple(self.scales.shape)} {self.scales.dtype}, global_scale={self.global_scale!r})")
 
 
-def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None) -> Quantized:
-    """Quantizes `x` (numpy float32, float16 or ml_dtypes.bfloat16) with `scheme` in blocks
-    along `axis` (tiles: the last two axes). `global_scale`: the per-tensor scale of two-level
-    recipes (None: computed as the implementation computes it)."""
+def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None,
+             out_type: Optional[str] = None) -> Quantized:
+    """Quantizes `x` (numpy float32, float16 or ml_dtypes.bfloat16, or a CPU torch tensor of
+    those) with `scheme` in blocks along `axis` (tiles: the last two axes). `global_scale`: the
+    per-tensor scale of two-level recipes (None: computed as the implementation computes it)."""
     from . import _flat_bytes
 
-    a = np.asarray(x)
+    want_torch = _torch.wants_torch(out_type, x)
+    a = np.asarray(_torch.numpy_in(x))
     name = _dtypes.of_array(a)
-    shape = tuple(int(d) for d in a.shape)
-    parts = _native.blocks_quantize(_flat_bytes(a), name, list(shape), scheme, int(axis), _global(global_scale))
-    return Quantized._from_parts(scheme, int(axis), shape, parts)
+    shape = [int(d) for d in a.shape]
+    native = _native.blocks_quantize(_flat_bytes(a), name, shape, scheme, int(axis), _global(global_scale))
+    return Quantized(native, scheme, int(axis), want_torch)
 
 
-def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1) -> Quantized:
-    """The reverse of :meth:`Quantized.to_bytes` for a tensor of `shape`."""
+def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, out_type: Optional[str] = None) -> Quantized:
+    """The reverse of :meth:`Quantized.to_bytes` for a tensor of `shape` (`data`: bytes, a uint8
+    array or a uint8 CPU tensor)."""
     from . import _as_bytes, _shape
 
+    want_torch = _torch.wants_torch(out_type, data)
     dims = _shape(shape)
-    parts = _native.blocks_from_bytes(_as_bytes(data), scheme, list(dims), int(axis))
-    return Quantized._from_parts(scheme, int(axis), dims, parts)
+    native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis))
+    return Quantized(native, scheme, int(axis), want_torch)
 
 
 def from_arrays(elements: Any, scales: Any, scheme: str, *, axis: int = -1,
-                global_scale: Any = None) -> Quantized:
+                global_scale: Any = None, out_type: Optional[str] = None) -> Quantized:
     """A :class:`Quantized` from its arrays (element codes as uint8, scales as uint8 codes or
-    float16/bfloat16/float32 values), every length and code checked."""
-    e = np.asarray(elements)
+    float16/bfloat16/float32 values; numpy or CPU torch), every length and code checked."""
+    want_torch = _torch.wants_torch(out_type, elements, scales)
+    e = np.asarray(_torch.numpy_in(elements))
     if e.dtype != np.uint8 and e.dtype.itemsize == 1:
         e = e.view(np.uint8)
     if e.dtype != np.uint8:
         raise DTypeError(f"elements are uint8 codes, not {e.dtype}")
-    s = np.asarray(scales)
-    q = Quantized(scheme, int(axis), e, s, None if global_scale is None else np.float32(_global(global_scale)))
-    parts = _native.blocks_from_arrays(*q._parts())
-    return Quantized._from_parts(scheme, int(axis), tuple(int(d) for d in e.shape), parts)
+    s = np.ascontiguousarray(_torch.numpy_in(scales))
+    native = _native.blocks_from_arrays(np.ascontiguousarray(e).reshape(-1), [int(d) for d in e.shape], _kind_of(s),
+                                        s.reshape(-1).view(np.uint8), scheme, int(axis), _global(global_scale))
+    return Quantized(native, scheme, int(axis), want_torch)
 
 
 __all__ = ["SCHEMES", "Quantized", "quantize", "from_bytes", "from_arrays"]
-

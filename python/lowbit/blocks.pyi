@@ -10,19 +10,28 @@ SCHEMES: Tuple[Tuple[str, str], ...]
 class Quantized:
     scheme: str
     axis: int
-    elements: npt.NDArray[np.uint8]
-    scales: npt.NDArray[Any]
+    # numpy arrays (read-only), or torch tensors when the tensor came from torch (out_type).
+    elements: Any
+    scales: Any
     global_scale: Optional[np.float32]
     def to_bytes(self) -> bytes: ...
-    def dequantize(self, dtype: Any = ...) -> npt.NDArray[Any]: ...
+    def dequantize(self, dtype: Any = ...) -> Any: ...
 
-def quantize(x: npt.ArrayLike, scheme: str, *, axis: int = -1, global_scale: Optional[float] = None) -> Quantized: ...
-def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1) -> Quantized: ...
-def from_arrays(
-    elements: npt.ArrayLike,
-    scales: npt.ArrayLike,
+def quantize(
+    x: Any,
     scheme: str,
     *,
     axis: int = -1,
-    global_scale: Optional[float] = None,
+    global_scale: Optional[Any] = None,
+    out_type: Optional[str] = None,
+) -> Quantized: ...
+def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, out_type: Optional[str] = None) -> Quantized: ...
+def from_arrays(
+    elements: Any,
+    scales: Any,
+    scheme: str,
+    *,
+    axis: int = -1,
+    global_scale: Optional[Any] = None,
+    out_type: Optional[str] = None,
 ) -> Quantized: ...

@@ -1,7 +1,7 @@
 //! `lowbit.blocks` on the Rust side: [`lowbit::quant::blocks`] over flat buffers. A quantized
-//! tensor crosses the boundary as its parts: the element codes (one byte each), the scales' kind
-//! (`codes`, `float16`, `bfloat16`, `float32`) with their little-endian bytes, the scales' shape
-//! and the per-tensor scale; `lowbit/blocks.py` holds them in its `Quantized`.
+//! tensor stays a Rust [`Quantized`] inside [`BlocksQuantized`]; `lowbit/blocks.py` wraps it and
+//! takes its element codes and scales out once, as numpy arrays (the scales as their kind,
+//! `codes`, `float16`, `bfloat16` or `float32`, and little-endian bytes).
 
 use crate::{guarded, slice, usage, OrRaise};
 use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
@@ -9,18 +9,56 @@ use lowbit::DType;
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-/// The parts of a quantized tensor: elements, scales kind, scales bytes, scales shape, global.
-type Parts<'py> = (Bound<'py, PyArray1<u8>>, &'static str, Bound<'py, PyArray1<u8>>, Vec<usize>, Option<f32>);
+/// A block-quantized tensor (the crate's `Quantized`), checked when it was made.
+#[pyclass(frozen, module = "lowbit._native")]
+pub(crate) struct BlocksQuantized {
+    quantized: Quantized,
+}
 
-fn parts<'py>(py: Python<'py>, q: Quantized) -> PyResult<Parts<'py>> {
-    let scales_shape = q.scales_shape().or_raise(py)?;
-    let (kind, bytes): (&'static str, Vec<u8>) = match q.scales {
-        Scales::Codes(c) => ("codes", c),
-        Scales::Float16(v) => ("float16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
-        Scales::Bfloat16(v) => ("bfloat16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
-        Scales::Float32(v) => ("float32", v.iter().flat_map(|f| f.to_le_bytes()).collect()),
-    };
-    Ok((PyArray1::from_vec(py, q.elements), kind, PyArray1::from_vec(py, bytes), scales_shape, q.global_scale))
+/// Scales as they cross: their kind, their little-endian bytes, their shape.
+type ScaleParts<'py> = (&'static str, Bound<'py, PyArray1<u8>>, Vec<usize>);
+
+#[pymethods]
+impl BlocksQuantized {
+    /// The tensor's shape.
+    fn shape(&self) -> Vec<usize> {
+        self.quantized.shape.clone()
+    }
+
+    /// The element codes, one byte each, in the tensor's order.
+    fn elements<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u8>> {
+        PyArray1::from_slice(py, &self.quantized.elements)
+    }
+
+    /// The scales: their kind, their little-endian bytes and their shape.
+    fn scales<'py>(&self, py: Python<'py>) -> PyResult<ScaleParts<'py>> {
+        let shape = self.quantized.scales_shape().or_raise(py)?;
+        let (kind, bytes): (&'static str, Vec<u8>) = match &self.quantized.scales {
+            Scales::Codes(c) => ("codes", c.clone()),
+            Scales::Float16(v) => ("float16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
+            Scales::Bfloat16(v) => ("bfloat16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
+            Scales::Float32(v) => ("float32", v.iter().flat_map(|f| f.to_le_bytes()).collect()),
+        };
+        Ok((kind, PyArray1::from_vec(py, bytes), shape))
+    }
+
+    /// The per-tensor scale, where the scheme has one.
+    fn global_scale(&self) -> Option<f32> {
+        self.quantized.global_scale
+    }
+
+    /// The float32 values, as the implementation dequantizes them.
+    fn dequantize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        guarded(py, || {
+            let values = py.detach(|| self.quantized.dequantize()).or_raise(py)?;
+            Ok(PyArray1::from_vec(py, values))
+        })
+    }
+
+    /// The tensor in its scheme's storage layout.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        guarded(py, || Ok(PyArray1::from_vec(py, self.quantized.to_bytes().or_raise(py)?)))
+    }
 }
 
 fn scales_of(py: Python<'_>, kind: &str, bytes: &[u8]) -> PyResult<Scales> {
@@ -57,48 +95,31 @@ pub(crate) fn blocks_element_dtype(py: Python<'_>, scheme: &str) -> PyResult<&'s
 /// Quantizes `x` (raw little-endian FLOAT, FLOAT16 or BFLOAT16 of `shape`).
 #[pyfunction]
 #[pyo3(signature = (x, dtype_, shape, scheme, axis, global_scale))]
-pub(crate) fn blocks_quantize<'py>(
-    py: Python<'py>,
+pub(crate) fn blocks_quantize(
+    py: Python<'_>,
     x: PyReadonlyArray1<'_, u8>,
     dtype_: &str,
     shape: Vec<usize>,
     scheme: &str,
     axis: i64,
     global_scale: Option<f32>,
-) -> PyResult<Parts<'py>> {
+) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let d = DType::parse(dtype_).or_raise(py)?;
         let raw = slice(py, &x, "x")?;
-        let q = py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?;
-        parts(py, q)
+        let quantized = py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?;
+        Ok(BlocksQuantized { quantized })
     })
 }
 
-/// A `Quantized` from its parts, every length and code checked.
+/// A quantized tensor from its arrays (element codes of `shape`, scales of `kind` as bytes),
+/// every length and code checked.
+#[pyfunction]
+#[pyo3(signature = (elements, shape, kind, scales, scheme, axis, global_scale))]
 #[allow(clippy::too_many_arguments)]
-fn quantized(
+pub(crate) fn blocks_from_arrays(
     py: Python<'_>,
-    elements: &PyReadonlyArray1<'_, u8>,
-    shape: Vec<usize>,
-    kind: &str,
-    scales: &PyReadonlyArray1<'_, u8>,
-    scheme: &str,
-    axis: i64,
-    global_scale: Option<f32>,
-) -> PyResult<Quantized> {
-    let scheme = Scheme::parse(scheme).or_raise(py)?;
-    let scales = scales_of(py, kind, slice(py, scales, "scales")?)?;
-    let elements = slice(py, elements, "elements")?.to_vec();
-    blocks::from_arrays(elements, &shape, scales, &scheme, axis, global_scale).or_raise(py)
-}
-
-/// Checks parts and gives them back (the scales' shape computed).
-#[pyfunction]
-#[pyo3(signature = (elements, shape, kind, scales, scheme, axis, global_scale))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn blocks_from_arrays<'py>(
-    py: Python<'py>,
     elements: PyReadonlyArray1<'_, u8>,
     shape: Vec<usize>,
     kind: &str,
@@ -106,78 +127,39 @@ pub(crate) fn blocks_from_arrays<'py>(
     scheme: &str,
     axis: i64,
     global_scale: Option<f32>,
-) -> PyResult<Parts<'py>> {
+) -> PyResult<BlocksQuantized> {
     guarded(py, || {
-        let q = quantized(py, &elements, shape, kind, &scales, scheme, axis, global_scale)?;
-        parts(py, q)
+        let scheme = Scheme::parse(scheme).or_raise(py)?;
+        let scales = scales_of(py, kind, slice(py, &scales, "scales")?)?;
+        let elements = slice(py, &elements, "elements")?.to_vec();
+        let quantized = blocks::from_arrays(elements, &shape, scales, &scheme, axis, global_scale).or_raise(py)?;
+        Ok(BlocksQuantized { quantized })
     })
 }
 
-/// The float32 values of a quantized tensor.
+/// The reverse of `BlocksQuantized.to_bytes`.
 #[pyfunction]
-#[pyo3(signature = (elements, shape, kind, scales, scheme, axis, global_scale))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn blocks_dequantize<'py>(
-    py: Python<'py>,
-    elements: PyReadonlyArray1<'_, u8>,
-    shape: Vec<usize>,
-    kind: &str,
-    scales: PyReadonlyArray1<'_, u8>,
-    scheme: &str,
-    axis: i64,
-    global_scale: Option<f32>,
-) -> PyResult<Bound<'py, PyArray1<f32>>> {
-    guarded(py, || {
-        let q = quantized(py, &elements, shape, kind, &scales, scheme, axis, global_scale)?;
-        let values = py.detach(|| q.dequantize()).or_raise(py)?;
-        Ok(PyArray1::from_vec(py, values))
-    })
-}
-
-/// A quantized tensor in its scheme's storage layout.
-#[pyfunction]
-#[pyo3(signature = (elements, shape, kind, scales, scheme, axis, global_scale))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn blocks_to_bytes<'py>(
-    py: Python<'py>,
-    elements: PyReadonlyArray1<'_, u8>,
-    shape: Vec<usize>,
-    kind: &str,
-    scales: PyReadonlyArray1<'_, u8>,
-    scheme: &str,
-    axis: i64,
-    global_scale: Option<f32>,
-) -> PyResult<Bound<'py, PyArray1<u8>>> {
-    guarded(py, || {
-        let q = quantized(py, &elements, shape, kind, &scales, scheme, axis, global_scale)?;
-        Ok(PyArray1::from_vec(py, q.to_bytes().or_raise(py)?))
-    })
-}
-
-/// The reverse of `blocks_to_bytes`.
-#[pyfunction]
-pub(crate) fn blocks_from_bytes<'py>(
-    py: Python<'py>,
+pub(crate) fn blocks_from_bytes(
+    py: Python<'_>,
     data: PyReadonlyArray1<'_, u8>,
     scheme: &str,
     shape: Vec<usize>,
     axis: i64,
-) -> PyResult<Parts<'py>> {
+) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
-        let q = blocks::from_bytes(slice(py, &data, "data")?, &scheme, &shape, axis).or_raise(py)?;
-        parts(py, q)
+        let quantized = blocks::from_bytes(slice(py, &data, "data")?, &scheme, &shape, axis).or_raise(py)?;
+        Ok(BlocksQuantized { quantized })
     })
 }
 
-/// Registers the functions above.
+/// Registers the class and functions above.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<BlocksQuantized>()?;
     m.add_function(wrap_pyfunction!(blocks_schemes, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_element_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_quantize, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_arrays, m)?)?;
-    m.add_function(wrap_pyfunction!(blocks_dequantize, m)?)?;
-    m.add_function(wrap_pyfunction!(blocks_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_bytes, m)?)?;
     Ok(())
 }

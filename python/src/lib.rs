@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 mod block_vectors;
 mod blocks;
 mod checkpoint;
+mod checkpoint_tools;
 mod scalar;
 
 // ------------------------------------------------------------------------------------------------
@@ -1141,6 +1142,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
     checkpoint::register(m)?;
+    checkpoint_tools::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

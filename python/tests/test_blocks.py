@@ -15,7 +15,7 @@ import lowbit
 from lowbit import blocks
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "blocks"
-NOT_OFFERED = {"compressed-tensors:mxfp4"}
+NOT_OFFERED = set()  # every recorded scheme is offered
 NUMPY = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "u8": np.uint8, "u16": np.uint16}
 
 
@@ -32,7 +32,7 @@ def _same(a, b):
 def test_schemes_listed():
     names = [name for name, _ in blocks.SCHEMES]
     assert any(n.startswith("torchao:mxfp8e4m3") for n in names)
-    assert "modelopt:nvfp4" in names and "compressed-tensors:nvfp4" in names
+    assert "modelopt:nvfp4" in names and "compressed-tensors:nvfp4" in names and "compressed-tensors:mxfp4" in names
     assert all(source for _, source in blocks.SCHEMES)
 
 
@@ -103,6 +103,12 @@ def test_ggml_q8_0_by_hand():
     back = blocks.from_bytes(data, "ggml:q8_0", (1, 32))
     assert np.array_equal(back.elements, q.elements)
     assert back.dequantize()[0, :5].tolist() == [127.0, 2.0, 1.0, -1.0, 3.0]
+    # The arrays are what the tensor holds: changing them in place would not change it, so they
+    # are read-only (from_arrays makes another tensor).
+    with pytest.raises(ValueError):
+        q.elements[0, 0] = 0
+    with pytest.raises(ValueError):
+        q.scales[0, 0] = 0
 
 
 def test_nvfp4_global_conventions_and_arrays():

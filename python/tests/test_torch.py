@@ -1,4 +1,5 @@
-"""torch.Tensor in and out of lowbit.cast, pack, unpack and quantize_linear (lowbit/_torch.py).
+"""torch.Tensor in and out of lowbit.cast, pack, unpack, quantize_linear and lowbit.blocks
+(lowbit/_torch.py).
 
 torch is optional: these tests skip without it (README, "Python": how to run them with torch
 2.15.0). The import test runs everywhere."""
@@ -102,3 +103,56 @@ def test_what_torch_cannot_hold_is_refused_by_name():
     assert lowbit.cast(torch.ones(2), "int4", out_type="numpy").dtype == np.dtype(ml_dtypes.int4)
     with pytest.raises(lowbit.Error, match="out_type"):
         lowbit.cast(torch.ones(2), "f16", out_type="jax")
+
+
+@needs_torch
+def test_blocks_quantize_takes_and_gives_tensors():
+    # torchao MXFP4, scale=floor: amax 7 = 1.75 * 2^2, exponent 2 - emax 2 = 0: scale 2^0 (E8M0
+    # 0x7F); 7 / 1 saturates to 6 (E2M1 code 7), 0.5 is code 1, -1.0 code 0xA.
+    x = torch.zeros(2, 32)
+    x[0, :3] = torch.tensor([7.0, 0.5, -1.0])
+    q = lowbit.blocks.quantize(x, "torchao:mxfp4,scale=floor")
+    assert isinstance(q.elements, torch.Tensor) and q.elements.dtype == torch.uint8 and q.elements.shape == (2, 32)
+    assert q.elements[0, :3].tolist() == [7, 1, 0xA] and int(q.elements[1].sum()) == 0
+    # The zero block: floor of the exponent field 0 minus 2, clamped to -127: code 0.
+    assert q.scales.dtype == torch.uint8 and q.scales.tolist() == [[0x7F], [0x00]]
+    assert q.global_scale is None
+    back = q.dequantize()
+    assert isinstance(back, torch.Tensor) and back.dtype == torch.float32
+    assert back[0, :3].tolist() == [6.0, 0.5, -1.0] and back[1].abs().sum().item() == 0.0
+    assert q.dequantize(dtype=torch.bfloat16).dtype == torch.bfloat16
+    as_numpy = lowbit.blocks.quantize(x, "torchao:mxfp4,scale=floor", out_type="numpy")
+    assert isinstance(as_numpy.elements, np.ndarray) and isinstance(as_numpy.dequantize(), np.ndarray)
+
+
+@needs_torch
+def test_blocks_read_non_contiguous_bfloat16_tensors():
+    # A transposed bfloat16 tensor quantizes as its contiguous copy does, and as the same values
+    # from numpy (ml_dtypes.bfloat16) do.
+    x = (torch.arange(64 * 32, dtype=torch.float32).reshape(64, 32) / 7 - 100).to(torch.bfloat16).t()
+    assert not x.is_contiguous()
+    got = lowbit.blocks.quantize(x, "torchao:nvfp4")
+    dense = lowbit.blocks.quantize(x.contiguous(), "torchao:nvfp4")
+    from_numpy = lowbit.blocks.quantize(x.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16),
+                                        "torchao:nvfp4")
+    assert torch.equal(got.elements, dense.elements) and torch.equal(got.scales, dense.scales)
+    assert got.elements.numpy().tobytes() == from_numpy.elements.tobytes()
+
+
+@needs_torch
+def test_blocks_from_arrays_and_from_bytes_take_tensors():
+    # E2M1 code 7 (6.0) and 0xA (-1.0) under the E8M0 scale 0x80 = 2^1: 12 and -2.
+    elements = torch.zeros(1, 32, dtype=torch.uint8)
+    elements[0, :2] = torch.tensor([7, 0xA], dtype=torch.uint8)
+    scales = torch.tensor([[0x80]], dtype=torch.uint8).view(torch.float8_e8m0fnu)
+    q = lowbit.blocks.from_arrays(elements, scales, "torchao:mxfp4,scale=floor")
+    values = q.dequantize()
+    assert isinstance(values, torch.Tensor) and values[0, :3].tolist() == [12.0, -2.0, 0.0]
+    # ggml's block_q8_0 as a uint8 tensor: d = float16 2.0 (0x4000, little-endian), then 32 int8:
+    # 3 and -4 (0xFC) give 6 and -8.
+    raw = torch.tensor([0x00, 0x40, 3, 0xFC] + [0] * 30, dtype=torch.uint8)
+    g = lowbit.blocks.from_bytes(raw, "ggml:q8_0", (1, 32))
+    assert isinstance(g.elements, torch.Tensor) and g.scales.dtype == torch.float16
+    assert g.dequantize()[0, :3].tolist() == [6.0, -8.0, 0.0]
+    with pytest.raises(lowbit.Error, match="CPU"):
+        lowbit.blocks.quantize(torch.zeros(1, 32, device="meta"), "ggml:q8_0")

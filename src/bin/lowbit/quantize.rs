@@ -524,7 +524,7 @@ pub struct QuantMode {
     /// A block-scaled recipe, exactly as the implementation it names computes it:
     /// ocp:mxfp4[,block=N][,scale=floor|ceil] (OCP MX; also mxfp8e4m3, mxfp8e5m2, mxfp6e2m3,
     /// mxfp6e3m2, mxint8), torchao:mxfp4,scale=rceil, torchao:nvfp4[,global=amax],
-    /// modelopt:nvfp4, compressed-tensors:nvfp4, ggml:q8_0|q4_0|mxfp4|nvfp4,
+    /// modelopt:nvfp4, compressed-tensors:nvfp4|mxfp4, ggml:q8_0|q4_0|mxfp4|nvfp4,
     /// deepseek:fp8[,tile=1x128][,scale_fmt=ue8m0], fp8:tensor|channel|group=N|block=MxN.
     /// `lowbit schemes` lists them with their sources. Its scales go in --scales.
     #[arg(long, value_name = "SCHEME", value_parser = blocks::scheme_name)]

@@ -229,6 +229,17 @@ fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
     Ok(())
 }
 
+/// [`round_all_to`], with the NaN bits of the implementation's bfloat16 rounding where the row
+/// names them.
+fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
+    round_all_to(dtype, values)?;
+    if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.bfloat16_nan) {
+        let nan = f32::from_bits(u32::from(bits) << 16);
+        values.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = nan);
+    }
+    Ok(())
+}
+
 /// torch's `maximum`/`clamp`: NaN passes.
 fn clamp(x: f32, low: f32, high: f32) -> f32 {
     if x.is_nan() {
@@ -250,7 +261,9 @@ fn pow2(e: i32) -> f32 {
 /// The compute dtype: the input's where the recipe computes in it (bfloat16 under
 /// compressed-tensors), else float32.
 fn compute_dtype(recipe: &Recipe, input: DType) -> DType {
-    let in_input = recipe.scale == ScaleFormat::InputDtype || recipe.global == GlobalRule::CompressedTensorsEncode;
+    let in_input = recipe.scale == ScaleFormat::InputDtype
+        || recipe.global == GlobalRule::CompressedTensorsEncode
+        || matches!(recipe.round, ElementRound::Cast { in_compute_dtype: true, .. });
     if in_input && input == DType::Bfloat16 {
         DType::Bfloat16
     } else {
@@ -505,6 +518,18 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
             };
             BlockScale { stored: code, factor }
         }
+        ScaleRule::PowerOfTwoLog2 { mbits, emax, .. } => {
+            // round_to_power_2 in int32 (a NaN amax arrives with torch's bits: block_scales).
+            let rounded = (amax.to_bits() as i32).wrapping_add(1 << (23 - mbits - 1)) as u32 & 0xFF80_0000;
+            let code = match rounded {
+                0x7F80_0000 => 255,
+                r if r & 0x8000_0000 != 0 || r == 0 => 0,
+                r => ((r >> 23) as i32 - emax).clamp(0, 255) as u32,
+            };
+            let factor = if code == 255 { f32::INFINITY } else { pow2(code as i32 - 127) };
+            // compress_mx_scale: (int32)floor(log2(Inf)) is x86's 0x80000000; plus 127, as uint8.
+            BlockScale { stored: if code == 255 { 0x7F } else { code }, factor }
+        }
         ScaleRule::GgmlLog2Floor => {
             let code = if amax > 0.0 {
                 let e = amax.log2().floor() - 2.0 + 127.0;
@@ -555,6 +580,18 @@ pub(super) fn block_scales(
     global: Option<f32>,
     compute: DType,
 ) -> Result<Vec<BlockScale>> {
+    if let ScaleRule::PowerOfTwoLog2 { nan_lanes, .. } = recipe.scale_rule {
+        let lanes = nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
+        let n = amaxes.len();
+        return Ok(amaxes
+            .iter()
+            .enumerate()
+            .map(|(b, &a)| {
+                let a = if a.is_nan() { f32::from_bits(nan_amax_bits(b, n, lanes)) } else { a };
+                block_scale(recipe, a, global, compute)
+            })
+            .collect());
+    }
     let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
         && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
     if !batched {
@@ -577,6 +614,21 @@ pub(super) fn block_scales(
             divide_after_cast(recipe, pre[b], stored, v, compute)
         })
         .collect())
+}
+
+/// The float32 bits torch leaves in a NaN block maximum that `calculate_qparams` took through its
+/// elementwise `torch.min(min, 0)`, `torch.max(max, 0)` and `torch.max(|min|, |max|)`, for block
+/// `index` of `count` (the scale tensor's order): ATen's vectorized loop (AVX-512 dispatch)
+/// writes a NaN as every bit set, so the first `count / lanes * lanes` blocks get 0xFFFFFFFF
+/// (bfloat16: 0xFFFF), and the scalar tail passes the input's positive NaN (0x7FC00000).
+/// Observed with torch 2.15.0: 16 float32 / 32 bfloat16 blocks on both the AVX-512 and the
+/// AVX2 dispatch; under ATEN_CPU_CAPABILITY=default every NaN stays positive.
+fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
+    if index < count / lanes.max(1) * lanes {
+        0xFFFF_FFFF
+    } else {
+        0x7FC0_0000
+    }
 }
 
 /// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
@@ -748,7 +800,7 @@ fn element_codes(
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {
             if in_compute_dtype && compute != DType::Float {
-                round_all_to(compute, &mut scaled)?;
+                round_all_as(recipe, compute, &mut scaled)?;
             }
             for y in scaled.iter_mut() {
                 if negative_zero_to_positive && y.to_bits() == 0x8000_0000 {
@@ -776,7 +828,7 @@ fn element_codes(
                         if y.is_nan() {
                             // A NaN factor is what torch's product carries, even over a NaN x.
                             let f = factors[g.block_of(row, col)];
-                            *c = nan_code(nan, dtype, if f.is_nan() { f } else { y });
+                            *c = nan_code(recipe, nan, compute, if f.is_nan() { f } else { y });
                         }
                     }
                 }
@@ -821,12 +873,17 @@ fn torch_float8_nan(nan: f32) -> f32 {
 }
 
 /// The code a NaN gets under `rule`.
-pub(super) fn nan_code(rule: NanElement, dtype: DType, y: f32) -> u8 {
+pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
+    let dtype = recipe.element;
     let bits = bits_of(dtype);
     let sign = ((y.to_bits() >> 31) as u8) << (bits - 1);
     match rule {
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
+        NanElement::StoredNan(code) => {
+            let stored_negative = compute == DType::Bfloat16 && recipe.bfloat16_nan.is_some_and(|b| b & 0x8000 != 0);
+            code | (u8::from(stored_negative) << (bits - 1))
+        }
         NanElement::TorchaoBits => {
             // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
             // are false), on the magnitude's bits in int32 arithmetic.
@@ -938,7 +995,7 @@ pub(super) fn dequantize_with(q: &Quantized, fused: bool) -> Result<Vec<f32>> {
         _ => DType::Float,
     };
     if rounding != DType::Float {
-        round_all_to(rounding, &mut out)?;
+        round_all_as(recipe, rounding, &mut out)?;
     }
     Ok(if g.inner == 1 { out } else { axis_back(&out, g.outer, g.len, g.inner) })
 }

@@ -12,7 +12,7 @@
 //! of issue 26, for every row.
 
 use super::engine::{self, BlockScale};
-use super::recipes::{Amax, ElementRound, NanElement, Recipe};
+use super::recipes::{Amax, ElementRound, NanElement, Recipe, ScaleRule};
 use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
@@ -343,7 +343,9 @@ pub(super) fn quantize_rows(
     compute: DType,
 ) -> Result<(Vec<u8>, Vec<BlockScale>)> {
     let blocks_per_row = row.div_ceil(block);
-    let chunk = (CHUNK / row).max(1) * row;
+    // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
+    let whole = matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. });
+    let chunk = if whole { values.len() } else { (CHUNK / row).max(1) * row };
     let mut codes = vec![0u8; values.len()];
     let mut scales = Vec::with_capacity(values.len() / row * blocks_per_row);
     // The element plan once for all chunks.
@@ -428,7 +430,7 @@ fn element_codes(
                     }
                     codes[i] = if y.is_nan() && nan != NanElement::Cast {
                         // A NaN factor is what torch's product carries, even over a NaN x.
-                        engine::nan_code(nan, dtype, if f.is_nan() { f } else { y })
+                        engine::nan_code(recipe, nan, DType::Float, if f.is_nan() { f } else { y })
                     } else {
                         convert_code(DType::Float, dtype, u64::from(y.to_bits()), &cast)? as u8
                     };
@@ -598,6 +600,7 @@ mod tests {
         "torchao:nvfp4,global=amax",
         "modelopt:nvfp4",
         "compressed-tensors:nvfp4",
+        "compressed-tensors:mxfp4",
         "ggml:q8_0",
         "ggml:q4_0",
         "ggml:mxfp4",

@@ -60,6 +60,10 @@ pub const SCHEMES: &[(&str, &str)] = &[
         "compressed-tensors 0.20.0 NVFP4 preset (generate_gparam, calculate_qparams, NVFP4PackedCompressor)",
     ),
     (
+        "compressed-tensors:mxfp4",
+        "compressed-tensors 0.20.0 MXFP4 preset (generate_mx_scales, calculate_qparams, MXFP4PackedCompressor)",
+    ),
+    (
         "ggml:q8_0|q4_0|mxfp4|nvfp4",
         "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
     ),
@@ -130,6 +134,7 @@ impl Scheme {
                     .ok_or_else(|| bad(name, "torchao's scale modes are floor, ceil, even, rceil"))?
             }
             "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
+            "compressed-tensors" if format == "mxfp4" => row(head),
             "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
             "deepseek" if format == "fp8" => {
                 let mut r = row("deepseek:fp8");
@@ -256,8 +261,9 @@ pub fn recipes_markdown() -> String {
          tables`); do not edit by hand. One row per recipe: what the engine reads. The facts and their \
          sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
          in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
-         per-tensor scale | element step | element rounding | dequantize | short last block | layout | \
-         implementation | version | functions | checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         per-tensor scale | element step | element rounding | dequantize | bfloat16 NaN | short last block | \
+         layout | implementation | version | functions | checked by \
+         |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, r) in recipes() {
         let cells = [
@@ -275,6 +281,7 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.step),
             format!("{:?}", r.round),
             format!("{:?}", r.dequantize),
+            r.bfloat16_nan.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
             format!("{:?}", r.short_block),
             format!("{:?}", r.layout),
             r.source.implementation.to_string(),
@@ -462,6 +469,11 @@ pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     engine::dequantize(q)
 }
 
+/// The shape of the scales of a tensor of `shape` under `scheme` ([`Quantized::scales_shape`]).
+pub fn scales_shape(shape: &[usize], scheme: &Scheme, axis: i64) -> Result<Vec<usize>> {
+    engine::scales_shape(shape, scheme, axis)
+}
+
 /// `q` in its scheme's storage layout ([`Layout`]).
 pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
     layout::to_bytes(q)
@@ -476,7 +488,7 @@ impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
-        engine::scales_shape(&self.shape, &self.scheme, self.axis)
+        scales_shape(&self.shape, &self.scheme, self.axis)
     }
 
     /// [`to_bytes`].

@@ -84,6 +84,21 @@ pub enum ScaleRule {
     },
     /// ggml MXFP4: `floor(log2f(amax)) - 2 + 127` when amax > 0, else 0.
     GgmlLog2Floor,
+    /// compressed-tensors MX (`generate_mx_scales`, `compress_mx_scale`): the float32 bits of
+    /// amax plus `1 << (23 - mbits - 1)` in int32, sign and exponent kept (`round_to_power_2`);
+    /// `code = clamp(127 + floor(log2(.)) - emax, 0, 255)` (0 -> -Inf -> 0); the element divisor
+    /// `2^(code - 127)` (255, reached only by a carry into Inf: +Inf); the stored byte
+    /// `127 + (int32)floor(log2(divisor))` as uint8, where x86 converts Inf to 0x80000000: 0x7F.
+    PowerOfTwoLog2 {
+        /// The element format's mantissa bits (the rounding of amax).
+        mbits: u32,
+        /// The element format's largest power of two.
+        emax: i32,
+        /// How many blocks torch's vectorized elementwise max/min takes at once, per input dtype:
+        /// a NaN block maximum leaves `calculate_qparams` negative (every bit set) in the
+        /// vectorized part and positive in the scalar tail (the engine's `nan_amax_bits`).
+        nan_lanes: &'static [(DType, usize)],
+    },
     /// `amax / divisor` (after the per-tensor step of [`GlobalRule`]), then the clamps of
     /// `clamp`, then the cast to the scale format; zero replaced by `zero_scale`.
     Divide {
@@ -197,6 +212,10 @@ pub enum NanElement {
     Cast,
     /// This code (ModelOpt's `searchsorted`: 7), with the NaN's sign bit.
     Code(u8),
+    /// This magnitude code, with the sign of the NaN the implementation stores in the input dtype
+    /// before it packs its values by their sign bit: positive in float32, the sign of the row's
+    /// `bfloat16_nan` in bfloat16 (compressed-tensors: see its row).
+    StoredNan(u8),
     /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits: a NaN scale factor's
     /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
     /// 0x7FF00000 with its sign), else the element's own.
@@ -211,8 +230,8 @@ pub enum Dequantize {
     /// As `Multiply`, but the E2M1 code 8 is +0 (ModelOpt's value table holds `-0` as the
     /// integer 0, so a negative-zero element dequantizes to +0).
     MultiplyNegativeZeroAsPositive,
-    /// `element * (X / G)` with an encode global, result rounded to bfloat16
-    /// (compressed-tensors' decompress).
+    /// `element * (X / G)` with an encode global (`element * X` without one), result rounded
+    /// to bfloat16 (compressed-tensors' decompress).
     DivideGlobalToBf16,
     /// `element * X` rounded to the compute dtype (compressed-tensors FP8 `q.to(scale dtype) *
     /// scale`).
@@ -281,6 +300,9 @@ pub struct Recipe {
     pub layout: Layout,
     /// Input dtypes the implementation takes beyond float32 (bfloat16, float16).
     pub inputs: &'static [DType],
+    /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
+    /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
+    pub bfloat16_nan: Option<u16>,
     /// Where the facts come from.
     pub source: Source,
 }
@@ -291,6 +313,10 @@ const FIXTURES: &str = "scripts/gen_block_fixtures.py (tests/data/blocks)";
 const F32_MIN_NORMAL: f32 = 1.1754944e-38;
 const E4M3_MAX: f32 = 448.0;
 const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
+/// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
+/// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
+/// 0x7FC0 (observed).
+const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
 
 const TORCHAO_MX_SHORT: ShortBlock =
@@ -324,6 +350,7 @@ const fn torchao_mx(
         short_block: TORCHAO_MX_SHORT,
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -390,6 +417,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::OwnBlock,
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "OCP Microscaling Formats (MX) v1.0 (lowbit quant::mx)",
             version: "1.0",
@@ -420,6 +448,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("torchao's nvfp4_quantize asserts the K dim is divisible by block_size 16"),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -456,6 +485,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "nvidia-modelopt",
             version: "0.47.0",
@@ -484,9 +514,15 @@ pub(crate) const RECIPES: &[Recipe] = &[
             clamp: Some(6.0),
             in_compute_dtype: false,
             negative_zero_to_positive: true,
-            // cast_to_fp4 takes abs() before its thresholds, so a NaN reaches the packer
-            // positive: magnitude index 0, sign bit clear.
-            nan: NanElement::Code(0),
+            // A NaN matches none of cast_to_fp4's thresholds (magnitude index 0) and leaves it
+            // positive: `abs(x) * sign(x)` with torch.sign(NaN) = 0 keeps abs's positive NaN.
+            // _process_quantization then stores the float32 result in the input dtype
+            // (forward_helpers.py, `output.flatten(start_dim=-2).to(output_dtype)`): float32
+            // keeps it positive, but torch's float32 -> bfloat16 `.to()` writes every NaN as
+            // 0xFFFF on its AVX2 and AVX-512 dispatch (ATen's vectorized cvtfp32_bf16; 0x7FC0 only
+            // under ATEN_CPU_CAPABILITY=default: `bfloat16_nan`), and pack_fp4_to_uint8 takes
+            // torch.signbit: code 8 for bfloat16 input.
+            nan: NanElement::StoredNan(0),
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
@@ -494,10 +530,47 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
             functions: "generate_gparam, calculate_qparams, quantize_and_pack_fp4, NVFP4PackedCompressor.decompress",
+            checked_by: FIXTURES,
+        },
+    },
+    Recipe {
+        family: "compressed-tensors:mxfp4",
+        options: "",
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax: Amax::NanPropagating,
+        scale_rule: ScaleRule::PowerOfTwoLog2 {
+            mbits: 1,
+            emax: 2,
+            nan_lanes: &[(DType::Float, 16), (DType::Bfloat16, 32)],
+        },
+        global: GlobalRule::None,
+        // x / 2^(code - 127) in the input dtype, no smallest divisor (2^-127 divides).
+        step: ElementStep::Divide { min_divisor: 0.0 },
+        round: ElementRound::Cast {
+            clamp: Some(6.0),
+            in_compute_dtype: true,
+            negative_zero_to_positive: true,
+            // As compressed-tensors:nvfp4: the same quantize, store and packer.
+            nan: NanElement::StoredNan(0),
+        },
+        dequantize: Dequantize::DivideGlobalToBf16,
+        short_block: ShortBlock::Refuse(
+            "compressed-tensors requires the column count to be divisible by the group_size 32",
+        ),
+        layout: Layout::Onnx,
+        inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
+        source: Source {
+            implementation: "compressed-tensors",
+            version: "0.20.0",
+            functions: "generate_mx_scales, calculate_qparams, quantize_and_pack_fp4, compress_mx_scale, MXFP4PackedCompressor.decompress",
             checked_by: FIXTURES,
         },
     },
@@ -523,6 +596,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ8_0,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -547,6 +621,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ4_0,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -564,6 +639,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlMxfp4,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -588,6 +664,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
         layout: Layout::GgmlNvfp4,
         inputs: &[],
+        bfloat16_nan: None,
         source: GGML,
     },
     Recipe {
@@ -619,6 +696,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: None,
         source: Source {
             implementation: "DeepSeek-V3 inference/kernel.py (transcribed, not run: Triton needs CUDA)",
             version: "9b4e9788e4a3",
@@ -655,6 +733,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
