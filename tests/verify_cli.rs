@@ -219,6 +219,35 @@ fn readmemh_and_csv_hold_the_same_cases() {
 }
 
 #[test]
+fn a_readmemh_folder_is_checked_with_writememh_comments_and_separators() {
+    // A simulator's $writememh writes `// 0x...` address comments; users group digits with `_`.
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["--from", "f16", "--to", "e5m2"];
+    let written = lowbit(
+        &[&["vectors", "--format", "readmemh", "--out", dir.path().to_str().unwrap()][..], &base].concat(),
+        None,
+    );
+    assert!(written.status.success(), "{}", text(&written.stderr));
+    let out_path = dir.path().join("out.hex");
+    let outs = std::fs::read_to_string(&out_path).unwrap();
+    let commented: String =
+        outs.lines().enumerate().map(|(k, l)| format!("// 0x{k:08x}\n{}_{}\n", &l[..1], &l[1..])).collect();
+    std::fs::write(&out_path, commented).unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let clean = lowbit(&[&["check", folder][..], &base].concat(), None);
+    assert!(clean.status.success(), "{}{}", text(&clean.stdout), text(&clean.stderr));
+    assert!(text(&clean.stdout).contains(" 0 mismatches"), "{}", text(&clean.stdout));
+    // The first result changed (its low bit flipped): one mismatch, found through the comments.
+    let mut lines: Vec<String> = std::fs::read_to_string(&out_path).unwrap().lines().map(String::from).collect();
+    let last = lines[1].pop().unwrap();
+    lines[1].push(char::from_digit(last.to_digit(16).unwrap() ^ 1, 16).unwrap());
+    std::fs::write(&out_path, lines.join("\n") + "\n").unwrap();
+    let planted = lowbit(&[&["check", folder][..], &base].concat(), None);
+    assert!(!planted.status.success());
+    assert!(text(&planted.stdout).contains(" 1 mismatch"), "{}", text(&planted.stdout));
+}
+
+#[test]
 fn planted_mismatches_are_caught_and_classified() {
     // float16 -> FLOAT8E4M3FN (and E5M2, int8), nearest-even, no saturation. By hand:
     // 1.0 = f16 0x3C00 -> e4m3 0x38 (exponent 7 + 0 = 7 = 0b0111, fraction 0), exact.

@@ -1,12 +1,11 @@
 //! `lowbit vectors --scheme` and `lowbit check --scheme`: block-unit vectors and dump checks.
 //! The work is in [`lowbit::verify::BlockUnit`]; this reads the flags and opens the files.
 
+use crate::readmemh::{Columns, Word};
 use crate::verify::VectorLayout;
 use crate::{exit, output_failure, print_text, Outcome};
 use lowbit::verify::{BlockDirection, BlockSummary, BlockUnit};
 use lowbit::{Error, Result};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -120,7 +119,7 @@ pub fn check(args: &BlockArgs, scheme: &str, file: Option<&Path>, allow_empty: b
     } else if path.is_dir() {
         let files: Vec<&str> = unit.readmemh_files().iter().map(|(f, _)| *f).collect();
         let name = format!("{} ({})", path.display(), files.join(", "));
-        (unit.check(ReadmemhColumns::open(path, &unit)?, &name)?, name)
+        (unit.check(readmemh_columns(path, &unit)?, &name)?, name)
     } else {
         let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         (unit.check(f, &path.display().to_string())?, path.display().to_string())
@@ -135,94 +134,18 @@ pub fn check(args: &BlockArgs, scheme: &str, file: Option<&Path>, allow_empty: b
     Ok(exit(summary.mismatches == 0))
 }
 
-/// The `$readmemh` files of a folder (`lowbit vectors --scheme --format readmemh` writes them;
-/// a unit's dump holds its outputs in place of the expected ones) read as one block line per
-/// line of each: every packed word unpacked into its lanes.
-struct ReadmemhColumns {
-    /// Each file with its reader, its line number, its lanes per word and their width.
-    files: Vec<(PathBuf, BufReader<File>, u64, usize, u32)>,
-    pending: Vec<u8>,
-    at: usize,
-}
-
-impl ReadmemhColumns {
-    fn open(dir: &Path, unit: &BlockUnit) -> Result<ReadmemhColumns> {
-        let mut files = Vec::new();
-        for (name, bits) in unit.readmemh_files() {
+/// The `$readmemh` files of a block unit's folder (as `lowbit vectors --scheme --format readmemh`
+/// writes them): every packed word unpacked into its lanes.
+fn readmemh_columns(dir: &Path, unit: &BlockUnit) -> Result<Columns> {
+    let names: Vec<(&str, Word)> = unit
+        .readmemh_files()
+        .into_iter()
+        .map(|(name, bits)| {
             let lanes = if matches!(name, "global.hex" | "scale.hex") { 1 } else { unit.block() };
-            let path = dir.join(name);
-            let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-            files.push((path, BufReader::new(file), 0, lanes, bits / lanes as u32));
-        }
-        Ok(ReadmemhColumns { files, pending: Vec::new(), at: 0 })
-    }
-
-    /// Joins the next word of every file into one line; `false` at the end of all of them.
-    fn next_line(&mut self) -> std::io::Result<bool> {
-        self.pending.clear();
-        self.at = 0;
-        let mut ended = Vec::new();
-        for (path, reader, line, lanes, width) in &mut self.files {
-            let mut text = String::new();
-            // The next word: `//` comments, blank lines and `_` separators skipped.
-            let word = loop {
-                text.clear();
-                if reader.read_line(&mut text)? == 0 {
-                    break None;
-                }
-                *line += 1;
-                let word: String =
-                    text.split("//").next().unwrap_or("").chars().filter(|c| !c.is_whitespace() && *c != '_').collect();
-                if !word.is_empty() {
-                    break Some(word);
-                }
-            };
-            let Some(word) = word else {
-                ended.push(path.display().to_string());
-                continue;
-            };
-            let digits = (*lanes * *width as usize).div_ceil(4);
-            let nibbles: Option<Vec<u8>> = word.chars().map(|c| c.to_digit(16).map(|d| d as u8)).collect();
-            let Some(nibbles) = nibbles.filter(|n| n.len() == digits) else {
-                return Err(std::io::Error::other(format!(
-                    "{}: line {line}: {word:.40} is not a word of {digits} hex digits",
-                    path.display()
-                )));
-            };
-            // Bit `b` of the word (0 lowest) is bit `b % 4` of the nibble `b / 4` from the end.
-            let bit = |b: usize| u64::from(nibbles[digits - 1 - b / 4] >> (b % 4) & 1);
-            for lane in 0..*lanes {
-                let value = (0..*width as usize).fold(0u64, |v, k| v | bit(lane * *width as usize + k) << k);
-                if !self.pending.is_empty() {
-                    self.pending.push(b' ');
-                }
-                lowbit::verify::testfloat::push_hex(&mut self.pending, value, (*width as usize).div_ceil(4).max(2));
-            }
-        }
-        match ended.len() {
-            0 => {
-                self.pending.push(b'\n');
-                Ok(true)
-            }
-            n if n == self.files.len() => Ok(false),
-            _ => Err(std::io::Error::other(format!(
-                "the files have different lengths: {} ended first",
-                ended.join(", ")
-            ))),
-        }
-    }
-}
-
-impl Read for ReadmemhColumns {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.at == self.pending.len() && !self.next_line()? {
-            return Ok(0);
-        }
-        let n = buf.len().min(self.pending.len() - self.at);
-        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
+            (name, Word::Lanes { lanes, width: bits / lanes as u32 })
+        })
+        .collect();
+    Columns::open(dir, &names)
 }
 
 /// `lowbit check --scheme --json`.

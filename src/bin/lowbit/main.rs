@@ -24,6 +24,7 @@ mod info;
 mod profiles;
 mod quantize;
 mod range4;
+mod readmemh;
 mod run;
 mod schemes;
 mod sweep;

@@ -2,6 +2,7 @@
 //! work is in [`lowbit::verify`]; this reads the flags' words, opens the files and draws the
 //! progress bar.
 
+use crate::readmemh::{Columns, Word};
 use lowbit::verify::config::{Config, Settings};
 use lowbit::verify::vectors::{Column, Level, Vectors};
 use lowbit::verify::{check, sweep, Format, VerifyOptions};
@@ -97,75 +98,6 @@ pub struct CheckRequest<'a> {
     pub file: Option<&'a Path>,
 }
 
-/// The `$readmemh` columns of a folder (`in.hex`, `out.hex`, `flags.hex` if present) read as
-/// one dump of `operand result [flags]` lines.
-struct Columns {
-    readers: Vec<(PathBuf, std::io::BufReader<std::fs::File>)>,
-    /// The joined line being handed out, and how much of it is gone.
-    pending: Vec<u8>,
-    at: usize,
-}
-
-impl Columns {
-    fn open(dir: &Path) -> Result<Columns> {
-        let mut readers = Vec::new();
-        for name in ["in.hex", "out.hex", "flags.hex"] {
-            let path = dir.join(name);
-            if name == "flags.hex" && !path.exists() {
-                break;
-            }
-            let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-            readers.push((path, std::io::BufReader::new(file)));
-        }
-        Ok(Columns { readers, pending: Vec::new(), at: 0 })
-    }
-
-    /// Joins the next line of every column; `false` at the end of all of them.
-    fn next_line(&mut self) -> std::io::Result<bool> {
-        use std::io::BufRead;
-        self.pending.clear();
-        self.at = 0;
-        let mut ended = Vec::new();
-        for (k, (path, reader)) in self.readers.iter_mut().enumerate() {
-            let mut line = Vec::new();
-            if reader.read_until(b'\n', &mut line)? == 0 {
-                ended.push(path.display().to_string());
-                continue;
-            }
-            while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                line.pop();
-            }
-            if k > 0 {
-                self.pending.push(b' ');
-            }
-            self.pending.extend_from_slice(&line);
-        }
-        match ended.len() {
-            0 => {
-                self.pending.push(b'\n');
-                Ok(true)
-            }
-            n if n == self.readers.len() => Ok(false),
-            _ => Err(std::io::Error::other(format!(
-                "the columns have different lengths: {} ended first",
-                ended.join(", ")
-            ))),
-        }
-    }
-}
-
-impl std::io::Read for Columns {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.at == self.pending.len() && !self.next_line()? {
-            return Ok(0);
-        }
-        let n = buf.len().min(self.pending.len() - self.at);
-        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
 /// The report of `lowbit check` and whether it found no mismatch.
 pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
     let from = Format::parse(request.from)?;
@@ -173,7 +105,12 @@ pub fn run_check(request: &CheckRequest<'_>) -> Result<(String, bool)> {
     let (input, name): (Box<dyn std::io::Read>, String) = if stdin {
         (Box::new(std::io::stdin().lock()), "standard input".into())
     } else if let Some(dir) = request.file.filter(|p| p.is_dir()) {
-        (Box::new(Columns::open(dir)?), format!("{} (in.hex, out.hex, flags.hex)", dir.display()))
+        // flags.hex is there when the unit reports flags.
+        let mut names = vec![("in.hex", Word::AsWritten), ("out.hex", Word::AsWritten)];
+        if dir.join("flags.hex").exists() {
+            names.push(("flags.hex", Word::AsWritten));
+        }
+        (Box::new(Columns::open(dir, &names)?), format!("{} (in.hex, out.hex, flags.hex)", dir.display()))
     } else {
         let path = request.file.unwrap_or(Path::new("-"));
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
