@@ -78,6 +78,9 @@ fn float_into_int1_keeps_the_low_bit_of_the_integer_part() {
     assert_eq!(ml_dtypes("DOUBLE", "int1", &doubles), [0b0000_0110]);
     // FLOAT8E5M2 inf, -inf, NaN, 2, 4, -4, 1, -1 -> 1 0 0 0 0 0 1 1 (as INT4's -1, 0, 0, ...).
     assert_eq!(ml_dtypes("FLOAT8E5M2", "int1", &[0x7C, 0xFC, 0x7F, 0x40, 0x44, 0xC4, 0x3C, 0xBC]), [0b1100_0001]);
+    // FLOAT6E2M3 0.625, 1.0, 2.0, 3.0 (packed four in three bytes) -> 0 1 0 1: truncated, although
+    // ml_dtypes has no float6 -> int4 cast at all (the pair's INT4 rows do not decide int1's).
+    assert_eq!(ml_dtypes("FLOAT6E2M3", "int1", &[0x05, 0x02, 0x51]), [0b1010]);
     // INT8 -128, -1, 0, 1, 2, 3, 127 -> the low bit: 0 1 0 1 0 1 1.
     assert_eq!(ml_dtypes("INT8", "uint1", &[0x80, 0xFF, 0, 1, 2, 3, 127]), [0b0110_1010]);
 }

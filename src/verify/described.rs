@@ -128,12 +128,20 @@ impl DescribedCast {
         let sides = (profile_side(from, policy)?, profile_side(to, policy)?);
         if let (Some((from_side, from)), Some((to_side, to))) = sides {
             // A pair the implementation has no cast for gets `spec`'s answer: the IEEE conversion.
-            let named_integer_missing = policy.named_integer_falls_back(&from.to_string(), &to.to_string());
-            if policy.falls_back(from_side.rows, to_side.rows) || named_integer_missing {
+            // A named integer type's missing casts are its own (ml_dtypes has float6 -> int1 but
+            // no float6 -> int4): its rows' dtype says nothing about them.
+            let named_integer = |side: &Side| matches!(side.named, Some(Named::Integer(_)));
+            let with_named_integer = named_integer(&from_side) || named_integer(&to_side);
+            let missing = if with_named_integer {
+                policy.named_integer_falls_back(&from.to_string(), &to.to_string())
+            } else {
+                policy.falls_back(from_side.rows, to_side.rows)
+            };
+            if missing {
                 return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate);
             }
             let opts = *opts;
-            let policy = policy.for_cast(from_side.rows, to_side.rows);
+            let policy = if with_named_integer { policy } else { policy.for_cast(from_side.rows, to_side.rows) };
             let rule = Rule::Profile { policy, from: from_side, to: to_side, opts };
             return Ok(Some(DescribedCast { from, to, rule }));
         }
