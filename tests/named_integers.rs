@@ -127,32 +127,3 @@ fn spec_converts_them_as_ieee_integers() {
     cast.stream(&mut &f32_bytes(&[-1.0, 1.0, 1.5, 0.4])[..], &mut out).unwrap();
     assert_eq!(out, [0b0000_0111]);
 }
-
-fn lowbit(args: &[&str], input: &[u8]) -> (bool, Vec<u8>, String) {
-    use std::io::Write;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lowbit"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into())
-}
-
-#[test]
-fn the_command_line_takes_them() {
-    let (ok, info, _) = lowbit(&["info", "int1"], &[]);
-    let info = String::from_utf8(info).unwrap();
-    assert!(ok && info.contains("bits: 1") && info.contains("range: -1 .. 0"), "{info}");
-    let (ok, out, err) =
-        lowbit(&["cast", "--from", "FLOAT", "--to", "int1", "--profile", "ml-dtypes"], &f32_bytes(&[1.0, 2.0, -1.0]));
-    assert!(ok, "{err}");
-    assert_eq!(out, [0b101]);
-    // The one byte 0b10 is eight int1 codes: 0, -1, then six zeros.
-    let (ok, out, err) = lowbit(&["cast", "--from", "int1", "--to", "INT8", "--profile", "ml-dtypes"], &[0b10]);
-    assert!(ok, "{err}");
-    assert_eq!(out, [0, 0xFF, 0, 0, 0, 0, 0, 0]);
-}

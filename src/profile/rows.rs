@@ -519,7 +519,7 @@ pub const ROWS: &[Row] = &[
             p.named_integers.iter().map(|n| format!("{} as {}", n.format, n.rows_of.onnx_name())).collect::<Vec<_>>().join(", ")
         },
         observations: &[
-            (Profile::MlDtypes, "FLOAT 2.0 -> int1 0, 1.5 and -1.0 -> int1 1 (-1), NaN and inf -> 0; INT32 3 -> uint1 1; int1 1 -> INT4 0xF (-1)"),
+            (Profile::MlDtypes, "FLOAT 2.0 -> int1 0, 1.5 and -1.0 -> int1 1 (-1), NaN and inf -> 0; INT8 3 -> uint1 1; int1 1 -> INT4 0xF (-1); FLOAT6E2M3 0.625 -> int1 0 (no FLOAT6E2M3 -> INT4 cast, yet this one)"),
             (Profile::Xla, "jax 0.12.0.1: FLOAT 2.0 -> int1 lowers to x != 0 and reads back as bool True; int1 -> anything fails at run time (buffer size mismatch); uint1 does not lower"),
         ],
     },

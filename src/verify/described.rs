@@ -165,9 +165,10 @@ impl DescribedCast {
         matches!(self.rule, Rule::Profile { .. })
     }
 
-    /// Bytes of `n` elements of `format` in raw data: ONNX's layout for a dtype, else one
+    /// Bytes of `n` elements of `format` in raw data as [`DescribedCast::stream`] reads and writes
+    /// them: ONNX's layout for a dtype, eight codes per byte for `int1`/`uint1`, else one
     /// little-endian code of 1, 2 or 4 bytes per element.
-    fn raw_len(format: &Format, n: usize) -> Result<usize> {
+    pub fn raw_len(format: &Format, n: usize) -> Result<usize> {
         match format {
             Format::Onnx(d) => packing::raw_len(*d, n),
             Format::Described(f) => n
