@@ -359,7 +359,12 @@ fn cast_described<'py>(
                     // byte (the padding elements' results are cut below).
                     Format::NamedInteger(i) => {
                         if src.len() != n {
-                            return Err(Error::RawLength { dtype: i.name, elements: n, expected: n, actual: src.len() });
+                            return Err(Error::RawLength {
+                                dtype: i.name,
+                                elements: n,
+                                expected: n,
+                                actual: src.len(),
+                            });
                         }
                         let codes: Vec<u64> = src.iter().map(|&b| u64::from(b)).collect();
                         (from_.to_string(), Some(packing::pack_bits(i.bits, &codes)?))
