@@ -314,3 +314,114 @@ fn cli_inspect_and_refusals() {
     );
     assert!(!out.exists());
 }
+
+/// `compare --json` of two checkpoints in folders `a` and `b`: the report of weight `name`.
+fn compared(a: &Path, b: &Path, name: &str) -> serde_json::Value {
+    let out = lowbit().args(["checkpoint", "compare", "--json"]).arg(a).arg(b).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["weights"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap().clone()
+}
+
+#[test]
+fn compare_reports_ulps_of_the_element_format() {
+    // gpt-oss MXFP4, two rows of one block. Row 0, same scale 127 in both: A's bytes 0x21 hold
+    // E2M1 codes 1 (0.5) and 2 (1.0); B's 0x91 hold 1 (0.5) and 9 (-0.5). 1.0 -> -0.5 passes
+    // 0.5 and 0 (+0 and -0 one value): 3 steps. Row 1: scales 127 and 128 differ, so its 32
+    // elements are on different grids and not counted.
+    let gpt_oss = |row0: u8, scale1: u8| {
+        let mut blocks = vec![0x21u8; 16];
+        blocks[5] = row0;
+        blocks.extend([0x22u8; 16]);
+        folder(
+            &[("w_blocks", DType::Uint8, &[2, 1, 16], blocks), ("w_scales", DType::Uint8, &[2, 1], vec![127, scale1])],
+            Some(r#"{"quantization_config": {"quant_method": "mxfp4"}}"#),
+            None,
+        )
+    };
+    let (a, b) = (gpt_oss(0x21, 127), gpt_oss(0x91, 128));
+    let w = compared(a.path(), b.path(), "w");
+    assert_eq!(w["element_format"], "FLOAT4E2M1", "{w}");
+    assert_eq!(w["largest_element_ulps"], 3, "{w}");
+    assert_eq!(w["elements_under_different_scales"], 32, "{w}");
+    // 33 differ: element 11 of row 0 (1.0 vs -0.5), and all 32 of row 1 (bytes 0x22: code 2,
+    // 1.0 under x1 and 2.0 under x2).
+    assert_eq!(w["differing"], 33, "{w}");
+    // DeepSeek FP8: same scale tile; E4M3 0x38 (1.0) vs 0x3B (1.375): 3 steps of 0.125.
+    let deepseek = |code: u8| {
+        let mut codes = vec![0x38u8; 4];
+        codes[2] = code;
+        folder(
+            &[
+                ("l.weight", DType::Float8E4M3FN, &[2, 2], codes),
+                ("l.weight_scale_inv", DType::Float, &[1, 1], f32s(&[0.5])),
+            ],
+            Some(r#"{"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}"#),
+            None,
+        )
+    };
+    let (a, b) = (deepseek(0x38), deepseek(0x3B));
+    let w = compared(a.path(), b.path(), "l.weight");
+    assert_eq!(
+        (&w["element_format"], &w["largest_element_ulps"], &w["elements_under_different_scales"], &w["differing"]),
+        (&serde_json::json!("FLOAT8E4M3FN"), &serde_json::json!(3), &serde_json::json!(0), &serde_json::json!(1)),
+        "{w}"
+    );
+    // A plain bfloat16 tensor: 0x3F80 (1.0) vs 0x3F85 (1.0390625) is 5 ulps; 0x0001 (the
+    // smallest subnormal) vs 0x8002 (minus twice it) is 3; a NaN pair is not counted.
+    let plain = |codes: [u16; 3]| {
+        folder(&[("t", DType::Bfloat16, &[3], codes.iter().flat_map(|c| c.to_le_bytes()).collect())], None, None)
+    };
+    let (a, b) = (plain([0x3F80, 0x0001, 0x7FC0]), plain([0x3F85, 0x8002, 0x7FC1]));
+    let w = compared(a.path(), b.path(), "t");
+    assert_eq!(
+        (&w["element_format"], &w["largest_element_ulps"]),
+        (&serde_json::json!("BFLOAT16"), &serde_json::json!(5)),
+        "{w}"
+    );
+    let (a, b) = (plain([0x3F80, 0x0001, 0x7FC0]), plain([0x3F80, 0x8002, 0x7FC1]));
+    assert_eq!(compared(a.path(), b.path(), "t")["largest_element_ulps"], 3);
+    // Stored differently (MXFP4 against its float32 decoding): no element ulps.
+    let (a, b) = (gpt_oss(0x21, 127), folder(&[("w", DType::Float, &[2, 32], vec![0; 256])], None, None));
+    assert_eq!(compared(a.path(), b.path(), "w")["largest_element_ulps"], serde_json::Value::Null);
+}
+
+#[test]
+fn checkpoints_saved_by_their_producers_decode_as_the_producers_do() {
+    // tests/fixtures/checkpoints/producers (scripts/gen_checkpoint_producer_fixtures.py): saved by
+    // compressed-tensors' ModelCompressor and ModelOpt's export_hf_checkpoint; NAME.expected
+    // holds each quantized weight as the producer's own dequantizer gives it.
+    for (name, convention, scheme, weights) in [
+        ("compressed-tensors-nvfp4", "compressed-tensors nvfp4-pack-quantized", "compressed-tensors:nvfp4", 1),
+        ("compressed-tensors-fp8", "compressed-tensors float-quantized", "fp8:tensor", 1),
+        ("compressed-tensors-fp8-block", "compressed-tensors float-quantized", "fp8:block=128x128", 1),
+        ("modelopt-nvfp4", "modelopt nvfp4", "modelopt:nvfp4", 7),
+    ] {
+        let ckpt = Checkpoint::open(fixture(&format!("producers/{name}"))).unwrap();
+        let expected = Checkpoint::open(fixture(&format!("producers/{name}.expected.safetensors"))).unwrap();
+        let quantized: Vec<_> = recognise(&ckpt).into_iter().filter(|w| w.scheme.is_some()).collect();
+        assert_eq!(quantized.len(), weights, "{name}");
+        assert_eq!(expected.tensors().len(), weights, "{name}");
+        for w in &quantized {
+            assert_eq!((w.convention, w.scheme.as_deref()), (convention, Some(scheme)), "{name}: {}", w.why);
+            let want = expected.tensor(&w.name).unwrap_or_else(|| panic!("{name}: {} expected", w.name));
+            assert_eq!(w.shape, want.shape, "{name}: {}", w.name);
+            let want: Vec<u32> =
+                expected.bytes(want).chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+            let got: Vec<u32> = dequantize_f32(&ckpt, w).unwrap().iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "{name}: {}", w.name);
+            assert!(want.iter().any(|&b| b & 0x7FFF_FFFF != 0), "{name}: {} is not all zeros", w.name);
+        }
+        // inspect names the convention.
+        let shown =
+            lowbit().args(["checkpoint", "inspect"]).arg(fixture(&format!("producers/{name}"))).output().unwrap();
+        assert!(String::from_utf8_lossy(&shown.stdout).contains(&format!("{convention}  scheme {scheme}")), "{name}");
+    }
+    // ggml.gguf: gguf-py's GGUFWriter with its Q8_0, Q4_0 and MXFP4 quantizers (decoded as gguf-py
+    // does in cli_dequantizes_gguf_as_gguf_py_does_and_compare_reports).
+    let shown = lowbit().args(["checkpoint", "inspect"]).arg(fixture("ggml.gguf")).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    for (name, shape) in [("q8_0", "[2, 64]"), ("q4_0", "[2, 64]"), ("mxfp4", "[2, 64]"), ("nvfp4", "[2, 128]")] {
+        assert!(text.contains(&format!("{name}  {shape}  gguf  scheme ggml:{name}")), "{text}");
+    }
+}

@@ -28,8 +28,9 @@ import numpy as np
 
 from . import _native
 from . import _dtypes
+from ._checkpoint_tools import convert, quantize, which  # noqa: F401 (the module's API)
 
-__all__ = ["open", "Checkpoint"]
+__all__ = ["open", "dequantize", "write_gguf", "Checkpoint", "quantize", "which", "convert"]
 
 _builtin_open = open
 
@@ -115,3 +116,30 @@ def open(path: Any) -> Checkpoint:  # noqa: A001 (the name the issue asks for)
     one (with its ``config.json`` / ``hf_quant_config.json``)."""
     return Checkpoint(path)
 
+
+
+def dequantize(path: Any, out: Any, dtype: str = "float32", shard: Optional[tuple] = None, threads: int = 1) -> None:
+    """Writes the checkpoint at `path` dequantized into the safetensors file `out`, all or nothing,
+    as ``lowbit checkpoint dequantize`` does: every quantized weight decoded as its convention says,
+    other float tensors converted to `dtype` (``"float32"``, ``"bfloat16"`` or ``"float16"``), the
+    rest copied. ``shard=(k, n)`` writes only the k-th of n contiguous slices of the weights (k from
+    1; the n slices hold every weight once), so that n workers can each take one: a Dask or Ray task
+    per shard, for instance. One thread streams each weight a piece at a time (bounded memory);
+    ``threads=N`` decodes N weights at once, each whole in memory. The GIL is released meanwhile."""
+    if shard is not None:
+        k, n = shard
+        shard = (int(k), int(n))
+    _native.checkpoint_dequantize(os.fspath(path), os.fspath(out), dtype, shard, int(threads))
+
+
+def write_gguf(path: Any, tensors: Mapping[str, tuple], metadata: Optional[Mapping[str, str]] = None) -> None:
+    """Writes a GGUF v3 file, all or nothing (data aligned to 32 bytes, as gguf-py writes it).
+    `tensors` maps each name to ``(ggml_type, shape, data)``: the type's name as gguf-py spells it
+    (``"F32"``, ``"F16"``, ``"BF16"``, ``"Q8_0"``, ``"Q4_0"``, ``"MXFP4"``, ``"NVFP4"``), the
+    logical shape in numpy order, and the raw bytes (a numpy array or bytes): plain little-endian
+    elements, or ggml's blocks. `metadata` holds string key/values."""
+    items = []
+    for name, (ggml_type, shape, data) in tensors.items():
+        raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
+        items.append((name, str(ggml_type), [int(d) for d in shape], raw))
+    _native.checkpoint_write_gguf(os.fspath(path), items, list((metadata or {}).items()))

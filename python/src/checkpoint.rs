@@ -4,7 +4,10 @@
 //! logical weights with convention and scheme, and a weight dequantized to float32.
 
 use crate::{guarded, OrRaise};
-use lowbit::checkpoint::{dequantize_f32, recognise, scale_problems, Checkpoint, LogicalWeight, StoredType};
+use lowbit::checkpoint::{
+    dequantize_f32, recognise, scale_problems, shard_of, write_dequantized, write_gguf, Checkpoint, GgmlType,
+    GgufTensor, GgufValue, LogicalWeight, StoredType,
+};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -93,9 +96,72 @@ impl NativeCheckpoint {
     }
 }
 
+/// Dequantizes the checkpoint at `path` (or slice `shard` = (K, N) of its weights, K from 1)
+/// into the safetensors file `out`, all or nothing: `lowbit checkpoint dequantize`.
+#[pyfunction]
+#[pyo3(signature = (path, out, dtype, shard=None, threads=1))]
+pub fn checkpoint_dequantize(
+    py: Python<'_>,
+    path: &str,
+    out: &str,
+    dtype: &str,
+    shard: Option<(usize, usize)>,
+    threads: usize,
+) -> PyResult<()> {
+    guarded(py, || {
+        let float = match dtype {
+            "float32" => lowbit::DType::Float,
+            "bfloat16" => lowbit::DType::Bfloat16,
+            "float16" => lowbit::DType::Float16,
+            other => {
+                return Err(crate::usage(
+                    py,
+                    format!("dtype {} is not float32, bfloat16 or float16", lowbit::Error::quote(other)),
+                ))
+            }
+        };
+        py.detach(|| {
+            let checkpoint = Checkpoint::open(path)?;
+            let weights = shard_of(recognise(&checkpoint), shard)?;
+            write_dequantized(&checkpoint, &weights, std::path::Path::new(out), float, threads, &mut |_| {})
+        })
+        .or_raise(py)
+    })
+}
+
+/// Writes a GGUF v3 file, all or nothing: `tensors` as (name, ggml type name, shape in numpy
+/// order, raw bytes: ggml's blocks or plain little-endian elements), `metadata` as string
+/// key/values, data aligned to 32 bytes.
+#[pyfunction]
+pub fn checkpoint_write_gguf(
+    py: Python<'_>,
+    path: &str,
+    tensors: Vec<(String, String, Vec<usize>, Vec<u8>)>,
+    metadata: Vec<(String, String)>,
+) -> PyResult<()> {
+    guarded(py, || {
+        let mut infos = Vec::with_capacity(tensors.len());
+        for (name, ggml, shape, _) in &tensors {
+            let ggml = GgmlType::from_name(ggml)
+                .ok_or_else(|| crate::usage(py, format!("{} is not a ggml type name", lowbit::Error::quote(ggml))))?;
+            infos.push(GgufTensor { name: name.clone(), ggml, shape: shape.clone() });
+        }
+        let metadata: Vec<(String, GgufValue)> =
+            metadata.into_iter().map(|(k, v)| (k, GgufValue::String(v.into_bytes()))).collect();
+        py.detach(|| {
+            write_gguf(std::path::Path::new(path), &infos, &metadata, 32, |k, out| {
+                out.write_all(&tensors[k].3).map_err(|e| lowbit::Error::io(std::path::Path::new(path), e))
+            })
+        })
+        .or_raise(py)
+    })
+}
+
 /// Registers the checkpoint functions in `_native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeCheckpoint>()?;
     m.add_function(wrap_pyfunction!(checkpoint_open, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint_write_gguf, m)?)?;
     Ok(())
 }

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 mod block_vectors;
 mod blocks;
 mod checkpoint;
+mod checkpoint_tools;
 mod scalar;
 
 // ------------------------------------------------------------------------------------------------
@@ -238,7 +239,10 @@ fn dtype_names() -> Vec<&'static str> {
 
 /// The plans of the last conversions asked for, newest last. The crate keeps a plan's tables, but
 /// resolving a plan again costs about 2 us per call, as long as converting 8,000 elements.
-static PLANS: Mutex<Vec<(DType, DType, CastOptions, Arc<Plan>)>> = Mutex::new(Vec::new());
+static PLANS: Mutex<Vec<KeptPlan>> = Mutex::new(Vec::new());
+
+/// A resolved plan with the source, target and options it was resolved for.
+type KeptPlan = (DType, DType, CastOptions, Arc<Plan>);
 
 /// How many plans [`PLANS`] keeps (a program casts between a handful of pairs).
 const KEPT_PLANS: usize = 16;
@@ -1182,6 +1186,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
     checkpoint::register(m)?;
+    checkpoint_tools::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

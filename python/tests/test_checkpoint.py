@@ -157,3 +157,43 @@ def test_hand_built_gpt_oss_and_bad_files(tmp_path):
         lowbit.checkpoint.open(bad)
     with pytest.raises(KeyError):
         ckpt.dequantize("missing")
+
+
+def test_gguf_written_by_lowbit_reads_back_in_gguf_py(tmp_path):
+    """lowbit.checkpoint.write_gguf's file through gguf-py's GGUFReader: the same names, types,
+    shapes, bytes and metadata, and gguf-py's dequantize of each block tensor equals its
+    dequantize of the blocks its own quantizer made."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((4, 64)) * 3).astype(np.float32)
+    tensors, quantized = {}, {}
+    for name, qtype in [("q8_0", gguf.GGMLQuantizationType.Q8_0), ("q4_0", gguf.GGMLQuantizationType.Q4_0),
+                        ("mxfp4", gguf.GGMLQuantizationType.MXFP4)]:
+        q = gguf.quants.quantize(x, qtype)
+        tensors[f"blk.{name}"] = (qtype.name, x.shape, q)
+        quantized[f"blk.{name}"] = (q, qtype)
+    tensors["f32"] = ("F32", x.shape, x)
+    tensors["f16"] = ("F16", (2, 64), x[:2].astype(np.float16))
+    path = tmp_path / "lowbit.gguf"
+    lowbit.checkpoint.write_gguf(path, tensors, {"general.name": "lowbit round trip"})
+    reader = gguf.GGUFReader(str(path))
+    field = reader.get_field("general.name")
+    assert bytes(field.parts[field.data[0]]).decode() == "lowbit round trip"
+    read = {t.name: t for t in reader.tensors}
+    assert sorted(read) == sorted(tensors)
+    for name, (ggml_type, shape, data) in tensors.items():
+        t = read[name]
+        assert t.tensor_type.name == ggml_type, name
+        # gguf-py's shape is innermost first; the logical shape reversed.
+        assert [int(d) for d in t.shape] == list(reversed(shape)), name
+        assert np.asarray(t.data).tobytes() == data.tobytes(), name
+    for name, (q, qtype) in quantized.items():
+        got = gguf.quants.dequantize(np.asarray(read[name].data), qtype).reshape(x.shape)
+        want = gguf.quants.dequantize(q, qtype).reshape(x.shape)
+        assert got.tobytes() == want.tobytes(), name
+        # And lowbit reads its own file as gguf-py decodes it.
+        assert lowbit.checkpoint.open(path).dequantize(name).tobytes() == want.astype(np.float32).tobytes(), name
+    # A wrong byte count: an error, and nothing left behind.
+    bad = tmp_path / "bad.gguf"
+    with pytest.raises(lowbit.Error):
+        lowbit.checkpoint.write_gguf(bad, {"t": ("F32", (3,), np.zeros(2, np.float32))})
+    assert not bad.exists()

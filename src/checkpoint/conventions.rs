@@ -12,7 +12,7 @@
 //! | ModelOpt NVFP4 | `NAME` (U8 `[M, N/2]`), `NAME_scale` (F8_E4M3 `[M, N/16]`), `NAME_scale_2` (F32 scalar) | `modelopt:nvfp4` |
 //! | compressed-tensors `nvfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (F8_E4M3 `[M, N/16]`), `P.weight_global_scale` (F32) | `compressed-tensors:nvfp4` |
 //! | compressed-tensors `mxfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (U8 E8M0 `[M, N/32]`) | `ocp:mxfp4` |
-//! | FP8 with a float32 scale (compressed-tensors `float-quantized`, ModelOpt FP8) | `NAME` (F8_E4M3), `NAME_scale` (F32: one value, one per row, or one per block) | `fp8:tensor`, `fp8:channel`, `fp8:block=RxC` |
+//! | FP8 with a float scale (compressed-tensors `float-quantized`, ModelOpt FP8) | `NAME` (F8_E4M3), `NAME_scale` (F32, or BF16 as compressed-tensors stores a bfloat16 model's: one value, one per row, or one per block) | `fp8:tensor`, `fp8:channel`, `fp8:block=RxC` |
 //! | compressed-tensors `pack-quantized` (int4/int8) | `P.weight_packed` (I32), `P.weight_scale`, `P.weight_zero_point` | none in lowbit: listed, refused for conversion |
 //! | GGUF | one tensor of a ggml type | `ggml:q8_0`, `ggml:q4_0`, `ggml:mxfp4`, `ggml:nvfp4`; other types listed, refused |
 
@@ -163,7 +163,10 @@ pub fn recognise(ckpt: &Checkpoint) -> Vec<LogicalWeight> {
             ))
         } else if let Some(prefix) = t.name.strip_suffix("weight_packed") {
             Some(compressed_tensors(ckpt, t, prefix, &config, &said))
-        } else if is(Some(t), DType::Float8E4M3FN) && is(sibling("_scale"), DType::Float) {
+        } else if is(Some(t), DType::Float8E4M3FN)
+            // compressed-tensors keeps the scale in the model's dtype: BF16 for a bfloat16 model.
+            && (is(sibling("_scale"), DType::Float) || is(sibling("_scale"), DType::Bfloat16))
+        {
             Some(fp8_scaled(t, sibling("_scale").expect("checked"), &config, &said))
         } else {
             None
@@ -332,7 +335,12 @@ fn modelopt(
     if scale_2.elements() != 1 {
         w.problems.push(format!("weight_scale_2 has {} elements, not one", scale_2.elements()));
     }
-    if config.algo.as_deref().is_some_and(|a| !a.eq_ignore_ascii_case("nvfp4")) {
+    // W4A16_NVFP4: ModelOpt's weight-only NVFP4 export, the same weight tensors.
+    if config
+        .algo
+        .as_deref()
+        .is_some_and(|a| !a.eq_ignore_ascii_case("nvfp4") && !a.eq_ignore_ascii_case("w4a16_nvfp4"))
+    {
         w.problems
             .push(format!("the config's quant_algo is {}, not NVFP4", quoted(config.algo.as_deref().unwrap_or(""))));
     }
@@ -439,8 +447,9 @@ fn fp8_scaled(
         convention,
         scheme: scheme.clone(),
         why: said(&format!(
-            "F8_E4M3 {} with F32 {} of shape {:?}",
+            "F8_E4M3 {} with {} {} of shape {:?}",
             quoted(&weight.name),
+            scale.stored,
             quoted(&scale.name),
             scale.shape
         )),

@@ -1,10 +1,12 @@
-//! Dequantizing a checkpoint's weights, a piece at a time: a quantized weight is decoded a band
-//! of rows at once (whole scale tiles), through the block-scaled recipes (`quant::blocks`), and a
-//! plain float tensor a run of elements at once, through a conversion plan; so memory stays
-//! bounded by the band, not the tensor. Bytes are read with positioned reads, not through the map.
+//! Dequantizing a checkpoint's weights, a piece at a time: MXFP4, NVFP4 and FP8 weights go
+//! through the tile decoder (`tiles`: lookup tables made by `quant::blocks` itself), the other
+//! quantized weights a band of rows at once (whole scale tiles) through the block-scaled recipes
+//! (`quant::blocks`), and a plain float tensor a run of elements at once, through a conversion
+//! plan; so memory stays bounded by the tile or band, not the tensor. Bytes are read with
+//! positioned reads, not through the map.
 
 use super::conventions::{ElementStorage, LogicalWeight};
-use super::{checkpoint_error, Checkpoint, StoredTensor, StoredType};
+use super::{checkpoint_error, write_safetensors, Checkpoint, SafetensorsTensor, StoredTensor, StoredType};
 use crate::dtype::{DType, Kind};
 use crate::error::{quoted, Error, Result};
 use crate::packing;
@@ -43,11 +45,31 @@ fn part<'a>(ckpt: &'a Checkpoint, w: &LogicalWeight, name: &str) -> Result<&'a S
 }
 
 /// Calls `out` with the weight's values converted to `dtype` (see [`decoded_dtype`]), as raw
-/// bytes, piece by piece in order.
+/// bytes, piece by piece in order. Weights the tile decoder covers (see `tiles`) go through it;
+/// the rest through `quant::blocks` a band of rows at a time.
 pub fn dequantize_pieces(
     ckpt: &Checkpoint,
     w: &LogicalWeight,
     float: DType,
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    pieces(ckpt, w, float, Path::Tiles, out)
+}
+
+/// Which decoder [`pieces`] may use: `General` is the definition the tile decoder is tested
+/// against.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Path {
+    Tiles,
+    #[cfg_attr(not(test), allow(dead_code))]
+    General,
+}
+
+pub(super) fn pieces(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    float: DType,
+    path: Path,
     out: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let elements = part(ckpt, w, &w.elements)?;
@@ -92,6 +114,11 @@ pub fn dequantize_pieces(
         }
         None => None,
     };
+    if path == Path::Tiles {
+        if let Some(fast) = super::tiles::fast_weight(ckpt, w, &scheme, global, target)? {
+            return fast.run(ckpt, out);
+        }
+    }
     let band = (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows;
     let plan =
         (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
@@ -131,7 +158,7 @@ pub fn dequantize_pieces(
 
 /// The scales of rows `r0..r1` of a `rows`-row weight: all of a per-tensor scale, the tiles'
 /// rows for 2-D tiles, else the same rows.
-fn scale_rows(
+pub(crate) fn scale_rows(
     ckpt: &Checkpoint,
     scales: &StoredTensor,
     rows: usize,
@@ -286,4 +313,90 @@ pub fn scale_problems(ckpt: &Checkpoint, w: &LogicalWeight) -> Result<Vec<String
         }
     }
     Ok(problems)
+}
+
+/// The weights of slice `k` of `n` (`shard = Some((k, n))`, `k` from 1): contiguous, as even as
+/// the count allows, so that the `n` slices hold every weight once (`--shard K/N`).
+pub fn shard_of(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> Result<Vec<LogicalWeight>> {
+    let Some((k, n)) = shard else { return Ok(weights) };
+    if k == 0 || k > n {
+        return Err(Error::InvalidOp {
+            op: "checkpoint shard".into(),
+            message: format!("shard {k} of {n}: K must be 1 to N"),
+        });
+    }
+    let len = weights.len();
+    let (start, end) = (len * (k - 1) / n, len * k / n);
+    Ok(weights.into_iter().skip(start).take(end - start).collect())
+}
+
+/// Writes `weights` of `ckpt` dequantized (see [`dequantize_pieces`]) into the safetensors file
+/// `out`, all or nothing, with the checkpoint's `__metadata__` (or `format: pt`). With one
+/// thread each weight streams a piece at a time; with more, `threads` weights are decoded at
+/// once, each whole in memory. `progress(k)` is called as weight `k` starts.
+pub fn write_dequantized(
+    ckpt: &Checkpoint,
+    weights: &[LogicalWeight],
+    out: &std::path::Path,
+    float: DType,
+    threads: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Result<()> {
+    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
+        let t = ckpt.tensor(&w.elements);
+        return Err(checkpoint_error(
+            ckpt.files()[t.map_or(0, |t| t.file)],
+            Some(&w.name),
+            None,
+            format!("cannot be decoded: {}", w.problems[0]),
+        ));
+    }
+    let outputs: Vec<SafetensorsTensor> = weights
+        .iter()
+        .map(|w| SafetensorsTensor {
+            name: w.name.clone(),
+            dtype: decoded_dtype(ckpt, w, float),
+            shape: w.shape.clone(),
+        })
+        .collect();
+    let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
+    if metadata.is_empty() {
+        metadata.push(("format".into(), "pt".into()));
+    }
+    let threads = threads.max(1);
+    // Weights decoded ahead of the writer when threads > 1 (whole, in memory), kept by index.
+    let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
+    write_safetensors(out, &outputs, &metadata, |k, sink| {
+        progress(k);
+        if threads == 1 {
+            return dequantize_pieces(ckpt, &weights[k], float, &mut |bytes| {
+                sink.write_all(bytes).map_err(|e| Error::io(out, e))
+            });
+        }
+        if !ready.contains_key(&k) {
+            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
+            let decoded: Vec<Result<Vec<u8>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|&i| {
+                        let w = &weights[i];
+                        scope.spawn(move || {
+                            let mut all = Vec::new();
+                            dequantize_pieces(ckpt, w, float, &mut |bytes| {
+                                all.extend_from_slice(bytes);
+                                Ok(())
+                            })
+                            .map(|()| all)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
+            });
+            for (i, result) in batch.into_iter().zip(decoded) {
+                ready.insert(i, result?);
+            }
+        }
+        let bytes = ready.remove(&k).expect("decoded above");
+        sink.write_all(&bytes).map_err(|e| Error::io(out, e))
+    })
 }

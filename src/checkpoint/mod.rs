@@ -16,18 +16,26 @@
 //! stored innermost first, are reversed.
 
 mod conventions;
+mod convert;
 mod decode;
 mod gguf;
 mod index;
 mod json;
 mod mapped;
+mod quantize;
 mod safetensors;
+mod tiles;
+mod which;
 mod write;
 
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
-pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems};
+pub use convert::{convert_checkpoint, CONVERT_TARGETS};
+pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems, shard_of, write_dequantized};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
+pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};
 pub use safetensors::SafetensorsTensor;
+pub use tiles::{element_steps, ElementSteps};
+pub use which::{overall, summary, which, Reproduced, WeightOrigin};
 pub use write::{write_gguf, write_safetensors};
 
 use crate::dtype::DType;

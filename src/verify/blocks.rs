@@ -145,7 +145,7 @@ impl BlockUnit {
         let scheme = Scheme::parse(scheme)?;
         let (block, element_bits, scale, global) = probe(&scheme, input)?;
         let mut unit = BlockUnit { scheme, input, direction, block, element_bits, scale, global, siblings: Vec::new() };
-        unit.siblings = sibling_names(block)
+        unit.siblings = blocks::concrete_schemes(block)
             .into_iter()
             .filter_map(|name| Scheme::parse(&name).ok())
             .filter(|s| (s.recipe(), s.mx()) != (unit.scheme.recipe(), unit.scheme.mx()))
@@ -609,38 +609,6 @@ fn element_lattice(element: DType) -> Result<Vec<f32>> {
     values.sort_by(f32::total_cmp);
     values.dedup();
     Ok(values)
-}
-
-/// The scheme names a block of `n` elements may be compared with.
-fn sibling_names(n: usize) -> Vec<String> {
-    const MX: [&str; 6] = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"];
-    let mut names = Vec::new();
-    for f in MX {
-        for s in ["floor", "ceil"] {
-            names.push(format!("ocp:{f},block={n},scale={s}"));
-        }
-    }
-    for f in &MX[..5] {
-        for s in ["floor", "ceil", "even", "rceil"] {
-            names.push(format!("torchao:{f},scale={s}"));
-        }
-    }
-    for s in [
-        "torchao:nvfp4",
-        "torchao:nvfp4,global=amax",
-        "modelopt:nvfp4",
-        "compressed-tensors:nvfp4",
-        "ggml:q8_0",
-        "ggml:q4_0",
-        "ggml:mxfp4",
-        "ggml:nvfp4",
-        "deepseek:fp8,tile=1x128",
-        "deepseek:fp8,tile=1x128,scale_fmt=ue8m0",
-    ] {
-        names.push(s.to_string());
-    }
-    names.push(format!("fp8:block={n}"));
-    names
 }
 
 // ------------------------------------------------------------------------------------------------

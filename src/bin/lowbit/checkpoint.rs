@@ -1,9 +1,9 @@
-//! `lowbit checkpoint inspect|dequantize|compare`: safetensors and GGUF checkpoints, read
+//! `lowbit checkpoint inspect|dequantize|compare` (quantize, which and convert in files of their own): safetensors and GGUF checkpoints, read
 //! memory-mapped and streamed a piece of a tensor at a time.
 
 use crate::{printed, Outcome};
 use lowbit::checkpoint::{
-    decoded_dtype, dequantize_pieces, recognise, write_safetensors, Checkpoint, LogicalWeight, SafetensorsTensor,
+    dequantize_pieces, element_steps, recognise, shard_of, write_dequantized, Checkpoint, ElementSteps, LogicalWeight,
 };
 use lowbit::{DType, Error};
 use std::io::IsTerminal;
@@ -43,20 +43,31 @@ enum Sub {
         #[arg(long, value_parser = crate::threads)]
         threads: Option<usize>,
         /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
-        #[arg(long, value_parser = shard)]
+        #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
     },
     /// Per logical weight: identical bits, or how many decoded elements differ, the largest
-    /// difference and the first differences. Exit status 0 only when all are identical.
+    /// difference (absolute, in float32 ulps, and in ulps of the element format when both store
+    /// the weight alike) and the first differences. Exit status 0 only when all are identical.
     Compare {
         a: PathBuf,
         b: PathBuf,
         #[arg(long)]
         json: bool,
         /// Do the K-th of N equal slices of the weights (K from 1).
-        #[arg(long, value_parser = shard)]
+        #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
     },
+    /// Quantizes the weights under a block-scaled scheme and writes them in the convention of
+    /// the producer it reproduces (names, dtypes, config), or GGUF for ggml:* schemes.
+    Quantize(crate::checkpoint_quantize::QuantizeArgs),
+    /// Which recipe made a quantized checkpoint: its weights' originals quantized again under
+    /// every recipe of the same family, ranked by the elements and scales reproduced.
+    Which(crate::checkpoint_which::WhichArgs),
+    /// MXFP4 / NVFP4 weights re-encoded in another convention (gpt-oss, modelopt,
+    /// compressed-tensors, ggml) when it holds the same values bit for bit, else refused naming
+    /// the first tensor and element it cannot hold.
+    Convert(crate::checkpoint_convert::ConvertArgs),
 }
 
 fn float_dtype(text: &str) -> Result<DType, String> {
@@ -68,27 +79,14 @@ fn float_dtype(text: &str) -> Result<DType, String> {
     }
 }
 
-fn shard(text: &str) -> Result<(usize, usize), String> {
-    let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
-    match parsed {
-        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
-        _ => Err(format!("{} is not K/N with 1 <= K <= N", Error::quote(text))),
-    }
-}
-
-/// The weights of slice K of N (contiguous, as even as the count allows).
-fn sliced(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> Vec<LogicalWeight> {
-    let Some((k, n)) = shard else { return weights };
-    let len = weights.len();
-    let (start, end) = (len * (k - 1) / n, len * k / n);
-    weights.into_iter().skip(start).take(end - start).collect()
-}
-
 pub fn run(args: Args) -> Outcome {
     match args.command {
         Sub::Inspect { path, json } => inspect(&path, json),
         Sub::Dequantize { path, out, dtype, threads, shard } => dequantize(&path, &out, dtype, threads, shard),
         Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
+        Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
+        Sub::Which(args) => crate::checkpoint_which::run(args),
+        Sub::Convert(args) => crate::checkpoint_convert::run(args),
     }
 }
 
@@ -179,66 +177,13 @@ fn dequantize(
     shard: Option<(usize, usize)>,
 ) -> Outcome {
     let ckpt = Checkpoint::open(path)?;
-    let weights = sliced(recognise(&ckpt), shard);
-    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
-        return Err(Error::Checkpoint {
-            file: path.display().to_string().into(),
-            tensor: Some(Error::quote(&w.name).into()),
-            offset: None,
-            message: format!("cannot be decoded: {}", w.problems[0]).into(),
-        }
-        .into());
-    }
-    let outputs: Vec<SafetensorsTensor> = weights
-        .iter()
-        .map(|w| SafetensorsTensor {
-            name: w.name.clone(),
-            dtype: decoded_dtype(&ckpt, w, float),
-            shape: w.shape.clone(),
-        })
-        .collect();
+    let weights = shard_of(recognise(&ckpt), shard)?;
     let threads = crate::threads_or_all(threads).max(1);
     let bar = progress(weights.len() as u64, "weights");
-    let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
-    if metadata.is_empty() {
-        metadata.push(("format".into(), "pt".into()));
-    }
-    // Weights decoded ahead of the writer when threads > 1 (whole, in memory), kept by index.
-    let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
-    let written = write_safetensors(out, &outputs, &metadata, |k, sink| {
+    let written = write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| {
         if let Some(b) = &bar {
             b.set_position(k as u64);
         }
-        if threads == 1 {
-            return dequantize_pieces(&ckpt, &weights[k], float, &mut |bytes| {
-                sink.write_all(bytes).map_err(|e| Error::io(out, e))
-            });
-        }
-        if !ready.contains_key(&k) {
-            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
-            let decoded: Vec<lowbit::Result<Vec<u8>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .iter()
-                    .map(|&i| {
-                        let (ckpt, w) = (&ckpt, &weights[i]);
-                        scope.spawn(move || {
-                            let mut all = Vec::new();
-                            dequantize_pieces(ckpt, w, float, &mut |bytes| {
-                                all.extend_from_slice(bytes);
-                                Ok(())
-                            })
-                            .map(|()| all)
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
-            });
-            for (i, result) in batch.into_iter().zip(decoded) {
-                ready.insert(i, result?);
-            }
-        }
-        let bytes = ready.remove(&k).expect("decoded above");
-        sink.write_all(&bytes).map_err(|e| Error::io(out, e))
     });
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -255,6 +200,8 @@ struct Difference {
     differing: u64,
     largest_abs: f64,
     largest_ulps: u64,
+    /// In the element format, when both store the weight alike.
+    element_steps: Option<ElementSteps>,
     first: Vec<(u64, f32, f32)>,
     note: Option<String>,
 }
@@ -310,6 +257,7 @@ fn compare_weight(
         differing: 0,
         largest_abs: 0.0,
         largest_ulps: 0,
+        element_steps: None,
         first: Vec::new(),
         note: None,
     };
@@ -322,6 +270,7 @@ fn compare_weight(
         d.differing = d.elements;
         return Ok(d);
     }
+    d.element_steps = element_steps(a, wa, b, wb)?;
     // B's values come from a second thread through a small queue: two pieces in flight at most.
     let (send, receive) = std::sync::mpsc::sync_channel::<lowbit::Result<Vec<u8>>>(2);
     std::thread::scope(|scope| {
@@ -371,7 +320,7 @@ fn compare_weight(
 
 fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option<(usize, usize)>) -> Outcome {
     let (a, b) = (Checkpoint::open(pa)?, Checkpoint::open(pb)?);
-    let wa = sliced(recognise(&a), shard);
+    let wa = shard_of(recognise(&a), shard)?;
     let wb = recognise(&b);
     let mut results = Vec::new();
     let mut only_a = Vec::new();
@@ -399,6 +348,9 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                     "differing": d.differing,
                     "largest_abs_difference": d.largest_abs,
                     "largest_float32_ulps": d.largest_ulps,
+                    "element_format": d.element_steps.map(|s| s.format.onnx_name()),
+                    "largest_element_ulps": d.element_steps.map(|s| s.largest),
+                    "elements_under_different_scales": d.element_steps.map(|s| s.under_different_scales),
                     "first": d.first.iter().map(|(i, x, y)| serde_json::json!([i, x, y])).collect::<Vec<_>>(),
                     "note": d.note,
                 })
@@ -415,8 +367,16 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                 format!("{}: stored differently, same {} decoded values", d.name, d.elements)
             } else {
                 let first: Vec<String> = d.first.iter().map(|(i, x, y)| format!("[{i}] {x:e} vs {y:e}")).collect();
+                let steps = d.element_steps.map_or(String::new(), |s| {
+                    let under = if s.under_different_scales > 0 {
+                        format!(", {} elements under different scales", s.under_different_scales)
+                    } else {
+                        String::new()
+                    };
+                    format!(", {} {} ulps{under}", s.largest, s.format.onnx_name())
+                });
                 format!(
-                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps){}; first: {}",
+                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps{steps}){}; first: {}",
                     d.name,
                     d.differing,
                     d.elements,

@@ -14,6 +14,9 @@ mod blocks;
 mod cast;
 mod check;
 mod checkpoint;
+mod checkpoint_convert;
+mod checkpoint_quantize;
+mod checkpoint_which;
 mod completions;
 mod conformance;
 mod diff;
@@ -285,6 +288,15 @@ pub fn count_usize(text: &str) -> Result<usize, String> {
 pub fn threads(text: &str) -> Result<usize, String> {
     let n: i64 = text.parse().map_err(|_| format!("{} is not a whole number", lowbit::Error::quote(text)))?;
     lowbit::arguments::threads(Some(n)).map_err(|e| e.to_string())
+}
+
+/// `--shard K/N`: the K-th of N slices of a checkpoint's work (1 <= K <= N).
+pub fn shard(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => Err(format!("{} is not K/N with 1 <= K <= N", lowbit::Error::quote(text))),
+    }
 }
 
 /// Threads given or every core.

@@ -25,6 +25,7 @@
 //! ```
 
 mod engine;
+mod fast;
 mod layout;
 mod recipes;
 
@@ -251,6 +252,51 @@ pub fn recipes() -> Vec<(String, Recipe)> {
     out
 }
 
+/// Every concrete scheme name a recipe row stands for, options spelled out: each MX element
+/// format in each scale mode (OCP MX in blocks of `block`), both NVFP4 global-scale forms of
+/// torchao, DeepSeek's tiles in both scale formats, FP8 per tensor, per channel, in blocks of
+/// `block` and in 128x128 tiles. The candidates a diagnosis compares a block or a weight with
+/// (`checkpoint which`, the block-unit check); each caller keeps those that store what it has.
+#[must_use]
+pub fn concrete_schemes(block: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    // Defaults (OCP MX's blocks of 32 and floor, DeepSeek's 128x128 tiles) are left unsaid, as users write the names.
+    let block_option =
+        if block == crate::quant::mx::DEFAULT_BLOCK_SIZE { String::new() } else { format!(",block={block}") };
+    for f in ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"] {
+        for mode_option in ["", ",scale=ceil"] {
+            names.push(format!("ocp:{f}{block_option}{mode_option}"));
+        }
+    }
+    for (f, ..) in recipes::TORCHAO_MX_ELEMENTS {
+        for mode in ["floor", "ceil", "even", "rceil"] {
+            names.push(format!("torchao:{f},scale={mode}"));
+        }
+    }
+    let fixed = [
+        "torchao:nvfp4",
+        "torchao:nvfp4,global=amax",
+        "modelopt:nvfp4",
+        "compressed-tensors:nvfp4",
+        "compressed-tensors:mxfp4",
+        "ggml:q8_0",
+        "ggml:q4_0",
+        "ggml:mxfp4",
+        "ggml:nvfp4",
+        "fp8:tensor",
+        "fp8:channel",
+        "fp8:block=128x128",
+    ];
+    names.extend(fixed.iter().map(|s| (*s).to_string()));
+    for tile_option in ["", ",tile=1x128"] {
+        for scale_option in ["", ",scale_fmt=ue8m0"] {
+            names.push(format!("deepseek:fp8{tile_option}{scale_option}"));
+        }
+    }
+    names.push(format!("fp8:block={block}"));
+    names
+}
+
 /// The recipe table as Markdown (`tables/recipes.md`): one row per recipe, every field, and the
 /// implementation, version and functions it reproduces with the script that checks it.
 #[must_use]
@@ -379,6 +425,11 @@ pub trait BlockInput: Copy + sealed::Sealed {
     const DTYPE: DType;
     /// The value widened to float32 (exact).
     fn widen(self) -> f32;
+    /// The slice itself where it is float32 (read in place), else `None`.
+    fn as_float32(xs: &[Self]) -> Option<&[f32]> {
+        let _ = xs;
+        None
+    }
 }
 
 mod sealed {
@@ -393,6 +444,9 @@ impl BlockInput for f32 {
     #[inline(always)]
     fn widen(self) -> f32 {
         self
+    }
+    fn as_float32(xs: &[f32]) -> Option<&[f32]> {
+        Some(xs)
     }
 }
 
@@ -460,6 +514,11 @@ pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     engine::dequantize(q)
 }
 
+/// The shape of the scales of a tensor of `shape` under `scheme` ([`Quantized::scales_shape`]).
+pub fn scales_shape(shape: &[usize], scheme: &Scheme, axis: i64) -> Result<Vec<usize>> {
+    engine::scales_shape(shape, scheme, axis)
+}
+
 /// `q` in its scheme's storage layout ([`Layout`]).
 pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
     layout::to_bytes(q)
@@ -474,7 +533,7 @@ impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
-        engine::scales_shape(&self.shape, &self.scheme, self.axis)
+        scales_shape(&self.shape, &self.scheme, self.axis)
     }
 
     /// [`to_bytes`].

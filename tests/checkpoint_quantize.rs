@@ -1,0 +1,250 @@
+//! `checkpoint quantize` and `checkpoint which`: files quantized by the producers' own code
+//! (tests/fixtures/checkpoints/quantize/, made by scripts/crosscheck_checkpoint_quantize.py
+//! --write-fixtures with compressed-tensors 0.20.0, nvidia-modelopt 0.47.0 and gguf 0.19.0) are
+//! reproduced byte for byte and named by `which`; hand-built weights give hand-computed bytes;
+//! refusals name the tensor and write nothing.
+
+#![cfg(feature = "checkpoint")]
+
+use lowbit::checkpoint::{
+    choose, overall, quantize_checkpoint, recognise, which, write_safetensors, Checkpoint, SafetensorsTensor, Selection,
+};
+use lowbit::quant::blocks::Scheme;
+use lowbit::{DType, Error};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoints/quantize").join(name)
+}
+
+const QUANTIZED: [&str; 2] = ["model.layers.0.mlp.up_proj.weight", "model.layers.0.self_attn.o_proj.weight"];
+
+/// (scheme, the producer's file of the original quantized under it).
+const PRODUCERS: [(&str, &str); 6] = [
+    ("compressed-tensors:nvfp4", "compressed-tensors-nvfp4"),
+    ("fp8:channel", "compressed-tensors-fp8-channel"),
+    ("modelopt:nvfp4", "modelopt-nvfp4"),
+    ("ggml:q8_0", "ggml-q8_0.gguf"),
+    ("ggml:q4_0", "ggml-q4_0.gguf"),
+    ("ggml:mxfp4", "ggml-mxfp4.gguf"),
+];
+
+fn quantize_original(scheme: &str, out: &Path) -> Checkpoint {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let scheme = Scheme::parse(scheme).unwrap();
+    quantize_checkpoint(&original, &scheme, &Selection::default(), out, 2, None).unwrap();
+    Checkpoint::open(out).unwrap()
+}
+
+#[test]
+fn the_producers_files_are_reproduced_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    for (scheme, file) in PRODUCERS {
+        let out = dir.path().join(if file.ends_with(".gguf") { file.to_string() } else { format!("{file}.out") });
+        let ours = quantize_original(scheme, &out);
+        let theirs = Checkpoint::open(fixture(file)).unwrap();
+        let mut compared = 0;
+        for w in recognise(&theirs).iter().filter(|w| w.scheme.is_some()) {
+            assert!(QUANTIZED.contains(&w.name.as_str()), "{file}: {}", w.name);
+            for name in w.tensors() {
+                let (a, b) = (ours.tensor(name).unwrap(), theirs.tensor(name).unwrap());
+                assert_eq!((a.stored, &a.shape), (b.stored, &b.shape), "{file}: {name}");
+                assert_eq!(ours.bytes(a), theirs.bytes(b), "{file}: {name}");
+                compared += b.len;
+            }
+        }
+        assert!(compared > 0, "{file}: nothing compared");
+        // Our file carries the same quantized weights under the same scheme.
+        let schemes: Vec<_> = recognise(&ours).into_iter().filter_map(|w| w.scheme).collect();
+        assert_eq!(schemes, [scheme, scheme], "{file}");
+    }
+}
+
+#[test]
+fn which_names_the_producer_of_each_file() {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    for (scheme, file) in PRODUCERS {
+        let theirs = Checkpoint::open(fixture(file)).unwrap();
+        let origins = which(&theirs, &original, 1, None).unwrap();
+        assert_eq!(origins.len(), 2, "{file}");
+        let totals = overall(&origins);
+        let best = &totals[0];
+        assert_eq!((best.elements_matched, best.scales_matched), (best.elements, best.scales), "{file}");
+        let exact: Vec<&str> = totals.iter().filter(|r| r.share() == 1.0).map(|r| r.scheme.as_str()).collect();
+        assert!(exact.contains(&scheme), "{file}: {exact:?}");
+    }
+}
+
+#[test]
+fn which_tells_the_nvfp4_global_scale_conventions_apart() {
+    // ModelOpt stores a decode scale amax/2688, compressed-tensors an encode scale 2688/amax:
+    // the other recipe's per-tensor scale never matches, so each file has one exact recipe family.
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    for (file, right, wrong) in [
+        ("compressed-tensors-nvfp4", "compressed-tensors:nvfp4", "modelopt:nvfp4"),
+        ("modelopt-nvfp4", "modelopt:nvfp4", "compressed-tensors:nvfp4"),
+    ] {
+        let totals = overall(&which(&Checkpoint::open(fixture(file)).unwrap(), &original, 2, None).unwrap());
+        let share = |s: &str| totals.iter().find(|r| r.scheme == s).unwrap().share();
+        assert_eq!(share(right), 1.0, "{file}");
+        assert!(share(wrong) < 1.0, "{file}");
+        assert!(
+            lowbit::checkpoint::summary(&totals).starts_with(&format!("this file was made by {}", totals[0].scheme))
+        );
+    }
+}
+
+#[test]
+fn which_names_each_mx_scale_mode_lowbit_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    for scheme in ["ocp:mxfp4", "torchao:mxfp4,scale=even", "torchao:mxfp4,scale=rceil", "deepseek:fp8,scale_fmt=ue8m0"]
+    {
+        let out = dir.path().join(scheme.replace([':', ',', '='], "_"));
+        let ours = quantize_original(scheme, &out);
+        let totals = overall(&which(&ours, &original, 2, None).unwrap());
+        let exact: Vec<&str> = totals.iter().filter(|r| r.share() == 1.0).map(|r| r.scheme.as_str()).collect();
+        assert!(exact.contains(&scheme), "{scheme}: {exact:?}");
+    }
+}
+
+#[test]
+fn the_default_choice_leaves_embeddings_and_norms() {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let choices = choose(&original, &Scheme::parse("modelopt:nvfp4").unwrap(), &Selection::default()).unwrap();
+    let quantized: Vec<&str> = choices.iter().filter(|c| c.quantized).map(|c| c.name.as_str()).collect();
+    let mut want = QUANTIZED.to_vec();
+    want.sort_unstable();
+    let mut got = quantized.clone();
+    got.sort_unstable();
+    assert_eq!(got, want);
+}
+
+/// A one-tensor float32 checkpoint `w.weight` of `shape`.
+fn hand_built(dir: &Path, shape: &[usize], values: &[f32]) -> Checkpoint {
+    let path = dir.join("hand.safetensors");
+    let t = SafetensorsTensor { name: "w.weight".into(), dtype: DType::Float, shape: shape.to_vec() };
+    write_safetensors(&path, &[t], &[], |_, out| {
+        for v in values {
+            out.write_all(&v.to_le_bytes()).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    Checkpoint::open(&path).unwrap()
+}
+
+#[test]
+fn a_hand_built_block_in_the_gpt_oss_layout() {
+    // OCP MX: amax 6 -> scale 2^(floor(log2 6) - 2) = 1, E8M0 127; E2M1 codes 1.0 -> 2,
+    // 2.0 -> 4, -0.5 -> 9, 6.0 -> 7, two a byte, low nibble first: 0x42, 0x79.
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = [0.0f32; 32];
+    x[..4].copy_from_slice(&[1.0, 2.0, -0.5, 6.0]);
+    let ckpt = hand_built(dir.path(), &[1, 32], &x);
+    let out = dir.path().join("mx");
+    quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &Selection::default(), &out, 1, None).unwrap();
+    let q = Checkpoint::open(&out).unwrap();
+    let blocks = q.tensor("w.weight_blocks").unwrap();
+    assert_eq!(blocks.shape, [1, 1, 16]);
+    let mut want = [0u8; 16];
+    want[..2].copy_from_slice(&[0x42, 0x79]);
+    assert_eq!(q.bytes(blocks), want);
+    assert_eq!(q.bytes(q.tensor("w.weight_scales").unwrap()), [127]);
+    let config = q.config().unwrap();
+    assert_eq!(config["quantization_config"]["quant_method"], "mxfp4");
+}
+
+#[test]
+fn a_hand_built_block_in_the_modelopt_layout() {
+    // ModelOpt: global decode scale amax / (6 * 448) = 1/448; block scale amax_b / (6 * G) = 448
+    // (E4M3 0x7E); elements x / (448 / 448) = x: 6 -> 7, 3 -> 5, -1.5 -> 0xB.
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = [0.0f32; 16];
+    x[..3].copy_from_slice(&[6.0, 3.0, -1.5]);
+    let ckpt = hand_built(dir.path(), &[1, 16], &x);
+    let out = dir.path().join("nvfp4");
+    quantize_checkpoint(&ckpt, &Scheme::parse("modelopt:nvfp4").unwrap(), &Selection::default(), &out, 1, None)
+        .unwrap();
+    let q = Checkpoint::open(&out).unwrap();
+    assert_eq!(q.bytes(q.tensor("w.weight").unwrap()), [0x57, 0x0B, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(q.bytes(q.tensor("w.weight_scale").unwrap()), [0x7E]);
+    assert_eq!(q.bytes(q.tensor("w.weight_scale_2").unwrap()), (1.0f32 / 448.0).to_le_bytes());
+    assert_eq!(q.quant_config().unwrap()["quantization"]["quant_algo"], "W4A16_NVFP4");
+}
+
+#[test]
+fn refusals_name_the_tensor_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let out = dir.path().join("never");
+    let only = Selection { only: Some(regex::Regex::new("norm").unwrap()), skip: None };
+    match quantize_checkpoint(&original, &Scheme::parse("modelopt:nvfp4").unwrap(), &only, &out, 1, None) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"model.norm.weight\"");
+            assert!(message.contains("not a float weight of two or more dimensions"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+    match quantize_checkpoint(&original, &Scheme::parse("ocp:mxfp8e4m3").unwrap(), &Selection::default(), &out, 1, None)
+    {
+        Err(Error::InvalidOp { message, .. }) => assert!(message.contains("no checkpoint convention"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+    // A block the row does not fill: --only naming it is an error (48 is not a multiple of 32).
+    let ckpt = hand_built(dir.path(), &[1, 48], &[0.5; 48]);
+    let only = Selection { only: Some(regex::Regex::new("w").unwrap()), skip: None };
+    match quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &only, &out, 1, None) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"w.weight\"");
+            assert!(message.contains("not a multiple of the block 32"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn the_command_line_names_the_recipe() {
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(["checkpoint", "which"])
+        .arg(fixture("compressed-tensors-nvfp4"))
+        .arg("--from")
+        .arg(fixture("original"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert!(done.status.success(), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("this file was made by compressed-tensors:nvfp4 (compressed-tensors 0.20.0), 100.000 %"),
+        "{text}"
+    );
+}
+
+#[test]
+fn shards_split_the_tensors_between_them() {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let scheme = Scheme::parse("modelopt:nvfp4").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let names = |out: &Path| -> Vec<String> {
+        let mut n: Vec<String> = Checkpoint::open(out).unwrap().tensors().iter().map(|t| t.name.clone()).collect();
+        n.sort();
+        n
+    };
+    quantize_checkpoint(&original, &scheme, &Selection::default(), &dir.path().join("all"), 1, None).unwrap();
+    let mut both = Vec::new();
+    for k in 1..=2 {
+        let out = dir.path().join(format!("half{k}"));
+        quantize_checkpoint(&original, &scheme, &Selection::default(), &out, 1, Some((k, 2))).unwrap();
+        let half = names(&out);
+        assert_eq!(half.len(), 4, "{half:?}"); // two tensors each: one quantized weight (3 parts) + one kept
+        both.extend(half);
+    }
+    both.sort();
+    assert_eq!(both, names(&dir.path().join("all")));
+}
