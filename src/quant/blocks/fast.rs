@@ -579,49 +579,20 @@ mod tests {
     use super::super::{recipes, BlockInput, GlobalRule, Quantized, Scales, Scheme};
     use crate::alloc_prelude::*;
 
-    /// One scheme per row (and per option that changes the blocks): `every_row_is_covered`
-    /// checks that no row is missing.
-    const SCHEMES: &[&str] = &[
-        "torchao:mxfp8e4m3,scale=floor",
-        "torchao:mxfp8e4m3,scale=ceil",
-        "torchao:mxfp8e4m3,scale=even",
-        "torchao:mxfp8e4m3,scale=rceil",
-        "torchao:mxfp8e5m2,scale=floor",
-        "torchao:mxfp8e5m2,scale=rceil",
-        "torchao:mxfp6e2m3,scale=floor",
-        "torchao:mxfp6e2m3,scale=even",
-        "torchao:mxfp6e3m2,scale=ceil",
-        "torchao:mxfp6e3m2,scale=rceil",
-        "torchao:mxfp4,scale=floor",
-        "torchao:mxfp4,scale=ceil",
-        "torchao:mxfp4,scale=even",
-        "torchao:mxfp4,scale=rceil",
-        "torchao:nvfp4",
-        "torchao:nvfp4,global=amax",
-        "modelopt:nvfp4",
-        "compressed-tensors:nvfp4",
-        "compressed-tensors:mxfp4",
-        "ggml:q8_0",
-        "ggml:q4_0",
-        "ggml:mxfp4",
-        "ggml:nvfp4",
-        "deepseek:fp8",
-        "deepseek:fp8,tile=1x128",
-        "deepseek:fp8,tile=1x128,scale_fmt=ue8m0",
-        "fp8:tensor",
-        "fp8:channel",
-        "fp8:group=32",
-        "fp8:block=128",
-        "fp8:block=64x64",
-        "ocp:mxfp4",
-    ];
+    /// Every concrete scheme, and the FP8 shapes it does not spell (groups, 2-D tiles other than
+    /// 128x128): `every_row_is_covered` checks that no row is missing.
+    fn schemes() -> Vec<String> {
+        let mut names = super::super::concrete_schemes(32);
+        names.extend(["fp8:group=32", "fp8:block=64x64"].map(String::from));
+        names
+    }
 
     #[test]
     fn every_row_is_covered() {
         for (name, _) in recipes() {
             let family = name.split([',', '[']).next().unwrap_or_default();
             let family = family.split(':').next().filter(|f| *f == "fp8" || *f == "ocp").unwrap_or(family);
-            assert!(SCHEMES.iter().any(|s| s.starts_with(family)), "no scheme of row {name} in the fused test");
+            assert!(schemes().iter().any(|s| s.starts_with(family)), "no scheme of row {name} in the fused test");
         }
     }
 
@@ -754,7 +725,7 @@ mod tests {
     #[test]
     fn fused_quantize_and_dequantize_equal_the_engine_on_edges_and_random_data() {
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        for name in SCHEMES {
+        for name in &schemes() {
             let scheme = Scheme::parse(name).expect("a scheme");
             let globals: &[Option<f32>] = if scheme.recipe().global == GlobalRule::None {
                 &[None]
@@ -783,7 +754,7 @@ mod tests {
     #[test]
     fn fused_dequantize_equals_the_engine_on_every_code_and_scale() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        for name in SCHEMES {
+        for name in &schemes() {
             let scheme = Scheme::parse(name).expect("a scheme");
             let (rows, len) = (64, 256);
             let x = tensor(rows, len, &mut rng);
