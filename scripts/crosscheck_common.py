@@ -67,6 +67,13 @@ NAMED = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz"]
 for _name in NAMED:
     NP[_name] = getattr(ml_dtypes, _name)
     BITS[_name] = 8
+# ml_dtypes' one-bit integers: lowbit's named integer types, eight codes per byte in raw data
+# (packed as INT2/INT4 are). Only the ml_dtypes cross-check takes them (XLA cannot cast them).
+NAMED_INTEGERS = ["int1", "uint1"]
+for _name in NAMED_INTEGERS:
+    NP[_name] = getattr(ml_dtypes, _name)
+    BITS[_name] = 1
+INTEGER_RANGE.update({"int1": (-1, 0), "uint1": (0, 1)})
 TAIL = 7
 
 
@@ -233,7 +240,7 @@ def to_array(src, codes):
     bits = BITS[src]
     if src == "BOOL":
         return codes.astype(np.bool_)
-    if src in ("INT4", "INT2"):
+    if src in ("INT4", "INT2", "int1"):
         # ml_dtypes keeps a sub-byte integer as its value in one byte: sign-extend the code.
         c = codes.astype(np.int64)
         return np.array(np.where(c >= (1 << (bits - 1)), c - (1 << bits), c), dtype=NP[src])
@@ -355,8 +362,8 @@ def lowbit_cast(src, to, payload, n, profile, saturate, round_mode):
         cmd += ["--round", round_mode]
     if src == "STRING":
         data = json.dumps(payload).encode()
-    elif src in NAMED or to in NAMED:
-        # A named format's raw codes are whole bytes: no count (a packed source's padding
+    elif src in NAMED + NAMED_INTEGERS or to in NAMED + NAMED_INTEGERS:
+        # A named type's raw codes are whole bytes: no count (a packed source's padding
         # elements come out last and are not compared).
         data = payload
     else:

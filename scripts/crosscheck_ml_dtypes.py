@@ -8,8 +8,9 @@ ml_dtypes (the venv of scripts/peers-venv.sh has both). Usage:
     PY=$(bash scripts/peers-venv.sh) && "$PY" scripts/crosscheck_ml_dtypes.py [--random N] [--only SRC->TO] \
         [--sample N --seed S]
 
-Every pair of the 26 castable dtypes and ml_dtypes' three float8 types that ONNX lacks
-(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz: lowbit's named formats), 29 x 29 (STRING through
+Every pair of the 26 castable dtypes, ml_dtypes' three float8 types that ONNX lacks
+(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz: lowbit's named formats) and its int1 and uint1
+(lowbit's named integer types, eight codes per byte in raw data), 31 x 31 (STRING through
 numpy's own str conversions), identity included, no pair skipped, with the inputs of scripts/crosscheck_common.py. ml_dtypes has no
 saturate or round_mode: lowbit runs every attribute set of the target (float8: saturate 1 and 0;
 E8M0: every round_mode too) and each must equal the one `astype` result. An exception of astype
@@ -71,8 +72,9 @@ def main():
     rng = cc.start(args)
     profiles = cc.profile_table()
     tally = cc.Tally(f"ml_dtypes {ml_dtypes.__version__} (numpy {np.__version__})")
-    for src in cc.ALL + cc.NAMED:
-        targets = [t for t in cc.ALL + cc.NAMED if not args.only or args.only in f"{src}->{t}"]
+    types = cc.ALL + cc.NAMED + cc.NAMED_INTEGERS
+    for src in types:
+        targets = [t for t in types if not args.only or args.only in f"{src}->{t}"]
         if not targets:
             continue
         codes = None if src == "STRING" else cc.patterns(src, args.random, rng, args.sample)

@@ -5,7 +5,7 @@
 
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
-use crate::format::{self, FloatFormat};
+use crate::format::{self, FloatFormat, IntegerFormat};
 use crate::profile::{
     E8M0Rule, Float8SpecialsToInteger, Float8ToBool, FloatToInteger, NanPayload, Policy, Profile, Uint32Conversion,
 };
@@ -127,13 +127,21 @@ pub fn decode_element(dtype: DType, code: u64) -> Result<Element> {
     })
 }
 
-/// One side of a cast: an ONNX dtype, or a named format ([`crate::format::NAMED_FORMATS`]) that a
-/// profile converts with the rows of an ONNX dtype ([`Policy::named_formats`]): `rows` is the
-/// dtype whose rows apply, `named` the format that is decoded and encoded.
+/// One side of a cast: an ONNX dtype, or a named format or integer type
+/// ([`crate::format::NAMED_FORMATS`], [`crate::format::NAMED_INTEGERS`]) that a profile converts
+/// with the rows of an ONNX dtype ([`Policy::named_formats`], [`Policy::named_integers`]): `rows` is
+/// the dtype whose rows apply, `named` the format that is decoded and encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Side {
     pub(crate) rows: DType,
-    pub(crate) named: Option<&'static FloatFormat>,
+    pub(crate) named: Option<Named>,
+}
+
+/// A named side's own format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Named {
+    Float(&'static FloatFormat),
+    Integer(&'static IntegerFormat),
 }
 
 impl Side {
@@ -143,28 +151,38 @@ impl Side {
 
     fn kind(self, op: &'static str) -> Result<Kind> {
         match self.named {
-            Some(f) => Ok(Kind::Float(f)),
+            Some(Named::Float(f)) => Ok(Kind::Float(f)),
+            Some(Named::Integer(i)) => Ok(Kind::Integer { bits: i.bits, signed: i.signed }),
             None => fixed_width(op, self.rows),
         }
     }
 
     fn float_format(self) -> Option<&'static FloatFormat> {
-        self.named.or(self.rows.float_format())
+        match self.named {
+            Some(Named::Float(f)) => Some(f),
+            Some(Named::Integer(_)) => None,
+            None => self.rows.float_format(),
+        }
     }
 
     fn code_mask(self) -> u64 {
-        self.named.map_or(self.rows.code_mask(), |f| f.code_mask())
+        match self.named {
+            Some(Named::Float(f)) => f.code_mask(),
+            Some(Named::Integer(i)) => (1u64 << i.bits) - 1,
+            None => self.rows.code_mask(),
+        }
     }
 
     fn decode(self, code: u64) -> Result<Element> {
         match self.named {
-            Some(f) => Ok(Element::Float(f.decode(code & f.code_mask()))),
+            Some(Named::Float(f)) => Ok(Element::Float(f.decode(code & f.code_mask()))),
+            Some(Named::Integer(i)) => Ok(Element::Int(sign_extend(code & self.code_mask(), i.bits, i.signed))),
             None => decode_element(self.rows, code),
         }
     }
 }
 
-fn sign_extend(code: u64, bits: u32, signed: bool) -> i128 {
+pub(crate) fn sign_extend(code: u64, bits: u32, signed: bool) -> i128 {
     if signed && bits < 128 && code >> (bits - 1) & 1 == 1 {
         i128::from(code) - (1i128 << bits)
     } else {

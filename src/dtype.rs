@@ -285,15 +285,20 @@ impl DType {
         DType::ALL
             .into_iter()
             .find(|d| d.onnx_name().eq_ignore_ascii_case(&key) || d.aliases().contains(&key.as_str()))
-            .ok_or_else(|| match crate::format::FloatFormat::named(name).and_then(|f| f.name_of_named()) {
-                // ml_dtypes' float8_e3m4 and the like: refused by name wherever ONNX is involved.
-                Some(named) => Error::UnsupportedDType {
-                    op: "ONNX",
-                    dtype: named,
-                    why: "it is an ml_dtypes type, not an ONNX one; `lowbit cast`, `info`, `vectors`, `check`, \
+            .ok_or_else(|| {
+                match crate::format::FloatFormat::named(name)
+                    .and_then(|f| f.name_of_named())
+                    .or(crate::format::IntegerFormat::named(name).map(|i| i.name))
+                {
+                    // ml_dtypes' float8_e3m4, int1 and the like: refused by name wherever ONNX is involved.
+                    Some(named) => Error::UnsupportedDType {
+                        op: "ONNX",
+                        dtype: named,
+                        why: "it is an ml_dtypes type, not an ONNX one; `lowbit cast`, `info`, `vectors`, `check`, \
                           `sweep` and the Python package's cast take it",
-                },
-                None => Error::UnknownDType { name: name.to_string(), valid: DType::valid_names() },
+                    },
+                    None => Error::UnknownDType { name: name.to_string(), valid: DType::valid_names() },
+                }
             })
     }
 

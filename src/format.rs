@@ -281,6 +281,66 @@ pub const FLOAT8_E4M3B11FNUZ: FloatFormat = FloatFormat {
 /// is an ONNX type, so ONNX files and ops refuse them.
 pub const NAMED_FORMATS: [&FloatFormat; 3] = [&FLOAT8_E3M4, &FLOAT8_E4M3, &FLOAT8_E4M3B11FNUZ];
 
+/// An integer type that another library names and ONNX lacks: ml_dtypes' `int1` and `uint1`, the
+/// integer counterpart of [`NAMED_FORMATS`]. The width and signedness are all there is to it; its
+/// conversions are the core's integer ones at that width (two's complement, as INT2/INT4), and
+/// its raw layout is [`crate::packing::pack_bits`]'s (8 one-bit codes per byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IntegerFormat {
+    /// The library's name for it.
+    pub name: &'static str,
+    /// Bits per code.
+    pub bits: u32,
+    /// Two's complement (else unsigned).
+    pub signed: bool,
+}
+
+/// ml_dtypes' `int1`: one two's-complement bit, so its values are -1 (code 1) and 0.
+pub const INT1: IntegerFormat = IntegerFormat { name: "int1", bits: 1, signed: true };
+/// ml_dtypes' `uint1`: one bit, values 0 and 1.
+pub const UINT1: IntegerFormat = IntegerFormat { name: "uint1", bits: 1, signed: false };
+
+/// The integer types known by name ([`IntegerFormat`]); none is an ONNX type, so ONNX files and
+/// ops refuse them.
+pub const NAMED_INTEGERS: [&IntegerFormat; 2] = [&INT1, &UINT1];
+
+impl IntegerFormat {
+    /// The named integer type spelled `name` (case, `_` and `-` ignored, as for dtype names).
+    ///
+    /// ```
+    /// use lowbit::format::{IntegerFormat, INT1};
+    ///
+    /// assert_eq!(IntegerFormat::named("int1"), Some(&INT1));
+    /// assert_eq!(IntegerFormat::named("int4"), None); // an ONNX dtype
+    /// ```
+    #[must_use]
+    pub fn named(name: &str) -> Option<&'static IntegerFormat> {
+        let wanted = name_key(name);
+        NAMED_INTEGERS.iter().copied().find(|f| name_key(f.name) == wanted)
+    }
+
+    /// The smallest and largest values: -2^(bits-1) .. 2^(bits-1) - 1, or 0 .. 2^bits - 1.
+    #[must_use]
+    pub const fn range(&self) -> (i128, i128) {
+        if self.signed {
+            (-(1i128 << (self.bits - 1)), (1i128 << (self.bits - 1)) - 1)
+        } else {
+            (0, (1i128 << self.bits) - 1)
+        }
+    }
+}
+
+impl fmt::Display for IntegerFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A name as the lookups compare it: trimmed, lower case, without `_` and `-`.
+fn name_key(text: &str) -> String {
+    text.trim().chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect()
+}
+
 impl FloatFormat {
     /// Bits per code.
     #[must_use]
@@ -567,11 +627,8 @@ impl FloatFormat {
     /// ```
     #[must_use]
     pub fn named(name: &str) -> Option<&'static FloatFormat> {
-        let key = |text: &str| -> String {
-            text.trim().chars().filter(|c| *c != '_' && *c != '-').map(|c| c.to_ascii_lowercase()).collect()
-        };
-        let wanted = key(name);
-        NAMED_FORMATS.iter().copied().find(|f| matches!(f.name, FormatName::Named(n) if key(n) == wanted))
+        let wanted = name_key(name);
+        NAMED_FORMATS.iter().copied().find(|f| matches!(f.name, FormatName::Named(n) if name_key(n) == wanted))
     }
 
     /// Parses a format description `eEmM[,bias=B][,special=ieee|fn|fnuz|none]

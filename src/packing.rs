@@ -34,8 +34,8 @@ pub fn get(dtype: DType, raw: &[u8], i: usize) -> u64 {
             buf[..k].copy_from_slice(&raw[i * k..i * k + k]);
             u64::from_le_bytes(buf)
         }
-        Packing::Nibbles => u64::from(raw[i / 2] >> (4 * (i % 2)) & 0xF),
-        Packing::Crumbs => u64::from(raw[i / 4] >> (2 * (i % 4)) & 0x3),
+        Packing::Nibbles => field(raw, i, 4),
+        Packing::Crumbs => field(raw, i, 2),
         Packing::Sextets => {
             let bit = i * 6;
             let lo = u16::from(raw[bit / 8]);
@@ -53,14 +53,8 @@ pub fn set(dtype: DType, raw: &mut [u8], i: usize, code: u64) {
             let k = k as usize;
             raw[i * k..i * k + k].copy_from_slice(&code.to_le_bytes()[..k]);
         }
-        Packing::Nibbles => {
-            let shift = 4 * (i % 2);
-            raw[i / 2] = raw[i / 2] & !(0xF << shift) | ((code as u8 & 0xF) << shift);
-        }
-        Packing::Crumbs => {
-            let shift = 2 * (i % 4);
-            raw[i / 4] = raw[i / 4] & !(0x3 << shift) | ((code as u8 & 0x3) << shift);
-        }
+        Packing::Nibbles => set_field(raw, i, 4, code),
+        Packing::Crumbs => set_field(raw, i, 2, code),
         Packing::Sextets => {
             let bit = i * 6;
             let shift = bit % 8;
@@ -73,6 +67,74 @@ pub fn set(dtype: DType, raw: &mut [u8], i: usize, code: u64) {
         }
         Packing::Strings | Packing::None => unreachable!("no raw layout for {dtype}"),
     }
+}
+
+/// Field `i` of `width` bits (1, 2 or 4) in bytes that hold `8 / width` fields each, field k of a
+/// byte in bits `k * width ..`: the layout of INT4/UINT4 (nibbles), INT2/UINT2 (crumbs) and the
+/// one-bit named integers alike.
+fn field(raw: &[u8], i: usize, width: u32) -> u64 {
+    let per_byte = (8 / width) as usize;
+    let mask = (1u8 << width) - 1;
+    u64::from(raw[i / per_byte] >> (width as usize * (i % per_byte)) & mask)
+}
+
+/// Stores the low `width` bits of `code` as field `i` (see [`field`]), leaving the others alone.
+fn set_field(raw: &mut [u8], i: usize, width: u32, code: u64) {
+    let per_byte = (8 / width) as usize;
+    let mask = (1u8 << width) - 1;
+    let shift = width as usize * (i % per_byte);
+    raw[i / per_byte] = raw[i / per_byte] & !(mask << shift) | (code as u8 & mask) << shift;
+}
+
+/// Bytes that `n` codes of `width` bits take packed as [`pack_bits`] packs them.
+pub fn raw_len_bits(width: u32, n: usize) -> Result<usize> {
+    sub_byte_width(width)?;
+    Ok(n.div_ceil((8 / width) as usize))
+}
+
+fn sub_byte_width(width: u32) -> Result<()> {
+    if matches!(width, 1 | 2 | 4) {
+        Ok(())
+    } else {
+        Err(Error::OutOfRange {
+            op: "pack_bits".into(),
+            what: "the field width in bits (1, 2 or 4)".into(),
+            value: i128::from(width),
+            low: 1,
+            high: 4,
+        })
+    }
+}
+
+/// Packs codes of `width` bits (1, 2 or 4), `8 / width` per byte with the first in the low bits
+/// and a final partial byte padded with zero bits: ONNX's layout of its 4- and 2-bit types, at
+/// any of those widths (ml_dtypes' `int1`/`uint1`: 8 per byte).
+///
+/// ```
+/// use lowbit::packing::{pack_bits, unpack_bits};
+///
+/// // Codes 1, 0, 1, 1, 0, 0, 0, 1, 1: bits 0..7 of the first byte, then the ninth alone.
+/// let raw = pack_bits(1, &[1, 0, 1, 1, 0, 0, 0, 1, 1])?;
+/// assert_eq!(raw, [0b1000_1101, 0b0000_0001]);
+/// assert_eq!(unpack_bits("int1", 1, &raw, 9)?, [1, 0, 1, 1, 0, 0, 0, 1, 1]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
+pub fn pack_bits(width: u32, codes: &[u64]) -> Result<Vec<u8>> {
+    let mut raw = vec![0u8; raw_len_bits(width, codes.len())?];
+    for (i, &code) in codes.iter().enumerate() {
+        set_field(&mut raw, i, width, code);
+    }
+    Ok(raw)
+}
+
+/// The `n` codes of `width` bits that [`pack_bits`] packed into `raw`, which must be exactly
+/// `raw_len_bits(width, n)` bytes (`what` names the data in the error).
+pub fn unpack_bits(what: &'static str, width: u32, raw: &[u8], n: usize) -> Result<Vec<u64>> {
+    let need = raw_len_bits(width, n)?;
+    if raw.len() != need {
+        return Err(Error::RawLength { dtype: what, elements: n, expected: need, actual: raw.len() });
+    }
+    Ok((0..n).map(|i| field(raw, i, width)).collect())
 }
 
 /// Packs element codes into fresh `raw_data`.

@@ -161,3 +161,19 @@ fn cast_takes_described_formats() {
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,bias=x", "1"]);
     one_line_error(ok, &err, &["bias"]);
 }
+
+// ml_dtypes' int1 (tests/named_integers.rs has the library's side): eight codes per byte.
+#[test]
+fn named_integers_int1_and_uint1_on_the_command_line() {
+    let (ok, info, _) = lowbit_stdin(&["info", "int1"], &[]);
+    let info = String::from_utf8(info).unwrap();
+    assert!(ok && info.contains("bits: 1") && info.contains("range: -1 .. 0"), "{info}");
+    let floats: Vec<u8> = [1.0f32, 2.0, -1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "FLOAT", "--to", "int1", "--profile", "ml-dtypes"], &floats);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0b101]);
+    // The one byte 0b10 is eight int1 codes: 0, -1, then six zeros.
+    let (ok, out, err) = lowbit_stdin(&["cast", "--from", "int1", "--to", "INT8", "--profile", "ml-dtypes"], &[0b10]);
+    assert!(ok, "{err}");
+    assert_eq!(out, [0, 0xFF, 0, 0, 0, 0, 0, 0]);
+}

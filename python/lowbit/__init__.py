@@ -210,7 +210,10 @@ def cast(
     (nearest even, rounded once, NaN payloads kept where both sides have them), and a described
     result without an ml_dtypes type holds its codes as uint8/16/32. Those three ml_dtypes types
     under ``profile="ml-dtypes"`` or ``"xla"`` follow that profile's rows instead (bit-exact with
-    ``astype`` and with XLA; bool allowed on the other side).
+    ``astype`` and with XLA; bool allowed on the other side). ml_dtypes' ``int1`` and ``uint1``
+    are named integer types, taken and returned as ml_dtypes arrays (one code per byte; with
+    ``packed=True`` eight per byte, the first in the low bit); under ``profile="ml-dtypes"`` they
+    follow its rows (the same codes as ``astype``), elsewhere IEEE integer rules.
 
     `saturate` (ONNX ``saturate``, float8 targets only): out-of-range values become the largest
     finite value instead of infinity or NaN. Default (None), as ``lowbit cast``: True (ONNX's

@@ -58,6 +58,9 @@ DESCRIBED = {
         ("float8_e4m3", _ml("float8_e4m3")),
         ("float8_e3m4", _ml("float8_e3m4")),
         ("float8_e4m3b11fnuz", _ml("float8_e4m3b11fnuz")),
+        # lowbit's named integer types, one code per byte as ml_dtypes holds them.
+        ("int1", _ml("int1")),
+        ("uint1", _ml("uint1")),
     ]
     if d is not None
 }

@@ -345,12 +345,33 @@ fn cast_described<'py>(
                 // A packed ONNX source would be read to its last whole byte (padding elements
                 // included): widen it to FLOAT first, which holds every such value exactly.
                 let (from, widened) = match from_format {
+                    // Into int1/uint1 the source's own rows decide (ml_dtypes has no INT4 -> int1
+                    // cast, unlike FLOAT -> int1): packed as ONNX packs it, the padding elements'
+                    // results cut below.
+                    Format::Onnx(d) if sub_byte(d) && matches!(to_format, Format::NamedInteger(_)) => {
+                        check_len(d, n, src_codes, src.len())?;
+                        (from_.to_string(), Some(to_raw(d, src, src_codes)?.into_owned()))
+                    }
                     Format::Onnx(d) if sub_byte(d) => {
                         check_len(d, n, src_codes, src.len())?;
                         let raw = to_raw(d, src, src_codes)?;
                         let mut wide = vec![0u8; packing::raw_len(DType::Float, n)?];
                         Plan::new(d, DType::Float, &CastOptions::default())?.run(&raw, &mut wide, n)?;
                         (DType::Float.onnx_name().to_string(), Some(wide))
+                    }
+                    // ml_dtypes holds int1/uint1 one code per byte: packed for the cast, eight per
+                    // byte (the padding elements' results are cut below).
+                    Format::NamedInteger(i) => {
+                        if src.len() != n {
+                            return Err(Error::RawLength {
+                                dtype: i.name,
+                                elements: n,
+                                expected: n,
+                                actual: src.len(),
+                            });
+                        }
+                        let codes: Vec<u64> = src.iter().map(|&b| u64::from(b)).collect();
+                        (from_.to_string(), Some(packing::pack_bits(i.bits, &codes)?))
                     }
                     _ => (from_.to_string(), None),
                 };
@@ -373,7 +394,15 @@ fn cast_described<'py>(
                         packing::unpack_byte_codes(d, &out[..packing::raw_len(d, n)?.min(out.len())], &mut codes)?;
                         Ok(codes)
                     }
-                    _ => Ok(out),
+                    Format::NamedInteger(i) if dst_codes => {
+                        let raw = &out[..packing::raw_len_bits(i.bits, n)?.min(out.len())];
+                        Ok(packing::unpack_bits(i.name, i.bits, raw, n)?.into_iter().map(|c| c as u8).collect())
+                    }
+                    _ => {
+                        let mut out = out;
+                        out.truncate(lowbit::verify::DescribedCast::raw_len(&to_format, n)?);
+                        Ok(out)
+                    }
                 }
             })
             .or_raise(py)?;
@@ -1105,6 +1134,18 @@ fn info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
                     dict.set_item("packing", py.None())?;
                     dict.set_item("kind", "described float")?;
                     Some(f)
+                }
+                Format::NamedInteger(i) => {
+                    let (low, high) = i.range();
+                    dict.set_item("name", i.name)?;
+                    dict.set_item("onnx_number", py.None())?;
+                    dict.set_item("bits", i.bits)?;
+                    dict.set_item("packing", py.None())?;
+                    dict.set_item("kind", "named integer")?;
+                    dict.set_item("signed", i.signed)?;
+                    dict.set_item("min", low)?;
+                    dict.set_item("max", high)?;
+                    None
                 }
                 Format::Onnx(d) => return Err(usage(py, format!("{d} is an ONNX dtype, not a description"))),
             },

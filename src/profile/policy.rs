@@ -4,7 +4,7 @@
 use super::op_rules::{NumberStyle, OpenVinoRange, RangeCount, RangeValues, RepeatedAxes, StringGrammar};
 use super::profiles::SPEC;
 use crate::dtype::DType;
-use crate::format::FloatFormat;
+use crate::format::{FloatFormat, IntegerFormat};
 use crate::round::{NanFallback, RoundingMode};
 
 /// Which targets a source wider than float32 (float64, int32, int64, uint32, uint64) reaches by
@@ -123,6 +123,22 @@ pub struct NamedFormatRows {
     pub format: &'static FloatFormat,
     /// The ONNX dtype whose rows apply to its casts.
     pub rows_of: DType,
+}
+
+/// A named integer type ([`crate::format::NAMED_INTEGERS`]) that an implementation has, and the
+/// ONNX integer dtype whose rows its casts follow (ml_dtypes converts `int1` with the template of
+/// its `int2`/`int4`, so INT4's rows at one bit; row `named_integers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamedIntegerRows {
+    /// The named integer type.
+    pub format: &'static IntegerFormat,
+    /// The ONNX dtype whose rows apply to its casts.
+    pub rows_of: DType,
+    /// The types (ONNX names or named types' names) the implementation has no cast from into this
+    /// one; such casts use `spec`.
+    pub no_cast_from: &'static [&'static str],
+    /// The types it has no cast to from this one; such casts use `spec`.
+    pub no_cast_to: &'static [&'static str],
 }
 
 /// How a float becomes a UINT32 where the ONNX text leaves it undefined (NaN, ±Inf, values
@@ -408,6 +424,9 @@ pub struct Policy {
     /// The named formats the implementation has (none: the profile refuses them), each cast
     /// with the rows of an ONNX dtype.
     pub named_formats: &'static [NamedFormatRows],
+    /// The named integer types the implementation has (none: their casts are `spec`'s), each cast
+    /// with the rows of an ONNX integer dtype at its own width.
+    pub named_integers: &'static [NamedIntegerRows],
     /// Cast to and from STRING.
     pub strings: StringPolicy,
     /// ONNX Range (and OpenVINO's).
@@ -552,6 +571,23 @@ impl Policy {
     #[must_use]
     pub fn named_rows(&self, format: &FloatFormat) -> Option<DType> {
         self.named_formats.iter().find(|n| n.format == format).map(|n| n.rows_of)
+    }
+
+    /// The ONNX dtype whose rows a named integer type's casts follow; `None` where the
+    /// implementation does not have the type.
+    #[must_use]
+    pub fn named_integer_rows(&self, format: &IntegerFormat) -> Option<DType> {
+        self.named_integers.iter().find(|n| n.format == format).map(|n| n.rows_of)
+    }
+
+    /// Whether the implementation has no cast from `from` to `to` (ONNX names or named types'
+    /// names) where a side is a named integer type, so that `spec` converts.
+    #[must_use]
+    pub fn named_integer_falls_back(&self, from: &str, to: &str) -> bool {
+        self.named_integers.iter().any(|n| {
+            (n.format.name == to && n.no_cast_from.contains(&from))
+                || (n.format.name == from && n.no_cast_to.contains(&to))
+        })
     }
 
     /// The positional rule of the pair, if the implementation converts it in vector blocks.

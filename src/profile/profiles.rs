@@ -54,6 +54,7 @@ pub const SPEC: Policy = Policy {
     pairs_fall_back: &[],
     // ONNX has none of them.
     named_formats: &[],
+    named_integers: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Spec,
         number_style: NumberStyle::Spec,
@@ -232,6 +233,7 @@ const ONNX_REFERENCE_ROWS: Policy = Policy {
     pairs_fall_back: REFERENCE_MISSING_CASTS,
     // ONNX models hold no named formats.
     named_formats: &[],
+    named_integers: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -332,6 +334,7 @@ const ONNXRUNTIME_ROWS: Policy = Policy {
     pairs_fall_back: &[],
     // ONNX models hold no named formats.
     named_formats: &[],
+    named_integers: &[],
     strings: StringPolicy {
         grammar: StringGrammar::Strtod,
         number_style: NumberStyle::PrintfG8,
@@ -447,6 +450,7 @@ const ML_DTYPES_ROWS: Policy = Policy {
     fixed_saturate: Some(false),
     pairs_fall_back: ML_DTYPES_MISSING_CASTS,
     named_formats: ML_DTYPES_NAMED,
+    named_integers: ML_DTYPES_NAMED_INTEGERS,
     strings: StringPolicy {
         grammar: StringGrammar::Python,
         number_style: NumberStyle::Numpy,
@@ -459,6 +463,26 @@ const ML_DTYPES_ROWS: Policy = Policy {
 /// the IEEE-like ones follow FLOAT8E5M2's rows and the FNUZ one FLOAT8E4M3FNUZ's (observed with
 /// scripts/crosscheck_ml_dtypes.py and scripts/crosscheck_xla.py: float8_e3m4 0.53 -> INT8 0 as
 /// E5M2 truncates, NaN -> FLOAT4E2M1 0x8, float64 reaching it through float32; identity a copy).
+/// ml_dtypes' `int1` and `uint1`: its sub-byte integer types share one template, so they cast
+/// as INT4 and UINT4 do at one bit (float -> int1 keeps the low bit of the integer part: 2.0 -> 0,
+/// 1.5 and -1.0 -> code 1; NaN and infinities -> 0). Observed with ml_dtypes 0.6.0 by
+/// scripts/crosscheck_ml_dtypes.py, as are the pairs `astype` refuses (TypeError). XLA (jax 0.12.0.1) has no cast for them: into int1 it
+/// lowers to a bool test (2.0 -> 1) whose array it cannot read back as int1, and it refuses uint1.
+const ML_DTYPES_NAMED_INTEGERS: &[NamedIntegerRows] = &[
+    NamedIntegerRows {
+        format: &crate::format::INT1,
+        rows_of: DType::Int4,
+        no_cast_from: &["INT4", "UINT4", "INT2", "UINT2", "FLOAT8E8M0", "STRING", "uint1"],
+        no_cast_to: &["UINT4", "UINT2", "FLOAT8E8M0", "STRING", "uint1"],
+    },
+    NamedIntegerRows {
+        format: &crate::format::UINT1,
+        rows_of: DType::Uint4,
+        no_cast_from: &["INT4", "UINT4", "INT2", "UINT2", "FLOAT8E8M0", "STRING", "int1"],
+        no_cast_to: &["INT4", "INT2", "FLOAT8E8M0", "STRING", "int1"],
+    },
+];
+
 const ML_DTYPES_NAMED: &[NamedFormatRows] = &[
     NamedFormatRows { format: &crate::format::FLOAT8_E3M4, rows_of: DType::Float8E5M2 },
     NamedFormatRows { format: &crate::format::FLOAT8_E4M3, rows_of: DType::Float8E5M2 },

@@ -509,6 +509,21 @@ pub const ROWS: &[Row] = &[
         ],
     },
     Row {
+        field: "named_integers",
+        case: "The named integer types (ml_dtypes' int1, uint1) and the ONNX dtype whose rows their casts follow at their own width",
+        onnx_text: OnnxText::Coverage,
+        value: |p| {
+            if p.named_integers.is_empty() {
+                return "none: int1 and uint1 convert IEEE-style, as under `spec` (not ONNX types)".into();
+            }
+            p.named_integers.iter().map(|n| format!("{} as {}", n.format, n.rows_of.onnx_name())).collect::<Vec<_>>().join(", ")
+        },
+        observations: &[
+            (Profile::MlDtypes, "FLOAT 2.0 -> int1 0, 1.5 and -1.0 -> int1 1 (-1), NaN and inf -> 0; INT8 3 -> uint1 1; int1 1 -> INT4 0xF (-1); FLOAT6E2M3 0.625 -> int1 0 (no FLOAT6E2M3 -> INT4 cast, yet this one)"),
+            (Profile::Xla, "jax 0.12.0.1: FLOAT 2.0 -> int1 lowers to x != 0 and reads back as bool True; int1 -> anything fails at run time (buffer size mismatch); uint1 does not lower"),
+        ],
+    },
+    Row {
         field: "strings.grammar",
         case: "How texts are read",
         onnx_text: OnnxText::Decides,

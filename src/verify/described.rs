@@ -3,9 +3,10 @@
 //! package's `cast` run when a side is not an ONNX dtype.
 
 use super::{Converter, Format, VerifyOptions};
-use crate::convert::{convert_sides, decode_element, CastOptions, Element, Side};
+use crate::convert::{convert_sides, decode_element, sign_extend, CastOptions, Element, Named, Side};
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::format::IntegerFormat;
 use crate::packing;
 use crate::plan::StreamError;
 use crate::profile::{Policy, Profile, StringGrammar};
@@ -49,7 +50,12 @@ impl Rule {
 /// IEEE conversion applies).
 fn profile_side(text: &str, policy: &Policy) -> Result<Option<(Side, Format)>> {
     if let Some(named) = crate::format::FloatFormat::named(text) {
-        return Ok(policy.named_rows(named).map(|rows| (Side { rows, named: Some(named) }, Format::Described(*named))));
+        let side = |rows| (Side { rows, named: Some(Named::Float(named)) }, Format::Described(*named));
+        return Ok(policy.named_rows(named).map(side));
+    }
+    if let Some(named) = crate::format::IntegerFormat::named(text) {
+        let side = |rows| (Side { rows, named: Some(Named::Integer(named)) }, Format::NamedInteger(*named));
+        return Ok(policy.named_integer_rows(named).map(side));
     }
     match DType::parse(text) {
         Ok(DType::String) => Err(Error::UnsupportedDType {
@@ -64,6 +70,23 @@ fn profile_side(text: &str, policy: &Policy) -> Result<Option<(Side, Format)>> {
         Ok(d) => Format::onnx(d).map(|_| None),
         Err(_) => Ok(None),
     }
+}
+
+/// The code of a named integer type for a decimal text (an integer within its range).
+fn named_integer_code(text: &str, format: &IntegerFormat) -> Result<u64> {
+    let wide = strings::parse_to_code(text, DType::Int64, StringGrammar::Spec, &CastOptions::default())?;
+    let value = i128::from(wide as i64);
+    let (low, high) = format.range();
+    if !(low..=high).contains(&value) {
+        return Err(Error::OutOfRange {
+            op: "cast".into(),
+            what: format!("the {format} value {text:?}"),
+            value,
+            low,
+            high,
+        });
+    }
+    Ok(value as u64 & ((1 << format.bits) - 1))
 }
 
 /// Bytes of one code of a described format in raw data: 1, 2 or 4 (little-endian).
@@ -105,11 +128,20 @@ impl DescribedCast {
         let sides = (profile_side(from, policy)?, profile_side(to, policy)?);
         if let (Some((from_side, from)), Some((to_side, to))) = sides {
             // A pair the implementation has no cast for gets `spec`'s answer: the IEEE conversion.
-            if policy.falls_back(from_side.rows, to_side.rows) {
+            // A named integer type's missing casts are its own (ml_dtypes has float6 -> int1 but
+            // no float6 -> int4): its rows' dtype says nothing about them.
+            let named_integer = |side: &Side| matches!(side.named, Some(Named::Integer(_)));
+            let with_named_integer = named_integer(&from_side) || named_integer(&to_side);
+            let missing = if with_named_integer {
+                policy.named_integer_falls_back(&from.to_string(), &to.to_string())
+            } else {
+                policy.falls_back(from_side.rows, to_side.rows)
+            };
+            if missing {
                 return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate);
             }
             let opts = *opts;
-            let policy = policy.for_cast(from_side.rows, to_side.rows);
+            let policy = if with_named_integer { policy } else { policy.for_cast(from_side.rows, to_side.rows) };
             let rule = Rule::Profile { policy, from: from_side, to: to_side, opts };
             return Ok(Some(DescribedCast { from, to, rule }));
         }
@@ -133,14 +165,16 @@ impl DescribedCast {
         matches!(self.rule, Rule::Profile { .. })
     }
 
-    /// Bytes of `n` elements of `format` in raw data: ONNX's layout for a dtype, else one
+    /// Bytes of `n` elements of `format` in raw data as [`DescribedCast::stream`] reads and writes
+    /// them: ONNX's layout for a dtype, eight codes per byte for `int1`/`uint1`, else one
     /// little-endian code of 1, 2 or 4 bytes per element.
-    fn raw_len(format: &Format, n: usize) -> Result<usize> {
+    pub fn raw_len(format: &Format, n: usize) -> Result<usize> {
         match format {
             Format::Onnx(d) => packing::raw_len(*d, n),
             Format::Described(f) => n
                 .checked_mul(code_bytes(f.width()))
                 .ok_or(Error::TooLarge { what: format!("{n} elements of {}", f.description()) }),
+            Format::NamedInteger(i) => packing::raw_len_bits(i.bits, n),
         }
     }
 
@@ -163,6 +197,7 @@ impl DescribedCast {
                     })
                     .collect()
             }
+            Format::NamedInteger(i) => packing::unpack_bits(i.name, i.bits, raw, n),
         }
     }
 
@@ -173,6 +208,7 @@ impl DescribedCast {
                 let k = code_bytes(f.width());
                 Ok(codes.iter().flat_map(|c| c.to_le_bytes()[..k].to_vec()).collect())
             }
+            Format::NamedInteger(i) => packing::pack_bits(i.bits, codes),
         }
     }
 
@@ -204,6 +240,8 @@ impl DescribedCast {
             let n = match self.from {
                 Format::Onnx(d) => packing::whole_elements(d, got),
                 Format::Described(f) => (got % code_bytes(f.width()) == 0).then(|| got / code_bytes(f.width())),
+                // Every byte holds whole codes (the padding of the last one included).
+                Format::NamedInteger(i) => got.checked_mul((8 / i.bits) as usize),
             }
             .ok_or_else(|| Error::InvalidOp {
                 op: "cast".into(),
@@ -238,6 +276,7 @@ impl DescribedCast {
                         crate::round::EncodeOptions::ieee(source_options.mode, false, source_options.tininess, 0);
                     crate::round::encode_with_status(&f, value, &opts).0
                 }
+                Format::NamedInteger(i) => named_integer_code(text, &i)?,
             };
             let (out, status) = self.rule.convert(code)?;
             let shown = match self.to.float_format() {
@@ -248,6 +287,7 @@ impl DescribedCast {
                         Element::Bool(b) => b.to_string(),
                         other => format!("{other:?}"),
                     })?,
+                    Format::NamedInteger(i) => sign_extend(out, i.bits, i.signed).to_string(),
                     Format::Described(_) => unreachable!("described formats are floats"),
                 },
             };

@@ -25,7 +25,7 @@
 
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
-use crate::format::{FloatFormat, NonFinite};
+use crate::format::{FloatFormat, IntegerFormat, NonFinite};
 use crate::round::{self, EncodeOptions};
 use crate::value::{Exact, Value};
 use core::fmt;
@@ -46,6 +46,9 @@ pub enum Format {
     Onnx(DType),
     /// A described float format (`e4m3,special=ieee`, ...).
     Described(FloatFormat),
+    /// A named integer type ONNX lacks (ml_dtypes' `int1`, `uint1`): converts as the ONNX
+    /// integers do, at its width.
+    NamedInteger(IntegerFormat),
 }
 
 /// What a [`Format`] holds, resolved once for a loop.
@@ -70,10 +73,14 @@ impl Format {
     /// `f16`, ... as everywhere in lowbit); anything else, and every spelling with options, is a
     /// description read by [`FloatFormat::describe`]. The named formats (`float8_e3m4`,
     /// `float8_e4m3`, `float8_e4m3b11fnuz`: [`crate::format::NAMED_FORMATS`]) are described formats
-    /// with a name. BOOL, STRING and the complex types are not formats here.
+    /// with a name, and `int1`, `uint1` ([`crate::format::NAMED_INTEGERS`]) named integer types.
+    /// BOOL, STRING and the complex types are not formats here.
     pub fn parse(text: &str) -> Result<Format> {
         if let Some(named) = FloatFormat::named(text) {
             return Ok(Format::Described(*named));
+        }
+        if let Some(named) = IntegerFormat::named(text) {
+            return Ok(Format::NamedInteger(*named));
         }
         if !text.contains(',') {
             if let Ok(dtype) = DType::parse(text) {
@@ -105,6 +112,7 @@ impl Format {
     pub fn shape(&self) -> Shape {
         match *self {
             Format::Described(f) => Shape::Float(f),
+            Format::NamedInteger(i) => Shape::Integer { bits: i.bits, signed: i.signed },
             Format::Onnx(d) => match d.kind() {
                 Kind::Float(f) => Shape::Float(*f),
                 Kind::Integer { bits, signed } => Shape::Integer { bits, signed },
@@ -146,6 +154,7 @@ impl fmt::Display for Format {
             Format::Onnx(d) => f.write_str(d.onnx_name()),
             // A named format by its name, any other by its description.
             Format::Described(format) => write!(f, "{format}"),
+            Format::NamedInteger(format) => write!(f, "{format}"),
         }
     }
 }

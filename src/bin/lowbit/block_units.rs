@@ -15,7 +15,7 @@ pub struct FormatsOrScheme {
     /// Source: an ONNX dtype name or alias, or a format description
     /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
     /// (a bare eEmM that names an ONNX type, such as e4m3, is that type), or ml_dtypes'
-    /// float8_e3m4, float8_e4m3, float8_e4m3b11fnuz.
+    /// float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, int1, uint1.
     #[arg(long, value_parser = crate::format_name, required_unless_present = "scheme")]
     pub from: Option<String>,
     /// Target, spelled as --from.

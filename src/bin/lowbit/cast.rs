@@ -230,7 +230,9 @@ pub struct Args {
     /// bits or fewer, the flags in the table), and a raw code of a described format takes 1, 2
     /// or 4 bytes. ml_dtypes' float8_e3m4, float8_e4m3 and float8_e4m3b11fnuz are described
     /// formats by name; under --profile ml-dtypes or xla they follow that profile's rows
-    /// (bit-exact with astype and XLA, BOOL allowed on the other side, no flags).
+    /// (bit-exact with astype and XLA, BOOL allowed on the other side, no flags). ml_dtypes' int1
+    /// and uint1 are named integer types, eight codes per byte, first in the low bit; under
+    /// --profile ml-dtypes they follow its rows.
     #[arg(long, value_parser = crate::format_name)]
     from: Option<String>,
     /// Target dtype, or a format description as for --from.

@@ -7,7 +7,7 @@ pub struct Args {
     /// An ONNX name or alias (e.g. FLOAT8E4M3FN, e4m3fn, float8_e4m3fn, bf16), or a format
     /// description eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
     /// (a bare eEmM that names an ONNX type, such as e4m3 or e5m2, is that type), or one of
-    /// ml_dtypes' other types: float8_e3m4, float8_e4m3, float8_e4m3b11fnuz.
+    /// ml_dtypes' other types: float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, int1, uint1.
     #[arg(value_parser = crate::format_name)]
     dtype: String,
     /// One JSON object {"name", "lines": ["key: value", ...]}: the same facts, one per line.
@@ -60,6 +60,19 @@ fn describe(format: &lowbit::verify::Format) -> String {
                 format!("bits: {}", f.width()),
             ],
         },
+        Format::NamedInteger(i) => {
+            let (low, high) = i.range();
+            vec![
+                i.name.to_string(),
+                "kind: named integer type (ml_dtypes 0.6.0's type; not an ONNX type)".to_string(),
+                format!("bits: {}", i.bits),
+                format!(
+                    "packing: {} 1-bit elements per byte, the first in the low bit (ml_dtypes stores one per byte)",
+                    8 / i.bits
+                ),
+                format!("signed: {}, range: {low} .. {high}", i.signed),
+            ]
+        }
     };
     if let Some(f) = format.float_format() {
         float_info(&f, &mut lines);

@@ -349,7 +349,7 @@ pub struct VerifyFormats {
     /// Source: an ONNX dtype name or alias, or a format description
     /// eEmM[,bias=B][,special=ieee|fn|fnuz|none][,subnormal=keep|flush][,unsigned]
     /// (a bare eEmM that names an ONNX type, such as e4m3, is that type), or ml_dtypes'
-    /// float8_e3m4, float8_e4m3, float8_e4m3b11fnuz.
+    /// float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, int1, uint1.
     #[arg(long, value_parser = format_name)]
     pub from: String,
     /// Target, spelled as --from.

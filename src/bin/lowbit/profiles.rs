@@ -26,8 +26,13 @@ pub fn run(args: Args) -> Outcome {
     let entries: Vec<serde_json::Value> = Profile::ALL
         .iter()
         .map(|p| {
-            let pairs: Vec<[&str; 2]> =
+            let mut pairs: Vec<[&str; 2]> =
                 p.fallback_pairs().iter().map(|(from, to)| [from.onnx_name(), to.onnx_name()]).collect();
+            // The pairs with a named integer type (int1, uint1) the implementation has no cast for.
+            for n in p.policy().named_integers {
+                pairs.extend(n.no_cast_from.iter().map(|&from| [from, n.format.name]));
+                pairs.extend(n.no_cast_to.iter().map(|&to| [n.format.name, to]));
+            }
             // Each named format the profile has, with the ONNX dtype whose rows its casts follow.
             let named: serde_json::Map<String, serde_json::Value> =
                 p.policy().named_formats.iter().map(|n| (n.format.to_string(), n.rows_of.onnx_name().into())).collect();
