@@ -83,7 +83,7 @@ impl F32Kernel {
 /// (MX scales them by a power of two): the same code as the plan gives, with no buffer between the
 /// transform and the encoding.
 #[cfg(feature = "quant")]
-pub(crate) trait LaneEncoder {
+pub(crate) trait LaneEncoder: Clone {
     /// The target code of one float32 lane.
     fn encode_lane(&self, x: f32) -> u16;
 }

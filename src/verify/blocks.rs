@@ -611,7 +611,6 @@ fn element_lattice(element: DType) -> Result<Vec<f32>> {
     Ok(values)
 }
 
-/// The scheme names a block of `n` elements may be compared with.
 // ------------------------------------------------------------------------------------------------
 // Checking a dump
 // ------------------------------------------------------------------------------------------------

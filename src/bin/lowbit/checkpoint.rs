@@ -43,7 +43,7 @@ enum Sub {
         #[arg(long, value_parser = crate::threads)]
         threads: Option<usize>,
         /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
-        #[arg(long, value_parser = shard)]
+        #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
     },
     /// Per logical weight: identical bits, or how many decoded elements differ, the largest
@@ -55,7 +55,7 @@ enum Sub {
         #[arg(long)]
         json: bool,
         /// Do the K-th of N equal slices of the weights (K from 1).
-        #[arg(long, value_parser = shard)]
+        #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
     },
     /// Quantizes the weights under a block-scaled scheme and writes them in the convention of
@@ -76,14 +76,6 @@ fn float_dtype(text: &str) -> Result<DType, String> {
         "bf16" | "bfloat16" => Ok(DType::Bfloat16),
         "f16" | "float16" => Ok(DType::Float16),
         _ => Err(format!("{} is not f32, bf16 or f16", Error::quote(text))),
-    }
-}
-
-pub(crate) fn shard(text: &str) -> Result<(usize, usize), String> {
-    let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
-    match parsed {
-        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
-        _ => Err(format!("{} is not K/N with 1 <= K <= N", Error::quote(text))),
     }
 }
 

@@ -29,7 +29,7 @@ pub struct QuantizeArgs {
     #[arg(long, value_parser = crate::threads)]
     threads: Option<usize>,
     /// Do the K-th of N equal slices of the tensors (K from 1), e.g. 2/4.
-    #[arg(long, value_parser = crate::checkpoint::shard)]
+    #[arg(long, value_parser = crate::shard)]
     shard: Option<(usize, usize)>,
     /// Print every tensor's fate (quantized or kept, and why).
     #[arg(long)]

@@ -18,7 +18,7 @@ pub struct WhichArgs {
     #[arg(long, value_parser = crate::threads)]
     threads: Option<usize>,
     /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
-    #[arg(long, value_parser = crate::checkpoint::shard)]
+    #[arg(long, value_parser = crate::shard)]
     shard: Option<(usize, usize)>,
 }
 

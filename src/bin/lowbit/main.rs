@@ -290,6 +290,15 @@ pub fn threads(text: &str) -> Result<usize, String> {
     lowbit::arguments::threads(Some(n)).map_err(|e| e.to_string())
 }
 
+/// `--shard K/N`: the K-th of N slices of a checkpoint's work (1 <= K <= N).
+pub fn shard(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => Err(format!("{} is not K/N with 1 <= K <= N", lowbit::Error::quote(text))),
+    }
+}
+
 /// Threads given or every core.
 pub fn threads_or_all(threads: Option<usize>) -> usize {
     threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))

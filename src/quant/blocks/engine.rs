@@ -118,6 +118,12 @@ impl Geometry {
         self.row_blocks * self.col_blocks
     }
 
+    /// Whether the blocks are runs of consecutive elements along the last axis, one row each
+    /// (what the fused kernels of `fast` take), in a tensor that is not empty.
+    fn fused_blocks(&self) -> bool {
+        self.inner == 1 && self.block_rows == 1 && self.elements() > 0
+    }
+
     /// The block of element `col` of row `row` in the `rows x cols` view.
     #[inline(always)]
     fn block_of(&self, row: usize, col: usize) -> usize {
@@ -266,7 +272,7 @@ fn compute_dtype(recipe: &Recipe, input: DType) -> DType {
 }
 
 /// What the block stage hands the element stage and the stored scale.
-struct BlockScale {
+pub(super) struct BlockScale {
     /// The stored scale: a code, or float bits in the scale's dtype.
     stored: u32,
     /// The factor or divisor of the element step (see [`ElementStep`]).
@@ -282,6 +288,19 @@ pub fn quantize<T: BlockInput>(
     scheme: &Scheme,
     axis: i64,
     global_scale: Option<f32>,
+) -> Result<Quantized> {
+    quantize_with(x, shape, scheme, axis, global_scale, true)
+}
+
+/// [`quantize`], through the fused kernels of `fast` where they cover the blocks and `fused` is
+/// set (the tests compare both ways).
+pub(super) fn quantize_with<T: BlockInput>(
+    x: &[T],
+    shape: &[usize],
+    scheme: &Scheme,
+    axis: i64,
+    global_scale: Option<f32>,
+    fused: bool,
 ) -> Result<Quantized> {
     let recipe = &scheme.recipe;
     if T::DTYPE != DType::Float && !recipe.inputs.contains(&T::DTYPE) && scheme.mx().is_none() {
@@ -305,18 +324,31 @@ pub fn quantize<T: BlockInput>(
         return quantize_mx(x, shape, scheme, opts, axis);
     }
     let compute = compute_dtype(recipe, T::DTYPE);
-    let values: Vec<f32> = axis_last(x, &g).iter().map(|v| v.widen()).collect();
-    let global = global_of(recipe, scheme.global_from_amax(), global_scale, &values, compute);
-    let amaxes = block_amax(recipe.amax, &values, &g);
-    let scales = block_scales(recipe, &amaxes, global, compute)?;
-    let codes = element_codes(recipe, &values, &g, &scales, global, compute)?;
+    // The fused kernels: blocks of consecutive elements of the last axis, arithmetic in float32.
+    let fast = fused && g.fused_blocks() && compute == DType::Float;
+    let widened;
+    let values: &[f32] = match T::as_float32(x) {
+        Some(v) if g.inner == 1 => v,
+        _ => {
+            widened = axis_last(x, &g).iter().map(|v| v.widen()).collect::<Vec<f32>>();
+            &widened
+        }
+    };
+    let global = global_of(recipe, scheme.global_from_amax(), global_scale, values, compute);
+    let (codes, scales) = if fast {
+        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, global, compute)?
+    } else {
+        let amaxes = block_amax(recipe.amax, values, &g);
+        let scales = block_scales(recipe, &amaxes, global, compute)?;
+        (element_codes(recipe, values, &g, &scales, global, compute)?, scales)
+    };
     let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
     let scales_out = stored_scales(recipe, compute, &axis_back(&scale_values, g.outer, g.col_blocks, g.inner));
     Ok(Quantized {
         scheme: scheme.clone(),
         shape: shape.to_vec(),
         axis,
-        elements: axis_back(&codes, g.outer, g.len, g.inner),
+        elements: if g.inner == 1 { codes } else { axis_back(&codes, g.outer, g.len, g.inner) },
         scales: scales_out,
         global_scale: global,
     })
@@ -345,16 +377,21 @@ fn quantize_mx<T: BlockInput>(
     axis: i64,
 ) -> Result<Quantized> {
     let opts = crate::quant::mx::MxOptions { axis, ..*opts };
-    let raw: Vec<u8> = match T::DTYPE {
-        DType::Float => x.iter().flat_map(|v| v.widen().to_le_bytes()).collect(),
-        // float16 and bfloat16 widen exactly; quant::mx widens them the same way.
-        _ => x.iter().flat_map(|v| v.widen().to_le_bytes()).collect(),
+    // float16 and bfloat16 widen exactly; quant::mx widens them the same way. float32 is read in
+    // place (its bytes are the little-endian raw data on a little-endian machine).
+    let widened: Vec<u8>;
+    let raw: &[u8] = match T::as_float32(x) {
+        Some(v) if cfg!(target_endian = "little") => zerocopy::IntoBytes::as_bytes(v),
+        _ => {
+            widened = x.iter().flat_map(|v| v.widen().to_le_bytes()).collect();
+            &widened
+        }
     };
     let n = x.len();
     let element = opts.format.element_dtype();
     let mut scales = vec![0u8; crate::quant::mx::scales_shape(shape, axis, opts.block_size)?.iter().product()];
     let mut packed = vec![0u8; packing::raw_len(element, n)?];
-    crate::quant::mx::quantize_into(DType::Float, shape, &raw, &opts, &mut scales, &mut packed)?;
+    crate::quant::mx::quantize_into(DType::Float, shape, raw, &opts, &mut scales, &mut packed)?;
     let mut elements = vec![0u8; n];
     packing::unpack_byte_codes(element, &packed, &mut elements)?;
     Ok(Quantized {
@@ -372,7 +409,7 @@ fn global_of(recipe: &Recipe, from_amax: bool, given: Option<f32>, values: &[f32
     if given.is_some() {
         return given;
     }
-    let amax = || values.iter().fold(0.0f32, |m, &v| nan_propagating_max(m, v.abs()));
+    let amax = || super::fast::tensor_amax(values);
     match recipe.global {
         GlobalRule::None => None,
         GlobalRule::TorchaoDecode if !from_amax => None,
@@ -398,6 +435,27 @@ fn nan_propagating_max(m: f32, v: f32) -> f32 {
     }
 }
 
+/// `xs` folded into the running maximum `m` under `rule` (for [`Amax::SignedLargest`], `signed`
+/// follows the value of the largest magnitude).
+#[inline(always)]
+pub(super) fn amax_fold(rule: Amax, m: f32, signed: &mut f32, xs: &[f32]) -> f32 {
+    match rule {
+        Amax::NanPropagating => xs.iter().fold(m, |m, &v| nan_propagating_max(m, v.abs())),
+        Amax::NanSkipped => xs.iter().fold(m, |m, &v| if v.abs() > m { v.abs() } else { m }),
+        Amax::RunningMax => xs.iter().fold(m, |m, &v| if m > v.abs() { m } else { v.abs() }),
+        Amax::SignedLargest => {
+            let mut m = m;
+            for &v in xs {
+                if v.abs() > m {
+                    m = v.abs();
+                    *signed = v;
+                }
+            }
+            m
+        }
+    }
+}
+
 /// Every block's maximum (signed for [`Amax::SignedLargest`]), the elements of a block taken in
 /// row-major order.
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
@@ -408,21 +466,11 @@ fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
         let base = (row / g.block_rows) * g.col_blocks;
         for (c, xs) in r.chunks(g.block_cols).enumerate() {
             let b = base + c;
-            let mut m = acc[b];
-            match rule {
-                Amax::NanPropagating => m = xs.iter().fold(m, |m, &v| nan_propagating_max(m, v.abs())),
-                Amax::NanSkipped => m = xs.iter().fold(m, |m, &v| if v.abs() > m { v.abs() } else { m }),
-                Amax::RunningMax => m = xs.iter().fold(m, |m, &v| if m > v.abs() { m } else { v.abs() }),
-                Amax::SignedLargest => {
-                    for &v in xs {
-                        if v.abs() > m {
-                            m = v.abs();
-                            best[b] = v;
-                        }
-                    }
-                }
+            let mut signed = if rule == Amax::SignedLargest { best[b] } else { 0.0 };
+            acc[b] = amax_fold(rule, acc[b], &mut signed, xs);
+            if rule == Amax::SignedLargest {
+                best[b] = signed;
             }
-            acc[b] = m;
         }
     }
     if rule == Amax::SignedLargest {
@@ -526,7 +574,12 @@ fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) 
 
 /// Every block's scale: [`block_scale`], with the casts of `Divide` rows to E4M3 or float16
 /// batched through one plan each way.
-fn block_scales(recipe: &Recipe, amaxes: &[f32], global: Option<f32>, compute: DType) -> Result<Vec<BlockScale>> {
+pub(super) fn block_scales(
+    recipe: &Recipe,
+    amaxes: &[f32],
+    global: Option<f32>,
+    compute: DType,
+) -> Result<Vec<BlockScale>> {
     if let ScaleRule::PowerOfTwoLog2 { nan_lanes, .. } = recipe.scale_rule {
         let lanes = nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
         let n = amaxes.len();
@@ -681,19 +734,10 @@ fn ggml_ue4m3_value(byte: u8) -> f32 {
     GGML_UE4M3.to_f32(u64::from(byte & 0x7F)) * 0.5
 }
 
-/// The element codes of the whole tensor (`rows x len`, blocked axis last).
-fn element_codes(
-    recipe: &Recipe,
-    values: &[f32],
-    g: &Geometry,
-    scales: &[BlockScale],
-    global: Option<f32>,
-    compute: DType,
-) -> Result<Vec<u8>> {
-    let n = values.len();
-    let mut scaled = vec![0.0f32; n];
-    // Per block: y = x * factor or x / divisor, as the step says.
-    let (multiply, factors): (bool, Vec<f32>) = match recipe.step {
+/// Every block's element factor, and whether the step multiplies by it (else divides): per
+/// block, y = x * factor or x / factor, as the row's [`ElementStep`] says.
+pub(super) fn element_factors(recipe: &Recipe, scales: &[BlockScale], global: Option<f32>) -> (bool, Vec<f32>) {
+    match recipe.step {
         // torch's clamp(min=): a NaN scale stays NaN.
         ElementStep::Divide { min_divisor } => {
             (false, scales.iter().map(|s| if s.factor < min_divisor { min_divisor } else { s.factor }).collect())
@@ -706,7 +750,21 @@ fn element_codes(
             (GlobalRule::CompressedTensorsEncode, Some(gs)) => (false, scales.iter().map(|s| s.factor / gs).collect()),
             _ => (false, scales.iter().map(|s| s.factor).collect()),
         },
-    };
+    }
+}
+
+/// The element codes of the whole tensor (`rows x len`, blocked axis last).
+fn element_codes(
+    recipe: &Recipe,
+    values: &[f32],
+    g: &Geometry,
+    scales: &[BlockScale],
+    global: Option<f32>,
+    compute: DType,
+) -> Result<Vec<u8>> {
+    let n = values.len();
+    let mut scaled = vec![0.0f32; n];
+    let (multiply, factors) = element_factors(recipe, scales, global);
     let mut codes = vec![0u8; n];
     if let ElementRound::NearestIndexFirstTie = recipe.round {
         // ggml's best_index_mxfp4: the search in x's units against kvalues * d (d = half the
@@ -714,16 +772,7 @@ fn element_codes(
         g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
             let d = factors[b];
             for (&x, c) in xs.iter().zip(cs.iter_mut()) {
-                let mut best = 0;
-                let mut err = (GGML_KVALUES[0] * d - x).abs();
-                for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
-                    let e = (kv * d - x).abs();
-                    if e < err {
-                        best = k;
-                        err = e;
-                    }
-                }
-                *c = best as u8;
+                *c = nearest_kvalue(x, d);
             }
         });
         return Ok(codes);
@@ -731,9 +780,9 @@ fn element_codes(
     g.runs(values, 1, &mut scaled, 1, |b, xs, out| {
         let f = factors[b];
         if multiply {
-            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x * f);
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = nan_first(x, x * f));
         } else {
-            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = x / f);
+            xs.iter().zip(out.iter_mut()).for_each(|(&x, o)| *o = nan_first(x, x / f));
         }
     });
     match recipe.round {
@@ -789,6 +838,34 @@ fn element_codes(
     Ok(codes)
 }
 
+/// ggml's `best_index_mxfp4` for one element: the index of the nearest of `kvalues * d` to `x`,
+/// the first on equal errors (a NaN error never wins: NaN and Inf give 0).
+#[inline(always)]
+pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
+    let mut best = 0;
+    let mut err = (GGML_KVALUES[0] * d - x).abs();
+    for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
+        let e = (kv * d - x).abs();
+        if e < err {
+            best = k;
+            err = e;
+        }
+    }
+    best as u8
+}
+
+/// `result` (of `x` and a factor), but `x` quieted where `x` is a NaN: which NaN a product of two
+/// NaNs is, is then fixed (x86's scalar instructions give the first operand's; a vectorised loop
+/// may take either).
+#[inline(always)]
+pub(super) fn nan_first(x: f32, result: f32) -> f32 {
+    if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        result
+    }
+}
+
 /// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
 /// ORs the infinity/NaN mask onto the shifted code: 0x7FF00000), with `nan`'s sign.
 fn torch_float8_nan(nan: f32) -> f32 {
@@ -796,7 +873,7 @@ fn torch_float8_nan(nan: f32) -> f32 {
 }
 
 /// The code a NaN gets under `rule`.
-fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
+pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
     let dtype = recipe.element;
     let bits = bits_of(dtype);
     let sign = ((y.to_bits() >> 31) as u8) << (bits - 1);
@@ -828,7 +905,7 @@ fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
 
 /// `y` rounded to an integer by the core (NaN and infinities: 0, what the implementations'
 /// out-of-range conversions gave in the fixtures).
-fn integer(y: f32, mode: RoundingMode) -> i64 {
+pub(super) fn integer(y: f32, mode: RoundingMode) -> i64 {
     match Value::from_f32(y) {
         Value::Finite(e) => match round::round_to_integer(e, mode) {
             Some((negative, m)) => {
@@ -847,6 +924,12 @@ fn integer(y: f32, mode: RoundingMode) -> i64 {
 
 /// The element values in float32.
 pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
+    dequantize_with(q, true)
+}
+
+/// [`dequantize`], through the fused kernel of `fast` where it covers the blocks and `fused` is
+/// set (the tests compare both ways).
+pub(super) fn dequantize_with(q: &Quantized, fused: bool) -> Result<Vec<f32>> {
     let scheme = &q.scheme;
     let recipe = &scheme.recipe;
     let g = Geometry::new(&q.shape, scheme, q.axis)?;
@@ -857,9 +940,12 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
         let element = opts.format.element_dtype();
         let mut packed = vec![0u8; packing::raw_len(element, n)?];
         packing::pack_byte_codes(element, &q.elements, &mut packed)?;
-        let mut out = vec![0u8; n * 4];
-        crate::quant::mx::dequantize_into(&q.shape, &packed, scales, &opts, &mut out)?;
-        return Ok(out.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+        let mut out = vec![0.0f32; n];
+        let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
+        crate::quant::mx::dequantize_into(&q.shape, &packed, scales, &opts, bytes)?;
+        // dequantize_into writes little-endian bytes.
+        out.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
+        return Ok(out);
     }
     let compute = match &q.scales {
         Scales::Bfloat16(_) => DType::Bfloat16,
@@ -868,20 +954,12 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     };
     // The scale values in the blocked-axis-last order.
     let stored: Vec<f32> = match &q.scales {
-        Scales::Codes(c) => c
-            .iter()
-            .map(|&b| match recipe.scale {
-                // ggml_e8m0_to_fp32_half: 2^(e - 128) for every byte, 0xFF included (no NaN).
-                ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
-                // compressed-tensors' decompress_mx_scale: 2.0 ** (e - 127), 0xFF too (+Inf, no NaN).
-                ScaleFormat::E8M0 if recipe.dequantize == Dequantize::DivideGlobalToBf16 => pow2(i32::from(b) - 127),
-                ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
-                ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
-                _ => ggml_ue4m3_value(b),
-            })
-            .collect(),
-        Scales::Float16(v) => v.iter().map(|&b| decode(DType::Float16, u64::from(b))).collect(),
-        Scales::Bfloat16(v) => v.iter().map(|&b| decode(DType::Bfloat16, u64::from(b))).collect(),
+        Scales::Codes(c) => {
+            let table: [f32; 256] = core::array::from_fn(|b| scale_code_value(recipe, b as u8));
+            c.iter().map(|&b| table[usize::from(b)]).collect()
+        }
+        Scales::Float16(v) => widen_halves(DType::Float16, v)?,
+        Scales::Bfloat16(v) => widen_halves(DType::Bfloat16, v)?,
         Scales::Float32(v) => v.clone(),
     };
     let stored = axis_last_blocks(&stored, &g);
@@ -897,24 +975,20 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
             _ => s,
         })
         .collect();
-    let codes = axis_last(&q.elements, &g);
-    let element_values: Vec<f32> = match recipe.dequantize {
-        Dequantize::OffsetNibble => codes.iter().map(|&c| f32::from(c) - 8.0).collect(),
-        Dequantize::GgmlHalfScale => codes.iter().map(|&c| GGML_KVALUES[usize::from(c & 15)]).collect(),
-        Dequantize::MultiplyNegativeZeroAsPositive => {
-            codes.iter().map(|&c| decode(recipe.element, u64::from(c)) + 0.0).collect()
-        }
-        _ if recipe.element == DType::Int8 => codes.iter().map(|&c| f32::from(c as i8)).collect(),
-        _ => {
-            let table: Vec<f32> = (0..1u64 << bits_of(recipe.element)).map(|c| decode(recipe.element, c)).collect();
-            codes.iter().map(|&c| table[usize::from(c)]).collect()
-        }
+    // Every code's element value (codes beyond the element's width never get here: checked).
+    let table: [f32; 256] = core::array::from_fn(|c| element_value(recipe, c as u8));
+    let mut out = if fused && g.fused_blocks() {
+        super::fast::values_times_factors(table, factors, &q.elements, g.len, g.block_cols)
+    } else {
+        let codes = axis_last(&q.elements, &g);
+        let element_values: Vec<f32> = codes.iter().map(|&c| table[usize::from(c)]).collect();
+        let mut out = vec![0.0f32; n];
+        g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
+            let f = factors[b];
+            es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = nan_first(e, e * f));
+        });
+        out
     };
-    let mut out = vec![0.0f32; n];
-    g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
-        let f = factors[b];
-        es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = e * f);
-    });
     let rounding = match recipe.dequantize {
         Dequantize::DivideGlobalToBf16 => DType::Bfloat16,
         Dequantize::MultiplyInComputeDtype => compute,
@@ -923,7 +997,41 @@ pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     if rounding != DType::Float {
         round_all_as(recipe, rounding, &mut out)?;
     }
-    Ok(axis_back(&out, g.outer, g.len, g.inner))
+    Ok(if g.inner == 1 { out } else { axis_back(&out, g.outer, g.len, g.inner) })
+}
+
+/// The value of a one-byte scale code as the row decodes it.
+fn scale_code_value(recipe: &Recipe, b: u8) -> f32 {
+    match recipe.scale {
+        // ggml_e8m0_to_fp32_half: 2^(e - 128) for every byte, 0xFF included (no NaN).
+        ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
+        // compressed-tensors' decompress_mx_scale: 2.0 ** (e - 127), 0xFF too (+Inf, no NaN).
+        ScaleFormat::E8M0 if recipe.dequantize == Dequantize::DivideGlobalToBf16 => pow2(i32::from(b) - 127),
+        ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
+        ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
+        _ => ggml_ue4m3_value(b),
+    }
+}
+
+/// The value of an element code as the row dequantizes it (NaN for codes wider than the element,
+/// which the arrays' check refuses).
+fn element_value(recipe: &Recipe, c: u8) -> f32 {
+    match recipe.dequantize {
+        Dequantize::OffsetNibble => f32::from(c) - 8.0,
+        Dequantize::GgmlHalfScale => GGML_KVALUES[usize::from(c & 15)],
+        _ if recipe.element == DType::Int8 => f32::from(c as i8),
+        _ if u32::from(c) >> bits_of(recipe.element) != 0 => f32::NAN,
+        Dequantize::MultiplyNegativeZeroAsPositive => decode(recipe.element, u64::from(c)) + 0.0,
+        _ => decode(recipe.element, u64::from(c)),
+    }
+}
+
+/// float16 or bfloat16 bits to float32 through the rounding core's plan, all at once.
+fn widen_halves(dtype: DType, halves: &[u16]) -> Result<Vec<f32>> {
+    let src: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let mut wide = vec![0u8; 4 * halves.len()];
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&src, &mut wide, halves.len())?;
+    Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }
 
 /// Scales (in the tensor's order) rearranged to the blocked-axis-last order of [`Geometry`].

@@ -25,6 +25,7 @@
 //! ```
 
 mod engine;
+mod fast;
 mod layout;
 mod recipes;
 
@@ -424,6 +425,11 @@ pub trait BlockInput: Copy + sealed::Sealed {
     const DTYPE: DType;
     /// The value widened to float32 (exact).
     fn widen(self) -> f32;
+    /// The slice itself where it is float32 (read in place), else `None`.
+    fn as_float32(xs: &[Self]) -> Option<&[f32]> {
+        let _ = xs;
+        None
+    }
 }
 
 mod sealed {
@@ -438,6 +444,9 @@ impl BlockInput for f32 {
     #[inline(always)]
     fn widen(self) -> f32 {
         self
+    }
+    fn as_float32(xs: &[f32]) -> Option<&[f32]> {
+        Some(xs)
     }
 }
 

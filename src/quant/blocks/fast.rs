@@ -1,0 +1,810 @@
+//! Fused block kernels: the engine's arithmetic for blocks of consecutive elements along the last
+//! axis (every `Row` and `Channel` recipe with the blocked axis innermost), in passes that read
+//! the input in place and write each output once: block maxima from the float32 bits, the scales
+//! by the engine (once per block), then every element scaled and encoded in one loop by the element
+//! plan's lane kernel (or the row's integer rule), and on the way back a table of the element
+//! values times the block's factor. The passes run through `simd::widest_span`, slices as
+//! arguments, so each instruction-set copy knows what aliases nothing.
+//!
+//! Nothing here decides a result the engine does not: lanes the kernels do not answer (NaN and
+//! infinite scaled values, blocks holding a NaN) go back to the engine's own functions, and the
+//! tests compare this path with the engine's general one on random data and on every edge class
+//! of issue 26, for every row.
+
+use super::engine::{self, BlockScale};
+use super::recipes::{Amax, ElementRound, NanElement, Recipe, ScaleRule};
+use crate::alloc_prelude::*;
+use crate::convert::{convert_code, CastOptions};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::simd::{widest_span, SpanKernel};
+use crate::kernels::{LaneEncoder, WithLaneEncoder};
+use crate::plan::Plan;
+
+/// float32's magnitude bits of +Inf: a magnitude above it is a NaN.
+const INF_BITS: u32 = 0x7F80_0000;
+/// float32's magnitude bits of 2^64: from it on (infinities and NaN included) the core rounds to no
+/// 64-bit integer and [`engine::integer`] gives 0.
+const NO_INTEGER_BITS: u32 = (64 + 127) << 23;
+
+/// The float32 at `b` (four native-order bytes: the input is viewed in place).
+#[inline(always)]
+fn lane(b: &[u8]) -> f32 {
+    f32::from_ne_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// What the maxima pass needs: the rule, the block and the row length (a row's last block may be
+/// short).
+#[derive(Clone, Copy)]
+struct MaximaShape {
+    rule: Amax,
+    block: usize,
+    row: usize,
+}
+
+/// Every block's maximum under the row's [`Amax`] rule, as [`engine::amax_fold`] takes it, from
+/// the bits: the largest magnitude is the largest integer of the bits without the sign, which
+/// vectorises; blocks whose answer depends on where a NaN sits go to the fold.
+struct BlockMaxima;
+
+impl SpanKernel for BlockMaxima {
+    type Part = MaximaShape;
+    type Scratch = ();
+    #[inline(always)]
+    fn run(&self, shape: &MaximaShape, src: &[u8], dst: &mut [u8], _n: usize, _scratch: &mut ()) {
+        if shape.row % shape.block == 0 {
+            match shape.block {
+                16 => return whole_maxima::<64>(shape.rule, src, dst),
+                32 => return whole_maxima::<128>(shape.rule, src, dst),
+                64 => return whole_maxima::<256>(shape.rule, src, dst),
+                128 => return whole_maxima::<512>(shape.rule, src, dst),
+                _ => {}
+            }
+        }
+        let mut out = dst.chunks_exact_mut(4);
+        for row in src.chunks(4 * shape.row) {
+            for (xs, o) in row.chunks(4 * shape.block).zip(&mut out) {
+                o.copy_from_slice(&block_maximum(shape.rule, xs).to_ne_bytes());
+            }
+        }
+    }
+}
+
+/// [`BlockMaxima`] for blocks of `BYTES` bytes filling every row (a constant trip count).
+#[inline(always)]
+fn whole_maxima<const BYTES: usize>(rule: Amax, src: &[u8], dst: &mut [u8]) {
+    for (xs, o) in src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(4)) {
+        let xs: &[u8; BYTES] = xs.try_into().expect("BYTES bytes");
+        o.copy_from_slice(&block_maximum(rule, xs).to_ne_bytes());
+    }
+}
+
+/// The largest magnitude's bits (as i32: SSE2 compares signed, and magnitudes fit), NaN lanes
+/// left out where `SKIP_NAN`.
+#[inline(always)]
+fn largest_magnitude<const SKIP_NAN: bool>(xs: &[u8]) -> u32 {
+    xs.chunks_exact(4).fold(0i32, |m, b| {
+        let a = (lane(b).to_bits() & 0x7FFF_FFFF) as i32;
+        m.max(if SKIP_NAN && a > INF_BITS as i32 { 0 } else { a })
+    }) as u32
+}
+
+#[inline(always)]
+fn block_maximum(rule: Amax, xs: &[u8]) -> f32 {
+    let m = if matches!(rule, Amax::NanSkipped | Amax::SignedLargest) {
+        largest_magnitude::<true>(xs)
+    } else {
+        largest_magnitude::<false>(xs)
+    };
+    match rule {
+        // The first lane of the largest magnitude, a NaN never wins; none above 0: the fold's 0.
+        Amax::SignedLargest => {
+            xs.chunks_exact(4).map(lane).find(|v| m != 0 && v.to_bits() & 0x7FFF_FFFF == m).unwrap_or(0.0)
+        }
+        // Which NaN (and, for a running max, whether it counts) is the fold's to say.
+        Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => {
+            let values: Vec<f32> = xs.chunks_exact(4).map(lane).collect();
+            engine::amax_fold(rule, 0.0, &mut 0.0, &values)
+        }
+        _ => f32::from_bits(m),
+    }
+}
+
+/// `max(|x|)` of the whole slice with a NaN anywhere giving the first NaN's magnitude (the
+/// engine's per-tensor maximum).
+pub(super) fn tensor_amax(values: &[f32]) -> f32 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let shape = MaximaShape { rule: Amax::NanPropagating, block: values.len(), row: values.len() };
+    let mut out = [0u8; 4];
+    widest_span(&BlockMaxima, &shape, zerocopy::IntoBytes::as_bytes(values), &mut out, values.len(), &mut ());
+    f32::from_ne_bytes(out)
+}
+
+/// The maxima of the blocks of `values` (`rows x row`, blocks of `block` along each row).
+pub(super) fn block_maxima(rule: Amax, values: &[f32], row: usize, block: usize, blocks: usize) -> Vec<f32> {
+    let mut maxima = vec![0.0f32; blocks];
+    let shape = MaximaShape { rule, block, row };
+    let out = zerocopy::IntoBytes::as_mut_bytes(maxima.as_mut_slice());
+    widest_span(&BlockMaxima, &shape, zerocopy::IntoBytes::as_bytes(values), out, values.len(), &mut ());
+    maxima
+}
+
+/// How one lane becomes a code: `prepare` gives the value the rule rounds from `x` and its
+/// block's factor, `code` its code, and `unanswered` whether it is a lane the rule does not
+/// answer (the caller then asks the engine). Three steps, so that each is a loop of its own that
+/// vectorises.
+trait ElementRule {
+    fn prepare(&self, x: f32, factor: f32) -> f32;
+    fn code(&self, y: f32, factor: f32) -> u8;
+    fn unanswered(&self, y: f32) -> bool {
+        let _ = y;
+        false
+    }
+}
+
+/// `x * factor` or `x / factor`, as the row's step says.
+#[inline(always)]
+fn scaled<const MULTIPLY: bool>(x: f32, factor: f32) -> f32 {
+    engine::nan_first(x, if MULTIPLY { x * factor } else { x / factor })
+}
+
+/// [`ElementRound::Cast`]: the clamp (NaN passes), -0 to +0 where the row says, then the element
+/// plan's lane kernel, which answers every finite lane; NaN and infinite lanes are the engine's.
+struct CastLane<E, const MULTIPLY: bool> {
+    /// Owned: the kernel's fields are then read through the kernel argument itself, which the
+    /// compiler knows it may read ahead (through a second reference, its selects stayed branches).
+    encoder: E,
+    bound: f32,
+    positive_zero: bool,
+}
+
+impl<E: LaneEncoder, const MULTIPLY: bool> ElementRule for CastLane<E, MULTIPLY> {
+    #[inline(always)]
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        cast_input::<MULTIPLY>(x, factor, self.bound, self.positive_zero)
+    }
+    #[inline(always)]
+    fn code(&self, y: f32, _factor: f32) -> u8 {
+        self.encoder.encode_lane(y) as u8
+    }
+    #[inline(always)]
+    fn unanswered(&self, y: f32) -> bool {
+        y.to_bits() & 0x7FFF_FFFF >= INF_BITS
+    }
+}
+
+/// The value the element cast rounds: scaled, -0 made +0 (adding +0 changes nothing else), and
+/// clamped to +-`bound` with a NaN passing.
+#[inline(always)]
+fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_zero: bool) -> f32 {
+    let y = scaled::<MULTIPLY>(x, factor);
+    let y = if positive_zero { y + 0.0 } else { y };
+    if y < -bound {
+        -bound
+    } else if y > bound {
+        bound
+    } else {
+        y
+    }
+}
+
+/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value clamped
+/// into (-2^31, 2^31) so the truncating conversion is exact, its integer part moved one away from
+/// zero where the dropped fraction is at least a half, clamped to [-128, 127]; NaN, the
+/// infinities and magnitudes from 2^64 on give 0 as [`engine::integer`] says.
+struct TiesAwayInt8<const MULTIPLY: bool>;
+
+impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
+    #[inline(always)]
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        scaled::<MULTIPLY>(x, factor)
+    }
+    #[inline(always)]
+    fn code(&self, y: f32, _factor: f32) -> u8 {
+        let bounded = y.clamp(-1024.0, 1024.0);
+        let whole = bounded as i32;
+        let fraction = bounded - whole as f32;
+        let rounded = whole + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5);
+        let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { rounded.clamp(-128, 127) } else { 0 };
+        code as i8 as u8
+    }
+}
+
+/// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
+/// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
+/// or one from 2^64 on, gives 0 as [`engine::integer`] says.
+struct OffsetTruncate<const MULTIPLY: bool>;
+
+impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
+    #[inline(always)]
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        scaled::<MULTIPLY>(x, factor) + 8.5
+    }
+    #[inline(always)]
+    fn code(&self, sum: f32, _factor: f32) -> u8 {
+        let code =
+            if sum.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { (sum.clamp(-1.0, 16.0) as i32).clamp(0, 15) } else { 0 };
+        code as u8
+    }
+}
+
+/// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`.
+struct NearestKvalue;
+
+impl ElementRule for NearestKvalue {
+    #[inline(always)]
+    fn prepare(&self, x: f32, _d: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    fn code(&self, x: f32, d: f32) -> u8 {
+        engine::nearest_kvalue(x, d)
+    }
+}
+
+/// The element pass: every lane of every block through `rule` with its block's factor, one code
+/// byte per element; a block with a lane the rule does not answer is marked in the scratch.
+struct ElementPass<R> {
+    rule: R,
+    block: usize,
+    row: usize,
+}
+
+impl<R: ElementRule> SpanKernel for ElementPass<R> {
+    type Part = Vec<f32>;
+    type Scratch = Vec<bool>;
+    #[inline(always)]
+    fn run(&self, factors: &Vec<f32>, src: &[u8], dst: &mut [u8], _n: usize, marks: &mut Vec<bool>) {
+        // The usual blocks, every row whole blocks: loops of a constant trip count (vectorised
+        // and unrolled, no remainder).
+        if self.row % self.block == 0 {
+            match self.block {
+                16 => return self.whole_blocks::<16, 64>(factors, src, dst, marks),
+                32 => return self.whole_blocks::<32, 128>(factors, src, dst, marks),
+                64 => return self.whole_blocks::<64, 256>(factors, src, dst, marks),
+                128 => return self.whole_blocks::<128, 512>(factors, src, dst, marks),
+                _ => {}
+            }
+        }
+        let mut blocks = factors.iter().zip(marks.iter_mut());
+        for (row, codes) in src.chunks(4 * self.row).zip(dst.chunks_mut(self.row)) {
+            for ((xs, cs), (&factor, mark)) in
+                row.chunks(4 * self.block).zip(codes.chunks_mut(self.block)).zip(&mut blocks)
+            {
+                let mut unanswered = false;
+                for (b, c) in xs.chunks_exact(4).zip(cs.iter_mut()) {
+                    let y = self.rule.prepare(lane(b), factor);
+                    *c = self.rule.code(y, factor);
+                    unanswered |= self.rule.unanswered(y);
+                }
+                *mark = unanswered;
+            }
+        }
+    }
+}
+
+impl<R: ElementRule> ElementPass<R> {
+    /// [`SpanKernel::run`] for blocks of `B` lanes (`BYTES` = 4 `B` bytes of float32) filling
+    /// every row.
+    #[inline(always)]
+    fn whole_blocks<const B: usize, const BYTES: usize>(
+        &self,
+        factors: &[f32],
+        src: &[u8],
+        dst: &mut [u8],
+        marks: &mut [bool],
+    ) {
+        let blocks = src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(B));
+        for ((xs, cs), (&factor, mark)) in blocks.zip(factors.iter().zip(marks.iter_mut())) {
+            let xs: &[u8; BYTES] = xs.try_into().expect("BYTES bytes");
+            let cs: &mut [u8; B] = cs.try_into().expect("B codes");
+            let mut ys = [0.0f32; B];
+            for (y, b) in ys.iter_mut().zip(xs.chunks_exact(4)) {
+                *y = self.rule.prepare(lane(b), factor);
+            }
+            for (c, &y) in cs.iter_mut().zip(&ys) {
+                *c = self.rule.code(y, factor);
+            }
+            *mark = ys.iter().fold(false, |u, &y| u | self.rule.unanswered(y));
+        }
+    }
+}
+
+/// Runs `rule` over the tensor; returns which blocks hold lanes it does not answer.
+fn element_pass<R: ElementRule>(
+    rule: R,
+    src: &[u8],
+    codes: &mut [u8],
+    factors: &Vec<f32>,
+    row: usize,
+    block: usize,
+) -> Vec<bool> {
+    let mut marks = vec![false; factors.len()];
+    widest_span(&ElementPass { rule, block, row }, factors, src, codes, codes.len(), &mut marks);
+    marks
+}
+
+/// Lanes per chunk of [`quantize_rows`] (whole rows, at least one): a chunk's float32 input
+/// (512 KiB) is still in the second-level cache when the element pass reads it after the maxima
+/// pass, so the input is read from memory once.
+const CHUNK: usize = 1 << 17;
+
+/// The element codes and block scales of `values` (`rows x row`, blocks of `block` along each
+/// row), as the engine's block maxima, `block_scales` and `element_codes` give them, chunk by
+/// chunk of whole rows.
+pub(super) fn quantize_rows(
+    recipe: &Recipe,
+    values: &[f32],
+    row: usize,
+    block: usize,
+    global: Option<f32>,
+    compute: DType,
+) -> Result<(Vec<u8>, Vec<BlockScale>)> {
+    let blocks_per_row = row.div_ceil(block);
+    // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
+    let whole = matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. });
+    let chunk = if whole { values.len() } else { (CHUNK / row).max(1) * row };
+    let mut codes = vec![0u8; values.len()];
+    let mut scales = Vec::with_capacity(values.len() / row * blocks_per_row);
+    // The element plan once for all chunks.
+    let plan = match recipe.round {
+        ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &CastOptions::saturating(true))?),
+        _ => None,
+    };
+    for (xs, cs) in values.chunks(chunk).zip(codes.chunks_mut(chunk)) {
+        let maxima = block_maxima(recipe.amax, xs, row, block, xs.len() / row * blocks_per_row);
+        let chunk_scales = engine::block_scales(recipe, &maxima, global, compute)?;
+        element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
+        scales.extend(chunk_scales);
+    }
+    Ok((codes, scales))
+}
+
+/// The element codes of `values` (`rows x row`, blocks of `block` along each row, blocks in
+/// row-major order with their `scales`) into `codes`, as the engine's `element_codes` gives them
+/// (`plan`: the element cast, for [`ElementRound::Cast`] rows).
+#[allow(clippy::too_many_arguments)]
+fn element_codes(
+    recipe: &Recipe,
+    plan: Option<&Plan>,
+    values: &[f32],
+    row: usize,
+    block: usize,
+    scales: &[BlockScale],
+    global: Option<f32>,
+    codes: &mut [u8],
+) -> Result<()> {
+    let (multiply, factors) = engine::element_factors(recipe, scales, global);
+    let src = zerocopy::IntoBytes::as_bytes(values);
+    match recipe.round {
+        ElementRound::NearestIndexFirstTie => {
+            element_pass(NearestKvalue, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerTiesAway if multiply => {
+            element_pass(TiesAwayInt8::<true>, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerTiesAway => {
+            element_pass(TiesAwayInt8::<false>, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerOffsetTruncate if multiply => {
+            element_pass(OffsetTruncate::<true>, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerOffsetTruncate => {
+            element_pass(OffsetTruncate::<false>, src, codes, &factors, row, block);
+        }
+        ElementRound::Cast { clamp, negative_zero_to_positive, nan, .. } => {
+            let dtype = recipe.element;
+            let plan = plan.expect("a cast row has its element plan");
+            let bound = clamp.unwrap_or(f32::INFINITY);
+            let pass = CastPass {
+                src,
+                codes: &mut *codes,
+                factors: &factors,
+                row,
+                block,
+                bound,
+                multiply,
+                positive_zero: negative_zero_to_positive,
+            };
+            let marks = plan.with_finite_lane_encoder(pass).ok_or_else(|| crate::error::Error::InvalidOp {
+                op: "blocks quantize".into(),
+                message: format!("no float32 lane kernel for FLOAT -> {dtype}"),
+            })?;
+            // The lanes the kernel does not answer: the plan's code (the core's) and the row's NaN rule.
+            let cast = CastOptions::saturating(true);
+            for (b, _) in marks.iter().enumerate().filter(|(_, m)| **m) {
+                let (r, c) = (b / row.div_ceil(block), b % row.div_ceil(block));
+                let start = r * row + c * block;
+                let end = (start + block).min(r * row + row);
+                let f = factors[b];
+                for i in start..end {
+                    let y = if multiply {
+                        cast_input::<true>(values[i], f, bound, negative_zero_to_positive)
+                    } else {
+                        cast_input::<false>(values[i], f, bound, negative_zero_to_positive)
+                    };
+                    if y.is_finite() {
+                        continue;
+                    }
+                    codes[i] = if y.is_nan() && nan != NanElement::Cast {
+                        // A NaN factor is what torch's product carries, even over a NaN x.
+                        engine::nan_code(recipe, nan, DType::Float, if f.is_nan() { f } else { y })
+                    } else {
+                        convert_code(DType::Float, dtype, u64::from(y.to_bits()), &cast)? as u8
+                    };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The cast rows' element pass with the plan's lane kernel (generic over its type).
+struct CastPass<'a> {
+    src: &'a [u8],
+    codes: &'a mut [u8],
+    factors: &'a Vec<f32>,
+    row: usize,
+    block: usize,
+    bound: f32,
+    multiply: bool,
+    positive_zero: bool,
+}
+
+impl WithLaneEncoder for CastPass<'_> {
+    type Output = Vec<bool>;
+    #[inline(always)]
+    fn run<E: LaneEncoder>(self, encoder: &E) -> Vec<bool> {
+        let CastPass { src, codes, factors, row, block, bound, multiply, positive_zero } = self;
+        if multiply {
+            let encoder = encoder.clone();
+            element_pass(CastLane::<E, true> { encoder, bound, positive_zero }, src, codes, factors, row, block)
+        } else {
+            let encoder = encoder.clone();
+            element_pass(CastLane::<E, false> { encoder, bound, positive_zero }, src, codes, factors, row, block)
+        }
+    }
+}
+
+/// The value of an element code in the dequantizing pass.
+trait CodeValue {
+    fn value(&self, c: u8) -> f32;
+}
+
+/// Any row: the 256-entry table of the engine's values.
+struct Table([f32; 256]);
+
+impl CodeValue for Table {
+    #[inline(always)]
+    fn value(&self, c: u8) -> f32 {
+        self.0[usize::from(c)]
+    }
+}
+
+/// Rows whose table is the code as an integer plus a constant (ggml Q8_0: the int8 itself; Q4_0:
+/// the nibble minus 8), found so by comparing every entry: a conversion that vectorises, where the
+/// table is a load per element.
+struct ByteInteger<const SIGNED: bool>(f32);
+
+impl<const SIGNED: bool> CodeValue for ByteInteger<SIGNED> {
+    #[inline(always)]
+    fn value(&self, c: u8) -> f32 {
+        (if SIGNED { f32::from(c as i8) } else { f32::from(c) }) + self.0
+    }
+}
+
+/// The dequantizing pass: each code's value times its block's factor.
+struct ValuesTimesFactor {
+    block: usize,
+    row: usize,
+}
+
+impl<V: CodeValue> SpanKernel for (ValuesTimesFactor, core::marker::PhantomData<V>) {
+    type Part = (V, Vec<f32>);
+    type Scratch = ();
+    #[inline(always)]
+    fn run(&self, part: &(V, Vec<f32>), codes: &[u8], out: &mut [u8], _n: usize, _scratch: &mut ()) {
+        let (values, factors) = part;
+        let shape = &self.0;
+        if shape.row % shape.block == 0 && shape.block == 32 {
+            const B: usize = 32;
+            for ((cs, os), &f) in codes.chunks_exact(B).zip(out.chunks_exact_mut(4 * B)).zip(factors) {
+                let cs: &[u8; B] = cs.try_into().expect("B codes");
+                let os: &mut [u8; 4 * B] = os.try_into().expect("4 B bytes");
+                for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
+                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
+                }
+            }
+            return;
+        }
+        let mut factors = factors.iter();
+        for (row, outs) in codes.chunks(shape.row).zip(out.chunks_mut(4 * shape.row)) {
+            for ((cs, os), &f) in row.chunks(shape.block).zip(outs.chunks_mut(4 * shape.block)).zip(&mut factors) {
+                for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
+                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// An element value times its factor, as the engine multiplies them.
+#[inline(always)]
+fn product(value: f32, factor: f32) -> f32 {
+    engine::nan_first(value, value * factor)
+}
+
+/// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`.
+pub(super) fn values_times_factors(
+    table: [f32; 256],
+    factors: Vec<f32>,
+    codes: &[u8],
+    row: usize,
+    block: usize,
+) -> Vec<f32> {
+    let mut out = vec![0.0f32; codes.len()];
+    let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
+    let kernel = ValuesTimesFactor { block, row };
+    let offset = table[0];
+    let matches =
+        |value: &dyn Fn(u8) -> f32| (0..=255u8).all(|c| value(c).to_bits() == table[usize::from(c)].to_bits());
+    if matches(&|c| ByteInteger::<true>(offset).value(c)) {
+        run_values((kernel, core::marker::PhantomData), (ByteInteger::<true>(offset), factors), codes, bytes);
+    } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
+        run_values((kernel, core::marker::PhantomData), (ByteInteger::<false>(offset), factors), codes, bytes);
+    } else {
+        run_values((kernel, core::marker::PhantomData), (Table(table), factors), codes, bytes);
+    }
+    out
+}
+
+fn run_values<V: CodeValue>(
+    kernel: (ValuesTimesFactor, core::marker::PhantomData<V>),
+    part: (V, Vec<f32>),
+    codes: &[u8],
+    out: &mut [u8],
+) {
+    widest_span(&kernel, &part, codes, out, codes.len(), &mut ());
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fused path against the engine's general one (the definition), bit for bit, on every
+    //! row: random data and the edge classes of issue 26, float32, bfloat16 and float16 input,
+    //! with and without a per-tensor scale (0, Inf and NaN among them). CI runs these with the
+    //! widest instruction set, with `LOWBIT_NO_AVX512=1` and with `LOWBIT_PORTABLE=1`.
+    use super::super::engine::{dequantize_with, quantize_with};
+    use super::super::{recipes, BlockInput, GlobalRule, Quantized, Scales, Scheme};
+    use crate::alloc_prelude::*;
+
+    /// Every concrete scheme, and the FP8 shapes it does not spell (groups, 2-D tiles other than
+    /// 128x128): `every_row_is_covered` checks that no row is missing.
+    fn schemes() -> Vec<String> {
+        let mut names = super::super::concrete_schemes(32);
+        names.extend(["fp8:group=32", "fp8:block=64x64"].map(String::from));
+        names
+    }
+
+    #[test]
+    fn every_row_is_covered() {
+        for (name, _) in recipes() {
+            let family = name.split([',', '[']).next().unwrap_or_default();
+            let family = family.split(':').next().filter(|f| *f == "fp8" || *f == "ocp").unwrap_or(family);
+            assert!(schemes().iter().any(|s| s.starts_with(family)), "no scheme of row {name} in the fused test");
+        }
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        /// Uniform in [-1, 1).
+        fn unit(&mut self) -> f32 {
+            (self.below(1 << 24) as f32 / (1u32 << 23) as f32) - 1.0
+        }
+        fn pow2(&mut self, low: i32, high: i32) -> f32 {
+            let e = low + self.below((high - low + 1) as u64) as i32;
+            if e >= -126 {
+                f32::from_bits(((e + 127) as u32) << 23)
+            } else {
+                f32::from_bits(1 << (e + 149).max(0))
+            }
+        }
+    }
+
+    /// A run of `n` values of edge class `class` (issue 26's list).
+    fn edge_run(class: u64, n: usize, rng: &mut Rng) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..n).map(|_| rng.unit()).collect();
+        let at = rng.below(n as u64) as usize;
+        let step = rng.pow2(-20, 20);
+        match class {
+            0 => v.fill(0.0),
+            1 => v.iter_mut().enumerate().for_each(|(i, x)| *x = if i % 2 == 0 { -0.0 } else { 0.0 }),
+            2 => v.iter_mut().for_each(|x| *x *= rng.pow2(-140, 127)),
+            3 => v[at] = f32::from_bits(0x7FC0_0000 | (rng.next() as u32 & 0x803F_FFFF)),
+            4 => v[at] = f32::INFINITY,
+            5 => v[at] = f32::NEG_INFINITY,
+            6 => v.iter_mut().for_each(|x| *x = f32::from_bits(rng.next() as u32 & 0x807F_FFFF)),
+            7 => v.iter_mut().for_each(|x| *x = f32::MAX * (0.75 + 0.25 * *x)),
+            // amax exactly a power of two, and just below one.
+            8 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = if rng.below(2) == 0 { step } else { -step };
+            }
+            9 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = f32::from_bits(step.to_bits() - 1);
+            }
+            // E2M1 midpoints once scaled by amax / 6, and integer-and-a-half ties.
+            10 => {
+                v.iter_mut().for_each(|x| *x = (rng.below(25) as f32 * 0.25 - 3.0) * step);
+                v[at] = 6.0 * step;
+            }
+            11 => {
+                v.iter_mut().for_each(|x| *x = (rng.below(255) as f32 - 127.0 + 0.5) * step);
+                v[at] = 127.0 * step;
+            }
+            // A UE4M3/E4M3 midpoint as the block scale: amax / 6 = 1.0625 * 2^k.
+            12 => {
+                v.iter_mut().for_each(|x| *x *= step);
+                v[at] = 6.375 * step;
+            }
+            13 => {
+                v[at] = f32::from_bits(0xFFC0_0001);
+                v[(at + 1) % n] = f32::from_bits(0x7FA0_0000);
+            }
+            _ => v.iter_mut().for_each(|x| *x *= step),
+        }
+        v
+    }
+
+    /// `rows x len` values: whole rows of one class, then rows mixing classes in runs of 16.
+    fn tensor(rows: usize, len: usize, rng: &mut Rng) -> Vec<f32> {
+        let mut x = Vec::with_capacity(rows * len);
+        for r in 0..rows {
+            if r < 15 {
+                x.extend(edge_run(r as u64, len, rng));
+            } else {
+                for start in (0..len).step_by(16) {
+                    x.extend(edge_run(rng.below(16), 16.min(len - start), rng));
+                }
+            }
+        }
+        x
+    }
+
+    fn scale_bits(s: &Scales) -> Vec<u32> {
+        match s {
+            Scales::Codes(v) => v.iter().map(|&c| u32::from(c)).collect(),
+            Scales::Float16(v) | Scales::Bfloat16(v) => v.iter().map(|&c| u32::from(c)).collect(),
+            Scales::Float32(v) => v.iter().map(|c| c.to_bits()).collect(),
+        }
+    }
+
+    fn same(a: &Quantized, b: &Quantized, what: &str) {
+        first_difference(&a.elements, &b.elements, &format!("{what}: elements"));
+        first_difference(&scale_bits(&a.scales), &scale_bits(&b.scales), &format!("{what}: scales"));
+        assert_eq!(a.global_scale.map(f32::to_bits), b.global_scale.map(f32::to_bits), "{what}: global");
+    }
+
+    fn dequantized_same(q: &Quantized, what: &str) {
+        let fused: Vec<u32> = dequantize_with(q, true).expect("dequantize").iter().map(|v| v.to_bits()).collect();
+        let general: Vec<u32> = dequantize_with(q, false).expect("dequantize").iter().map(|v| v.to_bits()).collect();
+        first_difference(&fused, &general, &format!("{what}: dequantized"));
+    }
+
+    fn first_difference<T: PartialEq + core::fmt::Debug>(a: &[T], b: &[T], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}: lengths");
+        if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+            panic!("{what}: first difference at {i}: {:?} against {:?}", a[i], b[i]);
+        }
+    }
+
+    fn both_ways<T: BlockInput>(x: &[T], shape: &[usize], scheme: &Scheme, global: Option<f32>) {
+        let what = format!("{} {:?} {shape:?} global {global:?}", scheme.name(), T::DTYPE);
+        match (quantize_with(x, shape, scheme, -1, global, true), quantize_with(x, shape, scheme, -1, global, false)) {
+            (Ok(a), Ok(b)) => {
+                same(&a, &b, &what);
+                dequantized_same(&a, &what);
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+            (a, b) => panic!("{what}: {a:?} against {b:?}"),
+        }
+    }
+
+    #[test]
+    fn fused_quantize_and_dequantize_equal_the_engine_on_edges_and_random_data() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for name in &schemes() {
+            let scheme = Scheme::parse(name).expect("a scheme");
+            let globals: &[Option<f32>] = if scheme.recipe().global == GlobalRule::None {
+                &[None]
+            } else {
+                &[None, Some(0.37), Some(3.0e-5), Some(0.0), Some(f32::INFINITY), Some(f32::NAN)]
+            };
+            // Whole blocks of every size, and rows that end in a short block (refused by some rows).
+            // The last two span several chunks of the fused pass (rows of 200 do not divide one).
+            for (rows, len) in [(40, 256), (24, 200), (3, 1), (1100, 256), (1400, 200)] {
+                let x = tensor(rows, len, &mut rng);
+                let globals = if rows * len > super::CHUNK { &globals[..2.min(globals.len())] } else { globals };
+                for &global in globals {
+                    both_ways(&x, &[rows, len], &scheme, global);
+                }
+                if rows * len > super::CHUNK {
+                    continue;
+                }
+                let bf16: Vec<half::bf16> = x.iter().map(|&v| half::bf16::from_f32(v)).collect();
+                both_ways(&bf16, &[rows, len], &scheme, None);
+                let f16: Vec<half::f16> = x.iter().map(|&v| half::f16::from_f32(v)).collect();
+                both_ways(&f16, &[rows, len], &scheme, None);
+            }
+        }
+    }
+
+    #[test]
+    fn fused_dequantize_equals_the_engine_on_every_code_and_scale() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for name in &schemes() {
+            let scheme = Scheme::parse(name).expect("a scheme");
+            let (rows, len) = (64, 256);
+            let x = tensor(rows, len, &mut rng);
+            let Ok(mut q) = quantize_with(&x, &[rows, len], &scheme, -1, None, false) else { continue };
+            let bits = scheme.element_dtype().bits().unwrap_or(8).min(8);
+            q.elements
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, c)| *c = (i as u64 ^ rng.next()) as u8 & ((1u16 << bits) - 1) as u8);
+            let mut k = 0u32;
+            let mut next = || {
+                k += 1;
+                k
+            };
+            q.scales = match &q.scales {
+                Scales::Codes(v) => Scales::Codes(v.iter().map(|_| next() as u8).collect()),
+                Scales::Float16(v) => Scales::Float16(v.iter().map(|_| rng.next() as u16).collect()),
+                Scales::Bfloat16(v) => Scales::Bfloat16(v.iter().map(|_| rng.next() as u16).collect()),
+                Scales::Float32(v) => Scales::Float32(v.iter().map(|_| f32::from_bits(rng.next() as u32)).collect()),
+            };
+            for global in [None, Some(0.5), Some(f32::NAN)] {
+                if global.is_some() && scheme.recipe().global == GlobalRule::None {
+                    continue;
+                }
+                q.global_scale = global;
+                dequantized_same(&q, &format!("{name} global {global:?}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod integer_rule_tests {
+    use super::super::engine::integer;
+    use super::{ElementRule, OffsetTruncate, TiesAwayInt8};
+    use crate::round::RoundingMode;
+
+    /// The branch-free integer rules against the rounding core on every top-16-bit float32
+    /// pattern with four low halves (zero, one, a half, all ones).
+    #[test]
+    fn integer_rules_equal_the_core_on_every_top_16_bit_pattern() {
+        for top in 0..=0xFFFFu32 {
+            for low in [0, 1, 0x8000, 0xFFFF] {
+                let y = f32::from_bits(top << 16 | low);
+                let want = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                assert_eq!(TiesAwayInt8::<true>.code(y, 1.0), want, "ties away {y:e} ({:#x})", y.to_bits());
+                let sum = TiesAwayInt8::<true>.prepare(y, 1.0) + 8.5;
+                let want = integer(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+                assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+            }
+        }
+    }
+}
