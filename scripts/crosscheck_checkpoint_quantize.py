@@ -13,14 +13,15 @@ by `lowbit checkpoint quantize` under each scheme below; then, per quantized wei
   own code (compressed-tensors `*Compressor.decompress`, ModelOpt `NVFP4QTensor.dequantize`,
   `gguf.quants.dequantize`), and compared bit for bit with `lowbit checkpoint dequantize`;
 - where the producer quantizes on a CPU (gguf's numpy Q8_0/Q4_0/MXFP4, compressed-tensors
-  NVFP4, ModelOpt NVFP4), its stored bytes are compared with the file's bytes.
+  NVFP4 and MXFP4, ModelOpt NVFP4), its stored bytes are compared with the file's bytes.
 It prints what it compared and fails (exit 1) on any difference or when it compared nothing.
 
 With `--write-fixtures DIR` it writes instead the small fixtures of tests/checkpoint_quantize.rs:
 `original/` (model.safetensors: float32 and bfloat16 weights, an embedding, a norm) and that
 checkpoint quantized by the producers' own code, stored as each producer stores it:
-`compressed-tensors-nvfp4/` and `compressed-tensors-fp8-channel/` (quantize_and_pack_fp4 /
-calculate_qparams + quantize, config.json from compressed-tensors' QuantizationConfig),
+`compressed-tensors-nvfp4/`, `compressed-tensors-mxfp4/` and `compressed-tensors-fp8-channel/`
+(quantize_and_pack_fp4 / calculate_qparams + quantize, config.json from compressed-tensors'
+QuantizationConfig),
 `modelopt-nvfp4/` (NVFP4QTensor.quantize; hf_quant_config.json as ModelOpt's export writes it),
 `ggml-q8_0.gguf`, `ggml-q4_0.gguf`, `ggml-mxfp4.gguf` (gguf.GGUFWriter, gguf.quants.quantize).
 """
@@ -149,6 +150,24 @@ def check_ct_nvfp4_quantizer(tally, stored, originals):
                    theirs["global_scale"])
 
 
+def check_ct_mxfp4_quantizer(tally, stored, originals):
+    """compressed-tensors' own MXFP4 quantization of the originals (calculate_qparams,
+    quantize_and_pack_fp4, MXFP4PackedCompressor's uint8 scale) gives the file's bytes; the
+    compressor stores no global scale."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gen_block_fixtures as peers
+    peers.import_peers()
+    for name, t in originals.items():
+        if WEIGHTS[name][1] == "bfloat16":
+            t = t.astype(ml_dtypes.bfloat16)
+        theirs = peers.compressed_tensors_mxfp4(t)
+        prefix = name.removesuffix("weight")
+        tally.same(f"compressed-tensors MXFP4 {name} packed", stored[prefix + "weight_packed"].numpy(), theirs["bytes"])
+        tally.same(f"compressed-tensors MXFP4 {name} scales", stored[prefix + "weight_scale"].numpy(), theirs["scales"])
+        if prefix + "weight_global_scale" in stored:
+            tally.differ.append(f"compressed-tensors MXFP4 {name}: a weight_global_scale MXFP4 does not store")
+
+
 def check_modelopt(tally, folder, ours, originals):
     import torch
     from modelopt.torch.quantization.qtensor.nvfp4_tensor import NVFP4QTensor
@@ -200,7 +219,7 @@ def run(binary):
     with tempfile.TemporaryDirectory() as tmp:
         originals = original(os.path.join(tmp, "orig"), rng)
         originals = {k: originals[k] for k in QUANTIZED}
-        for scheme in ["compressed-tensors:nvfp4", "fp8:tensor", "fp8:channel", "fp8:block=128x128",
+        for scheme in ["compressed-tensors:nvfp4", "compressed-tensors:mxfp4", "fp8:tensor", "fp8:channel", "fp8:block=128x128",
                        "modelopt:nvfp4"]:
             out = os.path.join(tmp, scheme.replace(":", "_").replace("=", "_"))
             lowbit(binary, "checkpoint", "quantize", os.path.join(tmp, "orig"), "--scheme", scheme, "--out", out)
@@ -212,6 +231,8 @@ def run(binary):
             stored = check_compressed_tensors(tally, out, ours)
             if scheme == "compressed-tensors:nvfp4":
                 check_ct_nvfp4_quantizer(tally, stored, originals)
+            if scheme == "compressed-tensors:mxfp4":
+                check_ct_mxfp4_quantizer(tally, stored, originals)
         for qtype in ["Q8_0", "Q4_0", "MXFP4"]:
             out = os.path.join(tmp, f"{qtype}.gguf")
             # gguf's numpy quantizers take float32: the bfloat16 weight is widened first by them too.
@@ -286,6 +307,14 @@ def write_fixtures(folder):
         state[prefix + "weight_scale"] = torch.from_numpy(q["scales"]).view(torch.float8_e4m3fn)
         state[prefix + "weight_global_scale"] = torch.from_numpy(q["global_scale"])
     save("compressed-tensors-nvfp4", state, ct_config("NVFP4A16", "nvfp4-pack-quantized"))
+
+    state = dict(kept)
+    for name in quantized:
+        q = peers.compressed_tensors_mxfp4(numpy_input(tensors[name]))
+        prefix = name.removesuffix("weight")
+        state[prefix + "weight_packed"] = torch.from_numpy(q["bytes"])
+        state[prefix + "weight_scale"] = torch.from_numpy(q["scales"])
+    save("compressed-tensors-mxfp4", state, ct_config("MXFP4A16", "mxfp4-pack-quantized"))
 
     state = dict(kept)
     for name in quantized:

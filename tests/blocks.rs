@@ -132,6 +132,17 @@ fn compressed_tensors_mxfp4_scale_rule() {
     let x: Vec<f32> = (0..16).flat_map(|_| block(32, &[f32::NAN, 1.0])).collect();
     let sixteen = blocks::quantize(&x, &[16, 32], &Scheme::parse(mx).unwrap(), -1, None).unwrap();
     assert_eq!((codes(&sixteen.scales), sixteen.elements[1]), (vec![0; 16], 7));
+    // Decoding, a stored 0xFF is 2.0 ** 128 in bfloat16 (decompress_mx_scale), +Inf, not E8M0's
+    // NaN: 1.0 -> +Inf, -0.5 -> -Inf, 0 -> 0 * Inf = NaN (compressed-tensors 0.20.0 gives the same).
+    let mut codes_in = vec![0u8; 32];
+    codes_in[..3].copy_from_slice(&[2, 9, 0]);
+    let scheme = Scheme::parse(mx).unwrap();
+    let d = blocks::from_arrays(codes_in, &[32], Scales::Codes(vec![0xFF]), &scheme, -1, None)
+        .unwrap()
+        .dequantize()
+        .unwrap();
+    assert_eq!((d[0], d[1]), (f32::INFINITY, f32::NEG_INFINITY));
+    assert!(d[2].is_nan());
 }
 
 #[test]

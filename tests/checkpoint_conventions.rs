@@ -181,7 +181,7 @@ fn compressed_tensors_nvfp4_and_mxfp4() {
     let (_, convention, scheme, shape, values, _) = decoded(dir.path());
     assert_eq!(
         (convention, scheme.as_deref(), &shape[..]),
-        ("compressed-tensors mxfp4-pack-quantized", Some("ocp:mxfp4"), &[1, 32][..])
+        ("compressed-tensors mxfp4-pack-quantized", Some("compressed-tensors:mxfp4"), &[1, 32][..])
     );
     assert_eq!(values, [0.25, 0.5].repeat(16));
 }

@@ -1,6 +1,6 @@
-//! `checkpoint convert`: hand-built MXFP4 / NVFP4 files moved between conventions, with the
-//! bytes the target must hold computed by hand, and the refusals naming the tensor and the
-//! element or scale the target cannot hold (nothing written).
+//! `checkpoint convert`: hand-built MXFP4 / NVFP4 files (gpt-oss, compressed-tensors, ModelOpt,
+//! ggml) moved between conventions, with the bytes the target must hold computed by hand, and the
+//! refusals naming the tensor and the element or scale the target cannot hold (nothing written).
 
 #![cfg(feature = "checkpoint")]
 
@@ -184,4 +184,108 @@ fn shards_split_the_weights_between_them() {
     let mut all = names(&dir.path().join("all"));
     all.sort();
     assert_eq!(both, all);
+}
+
+/// compressed-tensors MXFP4 `l.weight` of shape [1, 32]: the codes of [`gpt_oss`] (1.0, 2.0,
+/// -0.5, 6.0 then zeros) in `weight_packed`, E8M0 `scale` in `weight_scale` (U8 [1, 1]).
+fn compressed_tensors_mxfp4(dir: &Path, scale: u8) -> Checkpoint {
+    let mut packed = vec![0u8; 16];
+    packed[..2].copy_from_slice(&[0x42, 0x79]);
+    safetensors(
+        dir,
+        "ct-mxfp4",
+        &[("l.weight_packed", DType::Uint8, &[1, 16], packed), ("l.weight_scale", DType::Uint8, &[1, 1], vec![scale])],
+    )
+}
+
+#[test]
+fn compressed_tensors_mxfp4_and_gpt_oss_hold_the_same_codes() {
+    // Both store two E2M1 codes a byte, low nibble first, and the E8M0 exponent as a byte: the
+    // bytes carry over unchanged, only the names and the config change.
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = compressed_tensors_mxfp4(dir.path(), 125);
+    let out = dir.path().join("gpt-oss-out");
+    convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None).unwrap();
+    let g = Checkpoint::open(&out).unwrap();
+    let blocks = g.tensor("l.weight_blocks").unwrap();
+    assert_eq!(blocks.shape, [1, 1, 16]);
+    assert_eq!(g.bytes(blocks), ckpt.bytes(ckpt.tensor("l.weight_packed").unwrap()));
+    assert_eq!(g.bytes(g.tensor("l.weight_scales").unwrap()), [125]);
+    // And back, with compressed-tensors' names, dtypes and config.
+    let back = dir.path().join("back");
+    convert_checkpoint(&g, "compressed-tensors", &back, 1, None).unwrap();
+    let c = Checkpoint::open(&back).unwrap();
+    let names: Vec<&str> = c.tensors().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["l.weight_packed", "l.weight_scale"]);
+    let scale = c.tensor("l.weight_scale").unwrap();
+    assert_eq!((scale.stored, &scale.shape[..]), (lowbit::checkpoint::StoredType::Plain(DType::Uint8), &[1, 1][..]));
+    assert_eq!(c.bytes(scale), [125]);
+    assert_eq!(c.bytes(c.tensor("l.weight_packed").unwrap()), ckpt.bytes(ckpt.tensor("l.weight_packed").unwrap()));
+    let config = &c.config().unwrap()["quantization_config"];
+    assert_eq!(config["format"], "mxfp4-pack-quantized");
+    assert_eq!(config["config_groups"]["group_0"]["weights"]["strategy"], "group");
+}
+
+#[test]
+fn compressed_tensors_mxfp4_becomes_ggml_blocks_and_back() {
+    // ggml's block_mxfp4 of the same block: [scale, 2, 4, 9, 7, 0 x 12] (element j low nibble,
+    // j + 16 high); E8M0 126 is 2^-1 in both (ggml: GGML_E8M0_TO_FP32_HALF(126) = 2^-2, doubled
+    // element values).
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = compressed_tensors_mxfp4(dir.path(), 126);
+    let out = dir.path().join("l.gguf");
+    convert_checkpoint(&ckpt, "ggml", &out, 1, None).unwrap();
+    let g = Checkpoint::open(&out).unwrap();
+    let t = g.tensor("l.weight").unwrap();
+    assert_eq!(t.stored, lowbit::checkpoint::StoredType::Ggml(GgmlType::from_name("MXFP4").unwrap()));
+    let mut want = vec![126u8, 2, 4, 9, 7];
+    want.resize(17, 0);
+    assert_eq!(g.bytes(t), want);
+    let back = dir.path().join("back");
+    convert_checkpoint(&g, "compressed-tensors", &back, 1, None).unwrap();
+    let c = Checkpoint::open(&back).unwrap();
+    assert_eq!(c.bytes(c.tensor("l.weight_packed").unwrap()), ckpt.bytes(ckpt.tensor("l.weight_packed").unwrap()));
+    assert_eq!(c.bytes(c.tensor("l.weight_scale").unwrap()), [126]);
+}
+
+#[test]
+fn scale_codes_that_mean_different_things_are_refused() {
+    // E8M0 0xFF: NaN in OCP (gpt-oss), 2^128 = +Inf in compressed-tensors' bfloat16 decode
+    // (2.0 ** (255 - 127)): neither has a code for the other's.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let ckpt = compressed_tensors_mxfp4(dir.path(), 0xFF);
+    match convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"l.weight\"");
+            assert!(
+                message.starts_with("block scale 0 (code 0xFF, a scale of inf) has no code in ocp:mxfp4"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+    let mut blocks = vec![0u8; 16];
+    blocks[0] = 0x42;
+    let ckpt = safetensors(
+        dir.path(),
+        "gpt-oss-nan",
+        &[
+            ("l.weight_blocks", DType::Uint8, &[1, 1, 16], blocks),
+            ("l.weight_scales", DType::Uint8, &[1, 1], vec![0xFF]),
+        ],
+    );
+    match convert_checkpoint(&ckpt, "compressed-tensors", &out, 1, None) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"l.weight\"");
+            assert!(
+                message
+                    .starts_with("block scale 0 (code 0xFF, a scale of NaN) has no code in compressed-tensors:mxfp4"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
 }

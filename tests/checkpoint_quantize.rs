@@ -20,8 +20,9 @@ fn fixture(name: &str) -> PathBuf {
 const QUANTIZED: [&str; 2] = ["model.layers.0.mlp.up_proj.weight", "model.layers.0.self_attn.o_proj.weight"];
 
 /// (scheme, the producer's file of the original quantized under it).
-const PRODUCERS: [(&str, &str); 6] = [
+const PRODUCERS: [(&str, &str); 7] = [
     ("compressed-tensors:nvfp4", "compressed-tensors-nvfp4"),
+    ("compressed-tensors:mxfp4", "compressed-tensors-mxfp4"),
     ("fp8:channel", "compressed-tensors-fp8-channel"),
     ("modelopt:nvfp4", "modelopt-nvfp4"),
     ("ggml:q8_0", "ggml-q8_0.gguf"),
@@ -57,6 +58,11 @@ fn the_producers_files_are_reproduced_byte_for_byte() {
         // Our file carries the same quantized weights under the same scheme.
         let schemes: Vec<_> = recognise(&ours).into_iter().filter_map(|w| w.scheme).collect();
         assert_eq!(schemes, [scheme, scheme], "{file}");
+        // And compressed-tensors' own quantization_config (QuantizationConfig.model_dump).
+        if file.starts_with("compressed-tensors") {
+            let config = |c: &Checkpoint| c.config().unwrap()["quantization_config"].clone();
+            assert_eq!(config(&ours), config(&theirs), "{file}");
+        }
     }
 }
 
@@ -153,6 +159,45 @@ fn a_hand_built_block_in_the_gpt_oss_layout() {
     assert_eq!(q.bytes(q.tensor("w.weight_scales").unwrap()), [127]);
     let config = q.config().unwrap();
     assert_eq!(config["quantization_config"]["quant_method"], "mxfp4");
+}
+
+#[test]
+fn a_hand_built_block_in_the_compressed_tensors_mxfp4_layout() {
+    // compressed-tensors MXFP4: scale 2^(floor(log2 amax) - 2), stored as the E8M0 exponent.
+    // Row 0: amax 6 -> 2^0, code 127; 1.0 -> 2, 2.0 -> 4, -0.5 -> 9, 6.0 -> 7: bytes 0x42, 0x79.
+    // Row 1: amax 0.75 -> 2^(-1 - 2), code 124; 0.75 / 0.125 = 6 -> 7, -2 -> 0xC, 0.8 -> 1.0 = 2,
+    // -0.08 -> -0 = 8 (the sign kept): bytes 0xC7, 0x82. Low nibble first, zeros after.
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = [0.0f32; 64];
+    x[..4].copy_from_slice(&[1.0, 2.0, -0.5, 6.0]);
+    x[32..36].copy_from_slice(&[0.75, -0.25, 0.1, -0.01]);
+    let ckpt = hand_built(dir.path(), &[2, 32], &x);
+    let out = dir.path().join("ct-mxfp4");
+    let scheme = Scheme::parse("compressed-tensors:mxfp4").unwrap();
+    quantize_checkpoint(&ckpt, &scheme, &Selection::default(), &out, 1, None).unwrap();
+    let q = Checkpoint::open(&out).unwrap();
+    let names: Vec<&str> = q.tensors().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["w.weight_packed", "w.weight_scale"]);
+    let packed = q.tensor("w.weight_packed").unwrap();
+    assert_eq!((packed.stored, &packed.shape[..]), (lowbit::checkpoint::StoredType::Plain(DType::Uint8), &[2, 16][..]));
+    let mut want = [0u8; 32];
+    want[..2].copy_from_slice(&[0x42, 0x79]);
+    want[16..18].copy_from_slice(&[0xC7, 0x82]);
+    assert_eq!(q.bytes(packed), want);
+    let scale = q.tensor("w.weight_scale").unwrap();
+    assert_eq!((scale.stored, &scale.shape[..]), (lowbit::checkpoint::StoredType::Plain(DType::Uint8), &[2, 1][..]));
+    assert_eq!(q.bytes(scale), [127, 124]);
+    // The config compressed-tensors' MXFP4A16 preset dumps (QuantizationConfig.model_dump).
+    let config = &q.config().unwrap()["quantization_config"];
+    assert_eq!(config["format"], "mxfp4-pack-quantized");
+    assert_eq!(config["quant_method"], "compressed-tensors");
+    assert_eq!(
+        config["config_groups"]["group_0"]["weights"],
+        serde_json::json!({ "num_bits": 4, "type": "float", "symmetric": true, "group_size": 32,
+                            "strategy": "group", "dynamic": false, "scale_dtype": "torch.uint8" })
+    );
+    let weights = recognise(&q);
+    assert_eq!(weights[0].scheme.as_deref(), Some("compressed-tensors:mxfp4"));
 }
 
 #[test]

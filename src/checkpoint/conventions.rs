@@ -11,7 +11,7 @@
 //! | DeepSeek-V3 FP8 | `NAME` (F8_E4M3 `[M, N]`), `NAME_scale_inv` (F32 `[ceil(M/128), ceil(N/128)]`) | `deepseek:fp8` (`,scale_fmt=ue8m0` when the config says so) |
 //! | ModelOpt NVFP4 | `NAME` (U8 `[M, N/2]`), `NAME_scale` (F8_E4M3 `[M, N/16]`), `NAME_scale_2` (F32 scalar) | `modelopt:nvfp4` |
 //! | compressed-tensors `nvfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (F8_E4M3 `[M, N/16]`), `P.weight_global_scale` (F32) | `compressed-tensors:nvfp4` |
-//! | compressed-tensors `mxfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (U8 E8M0 `[M, N/32]`) | `ocp:mxfp4` |
+//! | compressed-tensors `mxfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (U8 E8M0 `[M, N/32]`) | `compressed-tensors:mxfp4` |
 //! | FP8 with a float scale (compressed-tensors `float-quantized`, ModelOpt FP8) | `NAME` (F8_E4M3), `NAME_scale` (F32, or BF16 as compressed-tensors stores a bfloat16 model's: one value, one per row, or one per block) | `fp8:tensor`, `fp8:channel`, `fp8:block=RxC` |
 //! | compressed-tensors `pack-quantized` (int4/int8) | `P.weight_packed` (I32), `P.weight_scale`, `P.weight_zero_point` | none in lowbit: listed, refused for conversion |
 //! | GGUF | one tensor of a ggml type | `ggml:q8_0`, `ggml:q4_0`, `ggml:mxfp4`, `ggml:nvfp4`; other types listed, refused |
@@ -377,7 +377,7 @@ fn compressed_tensors(
     }
     let (convention, scheme, block) = match inferred {
         "nvfp4" => ("compressed-tensors nvfp4-pack-quantized", Some("compressed-tensors:nvfp4"), 16),
-        "mxfp4" => ("compressed-tensors mxfp4-pack-quantized", Some("ocp:mxfp4"), 32),
+        "mxfp4" => ("compressed-tensors mxfp4-pack-quantized", Some("compressed-tensors:mxfp4"), 32),
         "int" => ("compressed-tensors pack-quantized", None, 1),
         _ => ("compressed-tensors", None, 1),
     };

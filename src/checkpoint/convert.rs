@@ -8,12 +8,13 @@
 //! |---|---|---|
 //! | `gpt-oss` | `NAME_blocks` / `NAME_scales` (`ocp:mxfp4`) | refused |
 //! | `modelopt` | refused | `NAME`, `NAME_scale`, `NAME_scale_2` (`modelopt:nvfp4`) |
-//! | `compressed-tensors` | refused | `P.weight_packed`, `P.weight_scale`, `P.weight_global_scale` (`compressed-tensors:nvfp4`) |
+//! | `compressed-tensors` | `P.weight_packed`, `P.weight_scale` (`compressed-tensors:mxfp4`) | `P.weight_packed`, `P.weight_scale`, `P.weight_global_scale` (`compressed-tensors:nvfp4`) |
 //! | `ggml` | GGUF MXFP4 blocks (`ggml:mxfp4`) | GGUF NVFP4 blocks (`ggml:nvfp4`, no per-tensor scale) |
 //!
 //! A block scale code is mapped to the target code whose scale, with the target's per-tensor
 //! scale, decodes to the same value (so ggml's E8M0 0xFF, 2^127 to ggml, becomes OCP's 0xFE, and
-//! an OCP NaN scale has no ggml code); ModelOpt's decode scale G and compressed-tensors' encode
+//! an OCP NaN scale has no ggml code, and compressed-tensors' 0xFF, 2^128 = infinity in its
+//! bfloat16 decode, has none in OCP or ggml); ModelOpt's decode scale G and compressed-tensors' encode
 //! scale are each other's reciprocals, carried over only when 1/G is exact. Zeros keep their
 //! sign where the target has a code for it (ggml's E2M1 code 8 decodes as +0).
 
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 const TARGETS: &[(&str, Family, &str)] = &[
     ("gpt-oss", Family::Mxfp4, "ocp:mxfp4"),
     ("ggml", Family::Mxfp4, "ggml:mxfp4"),
+    ("compressed-tensors", Family::Mxfp4, "compressed-tensors:mxfp4"),
     ("modelopt", Family::Nvfp4, "modelopt:nvfp4"),
     ("compressed-tensors", Family::Nvfp4, "compressed-tensors:nvfp4"),
     ("ggml", Family::Nvfp4, "ggml:nvfp4"),

@@ -9,6 +9,7 @@
 //! | `ocp:mxfp4`, `torchao:mxfp4,scale=...` | gpt-oss: `NAME_blocks` (U8 `[..., G, 16]`), `NAME_scales` (U8 `[..., G]`), `quant_method` `mxfp4` |
 //! | `modelopt:nvfp4` | ModelOpt: `NAME` (U8 `[M, N/2]`), `NAME_scale` (F8_E4M3), `NAME_scale_2` (F32 `[]`), `hf_quant_config.json` `W4A16_NVFP4` |
 //! | `compressed-tensors:nvfp4` | `P.weight_packed`, `P.weight_scale` (F8_E4M3), `P.weight_global_scale` (F32 `[1]`), format `nvfp4-pack-quantized` |
+//! | `compressed-tensors:mxfp4` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (U8 E8M0 `[M, N/32]`), format `mxfp4-pack-quantized` |
 //! | `fp8:tensor|channel|group=N|block=...` | compressed-tensors `float-quantized`: `NAME` (F8_E4M3), `NAME_scale` |
 //! | `deepseek:fp8[,...]` | DeepSeek-V3: `NAME` (F8_E4M3), `NAME_scale_inv` (F32), `quant_method` `fp8` |
 //! | `ggml:q8_0|q4_0|mxfp4|nvfp4` | GGUF: each weight one tensor of that ggml type |
@@ -48,6 +49,8 @@ pub enum Convention {
     Modelopt,
     /// compressed-tensors `nvfp4-pack-quantized`.
     CompressedTensorsNvfp4,
+    /// compressed-tensors `mxfp4-pack-quantized` (no per-tensor scale).
+    CompressedTensorsMxfp4,
     /// compressed-tensors `float-quantized` (FP8 with float scales).
     CompressedTensorsFp8,
     /// DeepSeek-V3 FP8 (`weight_scale_inv`).
@@ -62,6 +65,7 @@ const CONVENTIONS: &[(&str, Convention)] = &[
     ("torchao:mxfp4", Convention::GptOss),
     ("modelopt:nvfp4", Convention::Modelopt),
     ("compressed-tensors:nvfp4", Convention::CompressedTensorsNvfp4),
+    ("compressed-tensors:mxfp4", Convention::CompressedTensorsMxfp4),
     ("fp8:", Convention::CompressedTensorsFp8),
     ("deepseek:fp8", Convention::DeepSeek),
     ("ggml:", Convention::Gguf),
@@ -80,7 +84,7 @@ impl Convention {
             None => Err(no_convention(
                 scheme,
                 "no checkpoint convention stores this scheme (written: ocp:mxfp4 and torchao:mxfp4 as \
-                 gpt-oss, modelopt:nvfp4, compressed-tensors:nvfp4, fp8:*, deepseek:fp8, ggml:*)",
+                 gpt-oss, modelopt:nvfp4, compressed-tensors:nvfp4, compressed-tensors:mxfp4, fp8:*, deepseek:fp8, ggml:*)",
             )),
         }
     }
@@ -92,6 +96,7 @@ impl Convention {
             Convention::GptOss => "gpt-oss mxfp4",
             Convention::Modelopt => "modelopt nvfp4",
             Convention::CompressedTensorsNvfp4 => "compressed-tensors nvfp4-pack-quantized",
+            Convention::CompressedTensorsMxfp4 => "compressed-tensors mxfp4-pack-quantized",
             Convention::CompressedTensorsFp8 => "compressed-tensors float-quantized",
             Convention::DeepSeek => "deepseek fp8",
             Convention::Gguf => "gguf",
@@ -159,7 +164,10 @@ fn row_block(scheme: &Scheme, convention: Convention) -> usize {
         Convention::Gguf => {
             scheme.name().strip_prefix("ggml:").and_then(GgmlType::from_name).map_or(block, |g| g.block().0)
         }
-        Convention::GptOss | Convention::Modelopt | Convention::CompressedTensorsNvfp4 => block,
+        Convention::GptOss
+        | Convention::Modelopt
+        | Convention::CompressedTensorsNvfp4
+        | Convention::CompressedTensorsMxfp4 => block,
         _ if recipe.short_block == ShortBlock::OwnBlock => 1,
         _ => block,
     }
@@ -273,14 +281,21 @@ pub(super) fn parts(
                 (format!("{name}_scale_2"), plain(DType::Float), Vec::new()),
             ]
         }
-        Convention::CompressedTensorsNvfp4 => {
+        Convention::CompressedTensorsNvfp4 | Convention::CompressedTensorsMxfp4 => {
             packed.push(cols / 2);
-            let prefix = name.strip_suffix("weight").unwrap_or(name);
-            vec![
-                (format!("{prefix}weight_packed"), plain(DType::Uint8), packed),
-                (format!("{prefix}weight_scale"), plain(DType::Float8E4M3FN), scale_shape),
-                (format!("{prefix}weight_global_scale"), plain(DType::Float), vec![1]),
-            ]
+            // A module's `weight` becomes its `weight_packed`; a weight not named so (gpt-oss's
+            // `..._proj`) is taken as a module of its own.
+            let prefix = name.strip_suffix("weight").map_or_else(|| format!("{name}."), str::to_string);
+            let mut stored = vec![(format!("{prefix}weight_packed"), plain(DType::Uint8), packed)];
+            if convention == Convention::CompressedTensorsNvfp4 {
+                stored.push((format!("{prefix}weight_scale"), plain(DType::Float8E4M3FN), scale_shape));
+                stored.push((format!("{prefix}weight_global_scale"), plain(DType::Float), vec![1]));
+            } else {
+                // MXFP4PackedCompressor: E8M0 exponents as uint8 (the preset's scale_dtype), no
+                // global scale (strategy "group", not "tensor_group").
+                stored.push((format!("{prefix}weight_scale"), plain(DType::Uint8), scale_shape));
+            }
+            stored
         }
         Convention::CompressedTensorsFp8 | Convention::DeepSeek => {
             let suffix = if convention == Convention::DeepSeek { "_scale_inv" } else { "_scale" };
@@ -620,6 +635,7 @@ fn config_files(
             "ignore": kept,
             "kv_cache_scheme": null,
             "global_compression_ratio": null,
+            "moe_sparsity_config": null,
         })
     };
     let recipe = scheme.recipe();
@@ -645,6 +661,11 @@ fn config_files(
             "nvfp4-pack-quantized",
             json!({ "num_bits": 4, "type": "float", "symmetric": true, "group_size": 16,
                     "strategy": "tensor_group", "dynamic": false, "scale_dtype": "torch.float8_e4m3fn" }),
+        ),
+        Convention::CompressedTensorsMxfp4 => compressed(
+            "mxfp4-pack-quantized",
+            json!({ "num_bits": 4, "type": "float", "symmetric": true, "group_size": 32,
+                    "strategy": "group", "dynamic": false, "scale_dtype": "torch.uint8" }),
         ),
         Convention::CompressedTensorsFp8 => {
             let (strategy, group, block) = match recipe.block {

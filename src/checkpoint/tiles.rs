@@ -702,7 +702,7 @@ mod tests {
             ),
             None,
         );
-        same_as_general(&dir, "ocp:mxfp4");
+        same_as_general(&dir, "compressed-tensors:mxfp4");
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 pub struct ConvertArgs {
     /// A .safetensors file, a shard index (.json), a GGUF file, or a folder holding one.
     path: PathBuf,
-    /// The target convention: gpt-oss (MXFP4), modelopt or compressed-tensors (NVFP4), ggml
-    /// (GGUF, both).
+    /// The target convention: gpt-oss (MXFP4), modelopt (NVFP4), compressed-tensors or ggml
+    /// (GGUF) (both).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(lowbit::checkpoint::CONVERT_TARGETS))]
     to: String,
     /// The output: a folder (model.safetensors and the convention's config files), or a .gguf

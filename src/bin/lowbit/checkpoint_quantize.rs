@@ -11,7 +11,7 @@ pub struct QuantizeArgs {
     /// A .safetensors file, a shard index (.json), a GGUF file, or a folder holding one.
     path: PathBuf,
     /// The scheme (`lowbit schemes`): ocp:mxfp4 / torchao:mxfp4,scale=... (gpt-oss layout),
-    /// modelopt:nvfp4, compressed-tensors:nvfp4, fp8:..., deepseek:fp8, ggml:... (GGUF).
+    /// modelopt:nvfp4, compressed-tensors:nvfp4|mxfp4, fp8:..., deepseek:fp8, ggml:... (GGUF).
     #[arg(long)]
     scheme: String,
     /// Quantize only the tensors whose name matches this regular expression (instead of the

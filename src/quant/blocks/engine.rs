@@ -1005,6 +1005,8 @@ fn scale_code_value(recipe: &Recipe, b: u8) -> f32 {
     match recipe.scale {
         // ggml_e8m0_to_fp32_half: 2^(e - 128) for every byte, 0xFF included (no NaN).
         ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
+        // compressed-tensors' decompress_mx_scale: 2.0 ** (e - 127), 0xFF too (+Inf, no NaN).
+        ScaleFormat::E8M0 if recipe.dequantize == Dequantize::DivideGlobalToBf16 => pow2(i32::from(b) - 127),
         ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
         ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
         _ => ggml_ue4m3_value(b),
