@@ -25,12 +25,14 @@ fn code_bytes(width: u32) -> usize {
     }
 }
 
-/// Bytes of `n` codes of `format` in an array (see `lowbit_format_bytes`).
+/// Bytes of `n` codes of `format` in an array (see `lowbit_format_bytes`): ONNX types packed as
+/// ONNX packs them, described formats and other libraries' named types (`int1`) one code per
+/// `code_bytes` bytes.
 pub(crate) fn byte_len(format: &Format, n: usize) -> Outcome<usize> {
     let too_large = || Failure::new(LOWBIT_ERR_SIZE, format!("{n} elements of {format} overflow a size_t"));
     match format {
         Format::Onnx(dtype) => packing::raw_len(*dtype, n).map_err(|_| too_large()),
-        Format::Described(f) => n.checked_mul(code_bytes(f.width())).ok_or_else(too_large),
+        _ => n.checked_mul(code_bytes(format.width())).ok_or_else(too_large),
     }
 }
 
@@ -39,8 +41,8 @@ pub(crate) fn byte_len(format: &Format, n: usize) -> Outcome<usize> {
 fn get(format: &Format, raw: &[u8], i: usize) -> u64 {
     match format {
         Format::Onnx(dtype) => packing::get(*dtype, raw, i),
-        Format::Described(f) => {
-            let k = code_bytes(f.width());
+        _ => {
+            let k = code_bytes(format.width());
             let mut bytes = [0u8; 8];
             bytes[..k].copy_from_slice(&raw[i * k..i * k + k]);
             u64::from_le_bytes(bytes)
@@ -53,8 +55,8 @@ fn get(format: &Format, raw: &[u8], i: usize) -> u64 {
 fn set(format: &Format, raw: &mut [u8], i: usize, code: u64) {
     match format {
         Format::Onnx(dtype) => packing::set(*dtype, raw, i, code),
-        Format::Described(f) => {
-            let k = code_bytes(f.width());
+        _ => {
+            let k = code_bytes(format.width());
             raw[i * k..i * k + k].copy_from_slice(&code.to_le_bytes()[..k]);
         }
     }
@@ -149,17 +151,23 @@ fn run_plan(
     Ok(())
 }
 
-/// Refuses a described source array holding a code wider than its format.
+/// Refuses a described (or named) source array holding a code wider than its format.
 fn check_codes(format: &Format, src: &[u8], n: usize) -> Outcome<()> {
-    let Format::Described(f) = format else { return Ok(()) };
+    if matches!(format, Format::Onnx(_)) {
+        return Ok(());
+    }
     let mask = format.code_mask();
-    if code_bytes(f.width()) * 8 == f.width() as usize {
+    if code_bytes(format.width()) * 8 == format.width() as usize {
         return Ok(());
     }
     match (0..n).find(|&i| get(format, src, i) & !mask != 0) {
         Some(i) => Err(Failure::new(
             LOWBIT_ERR_BITS,
-            format!("element {i}: code {:#x} has bits above the {} bits of {format}", get(format, src, i), f.width()),
+            format!(
+                "element {i}: code {:#x} has bits above the {} bits of {format}",
+                get(format, src, i),
+                format.width()
+            ),
         )),
         None => Ok(()),
     }

@@ -110,3 +110,29 @@ fn onnx_cast_runs_the_plans_with_the_library_answers() {
         }
     }
 }
+
+#[test]
+fn named_integers_take_one_byte_per_code() {
+    // ml_dtypes' int1 (-1..0, code 1 is -1) and uint1 (0..1): one code per byte in the arrays,
+    // as described formats are, each the code the scalar call gives and never wider than a bit.
+    let (f32_, int1, uint1) = (format("float32"), format("int1"), format("uint1"));
+    assert_eq!(bytes(int1, 10), 10);
+    let values = [1.0f32, 2.0, -1.0, 0.0, 1.5];
+    let src: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let options = lowbit_options_default();
+    for to in [int1, uint1] {
+        let (dst, _) = array(f32_, to, &src, values.len(), &options);
+        for (k, v) in values.iter().enumerate() {
+            assert_eq!(u64::from(dst[k]), scalar(f32_, to, u64::from(v.to_bits()), &options).0, "{v}");
+            assert!(dst[k] <= 1, "{v}: code {:#x} wider than one bit", dst[k]);
+        }
+    }
+    // A source code wider than one bit is refused.
+    let wide = [2u8];
+    let mut out = [0u8; 4];
+    // SAFETY: one source byte, four writable bytes, no flags.
+    let status = unsafe {
+        lowbit_convert_n(int1, f32_, wide.as_ptr().cast(), out.as_mut_ptr().cast(), 1, &options, std::ptr::null_mut())
+    };
+    assert_eq!(status, LOWBIT_ERR_BITS);
+}
