@@ -3,26 +3,20 @@
 //! elements of the whole tensor scaled in one pass and rounded by the element plan in one run.
 
 use super::recipes::{
-    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, NanElement, Pow2, Recipe, ScaleFormat,
-    ScaleRule, ShortBlock, ZeroScale,
+    Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
+};
+use super::rules::{
+    amax_fold, bits_of, block_scales, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code, nan_first,
+    nearest_kvalue, pow2, round_all_as, round_to, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
-use crate::convert::{convert_code, CastOptions};
+use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
-use crate::format;
 use crate::packing;
 use crate::plan::Plan;
-use crate::round::{self, RoundingMode, RoundingOptions};
-use crate::value::Value;
-
-/// NVFP4's per-tensor constant: E4M3's largest value times E2M1's (448 * 6).
-const NVFP4_GLOBAL_DIVISOR: f32 = 2688.0;
-/// float32's and bfloat16's smallest normal (`torch.finfo(dtype).tiny`).
-const TINY: f32 = 1.1754944e-38;
-/// ggml's `kvalues_mxfp4`: the E2M1 values doubled, indexed by the E2M1 code.
-const GGML_KVALUES: [f32; 16] = [0., 1., 2., 3., 4., 6., 8., 12., 0., -1., -2., -3., -4., -6., -8., -12.];
+use crate::round::RoundingMode;
 
 /// The tensor seen as `rows x cols` with the blocked axis last, and its blocks.
 #[derive(Clone, Copy, Debug)]
@@ -194,70 +188,6 @@ fn axis_back<T: Copy + Default>(data: &[T], outer: usize, len: usize, inner: usi
     out
 }
 
-/// One float32 value through the rounding core to `dtype` and back (float32: unchanged).
-fn round_to(dtype: DType, x: f32) -> f32 {
-    if dtype == DType::Float {
-        return x;
-    }
-    let code = convert_code(DType::Float, dtype, u64::from(x.to_bits()), &CastOptions::default())
-        .expect("float32 converts to every float dtype");
-    decode(dtype, code)
-}
-
-fn encode(dtype: DType, x: f32) -> u64 {
-    convert_code(DType::Float, dtype, u64::from(x.to_bits()), &CastOptions::default())
-        .expect("float32 converts to every float dtype")
-}
-
-fn decode(dtype: DType, code: u64) -> f32 {
-    let bits = convert_code(dtype, DType::Float, code, &CastOptions::default()).expect("float dtypes widen to float32");
-    f32::from_bits(bits as u32)
-}
-
-/// Every value through the rounding core's plan to `dtype` and back (bfloat16 arithmetic as
-/// torch does it: the float32 result rounded).
-fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
-    let n = values.len();
-    let mut src = vec![0u8; 4 * n];
-    src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
-    let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
-    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut narrow, n)?;
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&narrow, &mut src, n)?;
-    for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
-        *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    Ok(())
-}
-
-/// [`round_all_to`], with the NaN bits of the implementation's bfloat16 rounding where the row
-/// names them.
-fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
-    round_all_to(dtype, values)?;
-    if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.bfloat16_nan) {
-        let nan = f32::from_bits(u32::from(bits) << 16);
-        values.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = nan);
-    }
-    Ok(())
-}
-
-/// torch's `maximum`/`clamp`: NaN passes.
-fn clamp(x: f32, low: f32, high: f32) -> f32 {
-    if x.is_nan() {
-        x
-    } else {
-        x.max(low).min(high)
-    }
-}
-
-/// 2^e as float32 (e in float32's range, subnormals included).
-fn pow2(e: i32) -> f32 {
-    if e >= -126 {
-        f32::from_bits(((e + 127) as u32) << 23)
-    } else {
-        f32::from_bits(1u32 << (e + 149))
-    }
-}
-
 /// The compute dtype: the input's where the recipe computes in it (bfloat16 under
 /// compressed-tensors), else float32.
 fn compute_dtype(recipe: &Recipe, input: DType) -> DType {
@@ -269,14 +199,6 @@ fn compute_dtype(recipe: &Recipe, input: DType) -> DType {
     } else {
         DType::Float
     }
-}
-
-/// What the block stage hands the element stage and the stored scale.
-pub(super) struct BlockScale {
-    /// The stored scale: a code, or float bits in the scale's dtype.
-    stored: u32,
-    /// The factor or divisor of the element step (see [`ElementStep`]).
-    factor: f32,
 }
 
 /// Quantizes `x` (of `shape`, row-major) with `scheme` in blocks along `axis` (tiles: the last two
@@ -424,38 +346,6 @@ fn global_of(recipe: &Recipe, from_amax: bool, given: Option<f32>, values: &[f32
     }
 }
 
-#[inline(always)]
-fn nan_propagating_max(m: f32, v: f32) -> f32 {
-    if m.is_nan() {
-        m
-    } else if v.is_nan() || v > m {
-        v
-    } else {
-        m
-    }
-}
-
-/// `xs` folded into the running maximum `m` under `rule` (for [`Amax::SignedLargest`], `signed`
-/// follows the value of the largest magnitude).
-#[inline(always)]
-pub(super) fn amax_fold(rule: Amax, m: f32, signed: &mut f32, xs: &[f32]) -> f32 {
-    match rule {
-        Amax::NanPropagating => xs.iter().fold(m, |m, &v| nan_propagating_max(m, v.abs())),
-        Amax::NanSkipped => xs.iter().fold(m, |m, &v| if v.abs() > m { v.abs() } else { m }),
-        Amax::RunningMax => xs.iter().fold(m, |m, &v| if m > v.abs() { m } else { v.abs() }),
-        Amax::SignedLargest => {
-            let mut m = m;
-            for &v in xs {
-                if v.abs() > m {
-                    m = v.abs();
-                    *signed = v;
-                }
-            }
-            m
-        }
-    }
-}
-
 /// Every block's maximum (signed for [`Amax::SignedLargest`]), the elements of a block taken in
 /// row-major order.
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
@@ -477,279 +367,6 @@ fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
         best
     } else {
         acc
-    }
-}
-
-/// One block's stored scale and element factor from its maximum.
-fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> BlockScale {
-    match recipe.scale_rule {
-        ScaleRule::OcpMx => unreachable!("OCP MX runs in quant::mx"),
-        ScaleRule::Exponent { pow2: rule, emax } => {
-            let code = if amax.is_nan() {
-                0xFF
-            } else {
-                let mut bits = amax.to_bits() & 0x7FFF_FFFF;
-                let mut carry = 0;
-                match rule {
-                    Pow2::Floor => {}
-                    Pow2::Ceil => carry = i32::from(bits & 0x007F_FFFF != 0),
-                    Pow2::Even { mbits } => bits = (bits + (1 << (23 - mbits - 1))) & 0x7F80_0000,
-                }
-                let e = (bits >> 23) as i32 - 127 + carry;
-                ((e - emax).clamp(-127, 128) + 127) as u32
-            };
-            BlockScale { stored: code, factor: f32::from_bits(code << 23) }
-        }
-        ScaleRule::ReciprocalCeil { max_element } => {
-            let descale = amax / max_element;
-            let code = if descale.is_nan() {
-                0xFF
-            } else if descale.is_infinite() {
-                0xFE
-            } else {
-                let e = descale.log2().ceil();
-                (e.clamp(-127.0, 127.0) as i32 + 127) as u32
-            };
-            let factor = match code {
-                0xFF => f32::NAN,
-                0xFE => pow2(-127),
-                0 => 1.0,
-                c => pow2(127 - c as i32),
-            };
-            BlockScale { stored: code, factor }
-        }
-        ScaleRule::PowerOfTwoLog2 { mbits, emax, .. } => {
-            // round_to_power_2 in int32 (a NaN amax arrives with torch's bits: block_scales).
-            let rounded = (amax.to_bits() as i32).wrapping_add(1 << (23 - mbits - 1)) as u32 & 0xFF80_0000;
-            let code = match rounded {
-                0x7F80_0000 => 255,
-                r if r & 0x8000_0000 != 0 || r == 0 => 0,
-                r => ((r >> 23) as i32 - emax).clamp(0, 255) as u32,
-            };
-            let factor = if code == 255 { f32::INFINITY } else { pow2(code as i32 - 127) };
-            // compress_mx_scale: (int32)floor(log2(Inf)) is x86's 0x80000000; plus 127, as uint8.
-            BlockScale { stored: if code == 255 { 0x7F } else { code }, factor }
-        }
-        ScaleRule::GgmlLog2Floor => {
-            let code = if amax > 0.0 {
-                let e = amax.log2().floor() - 2.0 + 127.0;
-                // C's (uint8_t) of an out-of-range float is undefined; gguf's numpy cast wraps
-                // through an integer, which this reproduces (Inf -> 0).
-                if e.is_finite() {
-                    (e as i32) as u8
-                } else {
-                    0
-                }
-            } else {
-                0
-            };
-            BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
-        }
-        ScaleRule::Divide { .. } => {
-            let s = divide_before_cast(recipe, amax, global, compute);
-            let (stored, value) = match recipe.scale {
-                ScaleFormat::E4M3 => {
-                    let c = encode(DType::Float8E4M3FN, s);
-                    (c as u32, decode(DType::Float8E4M3FN, c))
-                }
-                ScaleFormat::GgmlUe4m3 => {
-                    let c = ggml_ue4m3(s);
-                    (u32::from(c), ggml_ue4m3_value(c))
-                }
-                ScaleFormat::Float16 => {
-                    let c = encode(DType::Float16, s);
-                    (c as u32, decode(DType::Float16, c))
-                }
-                ScaleFormat::Float32 => (s.to_bits(), s),
-                ScaleFormat::InputDtype => {
-                    let v = round_to(compute, s);
-                    (v.to_bits(), v)
-                }
-                ScaleFormat::E8M0 => unreachable!("no Divide row stores E8M0"),
-            };
-            divide_after_cast(recipe, s, stored, value, compute)
-        }
-    }
-}
-
-/// Every block's scale: [`block_scale`], with the casts of `Divide` rows to E4M3 or float16
-/// batched through one plan each way.
-pub(super) fn block_scales(
-    recipe: &Recipe,
-    amaxes: &[f32],
-    global: Option<f32>,
-    compute: DType,
-) -> Result<Vec<BlockScale>> {
-    if let ScaleRule::PowerOfTwoLog2 { nan_lanes, .. } = recipe.scale_rule {
-        let lanes = nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
-        let n = amaxes.len();
-        return Ok(amaxes
-            .iter()
-            .enumerate()
-            .map(|(b, &a)| {
-                let a = if a.is_nan() { f32::from_bits(nan_amax_bits(b, n, lanes)) } else { a };
-                block_scale(recipe, a, global, compute)
-            })
-            .collect());
-    }
-    let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
-        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
-    if !batched {
-        return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
-    }
-    let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
-    let pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
-    let n = pre.len();
-    let mut src = vec![0u8; 4 * n];
-    src.chunks_exact_mut(4).zip(&pre).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
-    let mut codes = vec![0u8; packing::raw_len(dtype, n)?];
-    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut codes, n)?;
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&codes, &mut src, n)?;
-    let width = codes.len() / n.max(1);
-    Ok((0..n)
-        .map(|b| {
-            let c = &codes[b * width..(b + 1) * width];
-            let stored = if width == 1 { u32::from(c[0]) } else { u32::from(u16::from_le_bytes([c[0], c[1]])) };
-            let v = f32::from_le_bytes([src[4 * b], src[4 * b + 1], src[4 * b + 2], src[4 * b + 3]]);
-            divide_after_cast(recipe, pre[b], stored, v, compute)
-        })
-        .collect())
-}
-
-/// The float32 bits torch leaves in a NaN block maximum that `calculate_qparams` took through its
-/// elementwise `torch.min(min, 0)`, `torch.max(max, 0)` and `torch.max(|min|, |max|)`, for block
-/// `index` of `count` (the scale tensor's order): ATen's vectorized loop (AVX-512 dispatch)
-/// writes a NaN as every bit set, so the first `count / lanes * lanes` blocks get 0xFFFFFFFF
-/// (bfloat16: 0xFFFF), and the scalar tail passes the input's positive NaN (0x7FC00000).
-/// Observed with torch 2.15.0: 16 float32 / 32 bfloat16 blocks on both the AVX-512 and the
-/// AVX2 dispatch; under ATEN_CPU_CAPABILITY=default every NaN stays positive.
-fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
-    if index < count / lanes.max(1) * lanes {
-        0xFFFF_FFFF
-    } else {
-        0x7FC0_0000
-    }
-}
-
-/// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
-/// of two, the zero replacement and the clamps.
-fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> f32 {
-    let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, pow2_ceil, amax_floor, .. } = recipe.scale_rule
-    else {
-        unreachable!("a Divide row")
-    };
-    let mut a = amax;
-    if let Some(floor) = amax_floor {
-        a = nan_propagating_max(floor, a);
-    }
-    let base = round_to(compute, a / divisor);
-    let mut s = match (recipe.global, global) {
-        (GlobalRule::TorchaoDecode, Some(g)) => base / g,
-        (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
-        (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
-        _ => base,
-    };
-    if pow2_ceil {
-        s = s.log2().ceil().exp2();
-    }
-    if let Some(z) = zero_before_cast {
-        if s == 0.0 {
-            s = z;
-        }
-    }
-    if let Some((lo, hi)) = bounds {
-        s = clamp(s, lo, hi);
-    }
-    s
-}
-
-/// A `Divide` row's scale after its cast (`stored`, decoded `value`): the zero replacement and the
-/// element factor.
-fn divide_after_cast(recipe: &Recipe, s: f32, stored: u32, value: f32, compute: DType) -> BlockScale {
-    let ScaleRule::Divide { zero_after_cast, .. } = recipe.scale_rule else { unreachable!("a Divide row") };
-    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits, which
-    // torchao's custom float4 cast turns into a code.
-    let mut value = if recipe.scale == ScaleFormat::E4M3 && value.is_nan() { torch_float8_nan(value) } else { value };
-    let replacement = match zero_after_cast {
-        ZeroScale::Keep => None,
-        ZeroScale::Value(v) => Some(v),
-        ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
-    };
-    let mut stored = stored;
-    if let (Some(r), true) = (replacement, value == 0.0) {
-        value = r;
-        stored = match recipe.scale {
-            ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
-            _ => r.to_bits(),
-        };
-    }
-    let factor = match recipe.step {
-        // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
-        ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
-            if s != 0.0 {
-                1.0 / s
-            } else {
-                0.0
-            }
-        }
-        _ => value,
-    };
-    BlockScale { stored, factor }
-}
-
-/// ggml's `ggml_fp32_to_ue4m3`: 0 unless above 0; the rounding core's nearest-ties-away E4M3 code
-/// (ggml adds the first dropped bit), with ggml's two departures: a result whose exponent field is
-/// 15 (256 and above, including amax / 6 beyond 448) becomes 0x7E (448), and a subnormal whose
-/// rounding carries into the smallest normal stays at mantissa 7.
-fn ggml_ue4m3(x: f32) -> u8 {
-    if x.is_nan() || x <= 0.0 {
-        return 0;
-    }
-    let opts = RoundingOptions { mode: RoundingMode::NearestTiesAway, saturate: true, ..RoundingOptions::IEEE };
-    let code = round::encode(&format::E4M3FN, Value::from_f32(x), opts) as u8;
-    if code >= 0x78 {
-        0x7E
-    } else if x < 0.015625 && code == 0x08 {
-        0x07
-    } else {
-        code
-    }
-}
-
-/// ggml's UE4M3 as it decodes it (`ggml_ue4m3_to_fp32`): bit 7 ignored, unsigned 1-4-3 with no
-/// special codes (0x7F is 480, not NaN), as a described format for the rounding core.
-const GGML_UE4M3: format::FloatFormat = format::FloatFormat {
-    name: format::FormatName::Described,
-    signed: false,
-    non_finite: format::NonFinite::None,
-    ..format::E4M3FN
-};
-
-/// ggml's `ggml_ue4m3_to_fp32` halved (the kvalues are doubled): 0x00 and 0x7F are 0 (ggml's
-/// two exceptions), bit 7 is ignored otherwise (0xFF is 480).
-fn ggml_ue4m3_value(byte: u8) -> f32 {
-    if byte == 0 || byte == 0x7F {
-        return 0.0;
-    }
-    GGML_UE4M3.to_f32(u64::from(byte & 0x7F)) * 0.5
-}
-
-/// Every block's element factor, and whether the step multiplies by it (else divides): per
-/// block, y = x * factor or x / factor, as the row's [`ElementStep`] says.
-pub(super) fn element_factors(recipe: &Recipe, scales: &[BlockScale], global: Option<f32>) -> (bool, Vec<f32>) {
-    match recipe.step {
-        // torch's clamp(min=): a NaN scale stays NaN.
-        ElementStep::Divide { min_divisor } => {
-            (false, scales.iter().map(|s| if s.factor < min_divisor { min_divisor } else { s.factor }).collect())
-        }
-        ElementStep::ReciprocalPow2 | ElementStep::Reciprocal => (true, scales.iter().map(|s| s.factor).collect()),
-        ElementStep::Global => match (recipe.global, global) {
-            (GlobalRule::TorchaoDecode, None) => (true, scales.iter().map(|s| 1.0 / s.factor).collect()),
-            (GlobalRule::TorchaoDecode, Some(gs)) => (true, scales.iter().map(|s| (1.0 / gs) / s.factor).collect()),
-            (GlobalRule::ModeloptDecode, Some(gs)) => (false, scales.iter().map(|s| s.factor * gs).collect()),
-            (GlobalRule::CompressedTensorsEncode, Some(gs)) => (false, scales.iter().map(|s| s.factor / gs).collect()),
-            _ => (false, scales.iter().map(|s| s.factor).collect()),
-        },
     }
 }
 
@@ -836,90 +453,6 @@ fn element_codes(
         }
     }
     Ok(codes)
-}
-
-/// ggml's `best_index_mxfp4` for one element: the index of the nearest of `kvalues * d` to `x`,
-/// the first on equal errors (a NaN error never wins: NaN and Inf give 0).
-#[inline(always)]
-pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
-    let mut best = 0;
-    let mut err = (GGML_KVALUES[0] * d - x).abs();
-    for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
-        let e = (kv * d - x).abs();
-        if e < err {
-            best = k;
-            err = e;
-        }
-    }
-    best as u8
-}
-
-/// `result` (of `x` and a factor), but `x` quieted where `x` is a NaN: which NaN a product of two
-/// NaNs is, is then fixed (x86's scalar instructions give the first operand's; a vectorised loop
-/// may take either).
-#[inline(always)]
-pub(super) fn nan_first(x: f32, result: f32) -> f32 {
-    if x.is_nan() {
-        f32::from_bits(x.to_bits() | 0x0040_0000)
-    } else {
-        result
-    }
-}
-
-/// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
-/// ORs the infinity/NaN mask onto the shifted code: 0x7FF00000), with `nan`'s sign.
-fn torch_float8_nan(nan: f32) -> f32 {
-    f32::from_bits(0x7FF0_0000 | (nan.to_bits() & 0x8000_0000))
-}
-
-/// The code a NaN gets under `rule`.
-pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32) -> u8 {
-    let dtype = recipe.element;
-    let bits = bits_of(dtype);
-    let sign = ((y.to_bits() >> 31) as u8) << (bits - 1);
-    match rule {
-        NanElement::Cast => unreachable!("the cast's own code"),
-        NanElement::Code(c) => c,
-        NanElement::StoredNan(code) => {
-            let stored_negative = compute == DType::Bfloat16 && recipe.bfloat16_nan.is_some_and(|b| b & 0x8000 != 0);
-            code | (u8::from(stored_negative) << (bits - 1))
-        }
-        NanElement::TorchaoBits => {
-            // torchao's _f32_to_floatx_unpacked, "normal" branch (a NaN takes it: both range tests
-            // are false), on the magnitude's bits in int32 arithmetic.
-            let (ebits, mbits) = match dtype {
-                DType::Float4E2M1 => (2, 1),
-                DType::Float6E2M3 => (2, 3),
-                DType::Float6E3M2 => (3, 2),
-                _ => unreachable!("torchao's custom cast is for float4 and float6"),
-            };
-            let exp_bias = (1i32 << (ebits - 1)) - 1;
-            let magnitude = (y.to_bits() & 0x7FFF_FFFF) as i32;
-            let mant_odd = (magnitude >> (23 - mbits)) & 1;
-            let add = ((exp_bias - 127) << 23).wrapping_add((1 << (23 - mbits - 1)) - 1);
-            let code = (magnitude.wrapping_add(add).wrapping_add(mant_odd) >> (23 - mbits)) as u8;
-            (code | sign) & ((1u16 << bits) - 1) as u8
-        }
-    }
-}
-
-/// `y` rounded to an integer by the core (NaN and infinities: 0, what the implementations'
-/// out-of-range conversions gave in the fixtures).
-pub(super) fn integer(y: f32, mode: RoundingMode) -> i64 {
-    match Value::from_f32(y) {
-        Value::Finite(e) => match round::round_to_integer(e, mode) {
-            Some((negative, m)) => {
-                let m = m.min(1 << 20) as i64;
-                if negative {
-                    -m
-                } else {
-                    m
-                }
-            }
-            None => 0,
-        },
-        _ => 0,
-    }
 }
 
 /// The element values in float32.
@@ -1040,9 +573,4 @@ fn axis_last_blocks(scales: &[f32], g: &Geometry) -> Vec<f32> {
         return scales.to_vec();
     }
     move_axis_last(scales, g.outer, g.col_blocks, g.inner)
-}
-
-/// The element type's width in bits (every element type here has one).
-pub(super) fn bits_of(dtype: DType) -> u32 {
-    dtype.bits().unwrap_or(8)
 }

@@ -11,8 +11,8 @@
 //! tests compare this path with the engine's general one on random data and on every edge class
 //! of issue 26, for every row.
 
-use super::engine::{self, BlockScale};
 use super::recipes::{Amax, ElementRound, NanElement, Recipe, ScaleRule};
+use super::rules::{self, BlockScale};
 use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
@@ -24,7 +24,7 @@ use crate::plan::Plan;
 /// float32's magnitude bits of +Inf: a magnitude above it is a NaN.
 const INF_BITS: u32 = 0x7F80_0000;
 /// float32's magnitude bits of 2^64: from it on (infinities and NaN included) the core rounds to no
-/// 64-bit integer and [`engine::integer`] gives 0.
+/// 64-bit integer and [`rules::integer`] gives 0.
 const NO_INTEGER_BITS: u32 = (64 + 127) << 23;
 
 /// The float32 at `b` (four native-order bytes: the input is viewed in place).
@@ -42,7 +42,7 @@ struct MaximaShape {
     row: usize,
 }
 
-/// Every block's maximum under the row's [`Amax`] rule, as [`engine::amax_fold`] takes it, from
+/// Every block's maximum under the row's [`Amax`] rule, as [`rules::amax_fold`] takes it, from
 /// the bits: the largest magnitude is the largest integer of the bits without the sign, which
 /// vectorises; blocks whose answer depends on where a NaN sits go to the fold.
 struct BlockMaxima;
@@ -104,7 +104,7 @@ fn block_maximum(rule: Amax, xs: &[u8]) -> f32 {
         // Which NaN (and, for a running max, whether it counts) is the fold's to say.
         Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => {
             let values: Vec<f32> = xs.chunks_exact(4).map(lane).collect();
-            engine::amax_fold(rule, 0.0, &mut 0.0, &values)
+            rules::amax_fold(rule, 0.0, &mut 0.0, &values)
         }
         _ => f32::from_bits(m),
     }
@@ -147,7 +147,7 @@ trait ElementRule {
 /// `x * factor` or `x / factor`, as the row's step says.
 #[inline(always)]
 fn scaled<const MULTIPLY: bool>(x: f32, factor: f32) -> f32 {
-    engine::nan_first(x, if MULTIPLY { x * factor } else { x / factor })
+    rules::nan_first(x, if MULTIPLY { x * factor } else { x / factor })
 }
 
 /// [`ElementRound::Cast`]: the clamp (NaN passes), -0 to +0 where the row says, then the element
@@ -193,7 +193,7 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
 /// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value clamped
 /// into (-2^31, 2^31) so the truncating conversion is exact, its integer part moved one away from
 /// zero where the dropped fraction is at least a half, clamped to [-128, 127]; NaN, the
-/// infinities and magnitudes from 2^64 on give 0 as [`engine::integer`] says.
+/// infinities and magnitudes from 2^64 on give 0 as [`rules::integer`] says.
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
@@ -214,7 +214,7 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
 
 /// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
 /// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
-/// or one from 2^64 on, gives 0 as [`engine::integer`] says.
+/// or one from 2^64 on, gives 0 as [`rules::integer`] says.
 struct OffsetTruncate<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
@@ -240,7 +240,7 @@ impl ElementRule for NearestKvalue {
     }
     #[inline(always)]
     fn code(&self, x: f32, d: f32) -> u8 {
-        engine::nearest_kvalue(x, d)
+        rules::nearest_kvalue(x, d)
     }
 }
 
@@ -355,7 +355,7 @@ pub(super) fn quantize_rows(
     };
     for (xs, cs) in values.chunks(chunk).zip(codes.chunks_mut(chunk)) {
         let maxima = block_maxima(recipe.amax, xs, row, block, xs.len() / row * blocks_per_row);
-        let chunk_scales = engine::block_scales(recipe, &maxima, global, compute)?;
+        let chunk_scales = rules::block_scales(recipe, &maxima, global, compute)?;
         element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
         scales.extend(chunk_scales);
     }
@@ -376,7 +376,7 @@ fn element_codes(
     global: Option<f32>,
     codes: &mut [u8],
 ) -> Result<()> {
-    let (multiply, factors) = engine::element_factors(recipe, scales, global);
+    let (multiply, factors) = rules::element_factors(recipe, scales, global);
     let src = zerocopy::IntoBytes::as_bytes(values);
     match recipe.round {
         ElementRound::NearestIndexFirstTie => {
@@ -430,7 +430,7 @@ fn element_codes(
                     }
                     codes[i] = if y.is_nan() && nan != NanElement::Cast {
                         // A NaN factor is what torch's product carries, even over a NaN x.
-                        engine::nan_code(recipe, nan, DType::Float, if f.is_nan() { f } else { y })
+                        rules::nan_code(recipe, nan, DType::Float, if f.is_nan() { f } else { y })
                     } else {
                         convert_code(DType::Float, dtype, u64::from(y.to_bits()), &cast)? as u8
                     };
@@ -533,7 +533,7 @@ impl<V: CodeValue> SpanKernel for (ValuesTimesFactor, core::marker::PhantomData<
 /// An element value times its factor, as the engine multiplies them.
 #[inline(always)]
 fn product(value: f32, factor: f32) -> f32 {
-    engine::nan_first(value, value * factor)
+    rules::nan_first(value, value * factor)
 }
 
 /// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`.
@@ -788,7 +788,7 @@ mod tests {
 
 #[cfg(test)]
 mod integer_rule_tests {
-    use super::super::engine::integer;
+    use super::super::rules::integer;
     use super::{ElementRule, OffsetTruncate, TiesAwayInt8};
     use crate::round::RoundingMode;
 

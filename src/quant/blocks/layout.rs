@@ -1,8 +1,9 @@
 //! The storage layouts of [`super::Layout`]: `to_bytes`, `from_bytes`, and the checks of a
 //! [`Quantized`] built from parts.
 
-use super::engine::{bits_of, scales_shape};
+use super::engine::scales_shape;
 use super::recipes::{Layout, ScaleFormat};
+use super::rules::bits_of;
 use super::{Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
 use crate::dtype::DType;

@@ -28,6 +28,7 @@ mod engine;
 mod fast;
 mod layout;
 mod recipes;
+mod rules;
 
 pub use engine::quantize;
 pub use layout::from_arrays;
