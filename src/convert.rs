@@ -137,8 +137,9 @@ pub(crate) struct Side {
     pub(crate) named: Option<Named>,
 }
 
-/// A named side's own format.
+/// A named side's own format (only `verify` names sides; without it every side is ONNX).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "verify"), allow(dead_code))]
 pub(crate) enum Named {
     Float(&'static FloatFormat),
     Integer(&'static IntegerFormat),
