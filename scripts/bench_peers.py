@@ -466,7 +466,8 @@ def bench_mx(lowbit, workdir, fmt, n, rounds, reps):
             figures, _ = lowbit_quant_run(lowbit, ["--mx", fmt], n, workdir / "mx-input")
         samples["lowbit_quantize"].append(figures["lowbit"])
         samples["lowbit_dequantize"].append(figures["dequantize"])
-        samples["lowbit_copy"].append(figures["copy"])
+        for k in ("dequantize_into", "copy", "fill", "fill_fresh"):
+            samples[f"lowbit_{k}"].append(figures[k])
         samples["numpy_quantize"] += [m_per_s(quantize, n) for _ in range(reps)]
         samples["numpy_dequantize"] += [m_per_s(dequantize, n) for _ in range(reps)]
     best = {k: max(v) if v else None for k, v in samples.items()}
@@ -634,8 +635,8 @@ def block_peer(scheme, x):
 
 
 def bench_blocks(lowbit, workdir, scheme, n, rounds, reps):
-    samples = {"lowbit_quantize": [], "lowbit_dequantize": [], "lowbit_copy": [], "peer_quantize": [],
-               "peer_dequantize": []}
+    samples = {"lowbit_quantize": [], "lowbit_dequantize": [], "lowbit_dequantize_into": [], "lowbit_copy": [],
+               "lowbit_fill": [], "lowbit_fill_fresh": [], "peer_quantize": [], "peer_dequantize": []}
     figures, raw = lowbit_quant_run(lowbit, ["--scheme", scheme], n, workdir / "blocks-input")
     x = np.frombuffer(raw, dtype=np.float32).reshape(n // ROW, ROW).copy()
     peer, quantize, dequantize = block_peer(scheme, x)
@@ -647,7 +648,8 @@ def bench_blocks(lowbit, workdir, scheme, n, rounds, reps):
                 raise RuntimeError("lowbit measured other input bytes than in its first run")
         samples["lowbit_quantize"].append(figures["quantize"])
         samples["lowbit_dequantize"].append(figures["dequantize"])
-        samples["lowbit_copy"].append(figures["copy"])
+        for k in ("dequantize_into", "copy", "fill", "fill_fresh"):
+            samples[f"lowbit_{k}"].append(figures[k])
         with np.errstate(all="ignore"):
             samples["peer_quantize"] += [m_per_s(quantize, n) for _ in range(reps)]
             samples["peer_dequantize"] += [m_per_s(dequantize, n) for _ in range(reps)]
@@ -669,9 +671,19 @@ def blocks_main(args):
     lines = [f"Single thread, {args.elements:,} float32 elements ([n / {ROW}, {ROW}]), M elements/s, best of "
              f"{args.rounds} rounds ({args.reps} peer runs each); {cpu_name()}; "
              + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
-             "| scheme | peer | lowbit quantize | peer quantize | ratio | lowbit dequantize | peer dequantize | ratio |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [quantize_dequantize_row([r["scheme"], r["peer"]], r["m_elements_per_s"], "peer") for r in rows]
+             "The peers allocate their outputs, so the ratios compare lowbit's calls that allocate theirs too; "
+             "`into buffer` is lowbit's `dequantize_into` a reused float32 buffer (no fresh pages), beside them.",
+             "",
+             "| scheme | peer | lowbit quantize | peer quantize | ratio | lowbit dequantize | peer dequantize | ratio "
+             "| lowbit dequantize into buffer |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [quantize_dequantize_row([r["scheme"], r["peer"]], r["m_elements_per_s"], "peer")
+              + f" {fmt(r['m_elements_per_s']['lowbit_dequantize_into'])} |" for r in rows]
+    best = lambda k: max(v for r in rows for v in r["samples"][k])  # noqa: E731
+    if rows:
+        lines += ["", f"What one core moves here (lowbit's baselines, best over all runs): copy of the float32 input "
+                  f"{fmt(best('lowbit_copy'))}, float32 fill of a reused buffer {fmt(best('lowbit_fill'))}, of a new "
+                  f"buffer {fmt(best('lowbit_fill_fresh'))} M elements/s."]
     print("\n".join(lines))
     if args.json:
         args.json.write_text(json.dumps({"versions": versions, "cpu": cpu_name(), "lowbit": str(args.lowbit),

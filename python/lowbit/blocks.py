@@ -96,7 +96,9 @@ class Quantized:
     def dequantize(self, dtype: Any = np.float32) -> Any:
         """The values as the implementation dequantizes them (float32), cast to `dtype` (a numpy,
         ml_dtypes or torch dtype) by :func:`lowbit.cast` when another dtype is asked for."""
-        values = self._native.dequantize().reshape(tuple(self._native.shape()))
+        # Filled in place: numpy's allocation (huge pages for large arrays), no copy.
+        values = np.empty(tuple(self._native.shape()), dtype=np.float32)
+        self._native.dequantize_into(values.reshape(-1))
         target = _torch.dtype_in(dtype)
         if np.dtype(target) != np.float32:
             from . import cast

@@ -442,15 +442,22 @@ impl QuantizeReport {
 }
 
 /// What `lowbit bench --scheme` measured: a block-scaled recipe's quantize and dequantize
-/// ([`lowbit::quant::blocks`], outputs allocated by each call as the API returns them) on float32
-/// `[elements / 1024, 1024]`, blocks along the last axis (tiles: both).
+/// ([`lowbit::quant::blocks`], outputs allocated by each call as the API returns them, as the
+/// peers allocate theirs), and dequantize into a buffer the caller reuses (`dequantize_into`: no
+/// fresh pages to fault in), on float32 `[elements / 1024, 1024]`, blocks along the last axis
+/// (tiles: both).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemeReport {
     pub scheme: String,
     pub elements: usize,
     pub quantize: f64,
     pub dequantize: f64,
+    pub dequantize_into: f64,
     pub copy: f64,
+    /// Writing float32 values (a constant) into a reused buffer, and into a new one: what one core
+    /// writes, the bound of dequantize into a buffer and of dequantize allocating its output.
+    pub fill: f64,
+    pub fill_fresh: f64,
 }
 
 /// The input of `lowbit bench --scheme`: the Cast benchmark's normal-ish values times 100, all
@@ -477,13 +484,29 @@ pub fn run_scheme(scheme: &str, elements: usize, reps: usize) -> Result<(SchemeR
         Ok(())
     })?;
     let dequantize = best_of(reps, || blocks::dequantize(std::hint::black_box(&q)).map(drop))?;
+    let mut reused = vec![0.0f32; n];
+    let dequantize_into = best_of(reps, || blocks::dequantize_into(std::hint::black_box(&q), &mut reused))?;
+    let fill = best_of(reps, || {
+        reused.fill(std::hint::black_box(1.5));
+        std::hint::black_box(&reused);
+        Ok(())
+    })?;
+    let fill_fresh = best_of(reps, || {
+        let mut fresh = vec![0.0f32; n];
+        fresh.fill(std::hint::black_box(1.5));
+        std::hint::black_box(&fresh);
+        Ok(())
+    })?;
     let per_s = |t: f64| n as f64 / t / 1e6;
     let report = SchemeReport {
         scheme: scheme.to_string(),
         elements: n,
         quantize: per_s(quantize),
         dequantize: per_s(dequantize),
+        dequantize_into: per_s(dequantize_into),
         copy: per_s(copy),
+        fill: per_s(fill),
+        fill_fresh: per_s(fill_fresh),
     };
     Ok((report, data))
 }
@@ -502,7 +525,10 @@ impl SchemeReport {
             "m_elements_per_s": {
                 "quantize": round1(self.quantize),
                 "dequantize": round1(self.dequantize),
+                "dequantize_into": round1(self.dequantize_into),
                 "copy": round1(self.copy),
+                "fill": round1(self.fill),
+                "fill_fresh": round1(self.fill_fresh),
             },
         })
         .to_string()
@@ -514,7 +540,10 @@ impl SchemeReport {
         [
             (format!("{} quantize", self.scheme), self.quantize),
             (format!("{} dequantize to FLOAT", self.scheme), self.dequantize),
+            (format!("{} dequantize into a reused buffer", self.scheme), self.dequantize_into),
             ("copy of the float32 input (baseline)".to_string(), self.copy),
+            ("fill of a reused float32 buffer (baseline)".to_string(), self.fill),
+            ("fill of a new float32 buffer (baseline)".to_string(), self.fill_fresh),
         ]
         .iter()
         .map(|(name, v)| format!("{name:<60} {v:>9.1} M elements/s  {:>7.3} x copy", v / self.copy))

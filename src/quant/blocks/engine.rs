@@ -100,7 +100,7 @@ impl Geometry {
         })
     }
 
-    fn elements(&self) -> usize {
+    pub(super) fn elements(&self) -> usize {
         self.outer * self.len * self.inner
     }
 
@@ -178,6 +178,12 @@ fn axis_back<T: Copy + Default>(data: &[T], outer: usize, len: usize, inner: usi
         return data.to_vec();
     }
     let mut out = vec![T::default(); data.len()];
+    axis_back_into(data, outer, len, inner, &mut out);
+    out
+}
+
+/// [`axis_back`] into `out` (of `data`'s length).
+fn axis_back_into<T: Copy>(data: &[T], outer: usize, len: usize, inner: usize, out: &mut [T]) {
     for o in 0..outer {
         for i in 0..inner {
             for k in 0..len {
@@ -185,7 +191,6 @@ fn axis_back<T: Copy + Default>(data: &[T], outer: usize, len: usize, inner: usi
             }
         }
     }
-    out
 }
 
 /// The compute dtype: the input's where the recipe computes in it (bfloat16 under
@@ -264,8 +269,12 @@ pub(super) fn quantize_with<T: BlockInput>(
         let scales = block_scales(recipe, &amaxes, global, compute)?;
         (element_codes(recipe, values, &g, &scales, global, compute)?, scales)
     };
-    let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
-    let scales_out = stored_scales(recipe, compute, &axis_back(&scale_values, g.outer, g.col_blocks, g.inner));
+    let scales_out = if g.inner == 1 {
+        stored_scales(recipe, compute, scales.iter().map(|s| s.stored))
+    } else {
+        let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
+        stored_scales(recipe, compute, axis_back(&scale_values, g.outer, g.col_blocks, g.inner).into_iter())
+    };
     Ok(Quantized {
         scheme: scheme.clone(),
         shape: shape.to_vec(),
@@ -277,17 +286,17 @@ pub(super) fn quantize_with<T: BlockInput>(
 }
 
 /// The stored scales in their representation (`stored` holds the code or the float's bits).
-fn stored_scales(recipe: &Recipe, compute: DType, stored: &[u32]) -> Scales {
+fn stored_scales(recipe: &Recipe, compute: DType, stored: impl ExactSizeIterator<Item = u32>) -> Scales {
     match recipe.scale {
         ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => {
-            Scales::Codes(stored.iter().map(|&c| c as u8).collect())
+            Scales::Codes(stored.map(|c| c as u8).collect())
         }
-        ScaleFormat::Float16 => Scales::Float16(stored.iter().map(|&c| c as u16).collect()),
-        ScaleFormat::Float32 => Scales::Float32(stored.iter().map(|&c| f32::from_bits(c)).collect()),
+        ScaleFormat::Float16 => Scales::Float16(stored.map(|c| c as u16).collect()),
+        ScaleFormat::Float32 => Scales::Float32(stored.map(f32::from_bits).collect()),
         ScaleFormat::InputDtype if compute == DType::Bfloat16 => {
-            Scales::Bfloat16(stored.iter().map(|&c| (f32::from_bits(c).to_bits() >> 16) as u16).collect())
+            Scales::Bfloat16(stored.map(|c| (c >> 16) as u16).collect())
         }
-        ScaleFormat::InputDtype => Scales::Float32(stored.iter().map(|&c| f32::from_bits(c)).collect()),
+        ScaleFormat::InputDtype => Scales::Float32(stored.map(f32::from_bits).collect()),
     }
 }
 
@@ -455,30 +464,35 @@ fn element_codes(
     Ok(codes)
 }
 
-/// The element values in float32.
-pub(super) fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
-    dequantize_with(q, true)
+/// The element values in float32 into `out` (its length checked by the caller).
+pub(super) fn dequantize_into(q: &Quantized, out: &mut [f32]) -> Result<()> {
+    dequantize_into_with(q, out, true)
 }
 
-/// [`dequantize`], through the fused kernel of `fast` where it covers the blocks and `fused` is
-/// set (the tests compare both ways).
-pub(super) fn dequantize_with(q: &Quantized, fused: bool) -> Result<Vec<f32>> {
+/// [`dequantize_into`], through the fused kernel of `fast` where it covers the blocks and `fused`
+/// is set (the tests compare both ways). Every value of `out` is written once (the caller's buffer
+/// is never zero-filled first).
+pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) -> Result<()> {
     let scheme = &q.scheme;
     let recipe = &scheme.recipe;
     let g = Geometry::new(&q.shape, scheme, q.axis)?;
     let n = g.elements();
+    if out.len() != n {
+        return Err(Error::ShapeMismatch { shape: q.shape.clone(), elements: n, actual: out.len() });
+    }
     if let Some(opts) = scheme.mx() {
         let opts = crate::quant::mx::MxOptions { axis: q.axis, ..*opts };
         let Scales::Codes(scales) = &q.scales else { unreachable!("checked") };
         let element = opts.format.element_dtype();
         let mut packed = vec![0u8; packing::raw_len(element, n)?];
         packing::pack_byte_codes(element, &q.elements, &mut packed)?;
-        let mut out = vec![0.0f32; n];
-        let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
+        let bytes = zerocopy::IntoBytes::as_mut_bytes(out);
         crate::quant::mx::dequantize_into(&q.shape, &packed, scales, &opts, bytes)?;
-        // dequantize_into writes little-endian bytes.
-        out.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
-        return Ok(out);
+        if cfg!(target_endian = "big") {
+            // dequantize_into writes little-endian bytes.
+            out.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
+        }
+        return Ok(());
     }
     let compute = match &q.scales {
         Scales::Bfloat16(_) => DType::Bfloat16,
@@ -510,27 +524,39 @@ pub(super) fn dequantize_with(q: &Quantized, fused: bool) -> Result<Vec<f32>> {
         .collect();
     // Every code's element value (codes beyond the element's width never get here: checked).
     let table: [f32; 256] = core::array::from_fn(|c| element_value(recipe, c as u8));
-    let mut out = if fused && g.fused_blocks() {
-        super::fast::values_times_factors(table, factors, &q.elements, g.len, g.block_cols)
-    } else {
-        let codes = axis_last(&q.elements, &g);
-        let element_values: Vec<f32> = codes.iter().map(|&c| table[usize::from(c)]).collect();
-        let mut out = vec![0.0f32; n];
-        g.runs(&element_values, 1, &mut out, 1, |b, es, os| {
-            let f = factors[b];
-            es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = nan_first(e, e * f));
-        });
-        out
-    };
     let rounding = match recipe.dequantize {
         Dequantize::DivideGlobalToBf16 => DType::Bfloat16,
         Dequantize::MultiplyInComputeDtype => compute,
         _ => DType::Float,
     };
-    if rounding != DType::Float {
-        round_all_as(recipe, rounding, &mut out)?;
+    if fused && g.fused_blocks() {
+        return super::fast::values_times_factors(
+            recipe,
+            table,
+            factors,
+            &q.elements,
+            g.len,
+            g.block_cols,
+            rounding,
+            out,
+        );
     }
-    Ok(if g.inner == 1 { out } else { axis_back(&out, g.outer, g.len, g.inner) })
+    let codes = axis_last(&q.elements, &g);
+    let element_values: Vec<f32> = codes.iter().map(|&c| table[usize::from(c)]).collect();
+    let mut products = vec![0.0f32; n];
+    g.runs(&element_values, 1, &mut products, 1, |b, es, os| {
+        let f = factors[b];
+        es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = nan_first(e, e * f));
+    });
+    if rounding != DType::Float {
+        round_all_as(recipe, rounding, &mut products)?;
+    }
+    if g.inner == 1 {
+        out.copy_from_slice(&products);
+    } else {
+        axis_back_into(&products, g.outer, g.len, g.inner, out);
+    }
+    Ok(())
 }
 
 /// The value of a one-byte scale code as the row decodes it.

@@ -190,10 +190,10 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
     }
 }
 
-/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value clamped
-/// into (-2^31, 2^31) so the truncating conversion is exact, its integer part moved one away from
-/// zero where the dropped fraction is at least a half, clamped to [-128, 127]; NaN, the
-/// infinities and magnitudes from 2^64 on give 0 as [`rules::integer`] says.
+/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value's
+/// magnitude bounded to 1024 so the truncating conversion is exact, its integer part plus one
+/// where the dropped fraction is at least a half, the sign put back, clamped to [-128, 127]; NaN,
+/// the infinities and magnitudes from 2^64 on give 0 as [`rules::integer`] says.
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
@@ -203,11 +203,14 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     }
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
-        let bounded = y.clamp(-1024.0, 1024.0);
+        // On the magnitude (a NaN bounded to 1024 too, then told apart by its bits): selects
+        // and one exact conversion, which vectorise.
+        let magnitude = f32::from_bits(y.to_bits() & 0x7FFF_FFFF);
+        let bounded = if magnitude < 1024.0 { magnitude } else { 1024.0 };
         let whole = bounded as i32;
-        let fraction = bounded - whole as f32;
-        let rounded = whole + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5);
-        let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { rounded.clamp(-128, 127) } else { 0 };
+        let rounded = (whole + i32::from(bounded - whole as f32 >= 0.5)).min(128);
+        let signed = if y.to_bits() >> 31 != 0 { -rounded } else { rounded.min(127) };
+        let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { signed } else { 0 };
         code as i8 as u8
     }
 }
@@ -495,37 +498,103 @@ impl<const SIGNED: bool> CodeValue for ByteInteger<SIGNED> {
     }
 }
 
-/// The dequantizing pass: each code's value times its block's factor.
-struct ValuesTimesFactor {
+/// What the dequantizing pass does with each product: nothing, or the rounding to bfloat16 of
+/// rows that dequantize in bfloat16 (by the bfloat16 plan's lane kernel); lanes it does not answer
+/// (non-finite products) mark their block for the engine's rounding.
+trait Finish {
+    fn finish(&self, y: f32) -> f32;
+    fn unanswered(&self, y: f32) -> bool {
+        let _ = y;
+        false
+    }
+}
+
+/// Rows whose products are the values.
+struct Exact;
+
+impl Finish for Exact {
+    #[inline(always)]
+    fn finish(&self, y: f32) -> f32 {
+        y
+    }
+}
+
+/// The product rounded to bfloat16 by the plan's lane kernel and widened back (a shift).
+struct Bfloat16Lane<E>(E);
+
+impl<E: LaneEncoder> Finish for Bfloat16Lane<E> {
+    #[inline(always)]
+    fn finish(&self, y: f32) -> f32 {
+        f32::from_bits(u32::from(self.0.encode_lane(y)) << 16)
+    }
+    #[inline(always)]
+    fn unanswered(&self, y: f32) -> bool {
+        y.to_bits() & 0x7FFF_FFFF >= INF_BITS
+    }
+}
+
+/// The dequantizing pass: each code's value times its block's factor, finished; a block with a
+/// lane the finish does not answer is marked in the scratch.
+struct ValuesTimesFactor<V, F> {
+    values: V,
+    finish: F,
     block: usize,
     row: usize,
 }
 
-impl<V: CodeValue> SpanKernel for (ValuesTimesFactor, core::marker::PhantomData<V>) {
-    type Part = (V, Vec<f32>);
-    type Scratch = ();
+impl<V: CodeValue, F: Finish> SpanKernel for ValuesTimesFactor<V, F> {
+    type Part = Vec<f32>;
+    type Scratch = Vec<bool>;
     #[inline(always)]
-    fn run(&self, part: &(V, Vec<f32>), codes: &[u8], out: &mut [u8], _n: usize, _scratch: &mut ()) {
-        let (values, factors) = part;
-        let shape = &self.0;
-        if shape.row % shape.block == 0 && shape.block == 32 {
-            const B: usize = 32;
-            for ((cs, os), &f) in codes.chunks_exact(B).zip(out.chunks_exact_mut(4 * B)).zip(factors) {
-                let cs: &[u8; B] = cs.try_into().expect("B codes");
-                let os: &mut [u8; 4 * B] = os.try_into().expect("4 B bytes");
-                for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
-                }
+    fn run(&self, factors: &Vec<f32>, codes: &[u8], out: &mut [u8], _n: usize, marks: &mut Vec<bool>) {
+        // The usual blocks, every row whole blocks: loops of a constant trip count.
+        if self.row % self.block == 0 {
+            match self.block {
+                16 => return self.whole_blocks::<16, 64>(factors, codes, out, marks),
+                32 => return self.whole_blocks::<32, 128>(factors, codes, out, marks),
+                64 => return self.whole_blocks::<64, 256>(factors, codes, out, marks),
+                128 => return self.whole_blocks::<128, 512>(factors, codes, out, marks),
+                _ => {}
             }
-            return;
         }
-        let mut factors = factors.iter();
-        for (row, outs) in codes.chunks(shape.row).zip(out.chunks_mut(4 * shape.row)) {
-            for ((cs, os), &f) in row.chunks(shape.block).zip(outs.chunks_mut(4 * shape.block)).zip(&mut factors) {
+        let mut blocks = factors.iter().zip(marks.iter_mut());
+        for (row, outs) in codes.chunks(self.row).zip(out.chunks_mut(4 * self.row)) {
+            for ((cs, os), (&f, mark)) in row.chunks(self.block).zip(outs.chunks_mut(4 * self.block)).zip(&mut blocks) {
+                let mut unanswered = false;
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    o.copy_from_slice(&product(values.value(c), f).to_ne_bytes());
+                    let y = product(self.values.value(c), f);
+                    o.copy_from_slice(&self.finish.finish(y).to_ne_bytes());
+                    unanswered |= self.finish.unanswered(y);
                 }
+                *mark = unanswered;
             }
+        }
+    }
+}
+
+impl<V: CodeValue, F: Finish> ValuesTimesFactor<V, F> {
+    /// [`SpanKernel::run`] for blocks of `B` codes (`BYTES` = 4 `B` bytes of float32) filling
+    /// every row.
+    #[inline(always)]
+    fn whole_blocks<const B: usize, const BYTES: usize>(
+        &self,
+        factors: &[f32],
+        codes: &[u8],
+        out: &mut [u8],
+        marks: &mut [bool],
+    ) {
+        let blocks = codes.chunks_exact(B).zip(out.chunks_exact_mut(BYTES));
+        for ((cs, os), (&f, mark)) in blocks.zip(factors.iter().zip(marks.iter_mut())) {
+            let cs: &[u8; B] = cs.try_into().expect("B codes");
+            let os: &mut [u8; BYTES] = os.try_into().expect("BYTES bytes");
+            let mut ys = [0.0f32; B];
+            for (y, &c) in ys.iter_mut().zip(cs) {
+                *y = product(self.values.value(c), f);
+            }
+            for (o, &y) in os.chunks_exact_mut(4).zip(&ys) {
+                o.copy_from_slice(&self.finish.finish(y).to_ne_bytes());
+            }
+            *mark = ys.iter().fold(false, |u, &y| u | self.finish.unanswered(y));
         }
     }
 }
@@ -536,37 +605,93 @@ fn product(value: f32, factor: f32) -> f32 {
     rules::nan_first(value, value * factor)
 }
 
-/// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`.
+/// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`,
+/// rounded to `rounding` (float32: as is; bfloat16: in the same pass by the plan's lane kernel,
+/// the rare non-finite lanes by the engine's `round_all_as`), as the engine gives them.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn values_times_factors(
+    recipe: &Recipe,
     table: [f32; 256],
     factors: Vec<f32>,
     codes: &[u8],
     row: usize,
     block: usize,
-) -> Vec<f32> {
-    let mut out = vec![0.0f32; codes.len()];
-    let bytes = zerocopy::IntoBytes::as_mut_bytes(out.as_mut_slice());
-    let kernel = ValuesTimesFactor { block, row };
+    rounding: DType,
+    out: &mut [f32],
+) -> Result<()> {
+    let bytes = zerocopy::IntoBytes::as_mut_bytes(&mut *out);
     let offset = table[0];
     let matches =
         |value: &dyn Fn(u8) -> f32| (0..=255u8).all(|c| value(c).to_bits() == table[usize::from(c)].to_bits());
-    if matches(&|c| ByteInteger::<true>(offset).value(c)) {
-        run_values((kernel, core::marker::PhantomData), (ByteInteger::<true>(offset), factors), codes, bytes);
-    } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
-        run_values((kernel, core::marker::PhantomData), (ByteInteger::<false>(offset), factors), codes, bytes);
+    let marks = if rounding == DType::Float {
+        if matches(&|c| ByteInteger::<true>(offset).value(c)) {
+            run_values(ByteInteger::<true>(offset), Exact, &factors, row, block, codes, bytes)
+        } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
+            run_values(ByteInteger::<false>(offset), Exact, &factors, row, block, codes, bytes)
+        } else {
+            run_values(Table(table), Exact, &factors, row, block, codes, bytes)
+        }
+    } else if rounding == DType::Bfloat16 {
+        let plan = Plan::new(DType::Float, rounding, &CastOptions::default())?;
+        let pass = RoundedValues { table, factors: &factors, row, block, codes, out: bytes };
+        match plan.with_finite_lane_encoder(pass) {
+            Some(marks) => marks,
+            // No lane kernel: every block to the engine's rounding.
+            None => vec![true; factors.len()],
+        }
     } else {
-        run_values((kernel, core::marker::PhantomData), (Table(table), factors), codes, bytes);
+        // No other rounding is fused: every block to the engine's.
+        vec![true; factors.len()]
+    };
+    // The marked blocks again, as the engine computes them.
+    let blocks_per_row = row.div_ceil(block);
+    for (b, _) in marks.iter().enumerate().filter(|(_, m)| **m) {
+        let (r, c) = (b / blocks_per_row, b % blocks_per_row);
+        let start = r * row + c * block;
+        let end = (start + block).min(r * row + row);
+        let f = factors[b];
+        for (o, &c) in out[start..end].iter_mut().zip(&codes[start..end]) {
+            *o = product(table[usize::from(c)], f);
+        }
+        if rounding != DType::Float {
+            rules::round_all_as(recipe, rounding, &mut out[start..end])?;
+        }
     }
-    out
+    Ok(())
 }
 
-fn run_values<V: CodeValue>(
-    kernel: (ValuesTimesFactor, core::marker::PhantomData<V>),
-    part: (V, Vec<f32>),
+/// The dequantizing pass with the rounding plan's lane kernel (generic over its type).
+struct RoundedValues<'a> {
+    table: [f32; 256],
+    factors: &'a Vec<f32>,
+    row: usize,
+    block: usize,
+    codes: &'a [u8],
+    out: &'a mut [u8],
+}
+
+impl WithLaneEncoder for RoundedValues<'_> {
+    type Output = Vec<bool>;
+    #[inline(always)]
+    fn run<E: LaneEncoder>(self, encoder: &E) -> Vec<bool> {
+        let RoundedValues { table, factors, row, block, codes, out } = self;
+        run_values(Table(table), Bfloat16Lane(encoder.clone()), factors, row, block, codes, out)
+    }
+}
+
+fn run_values<V: CodeValue, F: Finish>(
+    values: V,
+    finish: F,
+    factors: &Vec<f32>,
+    row: usize,
+    block: usize,
     codes: &[u8],
     out: &mut [u8],
-) {
-    widest_span(&kernel, &part, codes, out, codes.len(), &mut ());
+) -> Vec<bool> {
+    let mut marks = vec![false; factors.len()];
+    let kernel = ValuesTimesFactor { values, finish, block, row };
+    widest_span(&kernel, factors, codes, out, codes.len(), &mut marks);
+    marks
 }
 
 #[cfg(test)]
@@ -575,7 +700,7 @@ mod tests {
     //! row: random data and the edge classes of issue 26, float32, bfloat16 and float16 input,
     //! with and without a per-tensor scale (0, Inf and NaN among them). CI runs these with the
     //! widest instruction set, with `LOWBIT_NO_AVX512=1` and with `LOWBIT_PORTABLE=1`.
-    use super::super::engine::{dequantize_with, quantize_with};
+    use super::super::engine::{dequantize_into_with, quantize_with};
     use super::super::{recipes, BlockInput, GlobalRule, Quantized, Scales, Scheme};
     use crate::alloc_prelude::*;
 
@@ -697,10 +822,20 @@ mod tests {
         assert_eq!(a.global_scale.map(f32::to_bits), b.global_scale.map(f32::to_bits), "{what}: global");
     }
 
+    /// The fused and the general dequantize into buffers holding other values (a NaN pattern: a
+    /// lane either path left unwritten shows), and the public calls, all alike.
     fn dequantized_same(q: &Quantized, what: &str) {
-        let fused: Vec<u32> = dequantize_with(q, true).expect("dequantize").iter().map(|v| v.to_bits()).collect();
-        let general: Vec<u32> = dequantize_with(q, false).expect("dequantize").iter().map(|v| v.to_bits()).collect();
-        first_difference(&fused, &general, &format!("{what}: dequantized"));
+        let n = q.elements.len();
+        let dirty =
+            |k: u32| (0..n as u32).map(|i| f32::from_bits(0x7FC0_0000 | i.wrapping_mul(k) & 0x3F_FFFF)).collect();
+        let mut fused: Vec<f32> = dirty(7);
+        dequantize_into_with(q, &mut fused, true).expect("dequantize");
+        let mut general: Vec<f32> = dirty(13);
+        dequantize_into_with(q, &mut general, false).expect("dequantize");
+        let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+        first_difference(&bits(&fused), &bits(&general), &format!("{what}: dequantized"));
+        let allocated = q.dequantize().expect("dequantize");
+        first_difference(&bits(&allocated), &bits(&general), &format!("{what}: dequantize"));
     }
 
     fn first_difference<T: PartialEq + core::fmt::Debug>(a: &[T], b: &[T], what: &str) {
@@ -747,6 +882,21 @@ mod tests {
                 both_ways(&bf16, &[rows, len], &scheme, None);
                 let f16: Vec<half::f16> = x.iter().map(|&v| half::f16::from_f32(v)).collect();
                 both_ways(&f16, &[rows, len], &scheme, None);
+            }
+        }
+    }
+
+    #[test]
+    fn dequantize_into_refuses_a_buffer_of_another_length_and_leaves_it_as_it_was() {
+        let x: Vec<f32> = (0..128).map(|i| i as f32 - 20.0).collect();
+        for name in ["ggml:q8_0", "modelopt:nvfp4", "ocp:mxfp4", "fp8:block=4x4"] {
+            let q = super::super::quantize(&x, &[4, 32], &Scheme::parse(name).expect("a scheme"), -1, None)
+                .expect("quantize");
+            for len in [0, 127, 129] {
+                let mut out = vec![1.5f32; len];
+                let err = q.dequantize_into(&mut out).expect_err("a buffer of another length");
+                assert_eq!(err.to_string(), format!("shape [4, 32] has 128 elements, but {len} were given"), "{name}");
+                assert!(out.iter().all(|&v| v == 1.5), "{name}: the buffer was written");
             }
         }
     }

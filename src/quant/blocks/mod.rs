@@ -509,10 +509,20 @@ pub fn quantize_raw(
     }
 }
 
-/// The values of `q` in float32, as the implementation dequantizes them.
+/// The values of `q` in float32, as the implementation dequantizes them (a new vector:
+/// [`dequantize_into`] fills one the caller keeps).
 pub fn dequantize(q: &Quantized) -> Result<Vec<f32>> {
     layout::check_arrays(q)?;
-    engine::dequantize(q)
+    let mut out = vec![0.0f32; engine::Geometry::new(&q.shape, &q.scheme, q.axis)?.elements()];
+    engine::dequantize_into(q, &mut out)?;
+    Ok(out)
+}
+
+/// [`dequantize`] into `out`, which must hold exactly the tensor's element count (else
+/// [`Error::ShapeMismatch`], `out` untouched): every value is written, none read.
+pub fn dequantize_into(q: &Quantized, out: &mut [f32]) -> Result<()> {
+    layout::check_arrays(q)?;
+    engine::dequantize_into(q, out)
 }
 
 /// The shape of the scales of a tensor of `shape` under `scheme` ([`Quantized::scales_shape`]).
@@ -545,5 +555,10 @@ impl Quantized {
     /// [`dequantize`].
     pub fn dequantize(&self) -> Result<Vec<f32>> {
         dequantize(self)
+    }
+
+    /// [`dequantize_into`].
+    pub fn dequantize_into(&self, out: &mut [f32]) -> Result<()> {
+        dequantize_into(self, out)
     }
 }

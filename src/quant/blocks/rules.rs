@@ -243,22 +243,41 @@ pub(super) fn block_scales(
         return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
     }
     let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
-    let pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
+    // The casts through the plans each way, on the scales' bytes (little-endian raw data).
+    let mut pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
     let n = pre.len();
-    let mut src = vec![0u8; 4 * n];
-    src.chunks_exact_mut(4).zip(&pre).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+    if cfg!(target_endian = "big") {
+        pre.iter_mut().for_each(|v| *v = f32::from_bits(v.to_bits().to_le()));
+    }
     let mut codes = vec![0u8; packing::raw_len(dtype, n)?];
-    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut codes, n)?;
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&codes, &mut src, n)?;
-    let width = codes.len() / n.max(1);
-    Ok((0..n)
-        .map(|b| {
-            let c = &codes[b * width..(b + 1) * width];
-            let stored = if width == 1 { u32::from(c[0]) } else { u32::from(u16::from_le_bytes([c[0], c[1]])) };
-            let v = f32::from_le_bytes([src[4 * b], src[4 * b + 1], src[4 * b + 2], src[4 * b + 3]]);
-            divide_after_cast(recipe, pre[b], stored, v, compute)
-        })
-        .collect())
+    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(
+        zerocopy::IntoBytes::as_bytes(pre.as_slice()),
+        &mut codes,
+        n,
+    )?;
+    let mut values = vec![0.0f32; n];
+    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(
+        &codes,
+        zerocopy::IntoBytes::as_mut_bytes(values.as_mut_slice()),
+        n,
+    )?;
+    let pre_value = |v: f32| if cfg!(target_endian = "big") { f32::from_bits(u32::from_le(v.to_bits())) } else { v };
+    Ok(if codes.len() == n {
+        codes
+            .iter()
+            .zip(pre.iter().zip(&values))
+            .map(|(&c, (&p, &v))| divide_after_cast(recipe, pre_value(p), u32::from(c), pre_value(v), compute))
+            .collect()
+    } else {
+        codes
+            .chunks_exact(2)
+            .zip(pre.iter().zip(&values))
+            .map(|(c, (&p, &v))| {
+                let stored = u32::from(u16::from_le_bytes([c[0], c[1]]));
+                divide_after_cast(recipe, pre_value(p), stored, pre_value(v), compute)
+            })
+            .collect()
+    })
 }
 
 /// The float32 bits torch leaves in a NaN block maximum that `calculate_qparams` took through its
@@ -278,6 +297,7 @@ pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
 
 /// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
 /// of two, the zero replacement and the clamps.
+#[inline(always)]
 pub(super) fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> f32 {
     let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, pow2_ceil, amax_floor, .. } = recipe.scale_rule
     else {
@@ -310,6 +330,7 @@ pub(super) fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>
 
 /// A `Divide` row's scale after its cast (`stored`, decoded `value`): the zero replacement and the
 /// element factor.
+#[inline(always)]
 pub(super) fn divide_after_cast(recipe: &Recipe, s: f32, stored: u32, value: f32, compute: DType) -> BlockScale {
     let ScaleRule::Divide { zero_after_cast, .. } = recipe.scale_rule else { unreachable!("a Divide row") };
     // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits, which
