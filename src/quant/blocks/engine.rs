@@ -7,7 +7,7 @@ use super::recipes::{
 };
 use super::rules::{
     amax_fold, bits_of, block_scales, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code, nan_first,
-    nearest_kvalue, pow2, round_all_as, round_to, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
+    nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
@@ -172,14 +172,15 @@ fn move_axis_last<T: Copy>(data: &[T], outer: usize, len: usize, inner: usize) -
     out
 }
 
-/// The reverse of [`axis_last`] for arrays whose blocked axis is `len` long.
-fn axis_back<T: Copy + Default>(data: &[T], outer: usize, len: usize, inner: usize) -> Vec<T> {
+/// The reverse of [`axis_last`] for arrays whose blocked axis is `len` long (`data` itself where
+/// the axis is last).
+fn axis_back<T: Copy + Default>(data: &[T], outer: usize, len: usize, inner: usize) -> alloc::borrow::Cow<'_, [T]> {
     if inner == 1 {
-        return data.to_vec();
+        return alloc::borrow::Cow::Borrowed(data);
     }
     let mut out = vec![T::default(); data.len()];
     axis_back_into(data, outer, len, inner, &mut out);
-    out
+    alloc::borrow::Cow::Owned(out)
 }
 
 /// [`axis_back`] into `out` (of `data`'s length).
@@ -262,31 +263,27 @@ pub(super) fn quantize_with<T: BlockInput>(
         }
     };
     let global = global_of(recipe, scheme.global_from_amax(), global_scale, values, compute);
-    let (codes, scales) = if fast {
+    let (codes, stored) = if fast {
         super::fast::quantize_rows(recipe, values, g.len, g.block_cols, global, compute)?
     } else {
         let amaxes = block_amax(recipe.amax, values, &g);
-        let scales = block_scales(recipe, &amaxes, global, compute)?;
-        (element_codes(recipe, values, &g, &scales, global, compute)?, scales)
+        let scales = block_scales(recipe, &amaxes, global, compute, scale_casts(recipe)?.as_ref())?;
+        (element_codes(recipe, values, &g, &scales, global, compute)?, scales.iter().map(|s| s.stored).collect())
     };
-    let scales_out = if g.inner == 1 {
-        stored_scales(recipe, compute, scales.iter().map(|s| s.stored))
-    } else {
-        let scale_values: Vec<u32> = scales.iter().map(|s| s.stored).collect();
-        stored_scales(recipe, compute, axis_back(&scale_values, g.outer, g.col_blocks, g.inner).into_iter())
-    };
+    let scales_out = stored_scales(recipe, compute, &axis_back(&stored, g.outer, g.col_blocks, g.inner));
     Ok(Quantized {
         scheme: scheme.clone(),
         shape: shape.to_vec(),
         axis,
-        elements: if g.inner == 1 { codes } else { axis_back(&codes, g.outer, g.len, g.inner) },
+        elements: if g.inner == 1 { codes } else { axis_back(&codes, g.outer, g.len, g.inner).into_owned() },
         scales: scales_out,
         global_scale: global,
     })
 }
 
 /// The stored scales in their representation (`stored` holds the code or the float's bits).
-fn stored_scales(recipe: &Recipe, compute: DType, stored: impl ExactSizeIterator<Item = u32>) -> Scales {
+fn stored_scales(recipe: &Recipe, compute: DType, stored: &[u32]) -> Scales {
+    let stored = stored.iter().copied();
     match recipe.scale {
         ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => {
             Scales::Codes(stored.map(|c| c as u8).collect())

@@ -334,9 +334,9 @@ fn element_pass<R: ElementRule>(
 /// pass, so the input is read from memory once.
 const CHUNK: usize = 1 << 17;
 
-/// The element codes and block scales of `values` (`rows x row`, blocks of `block` along each
-/// row), as the engine's block maxima, `block_scales` and `element_codes` give them, chunk by
-/// chunk of whole rows.
+/// The element codes and the stored block scales (`BlockScale::stored`) of `values` (`rows x
+/// row`, blocks of `block` along each row), as the engine's block maxima, `block_scales` and
+/// `element_codes` give them, chunk by chunk of whole rows.
 pub(super) fn quantize_rows(
     recipe: &Recipe,
     values: &[f32],
@@ -344,25 +344,27 @@ pub(super) fn quantize_rows(
     block: usize,
     global: Option<f32>,
     compute: DType,
-) -> Result<(Vec<u8>, Vec<BlockScale>)> {
+) -> Result<(Vec<u8>, Vec<u32>)> {
     let blocks_per_row = row.div_ceil(block);
     // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
     let whole = matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. });
     let chunk = if whole { values.len() } else { (CHUNK / row).max(1) * row };
     let mut codes = vec![0u8; values.len()];
-    let mut scales = Vec::with_capacity(values.len() / row * blocks_per_row);
-    // The element plan once for all chunks.
+    let mut stored = vec![0u32; values.len() / row * blocks_per_row];
+    // The element plan and the scales' casts once for all chunks.
     let plan = match recipe.round {
         ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &CastOptions::saturating(true))?),
         _ => None,
     };
-    for (xs, cs) in values.chunks(chunk).zip(codes.chunks_mut(chunk)) {
-        let maxima = block_maxima(recipe.amax, xs, row, block, xs.len() / row * blocks_per_row);
-        let chunk_scales = rules::block_scales(recipe, &maxima, global, compute)?;
+    let casts = rules::scale_casts(recipe)?;
+    let chunk_blocks = chunk / row * blocks_per_row;
+    for ((xs, cs), ss) in values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)) {
+        let maxima = block_maxima(recipe.amax, xs, row, block, ss.len());
+        let chunk_scales = rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?;
         element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
-        scales.extend(chunk_scales);
+        ss.iter_mut().zip(&chunk_scales).for_each(|(s, b)| *s = b.stored);
     }
-    Ok((codes, scales))
+    Ok((codes, stored))
 }
 
 /// The element codes of `values` (`rows x row`, blocks of `block` along each row, blocks in

@@ -217,13 +217,37 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
     }
 }
 
+/// The plans that cast a `Divide` row's scales to E4M3 or float16 and back, made once for all
+/// the blocks of a tensor ([`block_scales`]).
+pub(super) struct ScaleCasts {
+    dtype: DType,
+    to: Plan,
+    back: Plan,
+}
+
+/// The row's [`ScaleCasts`], where its scales are cast in a batch.
+pub(super) fn scale_casts(recipe: &Recipe) -> Result<Option<ScaleCasts>> {
+    let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
+        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
+    if !batched {
+        return Ok(None);
+    }
+    let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
+    Ok(Some(ScaleCasts {
+        dtype,
+        to: Plan::new(DType::Float, dtype, &CastOptions::default())?,
+        back: Plan::new(dtype, DType::Float, &CastOptions::default())?,
+    }))
+}
+
 /// Every block's scale: [`block_scale`], with the casts of `Divide` rows to E4M3 or float16
-/// batched through one plan each way.
+/// batched through the plans of `casts` ([`scale_casts`] of the row).
 pub(super) fn block_scales(
     recipe: &Recipe,
     amaxes: &[f32],
     global: Option<f32>,
     compute: DType,
+    casts: Option<&ScaleCasts>,
 ) -> Result<Vec<BlockScale>> {
     if let ScaleRule::PowerOfTwoLog2 { nan_lanes, .. } = recipe.scale_rule {
         let lanes = nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
@@ -237,30 +261,19 @@ pub(super) fn block_scales(
             })
             .collect());
     }
-    let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
-        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
-    if !batched {
+    let Some(casts) = casts else {
         return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
-    }
-    let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
+    };
     // The casts through the plans each way, on the scales' bytes (little-endian raw data).
     let mut pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
     let n = pre.len();
     if cfg!(target_endian = "big") {
         pre.iter_mut().for_each(|v| *v = f32::from_bits(v.to_bits().to_le()));
     }
-    let mut codes = vec![0u8; packing::raw_len(dtype, n)?];
-    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(
-        zerocopy::IntoBytes::as_bytes(pre.as_slice()),
-        &mut codes,
-        n,
-    )?;
+    let mut codes = vec![0u8; packing::raw_len(casts.dtype, n)?];
+    casts.to.run(zerocopy::IntoBytes::as_bytes(pre.as_slice()), &mut codes, n)?;
     let mut values = vec![0.0f32; n];
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(
-        &codes,
-        zerocopy::IntoBytes::as_mut_bytes(values.as_mut_slice()),
-        n,
-    )?;
+    casts.back.run(&codes, zerocopy::IntoBytes::as_mut_bytes(values.as_mut_slice()), n)?;
     let pre_value = |v: f32| if cfg!(target_endian = "big") { f32::from_bits(u32::from_le(v.to_bits())) } else { v };
     Ok(if codes.len() == n {
         codes
