@@ -52,58 +52,63 @@ impl SpanKernel for BlockMaxima {
     type Scratch = ();
     #[inline(always)]
     fn run(&self, shape: &MaximaShape, src: &[u8], dst: &mut [u8], _n: usize, _scratch: &mut ()) {
-        if shape.row % shape.block == 0 {
+        if let (true, Some(values)) = (shape.row % shape.block == 0, float_lanes(src)) {
             match shape.block {
-                16 => return whole_maxima::<64>(shape.rule, src, dst),
-                32 => return whole_maxima::<128>(shape.rule, src, dst),
-                64 => return whole_maxima::<256>(shape.rule, src, dst),
-                128 => return whole_maxima::<512>(shape.rule, src, dst),
+                16 => return whole_maxima::<16>(shape.rule, values, dst),
+                32 => return whole_maxima::<32>(shape.rule, values, dst),
+                64 => return whole_maxima::<64>(shape.rule, values, dst),
+                128 => return whole_maxima::<128>(shape.rule, values, dst),
                 _ => {}
             }
         }
         let mut out = dst.chunks_exact_mut(4);
         for row in src.chunks(4 * shape.row) {
             for (xs, o) in row.chunks(4 * shape.block).zip(&mut out) {
-                o.copy_from_slice(&block_maximum(shape.rule, xs).to_ne_bytes());
+                o.copy_from_slice(&block_maximum(shape.rule, xs.chunks_exact(4).map(lane)).to_ne_bytes());
             }
         }
     }
 }
 
-/// [`BlockMaxima`] for blocks of `BYTES` bytes filling every row (a constant trip count).
+/// The bytes as float32 lanes where they are aligned (always: they are a float32 slice viewed as
+/// bytes); read lane by lane from bytes, the compiler gathered them.
 #[inline(always)]
-fn whole_maxima<const BYTES: usize>(rule: Amax, src: &[u8], dst: &mut [u8]) {
-    for (xs, o) in src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(4)) {
-        let xs: &[u8; BYTES] = xs.try_into().expect("BYTES bytes");
-        o.copy_from_slice(&block_maximum(rule, xs).to_ne_bytes());
+fn float_lanes(src: &[u8]) -> Option<&[f32]> {
+    <[f32] as zerocopy::FromBytes>::ref_from_bytes(src).ok()
+}
+
+/// [`BlockMaxima`] for blocks of `B` lanes filling every row (a constant trip count).
+#[inline(always)]
+fn whole_maxima<const B: usize>(rule: Amax, values: &[f32], dst: &mut [u8]) {
+    for (xs, o) in values.chunks_exact(B).zip(dst.chunks_exact_mut(4)) {
+        let xs: &[f32; B] = xs.try_into().expect("B lanes");
+        o.copy_from_slice(&block_maximum(rule, xs.iter().copied()).to_ne_bytes());
     }
 }
 
 /// The largest magnitude's bits (as i32: SSE2 compares signed, and magnitudes fit), NaN lanes
 /// left out where `SKIP_NAN`.
 #[inline(always)]
-fn largest_magnitude<const SKIP_NAN: bool>(xs: &[u8]) -> u32 {
-    xs.chunks_exact(4).fold(0i32, |m, b| {
-        let a = (lane(b).to_bits() & 0x7FFF_FFFF) as i32;
+fn largest_magnitude<const SKIP_NAN: bool>(xs: impl Iterator<Item = f32>) -> u32 {
+    xs.fold(0i32, |m, x| {
+        let a = (x.to_bits() & 0x7FFF_FFFF) as i32;
         m.max(if SKIP_NAN && a > INF_BITS as i32 { 0 } else { a })
     }) as u32
 }
 
 #[inline(always)]
-fn block_maximum(rule: Amax, xs: &[u8]) -> f32 {
+fn block_maximum(rule: Amax, xs: impl Iterator<Item = f32> + Clone) -> f32 {
     let m = if matches!(rule, Amax::NanSkipped | Amax::SignedLargest) {
-        largest_magnitude::<true>(xs)
+        largest_magnitude::<true>(xs.clone())
     } else {
-        largest_magnitude::<false>(xs)
+        largest_magnitude::<false>(xs.clone())
     };
     match rule {
         // The first lane of the largest magnitude, a NaN never wins; none above 0: the fold's 0.
-        Amax::SignedLargest => {
-            xs.chunks_exact(4).map(lane).find(|v| m != 0 && v.to_bits() & 0x7FFF_FFFF == m).unwrap_or(0.0)
-        }
+        Amax::SignedLargest => xs.clone().find(|v| m != 0 && v.to_bits() & 0x7FFF_FFFF == m).unwrap_or(0.0),
         // Which NaN (and, for a running max, whether it counts) is the fold's to say.
         Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => {
-            let values: Vec<f32> = xs.chunks_exact(4).map(lane).collect();
+            let values: Vec<f32> = xs.collect();
             rules::amax_fold(rule, 0.0, &mut 0.0, &values)
         }
         _ => f32::from_bits(m),
@@ -203,13 +208,16 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     }
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
-        // On the magnitude (a NaN bounded to 1024 too, then told apart by its bits): selects
-        // and one exact conversion, which vectorise.
+        // On the magnitude (a NaN bounded to 1024 too, then told apart by its bits), in float32
+        // selects and exact sums: no float-to-integer conversion (the compiler's saturating one
+        // does not vectorise).
         let magnitude = f32::from_bits(y.to_bits() & 0x7FFF_FFFF);
         let bounded = if magnitude < 1024.0 { magnitude } else { 1024.0 };
-        let whole = bounded as i32;
-        let rounded = (whole + i32::from(bounded - whole as f32 >= 0.5)).min(128);
-        let signed = if y.to_bits() >> 31 != 0 { -rounded } else { rounded.min(127) };
+        let whole = truncated(bounded);
+        let rounded = if bounded - whole >= 0.5 { whole + 1.0 } else { whole };
+        let limit = if y.to_bits() >> 31 != 0 { 128.0 } else { 127.0 };
+        let m = small_integer(if rounded < limit { rounded } else { limit }) as i32;
+        let signed = if y.to_bits() >> 31 != 0 { -m } else { m };
         let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { signed } else { 0 };
         code as i8 as u8
     }
@@ -227,10 +235,39 @@ impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
     }
     #[inline(always)]
     fn code(&self, sum: f32, _factor: f32) -> u8 {
-        let code =
-            if sum.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { (sum.clamp(-1.0, 16.0) as i32).clamp(0, 15) } else { 0 };
-        code as u8
+        // Truncation toward zero of a sum bounded to [0, 15] (below 1 truncates to 0 anyway; a
+        // NaN bounds to 0), in float32 as in TiesAwayInt8.
+        let bounded = if sum > 0.0 { sum } else { 0.0 };
+        let bounded = if bounded < 15.0 { bounded } else { 15.0 };
+        let code = small_integer(truncated(bounded));
+        if sum.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS {
+            code as u8
+        } else {
+            0
+        }
     }
+}
+
+/// float32's 2^23: adding it to a value in [0, 2^22] rounds the value to an integer (the unit in
+/// the last place there is 1), which the low bits of the sum then hold.
+const ROUNDING_BIAS: f32 = 8_388_608.0;
+
+/// `x` in [0, 1024] truncated to an integer, in float32: rounded to nearest by the bias, one
+/// less where that went up (every step exact).
+#[inline(always)]
+fn truncated(x: f32) -> f32 {
+    let nearest = (x + ROUNDING_BIAS) - ROUNDING_BIAS;
+    if nearest > x {
+        nearest - 1.0
+    } else {
+        nearest
+    }
+}
+
+/// An integer-valued `x` in [0, 1024] as an integer: the low bits of `x + 2^23`.
+#[inline(always)]
+fn small_integer(x: f32) -> u32 {
+    (x + ROUNDING_BIAS).to_bits() & 0x7FF
 }
 
 /// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`.
@@ -262,12 +299,12 @@ impl<R: ElementRule> SpanKernel for ElementPass<R> {
     fn run(&self, factors: &Vec<f32>, src: &[u8], dst: &mut [u8], _n: usize, marks: &mut Vec<bool>) {
         // The usual blocks, every row whole blocks: loops of a constant trip count (vectorised
         // and unrolled, no remainder).
-        if self.row % self.block == 0 {
+        if let (true, Some(values)) = (self.row % self.block == 0, float_lanes(src)) {
             match self.block {
-                16 => return self.whole_blocks::<16, 64>(factors, src, dst, marks),
-                32 => return self.whole_blocks::<32, 128>(factors, src, dst, marks),
-                64 => return self.whole_blocks::<64, 256>(factors, src, dst, marks),
-                128 => return self.whole_blocks::<128, 512>(factors, src, dst, marks),
+                16 => return self.whole_blocks::<16>(factors, values, dst, marks),
+                32 => return self.whole_blocks::<32>(factors, values, dst, marks),
+                64 => return self.whole_blocks::<64>(factors, values, dst, marks),
+                128 => return self.whole_blocks::<128>(factors, values, dst, marks),
                 _ => {}
             }
         }
@@ -289,23 +326,16 @@ impl<R: ElementRule> SpanKernel for ElementPass<R> {
 }
 
 impl<R: ElementRule> ElementPass<R> {
-    /// [`SpanKernel::run`] for blocks of `B` lanes (`BYTES` = 4 `B` bytes of float32) filling
-    /// every row.
+    /// [`SpanKernel::run`] for blocks of `B` lanes filling every row.
     #[inline(always)]
-    fn whole_blocks<const B: usize, const BYTES: usize>(
-        &self,
-        factors: &[f32],
-        src: &[u8],
-        dst: &mut [u8],
-        marks: &mut [bool],
-    ) {
-        let blocks = src.chunks_exact(BYTES).zip(dst.chunks_exact_mut(B));
+    fn whole_blocks<const B: usize>(&self, factors: &[f32], values: &[f32], dst: &mut [u8], marks: &mut [bool]) {
+        let blocks = values.chunks_exact(B).zip(dst.chunks_exact_mut(B));
         for ((xs, cs), (&factor, mark)) in blocks.zip(factors.iter().zip(marks.iter_mut())) {
-            let xs: &[u8; BYTES] = xs.try_into().expect("BYTES bytes");
+            let xs: &[f32; B] = xs.try_into().expect("B lanes");
             let cs: &mut [u8; B] = cs.try_into().expect("B codes");
             let mut ys = [0.0f32; B];
-            for (y, b) in ys.iter_mut().zip(xs.chunks_exact(4)) {
-                *y = self.rule.prepare(lane(b), factor);
+            for (y, &x) in ys.iter_mut().zip(xs) {
+                *y = self.rule.prepare(x, factor);
             }
             for (c, &y) in cs.iter_mut().zip(&ys) {
                 *c = self.rule.code(y, factor);
