@@ -6,7 +6,7 @@
 use crate::{guarded, slice, usage, OrRaise};
 use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 use lowbit::DType;
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 
 /// A block-quantized tensor (the crate's `Quantized`), checked when it was made.
@@ -50,9 +50,8 @@ impl BlocksQuantized {
     /// The float32 values, as the implementation dequantizes them, written into `out` (a
     /// contiguous float32 array of the tensor's element count that numpy allocated: numpy asks
     /// for huge pages on large arrays, so the pages fault in faster than a Rust vector's).
-    fn dequantize_into(&self, py: Python<'_>, out: &Bound<'_, PyArray1<f32>>) -> PyResult<()> {
+    fn dequantize_into(&self, py: Python<'_>, mut out: PyReadwriteArray1<'_, f32>) -> PyResult<()> {
         guarded(py, || {
-            let mut out = out.readwrite();
             let out =
                 out.as_slice_mut().map_err(|_| usage(py, "dequantize_into: the output is not contiguous"))?;
             py.detach(|| self.quantized.dequantize_into(out)).or_raise(py)
