@@ -539,19 +539,26 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
         );
     }
     let codes = axis_last(&q.elements, &g);
-    let element_values: Vec<f32> = codes.iter().map(|&c| table[usize::from(c)]).collect();
-    let mut products = vec![0.0f32; n];
-    g.runs(&element_values, 1, &mut products, 1, |b, es, os| {
+    // The products in the blocked-axis-last order: `out` itself where that is the tensor's order.
+    let mut moved = Vec::new();
+    let products = if g.inner == 1 {
+        &mut *out
+    } else {
+        moved.resize(n, 0.0f32);
+        &mut moved[..]
+    };
+    g.runs(&codes, 1, products, 1, |b, cs, os| {
         let f = factors[b];
-        es.iter().zip(os.iter_mut()).for_each(|(&e, o)| *o = nan_first(e, e * f));
+        cs.iter().zip(os.iter_mut()).for_each(|(&c, o)| {
+            let e = table[usize::from(c)];
+            *o = nan_first(e, e * f);
+        });
     });
     if rounding != DType::Float {
-        round_all_as(recipe, rounding, &mut products)?;
+        round_all_as(recipe, rounding, products)?;
     }
-    if g.inner == 1 {
-        out.copy_from_slice(&products);
-    } else {
-        axis_back_into(&products, g.outer, g.len, g.inner, out);
+    if g.inner != 1 {
+        axis_back_into(&moved, g.outer, g.len, g.inner, out);
     }
     Ok(())
 }
