@@ -332,3 +332,21 @@ fn recipe_table_is_current() {
     // DeepSeek, FP8.
     assert_eq!(blocks::recipes().len(), 31);
 }
+
+#[test]
+fn raw_float32_is_read_in_place_or_copied_alike() {
+    // ggml Q8_0 of one block holding -15..=15 and 127: d = 127 / 127 = 1 (float16 0x3C00), each
+    // element its own code. The raw bytes once where a float32 starts (a float32 vector's own
+    // storage: read in place on a little-endian machine) and once one byte on (copied).
+    let x: Vec<f32> = (-15..=15).map(|i| i as f32).chain([127.0]).collect();
+    let scheme = Scheme::parse("ggml:q8_0").unwrap();
+    let aligned = zerocopy::IntoBytes::as_bytes(x.as_slice());
+    let mut shifted = vec![0u8; aligned.len() + 1];
+    shifted[1..].copy_from_slice(aligned);
+    let want: Vec<u8> = x.iter().map(|&v| v as i8 as u8).collect();
+    for raw in [aligned, &shifted[1..]] {
+        let r = blocks::quantize_raw(lowbit::DType::Float, raw, &[32], &scheme, -1, None).unwrap();
+        assert_eq!(r.scales, Scales::Float16(vec![0x3C00]));
+        assert_eq!(r.elements, want);
+    }
+}

@@ -495,6 +495,12 @@ pub fn quantize_raw(
     let halves = || raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
     match dtype {
         DType::Float => {
+            // Read in place where the bytes are aligned float32 in this machine's order (a numpy
+            // array's are): a copy of a large tensor costs more than the quantizing.
+            if let (true, Ok(v)) = (cfg!(target_endian = "little"), <[f32] as zerocopy::FromBytes>::ref_from_bytes(raw))
+            {
+                return quantize(v, shape, scheme, axis, global_scale);
+            }
             let v: Vec<f32> = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
             quantize(&v, shape, scheme, axis, global_scale)
         }
