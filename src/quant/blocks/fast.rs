@@ -270,7 +270,8 @@ fn small_integer(x: f32) -> u32 {
     (x + ROUNDING_BIAS).to_bits() & 0x7FF
 }
 
-/// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`.
+/// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`
+/// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails).
 struct NearestKvalue;
 
 impl ElementRule for NearestKvalue {
@@ -281,6 +282,80 @@ impl ElementRule for NearestKvalue {
     #[inline(always)]
     fn code(&self, x: f32, d: f32) -> u8 {
         rules::nearest_kvalue(x, d)
+    }
+}
+
+/// The block factors `d` (powers of two) for which [`KvalueSteps`] answers: within them `x / d`
+/// is exact (or too small to leave code 0), and `kvalue * d - x`, the engine's error, is `d`
+/// times `kvalue - x / d` rounded, since every such difference is a normal float32 or exact.
+const KVALUE_D_RANGE: (f32, f32) = (7.888_609e-31, 1.267_650_6e30); // 2^-100, 2^100
+/// `|x / d|` below this is answered by [`KvalueSteps`]; far above 12 the rounded errors of
+/// several kvalues tie, and the first index wins where the thresholds would not say so.
+const KVALUE_Y_RANGE: f32 = 1_048_576.0; // 2^20
+
+/// ggml's nearest-kvalue search (the engine's `nearest_kvalue`, first index on equal errors) as
+/// seven thresholds on `|x / d|`, derived from the search itself at `d` = 1: code `c` (the
+/// number of thresholds reached) for positive `x`, `c + 8` for negative `x` (0 stays 0). The
+/// derivation checks that layout at every step; the tests compare the rule with the search on
+/// every top-16-bit float32 pattern at several `d`.
+#[derive(Clone, Copy)]
+struct KvalueSteps {
+    thresholds: [f32; 7],
+}
+
+impl KvalueSteps {
+    /// The thresholds of the search, or `None` where the search does not have this form.
+    fn derive() -> Option<KvalueSteps> {
+        let search = |y: f32| rules::nearest_kvalue(y, 1.0);
+        let top = f32::from_bits(KVALUE_Y_RANGE.to_bits() - 1);
+        let mut thresholds = [0.0f32; 7];
+        for (k, t) in thresholds.iter_mut().enumerate() {
+            let code = k as u8 + 1;
+            if search(top) < code {
+                return None;
+            }
+            // The smallest non-negative float32 whose code is at least `code` (their bits are in
+            // the order of their values).
+            let (mut low, mut high) = (0u32, top.to_bits());
+            while low < high {
+                let mid = low + (high - low) / 2;
+                if search(f32::from_bits(mid)) >= code {
+                    high = mid;
+                } else {
+                    low = mid + 1;
+                }
+            }
+            *t = f32::from_bits(low);
+            let below = f32::from_bits(low.saturating_sub(1));
+            if search(*t) != code || search(-*t) != code + 8 || search(below) != code - 1 {
+                return None;
+            }
+        }
+        Some(KvalueSteps { thresholds })
+    }
+}
+
+impl ElementRule for KvalueSteps {
+    #[inline(always)]
+    fn prepare(&self, x: f32, d: f32) -> f32 {
+        let y = x / d;
+        if d >= KVALUE_D_RANGE.0 && d <= KVALUE_D_RANGE.1 {
+            y
+        } else {
+            f32::NAN
+        }
+    }
+    #[inline(always)]
+    fn code(&self, y: f32, _d: f32) -> u8 {
+        let magnitude = f32::from_bits(y.to_bits() & 0x7FFF_FFFF);
+        let reached: u8 = self.thresholds.iter().map(|&t| u8::from(magnitude >= t)).sum();
+        let negative = u8::from(y.to_bits() >> 31 != 0 && reached != 0);
+        reached + 8 * negative
+    }
+    #[inline(always)]
+    fn unanswered(&self, y: f32) -> bool {
+        // NaN (a NaN or infinite x, or a factor outside the range) fails the comparison.
+        !(f32::from_bits(y.to_bits() & 0x7FFF_FFFF) < KVALUE_Y_RANGE)
     }
 }
 
@@ -414,9 +489,23 @@ fn element_codes(
     let (multiply, factors) = rules::element_factors(recipe, scales, global);
     let src = zerocopy::IntoBytes::as_bytes(values);
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => {
-            element_pass(NearestKvalue, src, codes, &factors, row, block);
-        }
+        ElementRound::NearestIndexFirstTie => match KvalueSteps::derive() {
+            Some(steps) => {
+                let marks = element_pass(steps, src, codes, &factors, row, block);
+                // The blocks with lanes the thresholds do not answer: the search itself.
+                let blocks_per_row = row.div_ceil(block);
+                for (b, _) in marks.iter().enumerate().filter(|(_, m)| **m) {
+                    let start = b / blocks_per_row * row + b % blocks_per_row * block;
+                    let end = (start + block).min(b / blocks_per_row * row + row);
+                    for (c, &x) in codes[start..end].iter_mut().zip(&values[start..end]) {
+                        *c = rules::nearest_kvalue(x, factors[b]);
+                    }
+                }
+            }
+            None => {
+                element_pass(NearestKvalue, src, codes, &factors, row, block);
+            }
+        },
         ElementRound::IntegerTiesAway if multiply => {
             element_pass(TiesAwayInt8::<true>, src, codes, &factors, row, block);
         }
@@ -970,9 +1059,34 @@ mod tests {
 
 #[cfg(test)]
 mod integer_rule_tests {
-    use super::super::rules::integer;
-    use super::{ElementRule, OffsetTruncate, TiesAwayInt8};
+    use super::super::rules::{integer, nearest_kvalue};
+    use super::{ElementRule, KvalueSteps, OffsetTruncate, TiesAwayInt8};
     use crate::round::RoundingMode;
+
+    /// The thresholds of ggml's nearest-kvalue search against the search itself on every
+    /// top-16-bit float32 pattern with four low halves, at factors from the smallest to the
+    /// largest E8M0 half scale: the lanes they answer give the search's code.
+    #[test]
+    fn kvalue_thresholds_equal_the_search_on_every_top_16_bit_pattern() {
+        let steps = KvalueSteps::derive().expect("ggml's kvalues have the threshold form");
+        let mut answered = 0u64;
+        for e in [-128, -100, -60, -3, 0, 1, 5, 40, 100, 127] {
+            let d = super::rules::pow2(e);
+            for top in 0..=0xFFFFu32 {
+                for low in [0, 1, 0x8000, 0xFFFF] {
+                    let x = f32::from_bits(top << 16 | low);
+                    let y = steps.prepare(x, d);
+                    if steps.unanswered(y) {
+                        continue;
+                    }
+                    answered += 1;
+                    assert_eq!(steps.code(y, d), nearest_kvalue(x, d), "x {x:e} ({:#x}), d 2^{e}", x.to_bits());
+                }
+            }
+        }
+        // Each answered factor answers the patterns below 2^20 times it: most of them.
+        assert!(answered > 5 * 4 * 0x8000, "{answered} lanes answered");
+    }
 
     /// The branch-free integer rules against the rounding core on every top-16-bit float32
     /// pattern with four low halves (zero, one, a half, all ones).
