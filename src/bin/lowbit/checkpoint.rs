@@ -156,17 +156,41 @@ fn inspect(path: &std::path::Path, json: bool) -> Outcome {
     printed(&lines.join("\n"))
 }
 
-fn progress(total: u64, what: &str) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
+/// A progress bar on stderr, only when stderr is a terminal (never in pipes, files or tests):
+/// `show(done, total)` moves it, and it is cleared when dropped.
+pub(crate) struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// A bar counting `what` (e.g. "tensors").
+    pub(crate) fn new(what: &str) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = indicatif::ProgressBar::new(0);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}}"))
+        {
+            bar.set_style(style);
+        }
+        Progress { bar: Some(bar) }
     }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}}"))
-    {
-        bar.set_style(style);
+
+    pub(crate) fn show(&self, done: usize, total: usize) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
     }
-    Some(bar)
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 fn dequantize(
@@ -179,16 +203,8 @@ fn dequantize(
     let ckpt = Checkpoint::open(path)?;
     let weights = shard_of(recognise(&ckpt), shard)?;
     let threads = crate::threads_or_all(threads).max(1);
-    let bar = progress(weights.len() as u64, "weights");
-    let written = write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| {
-        if let Some(b) = &bar {
-            b.set_position(k as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    written?;
+    let bar = Progress::new("weights");
+    write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| bar.show(k, weights.len()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -324,12 +340,15 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
     let wb = recognise(&b);
     let mut results = Vec::new();
     let mut only_a = Vec::new();
-    for w in &wa {
+    let bar = Progress::new("weights");
+    for (k, w) in wa.iter().enumerate() {
+        bar.show(k, wa.len());
         match wb.iter().find(|x| x.name == w.name) {
             Some(other) => results.push(compare_weight(&a, &b, w, other)?),
             None => only_a.push(w.name.clone()),
         }
     }
+    drop(bar);
     let only_b: Vec<String> = if shard.is_none() {
         wb.iter().filter(|w| !wa.iter().any(|x| x.name == w.name)).map(|w| w.name.clone()).collect()
     } else {
