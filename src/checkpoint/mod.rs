@@ -18,6 +18,7 @@
 mod conventions;
 mod convert;
 mod decode;
+mod ggml_tiles;
 mod gguf;
 mod index;
 mod json;

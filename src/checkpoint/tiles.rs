@@ -12,7 +12,8 @@
 //!   (a probe with unit scales), one multiply per element, then the tile converted to the output
 //!   dtype by a cast plan.
 //!
-//! Anything else (ggml blocks, scales of other types, recipes that round the product, shapes
+//! GGUF's block types have a decoder of their own (`ggml_tiles`), its tables made the same way.
+//! Anything else (scales of other types, recipes that round the product, shapes
 //! that leave a short block) takes the general path. `tests/checkpoint_conventions.rs` compares the
 //! two on every convention.
 
@@ -126,7 +127,25 @@ impl Grid {
 }
 
 /// A weight the fast path decodes.
-pub(super) struct FastWeight<'a> {
+pub(super) enum FastWeight<'a> {
+    /// Elements and scales in tensors of their own.
+    Tiles(TiledWeight<'a>),
+    /// GGUF blocks (`ggml_tiles`).
+    Ggml(super::ggml_tiles::GgmlWeight<'a>),
+}
+
+impl FastWeight<'_> {
+    /// Calls `out` with the weight's values in the output dtype, a tile at a time in order.
+    pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        match self {
+            FastWeight::Tiles(w) => w.run(ckpt, out),
+            FastWeight::Ggml(w) => w.run(ckpt, out),
+        }
+    }
+}
+
+/// A weight of element and scale tensors the fast path decodes.
+pub(super) struct TiledWeight<'a> {
     elements: &'a StoredTensor,
     scales: &'a StoredTensor,
     grid: Grid,
@@ -141,6 +160,10 @@ pub(super) fn fast_weight<'a>(
     global: Option<f32>,
     target: DType,
 ) -> Result<Option<FastWeight<'a>>> {
+    if w.storage == ElementStorage::GgmlBlocks {
+        let Some(t) = ckpt.tensor(&w.elements) else { return Ok(None) };
+        return Ok(super::ggml_tiles::fast_ggml(t, scheme, target)?.map(FastWeight::Ggml));
+    }
     let (Some(elements), Some(scales)) = (ckpt.tensor(&w.elements), w.scales.as_deref().and_then(|n| ckpt.tensor(n)))
     else {
         return Ok(None);
@@ -177,7 +200,7 @@ pub(super) fn fast_weight<'a>(
     } else {
         return Ok(None);
     };
-    Ok(Some(FastWeight { elements, scales, grid, values }))
+    Ok(Some(FastWeight::Tiles(TiledWeight { elements, scales, grid, values })))
 }
 
 /// The rows and columns of `w`'s scales, when its elements and scales are laid out as the tiles
@@ -223,7 +246,7 @@ fn products_are_plain(scheme: &Scheme) -> bool {
 
 /// Every (scale code, element code) value, by the general path: a 1-D probe of 256 groups of
 /// blocks, group `s` scaled by code `s` and holding the element codes `0..codes` in order.
-fn code_table(scheme: &Scheme, block: usize, codes: usize, global: Option<f32>) -> Result<Vec<f32>> {
+pub(super) fn code_table(scheme: &Scheme, block: usize, codes: usize, global: Option<f32>) -> Result<Vec<f32>> {
     let blocks_per_scale = codes.div_ceil(block);
     let group = blocks_per_scale * block;
     let mut elements = vec![0u8; 256 * group];
@@ -333,9 +356,9 @@ impl Runs {
     }
 }
 
-impl FastWeight<'_> {
+impl TiledWeight<'_> {
     /// Calls `out` with the weight's values in the output dtype, tile by tile in order.
-    pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let g = self.grid;
         let mut buffers = Buffers::default();
         g.each_tile(|runs| {
