@@ -106,8 +106,9 @@ fn writes_ignore_permissions(dir: &Path) -> bool {
 fn tables_check_refuses_fifos_devices_and_oversized_files_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let tables = dir.path().join("tables");
-    // The tables and verify/'s two files.
-    assert_eq!(lowbit::tables::write(&tables).unwrap(), lowbit::tables::render().len() + 2);
+    // The committed tables (tests/tables.rs checks that they are what lowbit writes): copied, as
+    // writing them sweeps 2^32 patterns twelve times.
+    files::copy_tree(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tables")), &tables);
     let victim = tables.join("cast").join("int4-int4.csv");
     let expect_error = |what: &str| {
         let out = lowbit(&["tables", "--check", s(&tables)]);

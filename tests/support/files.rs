@@ -1,5 +1,8 @@
 //! File-tree helpers shared by the tests that check what a failed write leaves behind.
 
+// Each test crate that includes this file uses some of the helpers.
+#![allow(dead_code)]
+
 use std::path::Path;
 
 /// Every file and folder under `dir`, relative, sorted.
@@ -17,4 +20,18 @@ pub fn tree(dir: &Path) -> Vec<String> {
     }
     all.sort();
     all
+}
+
+/// Copies the folder `from` (files and folders, recursively) to `to`, creating it.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
