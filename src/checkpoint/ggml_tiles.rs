@@ -35,6 +35,9 @@ struct BlockLayout {
     scales: Vec<Vec<(usize, u32)>>,
     /// Consecutive elements sharing a scale.
     per_scale: usize,
+    /// For 4-bit codes whose bytes each hold two elements under one scale: per such byte, the
+    /// byte, the elements of its low and high nibble, and their scale's index.
+    byte_pairs: Option<Vec<(usize, usize, usize, usize)>>,
 }
 
 impl BlockLayout {
@@ -127,15 +130,40 @@ fn probe_layout(scheme: &Scheme, per_block: usize, block_bytes: usize) -> Result
         scales.push(bytes);
     }
     let mask = ((1u16 << bits) - 1) as u8;
-    Ok(Some(BlockLayout { per_block, block_bytes, codes, mask, scales, per_scale }))
+    let byte_pairs = (bits == 4).then(|| byte_pairs(&codes, block_bytes)).flatten();
+    Ok(Some(BlockLayout { per_block, block_bytes, codes, mask, scales, per_scale, byte_pairs }))
+}
+
+/// The code bytes of a block of 4-bit codes as (byte, low element, high element, scale), when
+/// every byte holding codes holds two, of elements under the same scale.
+fn byte_pairs(codes: &[(usize, u32, usize)], block_bytes: usize) -> Option<Vec<(usize, usize, usize, usize)>> {
+    let mut halves: Vec<[Option<(usize, usize)>; 2]> = vec![[None, None]; block_bytes];
+    for (j, &(p, shift, k)) in codes.iter().enumerate() {
+        let half = match shift {
+            0 => 0,
+            4 => 1,
+            _ => return None,
+        };
+        halves[p][half] = Some((j, k));
+    }
+    let mut pairs = Vec::new();
+    for (p, h) in halves.iter().enumerate() {
+        match *h {
+            [Some((lo, k)), Some((hi, k2))] if k == k2 => pairs.push((p, lo, hi, k)),
+            [None, None] => {}
+            _ => return None,
+        }
+    }
+    Some(pairs)
 }
 
 /// How a run's values are found.
 enum Values {
-    /// The output bits of (scale code `s`, element code `c`) at `s * codes + c`: 4-byte outputs.
-    Wide(Vec<u32>),
+    /// The output bits of the two elements of code byte `b` under scale code `s`, low nibble
+    /// first, at `s * 256 + b`: 4-byte outputs.
+    Wide(Vec<[u32; 2]>),
     /// As `Wide`, 2-byte outputs (bfloat16, float16).
-    Narrow(Vec<u16>),
+    Narrow(Vec<[u16; 2]>),
     /// Element values under a unit scale times scale values under a unit element, in float32,
     /// converted by `plan` when the output is not float32.
     Products { elements: Vec<f32>, scales: Arc<Vec<f32>>, plan: Option<Plan> },
@@ -145,7 +173,6 @@ enum Values {
 pub(super) struct GgmlWeight<'a> {
     tensor: &'a StoredTensor,
     layout: BlockLayout,
-    codes: usize,
     values: Values,
 }
 
@@ -206,29 +233,51 @@ pub(super) fn fast_ggml<'a>(
             Values::Products { elements, scales, plan: (target != DType::Float).then_some(plan) }
         }
         _ => {
+            if layout.byte_pairs.is_none() || codes != 16 {
+                return Ok(None);
+            }
             let table = super::tiles::code_table(scheme, layout.per_scale, codes, None)?;
             if target == DType::Float {
-                Values::Wide(table.iter().map(|v| v.to_bits()).collect())
+                Values::Wide(pair_table(&table.iter().map(|v| v.to_bits()).collect::<Vec<_>>()))
             } else {
                 let mut narrow = vec![0u16; table.len()];
                 plan.run(table.as_bytes(), narrow.as_mut_bytes(), table.len())?;
-                Values::Narrow(narrow)
+                Values::Narrow(pair_table(&narrow))
             }
         }
     };
-    Ok(Some(GgmlWeight { tensor, layout, codes, values }))
+    Ok(Some(GgmlWeight { tensor, layout, values }))
 }
 
-/// Decodes whole blocks with a table of `codes` values per scale code.
-fn lookups<T: Copy>(layout: &BlockLayout, codes: usize, table: &[T], bytes: &[u8], dst: &mut [T]) {
+/// From the value of every (scale code, 4-bit element code) (16 per scale code), the values of
+/// every (scale code, code byte): its two elements, low nibble first.
+fn pair_table<T: Copy>(values: &[T]) -> Vec<[T; 2]> {
+    (0..256 * 256)
+        .map(|k| {
+            let (s, b) = (k / 256 * 16, k % 256);
+            [values[s + (b & 15)], values[s + (b >> 4)]]
+        })
+        .collect()
+}
+
+/// Decodes whole blocks of 4-bit codes with a table of the two values of every (scale code,
+/// code byte).
+fn lookups<T: Copy>(
+    layout: &BlockLayout,
+    pairs: &[(usize, usize, usize, usize)],
+    table: &[[T; 2]],
+    bytes: &[u8],
+    dst: &mut [T],
+) {
     let mut scale = [0usize; 16];
     for (block, outs) in bytes.chunks_exact(layout.block_bytes).zip(dst.chunks_exact_mut(layout.per_block)) {
         for (k, s) in scale.iter_mut().enumerate().take(layout.scales.len()) {
-            *s = layout.scale_code(block, k) * codes;
+            *s = layout.scale_code(block, k) * 256;
         }
-        for (o, &(p, shift, k)) in outs.iter_mut().zip(&layout.codes) {
-            let c = usize::from((block[p] >> shift) & layout.mask);
-            *o = table[scale[k] + c];
+        for &(p, lo, hi, k) in pairs {
+            let [a, b] = table[scale[k] + usize::from(block[p])];
+            outs[lo] = a;
+            outs[hi] = b;
         }
     }
 }
@@ -239,9 +288,17 @@ fn products(layout: &BlockLayout, elements: &[f32], scales: &[f32], bytes: &[u8]
         for (k, s) in scale.iter_mut().enumerate().take(layout.scales.len()) {
             *s = scales[layout.scale_code(block, k)];
         }
-        for (o, &(p, shift, k)) in outs.iter_mut().zip(&layout.codes) {
-            let c = usize::from((block[p] >> shift) & layout.mask);
-            *o = (elements[c] * scale[k]).to_bits();
+        if let Some(pairs) = &layout.byte_pairs {
+            for &(p, lo, hi, k) in pairs {
+                let b = block[p];
+                outs[lo] = (elements[usize::from(b & 15)] * scale[k]).to_bits();
+                outs[hi] = (elements[usize::from(b >> 4)] * scale[k]).to_bits();
+            }
+        } else {
+            for (o, &(p, shift, k)) in outs.iter_mut().zip(&layout.codes) {
+                let c = usize::from((block[p] >> shift) & layout.mask);
+                *o = (elements[c] * scale[k]).to_bits();
+            }
         }
     }
 }
@@ -260,6 +317,7 @@ impl GgmlWeight<'_> {
     /// Calls `out` with the tensor's values in the output dtype, a run of blocks at a time.
     pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let layout = &self.layout;
+        let pairs = layout.byte_pairs.as_deref().unwrap_or_default();
         if layout.scales.len() > 16 {
             return Err(Error::TooLarge { what: format!("{} scales in a ggml block", layout.scales.len()) });
         }
@@ -275,12 +333,12 @@ impl GgmlWeight<'_> {
             match &self.values {
                 Values::Wide(table) => {
                     let dst = grow(&mut wide, count)?;
-                    lookups(layout, self.codes, table, raw, dst);
+                    lookups(layout, pairs, table, raw, dst);
                     out(dst.as_bytes())?;
                 }
                 Values::Narrow(table) => {
                     let dst = grow(&mut narrow, count)?;
-                    lookups(layout, self.codes, table, raw, dst);
+                    lookups(layout, pairs, table, raw, dst);
                     out(dst.as_bytes())?;
                 }
                 Values::Products { elements, scales, plan } => {
