@@ -166,7 +166,7 @@ enum Values {
     Narrow(Vec<[u16; 2]>),
     /// Element values under a unit scale times scale values under a unit element, in float32,
     /// converted by `plan` when the output is not float32.
-    Products { elements: Vec<f32>, scales: Arc<Vec<f32>>, plan: Option<Plan> },
+    Products { elements: Vec<f32>, scales: Arc<Vec<f32>>, plan: Option<Box<Plan>> },
 }
 
 /// A GGUF tensor the fast path decodes.
@@ -179,7 +179,9 @@ pub(super) struct GgmlWeight<'a> {
 /// Every scale code's value under an element of value 1, per scheme (65536 float16 codes take a
 /// probe of 2 Mi elements: made once per process).
 fn unit_element_scales(scheme: &Scheme, per_scale: usize, unit: u8) -> Result<Arc<Vec<f32>>> {
-    static MADE: OnceLock<Mutex<Vec<(String, Arc<Vec<f32>>)>>> = OnceLock::new();
+    /// Per scheme name, its table.
+    type Made = Vec<(String, Arc<Vec<f32>>)>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
     let made = MADE.get_or_init(|| Mutex::new(Vec::new()));
     if let Some((_, v)) = made.lock().map_err(|_| poisoned())?.iter().find(|(n, _)| n == scheme.name()) {
         return Ok(Arc::clone(v));
@@ -230,7 +232,7 @@ pub(super) fn fast_ggml<'a>(
             let elements = blocks::from_arrays(all, &[group], unit, scheme, -1, None)?.dequantize()?[..codes].to_vec();
             let Some(unit_code) = elements.iter().position(|&v| v == 1.0) else { return Ok(None) };
             let scales = unit_element_scales(scheme, layout.per_scale, unit_code as u8)?;
-            Values::Products { elements, scales, plan: (target != DType::Float).then_some(plan) }
+            Values::Products { elements, scales, plan: (target != DType::Float).then(|| Box::new(plan)) }
         }
         _ => {
             if layout.byte_pairs.is_none() || codes != 16 {

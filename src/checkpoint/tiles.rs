@@ -131,7 +131,7 @@ pub(super) enum FastWeight<'a> {
     /// Elements and scales in tensors of their own.
     Tiles(TiledWeight<'a>),
     /// GGUF blocks (`ggml_tiles`).
-    Ggml(super::ggml_tiles::GgmlWeight<'a>),
+    Ggml(Box<super::ggml_tiles::GgmlWeight<'a>>),
 }
 
 impl FastWeight<'_> {
@@ -162,7 +162,7 @@ pub(super) fn fast_weight<'a>(
 ) -> Result<Option<FastWeight<'a>>> {
     if w.storage == ElementStorage::GgmlBlocks {
         let Some(t) = ckpt.tensor(&w.elements) else { return Ok(None) };
-        return Ok(super::ggml_tiles::fast_ggml(t, scheme, target)?.map(FastWeight::Ggml));
+        return Ok(super::ggml_tiles::fast_ggml(t, scheme, target)?.map(|g| FastWeight::Ggml(Box::new(g))));
     }
     let (Some(elements), Some(scales)) = (ckpt.tensor(&w.elements), w.scales.as_deref().and_then(|n| ckpt.tensor(n)))
     else {
