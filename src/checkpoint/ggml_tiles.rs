@@ -13,6 +13,7 @@
 //! A type whose probes do not show this shape takes the general path. The tests compare the two
 //! bit for bit on every code and random scales.
 
+use super::tiles::fill;
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, ScaleFormat, Scales, Scheme};
 use crate::{CastOptions, DType, Error, Plan, Result};
@@ -305,16 +306,6 @@ fn products(layout: &BlockLayout, elements: &[f32], scales: &[f32], bytes: &[u8]
     }
 }
 
-fn grow<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
-    if buffer.len() < len {
-        buffer
-            .try_reserve_exact(len - buffer.len())
-            .map_err(|_| Error::TooLarge { what: format!("a run of {len}") })?;
-        buffer.resize(len, T::default());
-    }
-    Ok(&mut buffer[..len])
-}
-
 impl GgmlWeight<'_> {
     /// Calls `out` with the tensor's values in the output dtype, a run of blocks at a time.
     pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
@@ -329,27 +320,27 @@ impl GgmlWeight<'_> {
         let mut b0 = 0;
         while b0 < total_blocks {
             let b1 = (b0 + run_blocks).min(total_blocks);
-            let raw = grow(&mut bytes, (b1 - b0) * layout.block_bytes)?;
+            let raw = fill(&mut bytes, (b1 - b0) * layout.block_bytes)?;
             ckpt.read_at(self.tensor, (b0 * layout.block_bytes) as u64, raw)?;
             let count = (b1 - b0) * layout.per_block;
             match &self.values {
                 Values::Wide(table) => {
-                    let dst = grow(&mut wide, count)?;
+                    let dst = fill(&mut wide, count)?;
                     lookups(layout, pairs, table, raw, dst);
                     out(dst.as_bytes())?;
                 }
                 Values::Narrow(table) => {
-                    let dst = grow(&mut narrow, count)?;
+                    let dst = fill(&mut narrow, count)?;
                     lookups(layout, pairs, table, raw, dst);
                     out(dst.as_bytes())?;
                 }
                 Values::Products { elements, scales, plan } => {
-                    let dst = grow(&mut wide, count)?;
+                    let dst = fill(&mut wide, count)?;
                     products(layout, elements, scales, raw, dst);
                     match plan {
                         None => out(dst.as_bytes())?,
                         Some(plan) => {
-                            let converted = grow(&mut narrow, count)?;
+                            let converted = fill(&mut narrow, count)?;
                             plan.run(dst.as_bytes(), converted.as_mut_bytes(), count)?;
                             out(converted.as_bytes())?;
                         }
@@ -369,32 +360,10 @@ mod tests {
     //! 65536 float16 codes, NaN, infinities and subnormals among them), in files whose bytes
     //! `quant::blocks::to_bytes` lays out.
 
-    use super::super::decode::{pieces, Path};
+    use super::super::decode::Path;
+    use super::super::tiles::tests::{bytes, decoded};
     use super::super::{recognise, write_gguf, GgmlType, GgufTensor};
     use super::*;
-
-    /// A deterministic byte stream (xorshift).
-    fn bytes(seed: u64, n: usize) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
-    }
-
-    fn decoded(ckpt: &Checkpoint, w: &super::super::LogicalWeight, float: DType, path: Path) -> Vec<u8> {
-        let mut all = Vec::new();
-        pieces(ckpt, w, float, path, &mut |b| {
-            all.extend_from_slice(b);
-            Ok(())
-        })
-        .unwrap();
-        all
-    }
 
     #[test]
     fn every_ggml_block_type_decodes_as_the_general_path() {

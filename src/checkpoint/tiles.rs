@@ -289,11 +289,12 @@ struct Buffers {
     narrow: Vec<u16>,
 }
 
-fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
+/// The first `len` elements of `buffer`, grown (never shrunk) to hold them.
+pub(super) fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
     if buffer.len() < len {
         buffer
             .try_reserve_exact(len - buffer.len())
-            .map_err(|_| Error::TooLarge { what: format!("a tile of {len}") })?;
+            .map_err(|_| Error::TooLarge { what: format!("a tile of {len} elements") })?;
         buffer.resize(len, T::default());
     }
     Ok(&mut buffer[..len])
@@ -597,7 +598,7 @@ fn plain_steps(a: &Checkpoint, ta: &StoredTensor, b: &Checkpoint, tb: &StoredTen
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! The tile decoder against the general path (`quant::blocks` dequantize, a band at a time),
     //! bit for bit, on every convention it takes, to every output dtype: every element code
     //! under every scale code, float32 scales of every kind (NaN, infinities, zero, subnormal,
@@ -608,7 +609,7 @@ mod tests {
     use super::*;
 
     /// A deterministic byte stream (xorshift) so every code turns up in every position class.
-    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    pub(in super::super) fn bytes(seed: u64, n: usize) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {
@@ -661,7 +662,8 @@ mod tests {
         dir
     }
 
-    fn decoded(ckpt: &Checkpoint, w: &LogicalWeight, float: DType, path: Path) -> Vec<u8> {
+    /// The weight decoded by `path`, all of it.
+    pub(in super::super) fn decoded(ckpt: &Checkpoint, w: &LogicalWeight, float: DType, path: Path) -> Vec<u8> {
         let mut all = Vec::new();
         pieces(ckpt, w, float, path, &mut |b| {
             all.extend_from_slice(b);
