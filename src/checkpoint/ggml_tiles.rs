@@ -13,7 +13,7 @@
 //! A type whose probes do not show this shape takes the general path. The tests compare the two
 //! bit for bit on every code and random scales.
 
-use super::tiles::fill;
+use super::tile_parts::{code_table, fill};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, ScaleFormat, Scales, Scheme};
 use crate::{CastOptions, DType, Error, Plan, Result};
@@ -239,7 +239,7 @@ pub(super) fn fast_ggml<'a>(
             if layout.byte_pairs.is_none() || codes != 16 {
                 return Ok(None);
             }
-            let table = super::tiles::code_table(scheme, layout.per_scale, codes, None)?;
+            let table = code_table(scheme, layout.per_scale, codes, None)?;
             if target == DType::Float {
                 Values::Wide(pair_table(&table.iter().map(|v| v.to_bits()).collect::<Vec<_>>()))
             } else {

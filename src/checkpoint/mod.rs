@@ -25,6 +25,7 @@ mod json;
 mod mapped;
 mod quantize;
 mod safetensors;
+mod tile_parts;
 mod tiles;
 mod which;
 mod write;

@@ -18,9 +18,10 @@
 //! two on every convention.
 
 use super::conventions::{ElementStorage, LogicalWeight};
+use super::tile_parts::{code_table, fill};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
-use crate::{CastOptions, DType, Error, Plan, Result};
+use crate::{CastOptions, DType, Plan, Result};
 use zerocopy::IntoBytes;
 
 /// Elements decoded per tile: 64 Ki (256 KiB of float32, which stays in the core's L2 cache).
@@ -244,24 +245,6 @@ fn products_are_plain(scheme: &Scheme) -> bool {
         && matches!(recipe.dequantize, Dequantize::Multiply | Dequantize::MultiplyInComputeDtype)
 }
 
-/// Every (scale code, element code) value, by the general path: a 1-D probe of 256 groups of
-/// blocks, group `s` scaled by code `s` and holding the element codes `0..codes` in order.
-pub(super) fn code_table(scheme: &Scheme, block: usize, codes: usize, global: Option<f32>) -> Result<Vec<f32>> {
-    let blocks_per_scale = codes.div_ceil(block);
-    let group = blocks_per_scale * block;
-    let mut elements = vec![0u8; 256 * group];
-    let mut scales = vec![0u8; 256 * blocks_per_scale];
-    for s in 0..256 {
-        scales[s * blocks_per_scale..(s + 1) * blocks_per_scale].fill(s as u8);
-        for c in 0..codes {
-            elements[s * group + c] = c as u8;
-        }
-    }
-    let values =
-        blocks::from_arrays(elements, &[256 * group], Scales::Codes(scales), scheme, -1, global)?.dequantize()?;
-    Ok((0..256).flat_map(|s| values[s * group..s * group + codes].iter().copied()).collect())
-}
-
 /// The value of every 8-bit element code under a scale of 1.0, by the general path.
 fn unit_scale_values(scheme: &Scheme, block: &BlockShape) -> Result<Box<[f32; 256]>> {
     let (shape, scale_count) = match *block {
@@ -287,17 +270,6 @@ struct Buffers {
     scales: Vec<u8>,
     wide: Vec<u32>,
     narrow: Vec<u16>,
-}
-
-/// The first `len` elements of `buffer`, grown (never shrunk) to hold them.
-pub(super) fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
-    if buffer.len() < len {
-        buffer
-            .try_reserve_exact(len - buffer.len())
-            .map_err(|_| Error::TooLarge { what: format!("a tile of {len} elements") })?;
-        buffer.resize(len, T::default());
-    }
-    Ok(&mut buffer[..len])
 }
 
 impl Grid {
@@ -650,7 +622,7 @@ pub(super) mod tests {
             })
             .collect();
         write_safetensors(&dir.path().join("model.safetensors"), &specs, &[], |k, out| {
-            out.write_all(&tensors[k].3).map_err(|e| Error::io(std::path::Path::new("test"), e))
+            out.write_all(&tensors[k].3).map_err(|e| crate::Error::io(std::path::Path::new("test"), e))
         })
         .unwrap();
         if let Some(text) = config {

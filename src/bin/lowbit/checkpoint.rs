@@ -6,7 +6,6 @@ use lowbit::checkpoint::{
     dequantize_pieces, element_steps, recognise, shard_of, write_dequantized, Checkpoint, ElementSteps, LogicalWeight,
 };
 use lowbit::{DType, Error};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -156,43 +155,6 @@ fn inspect(path: &std::path::Path, json: bool) -> Outcome {
     printed(&lines.join("\n"))
 }
 
-/// A progress bar on stderr, only when stderr is a terminal (never in pipes, files or tests):
-/// `show(done, total)` moves it, and it is cleared when dropped.
-pub(crate) struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    /// A bar counting `what` (e.g. "tensors").
-    pub(crate) fn new(what: &str) -> Progress {
-        if !std::io::stderr().is_terminal() {
-            return Progress { bar: None };
-        }
-        let bar = indicatif::ProgressBar::new(0);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}}"))
-        {
-            bar.set_style(style);
-        }
-        Progress { bar: Some(bar) }
-    }
-
-    pub(crate) fn show(&self, done: usize, total: usize) {
-        if let Some(bar) = &self.bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
 fn dequantize(
     path: &std::path::Path,
     out: &std::path::Path,
@@ -203,7 +165,7 @@ fn dequantize(
     let ckpt = Checkpoint::open(path)?;
     let weights = shard_of(recognise(&ckpt), shard)?;
     let threads = crate::threads_or_all(threads).max(1);
-    let bar = Progress::new("weights");
+    let bar = crate::progress::Progress::new("weights");
     write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| bar.show(k, weights.len()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -340,7 +302,7 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
     let wb = recognise(&b);
     let mut results = Vec::new();
     let mut only_a = Vec::new();
-    let bar = Progress::new("weights");
+    let bar = crate::progress::Progress::new("weights");
     for (k, w) in wa.iter().enumerate() {
         bar.show(k, wa.len());
         match wb.iter().find(|x| x.name == w.name) {

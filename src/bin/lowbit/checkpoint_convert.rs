@@ -27,7 +27,7 @@ pub struct ConvertArgs {
 
 pub fn run(args: ConvertArgs) -> Outcome {
     let ckpt = Checkpoint::open(&args.path)?;
-    let bar = crate::checkpoint::Progress::new("tensors");
+    let bar = crate::progress::Progress::new("tensors");
     let written = convert_checkpoint(
         &ckpt,
         &args.to,

@@ -41,7 +41,7 @@ pub fn run(args: QuantizeArgs) -> Outcome {
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let ckpt = Checkpoint::open(&args.path)?;
     let threads = crate::threads_or_all(args.threads);
-    let bar = crate::checkpoint::Progress::new("tensors");
+    let bar = crate::progress::Progress::new("tensors");
     let report = quantize_checkpoint(&ckpt, &scheme, &selection, &args.out, threads, args.shard, &mut |k, n| {
         bar.show(k, n);
     })?;

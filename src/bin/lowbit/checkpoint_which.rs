@@ -25,7 +25,7 @@ pub struct WhichArgs {
 /// Exit status 0 when one recipe reproduces every element and scale.
 pub fn run(args: WhichArgs) -> Outcome {
     let (quantized, original) = (Checkpoint::open(&args.quantized)?, Checkpoint::open(&args.original)?);
-    let bar = crate::checkpoint::Progress::new("weights");
+    let bar = crate::progress::Progress::new("weights");
     let origins = which(&quantized, &original, crate::threads_or_all(args.threads), args.shard, &mut |k, n| {
         bar.show(k, n);
     })?;
