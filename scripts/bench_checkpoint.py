@@ -2,8 +2,9 @@
 
 For each convention (gpt-oss MXFP4, ModelOpt NVFP4, compressed-tensors NVFP4, DeepSeek FP8) a
 checkpoint of about --mib MiB of input is generated (random element bytes, scales the producers
-can make), dequantized to --dtype with one thread, best wall time of --runs; reported: MB/s of
-input (1 MB = 10^6 bytes), user and system CPU seconds, peak resident memory of the process.
+can make); for GGUF (Q8_0, Q4_0, MXFP4, NVFP4) --mib MiB of float32 weights are quantized by
+`lowbit checkpoint quantize --scheme ggml:*` (so the GGUF input is 4 to 7 times smaller). Each is
+dequantized to --dtype with one thread, best wall time of --runs; reported: MB/s of input (1 MB = 10^6 bytes), user and system CPU seconds, peak resident memory of the process.
 In the same session, interleaved: writing the output's bytes alone (1 MiB writes and a sync,
 the floor of any dequantize that writes that file), and with --baseline BIN another lowbit binary
 (e.g. one built from an earlier commit). The machine is shared: read the ratios, not the absolute
@@ -49,8 +50,23 @@ def _write(folder, tensors, config=None, hf_quant=None):
         (folder / "hf_quant_config.json").write_text(json.dumps(hf_quant))
 
 
-def _generate(kind, folder, mib, rng):
+def _generate_gguf(kind, folder, mib, rng, binary):
+    """A GGUF file of ggml blocks: about `mib` MiB of float32 weights (normal values) quantized
+    by `lowbit checkpoint quantize --scheme ggml:TYPE`; returns its size."""
+    count = max(1, mib * 2**20 // (ROWS * COLS * 4))
+    tensors = [(f"blk.{k}.ffn_up.weight", "F32", [ROWS, COLS], rng.standard_normal((ROWS, COLS), dtype=np.float32)) for k in range(count)]
+    _write(folder / "f32", tensors)
+    out = folder / "model.gguf"
+    subprocess.run([binary, "checkpoint", "quantize", str(folder / "f32"), "--scheme", "ggml:" + kind[len("gguf-"):], "--out", str(out)],
+                   check=True, capture_output=True)
+    shutil.rmtree(folder / "f32")
+    return out.stat().st_size
+
+
+def _generate(kind, folder, mib, rng, binary):
     """Returns the input bytes of the checkpoint written in `folder`."""
+    if kind.startswith("gguf-"):
+        return _generate_gguf(kind, folder, mib, rng, binary)
     fp4 = kind != "deepseek-fp8"
     weight_bytes = ROWS * COLS // 2 if fp4 else ROWS * COLS
     count = max(1, mib * 2**20 // weight_bytes)
@@ -154,9 +170,10 @@ def main():
     args = parser.parse_args()
     if args.generate:
         kind, folder, seed = args.generate
-        print(_generate(kind, pathlib.Path(folder), args.mib, np.random.default_rng(int(seed))))
+        print(_generate(kind, pathlib.Path(folder), args.mib, np.random.default_rng(int(seed)), args.bin))
         return
     kinds = ["gpt-oss-mxfp4", "modelopt-nvfp4", "compressed-tensors-nvfp4", "deepseek-fp8"]
+    kinds += ["gguf-q8_0", "gguf-q4_0", "gguf-mxfp4", "gguf-nvfp4"]
     binaries = [("lowbit", args.bin)] + ([("baseline", args.baseline)] if args.baseline else [])
     seed = 27
     print(f"| convention | input MB | output MB | lowbit MB/s of input | user s | sys s | MB of input per user CPU-second | MB of input per CPU-second | peak RSS MiB | write-only MB/s of input | lowbit / write-only |"

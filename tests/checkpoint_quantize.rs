@@ -33,7 +33,7 @@ const PRODUCERS: [(&str, &str); 7] = [
 fn quantize_original(scheme: &str, out: &Path) -> Checkpoint {
     let original = Checkpoint::open(fixture("original")).unwrap();
     let scheme = Scheme::parse(scheme).unwrap();
-    quantize_checkpoint(&original, &scheme, &Selection::default(), out, 2, None).unwrap();
+    quantize_checkpoint(&original, &scheme, &Selection::default(), out, 2, None, &mut |_, _| {}).unwrap();
     Checkpoint::open(out).unwrap()
 }
 
@@ -71,7 +71,7 @@ fn which_names_the_producer_of_each_file() {
     let original = Checkpoint::open(fixture("original")).unwrap();
     for (scheme, file) in PRODUCERS {
         let theirs = Checkpoint::open(fixture(file)).unwrap();
-        let origins = which(&theirs, &original, 1, None).unwrap();
+        let origins = which(&theirs, &original, 1, None, &mut |_, _| {}).unwrap();
         assert_eq!(origins.len(), 2, "{file}");
         let totals = overall(&origins);
         let best = &totals[0];
@@ -90,7 +90,8 @@ fn which_tells_the_nvfp4_global_scale_conventions_apart() {
         ("compressed-tensors-nvfp4", "compressed-tensors:nvfp4", "modelopt:nvfp4"),
         ("modelopt-nvfp4", "modelopt:nvfp4", "compressed-tensors:nvfp4"),
     ] {
-        let totals = overall(&which(&Checkpoint::open(fixture(file)).unwrap(), &original, 2, None).unwrap());
+        let totals =
+            overall(&which(&Checkpoint::open(fixture(file)).unwrap(), &original, 2, None, &mut |_, _| {}).unwrap());
         let share = |s: &str| totals.iter().find(|r| r.scheme == s).unwrap().share();
         assert_eq!(share(right), 1.0, "{file}");
         assert!(share(wrong) < 1.0, "{file}");
@@ -108,7 +109,7 @@ fn which_names_each_mx_scale_mode_lowbit_writes() {
     {
         let out = dir.path().join(scheme.replace([':', ',', '='], "_"));
         let ours = quantize_original(scheme, &out);
-        let totals = overall(&which(&ours, &original, 2, None).unwrap());
+        let totals = overall(&which(&ours, &original, 2, None, &mut |_, _| {}).unwrap());
         let exact: Vec<&str> = totals.iter().filter(|r| r.share() == 1.0).map(|r| r.scheme.as_str()).collect();
         assert!(exact.contains(&scheme), "{scheme}: {exact:?}");
     }
@@ -149,7 +150,16 @@ fn a_hand_built_block_in_the_gpt_oss_layout() {
     x[..4].copy_from_slice(&[1.0, 2.0, -0.5, 6.0]);
     let ckpt = hand_built(dir.path(), &[1, 32], &x);
     let out = dir.path().join("mx");
-    quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &Selection::default(), &out, 1, None).unwrap();
+    quantize_checkpoint(
+        &ckpt,
+        &Scheme::parse("ocp:mxfp4").unwrap(),
+        &Selection::default(),
+        &out,
+        1,
+        None,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let q = Checkpoint::open(&out).unwrap();
     let blocks = q.tensor("w.weight_blocks").unwrap();
     assert_eq!(blocks.shape, [1, 1, 16]);
@@ -174,7 +184,7 @@ fn a_hand_built_block_in_the_compressed_tensors_mxfp4_layout() {
     let ckpt = hand_built(dir.path(), &[2, 32], &x);
     let out = dir.path().join("ct-mxfp4");
     let scheme = Scheme::parse("compressed-tensors:mxfp4").unwrap();
-    quantize_checkpoint(&ckpt, &scheme, &Selection::default(), &out, 1, None).unwrap();
+    quantize_checkpoint(&ckpt, &scheme, &Selection::default(), &out, 1, None, &mut |_, _| {}).unwrap();
     let q = Checkpoint::open(&out).unwrap();
     let names: Vec<&str> = q.tensors().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["w.weight_packed", "w.weight_scale"]);
@@ -209,8 +219,16 @@ fn a_hand_built_block_in_the_modelopt_layout() {
     x[..3].copy_from_slice(&[6.0, 3.0, -1.5]);
     let ckpt = hand_built(dir.path(), &[1, 16], &x);
     let out = dir.path().join("nvfp4");
-    quantize_checkpoint(&ckpt, &Scheme::parse("modelopt:nvfp4").unwrap(), &Selection::default(), &out, 1, None)
-        .unwrap();
+    quantize_checkpoint(
+        &ckpt,
+        &Scheme::parse("modelopt:nvfp4").unwrap(),
+        &Selection::default(),
+        &out,
+        1,
+        None,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let q = Checkpoint::open(&out).unwrap();
     assert_eq!(q.bytes(q.tensor("w.weight").unwrap()), [0x57, 0x0B, 0, 0, 0, 0, 0, 0]);
     assert_eq!(q.bytes(q.tensor("w.weight_scale").unwrap()), [0x7E]);
@@ -224,7 +242,15 @@ fn refusals_name_the_tensor_and_write_nothing() {
     let original = Checkpoint::open(fixture("original")).unwrap();
     let out = dir.path().join("never");
     let only = Selection { only: Some(regex::Regex::new("norm").unwrap()), skip: None };
-    match quantize_checkpoint(&original, &Scheme::parse("modelopt:nvfp4").unwrap(), &only, &out, 1, None) {
+    match quantize_checkpoint(
+        &original,
+        &Scheme::parse("modelopt:nvfp4").unwrap(),
+        &only,
+        &out,
+        1,
+        None,
+        &mut |_, _| {},
+    ) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"model.norm.weight\"");
             assert!(message.contains("not a float weight of two or more dimensions"), "{message}");
@@ -232,8 +258,15 @@ fn refusals_name_the_tensor_and_write_nothing() {
         other => panic!("{other:?}"),
     }
     assert!(!out.exists());
-    match quantize_checkpoint(&original, &Scheme::parse("ocp:mxfp8e4m3").unwrap(), &Selection::default(), &out, 1, None)
-    {
+    match quantize_checkpoint(
+        &original,
+        &Scheme::parse("ocp:mxfp8e4m3").unwrap(),
+        &Selection::default(),
+        &out,
+        1,
+        None,
+        &mut |_, _| {},
+    ) {
         Err(Error::InvalidOp { message, .. }) => assert!(message.contains("no checkpoint convention"), "{message}"),
         other => panic!("{other:?}"),
     }
@@ -241,7 +274,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
     // A block the row does not fill: --only naming it is an error (48 is not a multiple of 32).
     let ckpt = hand_built(dir.path(), &[1, 48], &[0.5; 48]);
     let only = Selection { only: Some(regex::Regex::new("w").unwrap()), skip: None };
-    match quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &only, &out, 1, None) {
+    match quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &only, &out, 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w.weight\"");
             assert!(message.contains("not a multiple of the block 32"), "{message}");
@@ -281,15 +314,74 @@ fn shards_split_the_tensors_between_them() {
         n.sort();
         n
     };
-    quantize_checkpoint(&original, &scheme, &Selection::default(), &dir.path().join("all"), 1, None).unwrap();
+    quantize_checkpoint(&original, &scheme, &Selection::default(), &dir.path().join("all"), 1, None, &mut |_, _| {})
+        .unwrap();
     let mut both = Vec::new();
     for k in 1..=2 {
         let out = dir.path().join(format!("half{k}"));
-        quantize_checkpoint(&original, &scheme, &Selection::default(), &out, 1, Some((k, 2))).unwrap();
+        quantize_checkpoint(&original, &scheme, &Selection::default(), &out, 1, Some((k, 2)), &mut |_, _| {}).unwrap();
         let half = names(&out);
         assert_eq!(half.len(), 4, "{half:?}"); // two tensors each: one quantized weight (3 parts) + one kept
         both.extend(half);
     }
     both.sort();
     assert_eq!(both, names(&dir.path().join("all")));
+}
+
+#[test]
+fn progress_is_reported_per_output_tensor_up_to_the_total() {
+    let original = Checkpoint::open(fixture("original")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scheme = Scheme::parse("modelopt:nvfp4").unwrap();
+    let mut seen = Vec::new();
+    let out = dir.path().join("q");
+    quantize_checkpoint(&original, &scheme, &Selection::default(), &out, 1, None, &mut |k, n| seen.push((k, n)))
+        .unwrap();
+    // The output holds the written tensors; each is announced once, in order, with the total.
+    let total = Checkpoint::open(&out).unwrap().tensors().len();
+    assert_eq!(seen, (0..total).map(|k| (k, total)).collect::<Vec<_>>());
+    let mut seen = Vec::new();
+    let origins =
+        which(&Checkpoint::open(fixture("modelopt-nvfp4")).unwrap(), &original, 1, None, &mut |k, n| seen.push((k, n)))
+            .unwrap();
+    let n = origins.len();
+    assert_eq!(n, 2);
+    assert_eq!(seen, (0..=n).map(|k| (k, n)).collect::<Vec<_>>());
+}
+
+/// With stderr a pipe (as here), no command draws a progress bar: stderr stays empty.
+#[test]
+fn the_commands_write_no_progress_text_into_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let nvfp4 = fixture("compressed-tensors-nvfp4");
+    let (quantized, converted, decoded) =
+        (dir.path().join("q"), dir.path().join("c"), dir.path().join("d.safetensors"));
+    let runs: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![
+            "quantize".into(),
+            fixture("original").into(),
+            "--scheme".into(),
+            "modelopt:nvfp4".into(),
+            "--out".into(),
+            quantized.clone().into(),
+        ],
+        vec!["which".into(), nvfp4.clone().into(), "--from".into(), fixture("original").into()],
+        vec![
+            "convert".into(),
+            fixture("ggml-mxfp4.gguf").into(),
+            "--to".into(),
+            "gpt-oss".into(),
+            "--out".into(),
+            converted.into(),
+        ],
+        vec!["dequantize".into(), nvfp4.clone().into(), "--out".into(), decoded.into()],
+        vec!["compare".into(), nvfp4.clone().into(), nvfp4.into()],
+    ];
+    for args in runs {
+        let done =
+            std::process::Command::new(env!("CARGO_BIN_EXE_lowbit")).arg("checkpoint").args(&args).output().unwrap();
+        assert!(done.status.success(), "{args:?}: {}", String::from_utf8_lossy(&done.stderr));
+        assert_eq!(String::from_utf8_lossy(&done.stderr), "", "{args:?}");
+    }
+    assert!(quantized.join("model.safetensors").exists());
 }

@@ -158,13 +158,14 @@ fn convert_weight(ckpt: &Checkpoint, w: &LogicalWeight, src: &Scheme, dst: &Sche
 /// K-th of N equal runs of its logical weights) to the convention `to` ([`CONVERT_TARGETS`]),
 /// other tensors copied, into `out` (a folder; a GGUF file for `ggml`), all or nothing, `threads`
 /// weights at once; a weight the target cannot hold exactly is an error naming it and the first
-/// element or scale.
+/// element or scale. `progress(done, total)` is called as each output tensor starts.
 pub fn convert_checkpoint(
     ckpt: &Checkpoint,
     to: &str,
     out: &Path,
     threads: usize,
     shard: Option<(usize, usize)>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<PathBuf>> {
     if !CONVERT_TARGETS.contains(&to) {
         return Err(Error::InvalidOp {
@@ -237,5 +238,5 @@ pub fn convert_checkpoint(
         let Item::Weight(like) = &items[i] else { unreachable!("jobs are weights") };
         part_bytes(convention, &q, &parts(convention, dst, like)?)
     };
-    write_items(ckpt, &scheme, convention, &items, &kept, out, threads, &produce)
+    write_items(ckpt, &scheme, convention, &items, &kept, out, threads, &produce, progress)
 }

@@ -18,12 +18,14 @@
 mod conventions;
 mod convert;
 mod decode;
+mod ggml_tiles;
 mod gguf;
 mod index;
 mod json;
 mod mapped;
 mod quantize;
 mod safetensors;
+mod tile_parts;
 mod tiles;
 mod which;
 mod write;

@@ -418,6 +418,7 @@ fn model_file(out: &Path, convention: Convention) -> PathBuf {
 /// of N equal runs of the input's tensors) under `scheme` and writes them, with every other
 /// tensor copied, in the scheme's convention to `out` (a folder; a `.gguf` file for `ggml:*`),
 /// all or nothing. `threads` tensors are quantized at once (each whole in memory).
+/// `progress(done, total)` is called as each output tensor starts (`done` of `total` written).
 pub fn quantize_checkpoint(
     ckpt: &Checkpoint,
     scheme: &Scheme,
@@ -425,6 +426,7 @@ pub fn quantize_checkpoint(
     out: &Path,
     threads: usize,
     shard: Option<(usize, usize)>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<QuantizeReport> {
     let convention = Convention::of_scheme(scheme)?;
     let mut choices = choose(ckpt, scheme, selection)?;
@@ -448,7 +450,7 @@ pub fn quantize_checkpoint(
         Item::Weight(t) => quantize_tensor(ckpt, t, scheme, convention),
         Item::Copy(_) => unreachable!("copies are not produced"),
     };
-    let written = write_items(ckpt, scheme, convention, &items, &kept, out, threads, &produce)?;
+    let written = write_items(ckpt, scheme, convention, &items, &kept, out, threads, &produce, progress)?;
     Ok(QuantizeReport { choices, written })
 }
 
@@ -462,7 +464,8 @@ pub(super) enum Item {
 
 /// Writes `items` in `convention` to `out` (module docs of [`quantize_checkpoint`]), all or
 /// nothing: copies streamed, each weight's parts made by `produce(item index)`, `threads` weights
-/// at once; `kept` are the modules the config lists as not quantized.
+/// at once; `kept` are the modules the config lists as not quantized; `progress(done, total)` as
+/// each output tensor starts.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn write_items(
     ckpt: &Checkpoint,
@@ -473,6 +476,7 @@ pub(super) fn write_items(
     out: &Path,
     threads: usize,
     produce: &(dyn Fn(usize) -> Result<Vec<Vec<u8>>> + Sync),
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<PathBuf>> {
     let mut outputs = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -505,6 +509,7 @@ pub(super) fn write_items(
         })
         .collect();
     let mut fill = |k: usize, sink: &mut dyn Write| -> Result<()> {
+        progress(k, outputs.len());
         match outputs[k].content {
             Content::Copy(index) => copy_tensor(ckpt, &ckpt.tensors()[index], sink, &model),
             Content::Part { item, part } => {

@@ -12,14 +12,16 @@
 //!   (a probe with unit scales), one multiply per element, then the tile converted to the output
 //!   dtype by a cast plan.
 //!
-//! Anything else (ggml blocks, scales of other types, recipes that round the product, shapes
+//! GGUF's block types have a decoder of their own (`ggml_tiles`), its tables made the same way.
+//! Anything else (scales of other types, recipes that round the product, shapes
 //! that leave a short block) takes the general path. `tests/checkpoint_conventions.rs` compares the
 //! two on every convention.
 
 use super::conventions::{ElementStorage, LogicalWeight};
+use super::tile_parts::{code_table, fill};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
-use crate::{CastOptions, DType, Error, Plan, Result};
+use crate::{CastOptions, DType, Plan, Result};
 use zerocopy::IntoBytes;
 
 /// Elements decoded per tile: 64 Ki (256 KiB of float32, which stays in the core's L2 cache).
@@ -126,7 +128,25 @@ impl Grid {
 }
 
 /// A weight the fast path decodes.
-pub(super) struct FastWeight<'a> {
+pub(super) enum FastWeight<'a> {
+    /// Elements and scales in tensors of their own.
+    Tiles(TiledWeight<'a>),
+    /// GGUF blocks (`ggml_tiles`).
+    Ggml(Box<super::ggml_tiles::GgmlWeight<'a>>),
+}
+
+impl FastWeight<'_> {
+    /// Calls `out` with the weight's values in the output dtype, a tile at a time in order.
+    pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        match self {
+            FastWeight::Tiles(w) => w.run(ckpt, out),
+            FastWeight::Ggml(w) => w.run(ckpt, out),
+        }
+    }
+}
+
+/// A weight of element and scale tensors the fast path decodes.
+pub(super) struct TiledWeight<'a> {
     elements: &'a StoredTensor,
     scales: &'a StoredTensor,
     grid: Grid,
@@ -141,6 +161,10 @@ pub(super) fn fast_weight<'a>(
     global: Option<f32>,
     target: DType,
 ) -> Result<Option<FastWeight<'a>>> {
+    if w.storage == ElementStorage::GgmlBlocks {
+        let Some(t) = ckpt.tensor(&w.elements) else { return Ok(None) };
+        return Ok(super::ggml_tiles::fast_ggml(t, scheme, target)?.map(|g| FastWeight::Ggml(Box::new(g))));
+    }
     let (Some(elements), Some(scales)) = (ckpt.tensor(&w.elements), w.scales.as_deref().and_then(|n| ckpt.tensor(n)))
     else {
         return Ok(None);
@@ -177,7 +201,7 @@ pub(super) fn fast_weight<'a>(
     } else {
         return Ok(None);
     };
-    Ok(Some(FastWeight { elements, scales, grid, values }))
+    Ok(Some(FastWeight::Tiles(TiledWeight { elements, scales, grid, values })))
 }
 
 /// The rows and columns of `w`'s scales, when its elements and scales are laid out as the tiles
@@ -221,24 +245,6 @@ fn products_are_plain(scheme: &Scheme) -> bool {
         && matches!(recipe.dequantize, Dequantize::Multiply | Dequantize::MultiplyInComputeDtype)
 }
 
-/// Every (scale code, element code) value, by the general path: a 1-D probe of 256 groups of
-/// blocks, group `s` scaled by code `s` and holding the element codes `0..codes` in order.
-fn code_table(scheme: &Scheme, block: usize, codes: usize, global: Option<f32>) -> Result<Vec<f32>> {
-    let blocks_per_scale = codes.div_ceil(block);
-    let group = blocks_per_scale * block;
-    let mut elements = vec![0u8; 256 * group];
-    let mut scales = vec![0u8; 256 * blocks_per_scale];
-    for s in 0..256 {
-        scales[s * blocks_per_scale..(s + 1) * blocks_per_scale].fill(s as u8);
-        for c in 0..codes {
-            elements[s * group + c] = c as u8;
-        }
-    }
-    let values =
-        blocks::from_arrays(elements, &[256 * group], Scales::Codes(scales), scheme, -1, global)?.dequantize()?;
-    Ok((0..256).flat_map(|s| values[s * group..s * group + codes].iter().copied()).collect())
-}
-
 /// The value of every 8-bit element code under a scale of 1.0, by the general path.
 fn unit_scale_values(scheme: &Scheme, block: &BlockShape) -> Result<Box<[f32; 256]>> {
     let (shape, scale_count) = match *block {
@@ -264,16 +270,6 @@ struct Buffers {
     scales: Vec<u8>,
     wide: Vec<u32>,
     narrow: Vec<u16>,
-}
-
-fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Result<&mut [T]> {
-    if buffer.len() < len {
-        buffer
-            .try_reserve_exact(len - buffer.len())
-            .map_err(|_| Error::TooLarge { what: format!("a tile of {len}") })?;
-        buffer.resize(len, T::default());
-    }
-    Ok(&mut buffer[..len])
 }
 
 impl Grid {
@@ -333,9 +329,9 @@ impl Runs {
     }
 }
 
-impl FastWeight<'_> {
+impl TiledWeight<'_> {
     /// Calls `out` with the weight's values in the output dtype, tile by tile in order.
-    pub(super) fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let g = self.grid;
         let mut buffers = Buffers::default();
         g.each_tile(|runs| {
@@ -574,7 +570,7 @@ fn plain_steps(a: &Checkpoint, ta: &StoredTensor, b: &Checkpoint, tb: &StoredTen
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! The tile decoder against the general path (`quant::blocks` dequantize, a band at a time),
     //! bit for bit, on every convention it takes, to every output dtype: every element code
     //! under every scale code, float32 scales of every kind (NaN, infinities, zero, subnormal,
@@ -585,7 +581,7 @@ mod tests {
     use super::*;
 
     /// A deterministic byte stream (xorshift) so every code turns up in every position class.
-    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    pub(in super::super) fn bytes(seed: u64, n: usize) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {
@@ -626,7 +622,7 @@ mod tests {
             })
             .collect();
         write_safetensors(&dir.path().join("model.safetensors"), &specs, &[], |k, out| {
-            out.write_all(&tensors[k].3).map_err(|e| Error::io(std::path::Path::new("test"), e))
+            out.write_all(&tensors[k].3).map_err(|e| crate::Error::io(std::path::Path::new("test"), e))
         })
         .unwrap();
         if let Some(text) = config {
@@ -638,7 +634,8 @@ mod tests {
         dir
     }
 
-    fn decoded(ckpt: &Checkpoint, w: &LogicalWeight, float: DType, path: Path) -> Vec<u8> {
+    /// The weight decoded by `path`, all of it.
+    pub(in super::super) fn decoded(ckpt: &Checkpoint, w: &LogicalWeight, float: DType, path: Path) -> Vec<u8> {
         let mut all = Vec::new();
         pieces(ckpt, w, float, path, &mut |b| {
             all.extend_from_slice(b);

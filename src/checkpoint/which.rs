@@ -158,12 +158,14 @@ fn compare(name: &str, file: &Quantized, candidate: Result<Quantized>) -> Reprod
 }
 
 /// Ranks the recipes of each quantized weight of `quantized` (those of slice `shard` = (K, N):
-/// the K-th of N equal runs of its logical weights) against `original`, `threads` weights at once.
+/// the K-th of N equal runs of its logical weights) against `original`, `threads` weights at once;
+/// `progress(done, total)` is called as each batch of weights starts and once all are done.
 pub fn which(
     quantized: &Checkpoint,
     original: &Checkpoint,
     threads: usize,
     shard: Option<(usize, usize)>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<WeightOrigin>> {
     let mut weights = recognise(quantized);
     if let Some((k, n)) = shard {
@@ -216,6 +218,7 @@ pub fn which(
     };
     let mut out = Vec::with_capacity(weights.len());
     for batch in weights.chunks(threads.max(1)) {
+        progress(out.len(), weights.len());
         let results: Vec<Result<WeightOrigin>> = std::thread::scope(|scope| {
             let handles: Vec<_> = batch.iter().map(|w| scope.spawn(move || one(w))).collect();
             handles.into_iter().map(|h| h.join().expect("a which thread does not panic")).collect()
@@ -224,6 +227,7 @@ pub fn which(
             out.push(r?);
         }
     }
+    progress(out.len(), weights.len());
     Ok(out)
 }
 

@@ -6,7 +6,6 @@ use lowbit::checkpoint::{
     dequantize_pieces, element_steps, recognise, shard_of, write_dequantized, Checkpoint, ElementSteps, LogicalWeight,
 };
 use lowbit::{DType, Error};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -156,19 +155,6 @@ fn inspect(path: &std::path::Path, json: bool) -> Outcome {
     printed(&lines.join("\n"))
 }
 
-fn progress(total: u64, what: &str) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(&format!("{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}}"))
-    {
-        bar.set_style(style);
-    }
-    Some(bar)
-}
-
 fn dequantize(
     path: &std::path::Path,
     out: &std::path::Path,
@@ -179,16 +165,8 @@ fn dequantize(
     let ckpt = Checkpoint::open(path)?;
     let weights = shard_of(recognise(&ckpt), shard)?;
     let threads = crate::threads_or_all(threads).max(1);
-    let bar = progress(weights.len() as u64, "weights");
-    let written = write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| {
-        if let Some(b) = &bar {
-            b.set_position(k as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    written?;
+    let bar = crate::progress::Progress::new("weights");
+    write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| bar.show(k, weights.len()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -324,12 +302,15 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
     let wb = recognise(&b);
     let mut results = Vec::new();
     let mut only_a = Vec::new();
-    for w in &wa {
+    let bar = crate::progress::Progress::new("weights");
+    for (k, w) in wa.iter().enumerate() {
+        bar.show(k, wa.len());
         match wb.iter().find(|x| x.name == w.name) {
             Some(other) => results.push(compare_weight(&a, &b, w, other)?),
             None => only_a.push(w.name.clone()),
         }
     }
+    drop(bar);
     let only_b: Vec<String> = if shard.is_none() {
         wb.iter().filter(|w| !wa.iter().any(|x| x.name == w.name)).map(|w| w.name.clone()).collect()
     } else {

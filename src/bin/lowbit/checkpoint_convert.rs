@@ -27,7 +27,18 @@ pub struct ConvertArgs {
 
 pub fn run(args: ConvertArgs) -> Outcome {
     let ckpt = Checkpoint::open(&args.path)?;
-    let written = convert_checkpoint(&ckpt, &args.to, &args.out, crate::threads_or_all(args.threads), args.shard)?;
+    let bar = crate::progress::Progress::new("tensors");
+    let written = convert_checkpoint(
+        &ckpt,
+        &args.to,
+        &args.out,
+        crate::threads_or_all(args.threads),
+        args.shard,
+        &mut |k, n| {
+            bar.show(k, n);
+        },
+    )?;
+    drop(bar);
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     printed(&format!("converted to {}: every weight dequantizes to the same bits; wrote {}", args.to, files.join(", ")))
 }

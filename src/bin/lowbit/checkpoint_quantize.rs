@@ -41,7 +41,11 @@ pub fn run(args: QuantizeArgs) -> Outcome {
     let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
     let ckpt = Checkpoint::open(&args.path)?;
     let threads = crate::threads_or_all(args.threads);
-    let report = quantize_checkpoint(&ckpt, &scheme, &selection, &args.out, threads, args.shard)?;
+    let bar = crate::progress::Progress::new("tensors");
+    let report = quantize_checkpoint(&ckpt, &scheme, &selection, &args.out, threads, args.shard, &mut |k, n| {
+        bar.show(k, n);
+    })?;
+    drop(bar);
     let quantized = report.choices.iter().filter(|c| c.quantized).count();
     let mut lines = Vec::new();
     if args.verbose {

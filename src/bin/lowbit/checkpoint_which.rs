@@ -25,7 +25,11 @@ pub struct WhichArgs {
 /// Exit status 0 when one recipe reproduces every element and scale.
 pub fn run(args: WhichArgs) -> Outcome {
     let (quantized, original) = (Checkpoint::open(&args.quantized)?, Checkpoint::open(&args.original)?);
-    let origins = which(&quantized, &original, crate::threads_or_all(args.threads), args.shard)?;
+    let bar = crate::progress::Progress::new("weights");
+    let origins = which(&quantized, &original, crate::threads_or_all(args.threads), args.shard, &mut |k, n| {
+        bar.show(k, n);
+    })?;
+    drop(bar);
     let totals = overall(&origins);
     let exact = totals.first().is_some_and(|r| r.elements_matched == r.elements && r.scales_matched == r.scales);
     let text = if args.json {

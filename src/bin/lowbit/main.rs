@@ -22,6 +22,7 @@ mod conformance;
 mod diff;
 mod info;
 mod profiles;
+mod progress;
 mod quantize;
 mod range4;
 mod readmemh;

@@ -121,26 +121,25 @@ pub(super) fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
         return Ok(out);
     };
     let (rows, blocks) = ggml_rows(&q.shape, q.axis, per_block, &q.scheme)?;
-    let mut out = Vec::with_capacity(rows * blocks * block_bytes);
-    for b in 0..rows * blocks {
-        let codes = &q.elements[b * per_block..(b + 1) * per_block];
+    let mut out = vec![0u8; rows * blocks * block_bytes];
+    for (b, (block, codes)) in out.chunks_exact_mut(block_bytes).zip(q.elements.chunks_exact(per_block)).enumerate() {
         match (&q.scales, recipe.layout) {
             (Scales::Float16(d), Layout::GgmlQ8_0) => {
-                out.extend_from_slice(&d[b].to_le_bytes());
-                out.extend_from_slice(codes);
+                block[..2].copy_from_slice(&d[b].to_le_bytes());
+                block[2..].copy_from_slice(codes);
             }
             (Scales::Float16(d), Layout::GgmlQ4_0) => {
-                out.extend_from_slice(&d[b].to_le_bytes());
-                out.extend(nibbles(codes, 16)?);
+                block[..2].copy_from_slice(&d[b].to_le_bytes());
+                nibbles(codes, &mut block[2..])?;
             }
             (Scales::Codes(e), Layout::GgmlMxfp4) => {
-                out.push(e[b]);
-                out.extend(nibbles(codes, 16)?);
+                block[0] = e[b];
+                nibbles(codes, &mut block[1..])?;
             }
             (Scales::Codes(d), Layout::GgmlNvfp4) => {
-                out.extend_from_slice(&d[4 * b..4 * b + 4]);
-                for sub in codes.chunks(16) {
-                    out.extend(nibbles(sub, 8)?);
+                block[..4].copy_from_slice(&d[4 * b..4 * b + 4]);
+                for (sub, bytes) in codes.chunks(16).zip(block[4..].chunks_exact_mut(8)) {
+                    nibbles(sub, bytes)?;
                 }
             }
             _ => return Err(invalid(&q.scheme, "the scales do not match the ggml block".into())),
@@ -149,19 +148,24 @@ pub(super) fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// ggml's nibble layout: byte j holds element j (low) and element j + half (high); the elements
-/// are reordered so that the ONNX 4-bit packing (element 2i low, 2i + 1 high) writes exactly that.
-fn nibbles(codes: &[u8], half: usize) -> Result<Vec<u8>> {
-    let order: Vec<u8> = (0..half).flat_map(|j| [codes[j], codes[j + half]]).collect();
-    let mut out = vec![0u8; half];
-    packing::pack_byte_codes(DType::Uint4, &order, &mut out)?;
-    Ok(out)
+/// ggml's nibble layout into `out` (`codes.len() / 2` bytes, at most 16): byte j holds element j
+/// (low) and element j + half (high); the elements are reordered so that the ONNX 4-bit packing
+/// (element 2i low, 2i + 1 high) writes exactly that.
+fn nibbles(codes: &[u8], out: &mut [u8]) -> Result<()> {
+    let half = out.len();
+    let mut order = [0u8; 32];
+    for j in 0..half {
+        order[2 * j] = codes[j];
+        order[2 * j + 1] = codes[j + half];
+    }
+    packing::pack_byte_codes(DType::Uint4, &order[..2 * half], out)
 }
 
-/// The reverse of [`nibbles`].
-fn from_nibbles(bytes: &[u8], half: usize, out: &mut [u8]) -> Result<()> {
-    let mut order = vec![0u8; 2 * half];
-    packing::unpack_byte_codes(DType::Uint4, bytes, &mut order)?;
+/// The reverse of [`nibbles`]: `bytes` (at most 16) into `2 * bytes.len()` element codes.
+fn from_nibbles(bytes: &[u8], out: &mut [u8]) -> Result<()> {
+    let half = bytes.len();
+    let mut order = [0u8; 32];
+    packing::unpack_byte_codes(DType::Uint4, bytes, &mut order[..2 * half])?;
     for j in 0..half {
         out[j] = order[2 * j];
         out[j + half] = order[2 * j + 1];
@@ -247,16 +251,16 @@ pub(super) fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i6
             }
             Layout::GgmlQ4_0 => {
                 halves.push(u16::from_le_bytes([block[0], block[1]]));
-                from_nibbles(&block[2..], 16, out)?;
+                from_nibbles(&block[2..], out)?;
             }
             Layout::GgmlMxfp4 => {
                 codes.push(block[0]);
-                from_nibbles(&block[1..], 16, out)?;
+                from_nibbles(&block[1..], out)?;
             }
             _ => {
                 codes.extend_from_slice(&block[..4]);
                 for (s, sub) in out.chunks_mut(16).enumerate() {
-                    from_nibbles(&block[4 + 8 * s..12 + 8 * s], 8, sub)?;
+                    from_nibbles(&block[4 + 8 * s..12 + 8 * s], sub)?;
                 }
             }
         }
