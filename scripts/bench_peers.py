@@ -26,7 +26,9 @@ figures including every sample and lowbit's own copy and reference-path figures.
 With --blocks (in the torch venv of scripts/crosscheck_blocks.py; onnx is not needed there), the
 block-scaled recipes instead: `lowbit bench --scheme S` against the implementation each scheme
 reproduces, quantize and dequantize timed apart on the same float32 bytes (torchao, ModelOpt and
-compressed-tensors on torch's CPU path with one thread, gguf's numpy code).
+compressed-tensors on torch's CPU path with one thread, gguf's numpy code). The peers allocate their
+outputs, so the ratios use lowbit's calls that allocate theirs too; lowbit's dequantize into a
+reused buffer (`dequantize_into`) and its copy and fill baselines are printed beside them.
 
 With --quantize, the quantization rows instead (see `quantize_main`): QuantizeLinear float32 ->
 INT8, INT4, UINT4, FLOAT8E4M3FN with one scale and with blocks of 32 along the last axis, timed in
