@@ -354,8 +354,9 @@ impl ElementRule for KvalueSteps {
     }
     #[inline(always)]
     fn unanswered(&self, y: f32) -> bool {
-        // NaN (a NaN or infinite x, or a factor outside the range) fails the comparison.
-        !(f32::from_bits(y.to_bits() & 0x7FFF_FFFF) < KVALUE_Y_RANGE)
+        // NaN: a NaN or infinite x, or a factor outside the range.
+        let magnitude = f32::from_bits(y.to_bits() & 0x7FFF_FFFF);
+        magnitude >= KVALUE_Y_RANGE || magnitude.is_nan()
     }
 }
 
