@@ -112,10 +112,16 @@ impl Geometry {
         self.row_blocks * self.col_blocks
     }
 
-    /// Whether the blocks are runs of consecutive elements along the last axis, one row each
-    /// (what the fused kernels of `fast` take), in a tensor that is not empty.
-    fn fused_blocks(&self) -> bool {
-        self.inner == 1 && self.block_rows == 1 && self.elements() > 0
+    /// Whether the blocks are runs of consecutive elements along the last axis, one row each or
+    /// tiles of bands of rows (what the fused kernels of `fast` take), in a tensor that is not
+    /// empty.
+    pub(super) fn fused_blocks(&self) -> bool {
+        self.inner == 1 && self.elements() > 0
+    }
+
+    /// Whether quantizing under `recipe` in `compute` takes the fused kernels of `fast`.
+    pub(super) fn fused_quantize(&self, recipe: &Recipe, compute: DType) -> bool {
+        self.fused_blocks() && compute == DType::Float && (self.block_rows == 1 || super::fast::folds_rows(recipe.amax))
     }
 
     /// The block of element `col` of row `row` in the `rows x cols` view.
@@ -252,8 +258,8 @@ pub(super) fn quantize_with<T: BlockInput>(
         return quantize_mx(x, shape, scheme, opts, axis);
     }
     let compute = compute_dtype(recipe, T::DTYPE);
-    // The fused kernels: blocks of consecutive elements of the last axis, arithmetic in float32.
-    let fast = fused && g.fused_blocks() && compute == DType::Float;
+    // The fused kernels: blocks (or tiles) along the last axis, arithmetic in float32.
+    let fast = fused && g.fused_quantize(recipe, compute);
     let widened;
     let values: &[f32] = match T::as_float32(x) {
         Some(v) if g.inner == 1 => v,
@@ -264,7 +270,7 @@ pub(super) fn quantize_with<T: BlockInput>(
     };
     let global = global_of(recipe, scheme.global_from_amax(), global_scale, values, compute);
     let (codes, stored) = if fast {
-        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, global, compute)?
+        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, g.block_rows, global, compute)?
     } else {
         let amaxes = block_amax(recipe.amax, values, &g);
         let scales = block_scales(recipe, &amaxes, global, compute, scale_casts(recipe)?.as_ref())?;
@@ -527,6 +533,12 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
         _ => DType::Float,
     };
     if fused && g.fused_blocks() {
+        // Tiles: each row's blocks are its band's tiles.
+        let factors = if g.block_rows == 1 {
+            factors
+        } else {
+            super::fast::tiles_of_rows(&factors, g.rows(), g.block_rows, g.col_blocks)
+        };
         return super::fast::values_times_factors(
             recipe,
             table,

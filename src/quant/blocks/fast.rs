@@ -1,5 +1,7 @@
 //! Fused block kernels: the engine's arithmetic for blocks of consecutive elements along the last
-//! axis (every `Row` and `Channel` recipe with the blocked axis innermost), in passes that read
+//! axis (every `Row` and `Channel` recipe with the blocked axis innermost) and for 2-D tiles and
+//! whole tensors (a band of rows at a time: the tile maxima folded from the rows' block maxima,
+//! then each row's element pass with its band's factors), in passes that read
 //! the input in place and write each output once: block maxima from the float32 bits, the scales
 //! by the engine (once per block), then every element scaled and encoded in one loop by the element
 //! plan's lane kernel (or the row's integer rule), and on the way back a table of the element
@@ -441,36 +443,77 @@ fn element_pass<R: ElementRule>(
 const CHUNK: usize = 1 << 17;
 
 /// The element codes and the stored block scales (`BlockScale::stored`) of `values` (`rows x
-/// row`, blocks of `block` along each row), as the engine's block maxima, `block_scales` and
-/// `element_codes` give them, chunk by chunk of whole rows.
+/// row`, blocks of `block` along each row, or tiles of `band` rows by `block` columns, the tiles
+/// row-major), as the engine's block maxima, `block_scales` and `element_codes` give them, chunk
+/// by chunk of whole bands of rows.
 pub(super) fn quantize_rows(
     recipe: &Recipe,
     values: &[f32],
     row: usize,
     block: usize,
+    band: usize,
     global: Option<f32>,
     compute: DType,
 ) -> Result<(Vec<u8>, Vec<u32>)> {
     let blocks_per_row = row.div_ceil(block);
+    let rows = values.len() / row;
     // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
     let whole = matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. });
-    let chunk = if whole { values.len() } else { (CHUNK / row).max(1) * row };
+    let chunk = if whole { values.len() } else { (CHUNK / (band * row)).max(1) * band * row };
     let mut codes = vec![0u8; values.len()];
-    let mut stored = vec![0u32; values.len() / row * blocks_per_row];
+    let mut stored = vec![0u32; rows.div_ceil(band) * blocks_per_row];
     // The element plan and the scales' casts once for all chunks.
     let plan = match recipe.round {
         ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &CastOptions::saturating(true))?),
         _ => None,
     };
     let casts = rules::scale_casts(recipe)?;
-    let chunk_blocks = chunk / row * blocks_per_row;
+    let chunk_blocks = (chunk / row).div_ceil(band) * blocks_per_row;
     for ((xs, cs), ss) in values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)) {
-        let maxima = block_maxima(recipe.amax, xs, row, block, ss.len());
+        let maxima = tile_maxima(recipe.amax, xs, row, block, band);
         let chunk_scales = rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?;
-        element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
+        if band == 1 {
+            element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
+        } else {
+            // Each row's blocks are its band's tiles: the element pass takes them row by row.
+            let of_rows = tiles_of_rows(&chunk_scales, xs.len() / row, band, blocks_per_row);
+            element_codes(recipe, plan.as_ref(), xs, row, block, &of_rows, global, cs)?;
+        }
         ss.iter_mut().zip(&chunk_scales).for_each(|(s, b)| *s = b.stored);
     }
     Ok((codes, stored))
+}
+
+/// Whether [`quantize_rows`] takes tiles of several rows under `rule`: the rule's fold over a
+/// tile equals its fold over the rows' block maxima (a NaN-propagating or NaN-skipping maximum;
+/// ggml's running and signed maxima, which only its 1-D blocks use, depend on the lanes' order).
+pub(super) fn folds_rows(rule: Amax) -> bool {
+    matches!(rule, Amax::NanPropagating | Amax::NanSkipped)
+}
+
+/// The maxima of the tiles of `band` rows by `block` columns of `values` (`rows x row`): each
+/// row's block maxima by the fused pass, folded down the band as the engine folds its rows.
+fn tile_maxima(rule: Amax, values: &[f32], row: usize, block: usize, band: usize) -> Vec<f32> {
+    let blocks_per_row = row.div_ceil(block);
+    let rows = values.len() / row;
+    let row_maxima = block_maxima(rule, values, row, block, rows * blocks_per_row);
+    if band == 1 {
+        return row_maxima;
+    }
+    let mut tiles = vec![0.0f32; rows.div_ceil(band) * blocks_per_row];
+    for (r, maxima) in row_maxima.chunks_exact(blocks_per_row).enumerate() {
+        let band_tiles = &mut tiles[r / band * blocks_per_row..][..blocks_per_row];
+        for (t, m) in band_tiles.iter_mut().zip(maxima.chunks_exact(1)) {
+            *t = rules::amax_fold(rule, *t, &mut 0.0, m);
+        }
+    }
+    tiles
+}
+
+/// Per-tile items (`bands x blocks_per_row`) repeated for every row of their band (`rows x
+/// blocks_per_row`, the last band possibly short).
+pub(super) fn tiles_of_rows<T: Copy>(tiles: &[T], rows: usize, band: usize, blocks_per_row: usize) -> Vec<T> {
+    (0..rows).flat_map(|r| tiles[r / band * blocks_per_row..][..blocks_per_row].iter().copied()).collect()
 }
 
 /// The element codes of `values` (`rows x row`, blocks of `block` along each row, blocks in
@@ -830,8 +873,31 @@ mod tests {
     /// 128x128): `every_row_is_covered` checks that no row is missing.
     fn schemes() -> Vec<String> {
         let mut names = super::super::concrete_schemes(32);
-        names.extend(["fp8:group=32", "fp8:block=64x64"].map(String::from));
+        names.extend(["fp8:group=32", "fp8:block=64x64", "fp8:block=3x40"].map(String::from));
         names
+    }
+
+    /// The tiled and per-tensor rows are compared above through the fused path, not the general
+    /// one: their float32 quantize and their dequantize take the fused kernels.
+    #[test]
+    fn tiles_take_the_fused_path() {
+        use super::super::engine::Geometry;
+        use crate::dtype::DType;
+        let mut tiled = 0;
+        for name in &schemes() {
+            let scheme = Scheme::parse(name).expect("a scheme");
+            let Ok(g) = Geometry::new(&[384, 384], &scheme, -1) else { continue };
+            if matches!(scheme.recipe().block, super::super::recipes::BlockShape::Tile(..)) {
+                tiled += 1;
+            }
+            assert!(g.fused_blocks(), "{name}: dequantize not fused");
+            assert!(
+                scheme.mx().is_some() || g.fused_quantize(scheme.recipe(), DType::Float),
+                "{name}: quantize not fused"
+            );
+        }
+        // deepseek:fp8 in both scale formats, fp8:block=128x128, 64x64 and 3x40.
+        assert_eq!(tiled, 5, "tiled schemes");
     }
 
     #[test]
@@ -990,8 +1056,9 @@ mod tests {
                 &[None, Some(0.37), Some(3.0e-5), Some(0.0), Some(f32::INFINITY), Some(f32::NAN)]
             };
             // Whole blocks of every size, and rows that end in a short block (refused by some rows).
-            // The last two span several chunks of the fused pass (rows of 200 do not divide one).
-            for (rows, len) in [(40, 256), (24, 200), (3, 1), (1100, 256), (1400, 200)] {
+            // The fourth and fifth span several chunks of the fused pass (rows of 200 do not divide
+            // one); the last is whole 128x128 tiles in three bands of two chunks.
+            for (rows, len) in [(40, 256), (24, 200), (3, 1), (1100, 256), (1400, 200), (384, 384)] {
                 let x = tensor(rows, len, &mut rng);
                 let globals = if rows * len > super::CHUNK { &globals[..2.min(globals.len())] } else { globals };
                 for &global in globals {

@@ -86,6 +86,7 @@ pub(super) fn pow2(e: i32) -> f32 {
 }
 
 /// What the block stage hands the element stage and the stored scale.
+#[derive(Clone, Copy)]
 pub(super) struct BlockScale {
     /// The stored scale: a code, or float bits in the scale's dtype.
     pub(super) stored: u32,
