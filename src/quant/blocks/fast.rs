@@ -471,7 +471,12 @@ pub(super) fn quantize_rows(
     let chunk_blocks = (chunk / row).div_ceil(band) * blocks_per_row;
     for ((xs, cs), ss) in values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)) {
         let maxima = tile_maxima(recipe.amax, xs, row, block, band);
-        let chunk_scales = rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?;
+        let chunk_scales = match recipe.scale_rule {
+            ScaleRule::ReciprocalCeil { max_element } => {
+                reciprocal_ceil_scales(recipe, &maxima, max_element, global, compute)
+            }
+            _ => rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?,
+        };
         if band == 1 {
             element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
         } else {
@@ -482,6 +487,82 @@ pub(super) fn quantize_rows(
         ss.iter_mut().zip(&chunk_scales).for_each(|(s, b)| *s = b.stored);
     }
     Ok((codes, stored))
+}
+
+/// `ceil(log2(d))` of a positive normal float32 `d` exactly as float32's `log2` and `ceil` give
+/// it, from the bits: `d`'s exponent `k`, plus one where its fraction bits reach `first_up[k]`,
+/// the first fraction whose rounded `log2` exceeds `k` (near large `|k|` the `log2` of fractions
+/// just above 1 rounds down to `k`). Derived from the float form itself by bisection, each
+/// threshold checked on both sides; the tests compare it with the float form on every
+/// top-16-bit pattern.
+struct CeilLog2 {
+    /// By biased exponent (1 to 254): the smallest fraction bits giving `k + 1`.
+    first_up: [u32; 256],
+}
+
+impl CeilLog2 {
+    /// The thresholds, or `None` where the float form does not have this shape.
+    fn derive() -> Option<CeilLog2> {
+        let float_form = |bits: u32| f32::from_bits(bits).log2().ceil();
+        let mut first_up = [0u32; 256];
+        for biased in 1..=254u32 {
+            let (base, k) = (biased << 23, biased as f32 - 127.0);
+            if float_form(base) != k || float_form(base | 0x7F_FFFF) != k + 1.0 {
+                return None;
+            }
+            let (mut low, mut high) = (1u32, 0x7F_FFFF);
+            while low < high {
+                let mid = low + (high - low) / 2;
+                if float_form(base | mid) == k + 1.0 {
+                    high = mid;
+                } else {
+                    low = mid + 1;
+                }
+            }
+            if float_form(base | low) != k + 1.0 || float_form(base | (low - 1)) != k {
+                return None;
+            }
+            first_up[usize::from(biased as u8)] = low;
+        }
+        Some(CeilLog2 { first_up })
+    }
+
+    /// The thresholds, derived once for the process.
+    fn get() -> Option<&'static CeilLog2> {
+        static STEPS: crate::once::Once<Option<CeilLog2>> = crate::once::Once::new();
+        STEPS.get_or_init(CeilLog2::derive).as_ref()
+    }
+
+    /// `ceil(log2(d))`, or `None` for what is not a positive normal float32 (zero, subnormals,
+    /// the infinities, NaN, negatives: the float form's).
+    #[inline(always)]
+    fn ceil_log2(&self, d: f32) -> Option<i32> {
+        let bits = d.to_bits();
+        let biased = bits >> 23;
+        if biased == 0 || biased >= 255 {
+            return None;
+        }
+        Some(biased as i32 - 127 + i32::from(bits & 0x7F_FFFF >= self.first_up[biased as usize]))
+    }
+}
+
+/// The block scales of a [`ScaleRule::ReciprocalCeil`] row (torchao's `rceil`): the code from
+/// [`CeilLog2`] where it answers, the engine's `block_scale` for the other blocks.
+fn reciprocal_ceil_scales(
+    recipe: &Recipe,
+    maxima: &[f32],
+    max_element: f32,
+    global: Option<f32>,
+    compute: DType,
+) -> Vec<BlockScale> {
+    let steps = CeilLog2::get();
+    maxima
+        .iter()
+        .map(|&amax| match steps.and_then(|s| s.ceil_log2(amax / max_element)) {
+            Some(e) => rules::reciprocal_ceil_scale((e.clamp(-127, 127) + 127) as u32),
+            None => rules::block_scale(recipe, amax, global, compute),
+        })
+        .collect()
 }
 
 /// Whether [`quantize_rows`] takes tiles of several rows under `rule`: the rule's fold over a
@@ -1128,8 +1209,49 @@ mod tests {
 #[cfg(test)]
 mod integer_rule_tests {
     use super::super::rules::{integer, nearest_kvalue};
-    use super::{ElementRule, KvalueSteps, OffsetTruncate, TiesAwayInt8};
+    use super::{CeilLog2, ElementRule, KvalueSteps, OffsetTruncate, TiesAwayInt8};
     use crate::round::RoundingMode;
+
+    /// `CeilLog2` against float32's `log2` then `ceil` on `bits`: equal where it answers, and it
+    /// answers every positive normal float32; returns whether it answered.
+    fn ceil_log2_equals_the_float_form(steps: &CeilLog2, bits: u32) -> bool {
+        let d = f32::from_bits(bits);
+        match steps.ceil_log2(d) {
+            Some(e) => {
+                assert_eq!(e as f32, d.log2().ceil(), "d {d:e} ({bits:#x})");
+                true
+            }
+            None => {
+                assert!(!(d.is_normal() && d > 0.0), "d {d:e} ({bits:#x}) not answered");
+                false
+            }
+        }
+    }
+
+    /// torchao's `rceil` exponent from the bits against the float form on every top-16-bit
+    /// pattern with seven low halves (both signs, zeros, subnormals, infinities and NaN among them).
+    #[test]
+    fn ceil_log2_from_the_bits_equals_the_float_form_on_every_top_16_bit_pattern() {
+        let steps = CeilLog2::derive().expect("float32 log2 has the threshold form");
+        let mut answered = 0u64;
+        for top in 0..=0xFFFFu32 {
+            for low in [0, 1, 2, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF] {
+                answered += u64::from(ceil_log2_equals_the_float_form(&steps, top << 16 | low));
+            }
+        }
+        // The positive normal patterns: 254 exponents of 128 top fractions, seven low halves each.
+        assert_eq!(answered, 254 * 128 * 7);
+    }
+
+    /// The same over every float32 (about 20 s in release on one core; run by hand:
+    /// `cargo test --release --lib ceil_log2 -- --ignored`).
+    #[test]
+    #[ignore]
+    fn ceil_log2_from_the_bits_equals_the_float_form_on_every_float32() {
+        let steps = CeilLog2::derive().expect("float32 log2 has the threshold form");
+        let answered = (0..=u32::MAX).filter(|&bits| ceil_log2_equals_the_float_form(&steps, bits)).count();
+        assert_eq!(answered, 254 << 23);
+    }
 
     /// The thresholds of ggml's nearest-kvalue search against the search itself on every
     /// top-16-bit float32 pattern with four low halves, at factors from the smallest to the

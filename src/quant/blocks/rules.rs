@@ -156,13 +156,7 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
                 let e = descale.log2().ceil();
                 (e.clamp(-127.0, 127.0) as i32 + 127) as u32
             };
-            let factor = match code {
-                0xFF => f32::NAN,
-                0xFE => pow2(-127),
-                0 => 1.0,
-                c => pow2(127 - c as i32),
-            };
-            BlockScale { stored: code, factor }
+            reciprocal_ceil_scale(code)
         }
         ScaleRule::PowerOfTwoLog2 { mbits, emax, .. } => {
             // round_to_power_2 in int32 (a NaN amax arrives with torch's bits: block_scales).
@@ -216,6 +210,19 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             divide_after_cast(recipe, s, stored, value, compute)
         }
     }
+}
+
+/// A [`ScaleRule::ReciprocalCeil`] block's scale from its code: the element factor is the
+/// reciprocal of the code's power of two (NaN for 0xFF, 1 for code 0).
+#[inline(always)]
+pub(super) fn reciprocal_ceil_scale(code: u32) -> BlockScale {
+    let factor = match code {
+        0xFF => f32::NAN,
+        0xFE => pow2(-127),
+        0 => 1.0,
+        c => pow2(127 - c as i32),
+    };
+    BlockScale { stored: code, factor }
 }
 
 /// The plans that cast a `Divide` row's scales to E4M3 or float16 and back, made once for all
