@@ -128,6 +128,17 @@ fn the_default_choice_leaves_embeddings_and_norms() {
 }
 
 /// A one-tensor float32 checkpoint `w.weight` of `shape`.
+/// `quantize_checkpoint` of `scheme` over the tensors `only` selects, one thread, no shard, no
+/// progress.
+fn quantize_selected(
+    ckpt: &Checkpoint,
+    scheme: &str,
+    only: &Selection,
+    out: &Path,
+) -> lowbit::Result<lowbit::checkpoint::QuantizeReport> {
+    quantize_checkpoint(ckpt, &Scheme::parse(scheme).unwrap(), only, out, 1, None, &mut |_, _| {})
+}
+
 fn hand_built(dir: &Path, shape: &[usize], values: &[f32]) -> Checkpoint {
     let path = dir.join("hand.safetensors");
     let t = SafetensorsTensor { name: "w.weight".into(), dtype: DType::Float, shape: shape.to_vec() };
@@ -150,16 +161,7 @@ fn a_hand_built_block_in_the_gpt_oss_layout() {
     x[..4].copy_from_slice(&[1.0, 2.0, -0.5, 6.0]);
     let ckpt = hand_built(dir.path(), &[1, 32], &x);
     let out = dir.path().join("mx");
-    quantize_checkpoint(
-        &ckpt,
-        &Scheme::parse("ocp:mxfp4").unwrap(),
-        &Selection::default(),
-        &out,
-        1,
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    quantize_selected(&ckpt, "ocp:mxfp4", &Selection::default(), &out).unwrap();
     let q = Checkpoint::open(&out).unwrap();
     let blocks = q.tensor("w.weight_blocks").unwrap();
     assert_eq!(blocks.shape, [1, 1, 16]);
@@ -183,8 +185,7 @@ fn a_hand_built_block_in_the_compressed_tensors_mxfp4_layout() {
     x[32..36].copy_from_slice(&[0.75, -0.25, 0.1, -0.01]);
     let ckpt = hand_built(dir.path(), &[2, 32], &x);
     let out = dir.path().join("ct-mxfp4");
-    let scheme = Scheme::parse("compressed-tensors:mxfp4").unwrap();
-    quantize_checkpoint(&ckpt, &scheme, &Selection::default(), &out, 1, None, &mut |_, _| {}).unwrap();
+    quantize_selected(&ckpt, "compressed-tensors:mxfp4", &Selection::default(), &out).unwrap();
     let q = Checkpoint::open(&out).unwrap();
     let names: Vec<&str> = q.tensors().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["w.weight_packed", "w.weight_scale"]);
@@ -219,16 +220,7 @@ fn a_hand_built_block_in_the_modelopt_layout() {
     x[..3].copy_from_slice(&[6.0, 3.0, -1.5]);
     let ckpt = hand_built(dir.path(), &[1, 16], &x);
     let out = dir.path().join("nvfp4");
-    quantize_checkpoint(
-        &ckpt,
-        &Scheme::parse("modelopt:nvfp4").unwrap(),
-        &Selection::default(),
-        &out,
-        1,
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    quantize_selected(&ckpt, "modelopt:nvfp4", &Selection::default(), &out).unwrap();
     let q = Checkpoint::open(&out).unwrap();
     assert_eq!(q.bytes(q.tensor("w.weight").unwrap()), [0x57, 0x0B, 0, 0, 0, 0, 0, 0]);
     assert_eq!(q.bytes(q.tensor("w.weight_scale").unwrap()), [0x7E]);
@@ -242,15 +234,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
     let original = Checkpoint::open(fixture("original")).unwrap();
     let out = dir.path().join("never");
     let only = Selection { only: Some(regex::Regex::new("norm").unwrap()), skip: None };
-    match quantize_checkpoint(
-        &original,
-        &Scheme::parse("modelopt:nvfp4").unwrap(),
-        &only,
-        &out,
-        1,
-        None,
-        &mut |_, _| {},
-    ) {
+    match quantize_selected(&original, "modelopt:nvfp4", &only, &out) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"model.norm.weight\"");
             assert!(message.contains("not a float weight of two or more dimensions"), "{message}");
@@ -258,15 +242,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
         other => panic!("{other:?}"),
     }
     assert!(!out.exists());
-    match quantize_checkpoint(
-        &original,
-        &Scheme::parse("ocp:mxfp8e4m3").unwrap(),
-        &Selection::default(),
-        &out,
-        1,
-        None,
-        &mut |_, _| {},
-    ) {
+    match quantize_selected(&original, "ocp:mxfp8e4m3", &Selection::default(), &out) {
         Err(Error::InvalidOp { message, .. }) => assert!(message.contains("no checkpoint convention"), "{message}"),
         other => panic!("{other:?}"),
     }
@@ -274,7 +250,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
     // A block the row does not fill: --only naming it is an error (48 is not a multiple of 32).
     let ckpt = hand_built(dir.path(), &[1, 48], &[0.5; 48]);
     let only = Selection { only: Some(regex::Regex::new("w").unwrap()), skip: None };
-    match quantize_checkpoint(&ckpt, &Scheme::parse("ocp:mxfp4").unwrap(), &only, &out, 1, None, &mut |_, _| {}) {
+    match quantize_selected(&ckpt, "ocp:mxfp4", &only, &out) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w.weight\"");
             assert!(message.contains("not a multiple of the block 32"), "{message}");
