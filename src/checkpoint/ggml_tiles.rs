@@ -17,7 +17,7 @@ use super::tile_parts::{code_table, fill};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, ScaleFormat, Scales, Scheme};
 use crate::{CastOptions, DType, Error, Plan, Result};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use zerocopy::IntoBytes;
 
 /// Elements decoded per run of blocks (256 KiB of float32, in the core's L2 cache).
@@ -184,7 +184,10 @@ fn unit_element_scales(scheme: &Scheme, per_scale: usize, unit: u8) -> Result<Ar
     type Made = Vec<(String, Arc<Vec<f32>>)>;
     static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
     let made = MADE.get_or_init(|| Mutex::new(Vec::new()));
-    if let Some((_, v)) = made.lock().map_err(|_| poisoned())?.iter().find(|(n, _)| n == scheme.name()) {
+    // Entries are pushed whole, after their table is made: a panic elsewhere while the lock was
+    // held leaves the cache as valid as before, so a poisoned lock is used as it is.
+    let cache = || made.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, v)) = cache().iter().find(|(n, _)| n == scheme.name()) {
         return Ok(Arc::clone(v));
     }
     let count = 1usize << 16;
@@ -195,12 +198,8 @@ fn unit_element_scales(scheme: &Scheme, per_scale: usize, unit: u8) -> Result<Ar
     let scales = Scales::Float16((0..count).map(|s| s as u16).collect());
     let values = blocks::from_arrays(elements, &[count * per_scale], scales, scheme, -1, None)?.dequantize()?;
     let table = Arc::new((0..count).map(|k| values[k * per_scale]).collect::<Vec<f32>>());
-    made.lock().map_err(|_| poisoned())?.push((scheme.name().to_string(), Arc::clone(&table)));
+    cache().push((scheme.name().to_string(), Arc::clone(&table)));
     Ok(table)
-}
-
-fn poisoned() -> Error {
-    Error::TooLarge { what: "the ggml scale tables (a thread panicked)".into() }
 }
 
 /// The fast path for a GGUF tensor of `scheme` decoded to `target`, or `None`.
