@@ -13,7 +13,7 @@
 //! A type whose probes do not show this shape takes the general path. The tests compare the two
 //! bit for bit on every code and random scales.
 
-use super::tile_parts::{code_table, fill};
+use super::tile_parts::{code_table, fill, pair_table};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, ScaleFormat, Scales, Scheme};
 use crate::{CastOptions, DType, Error, Plan, Result};
@@ -249,17 +249,6 @@ pub(super) fn fast_ggml<'a>(
         }
     };
     Ok(Some(GgmlWeight { tensor, layout, values }))
-}
-
-/// From the value of every (scale code, 4-bit element code) (16 per scale code), the values of
-/// every (scale code, code byte): its two elements, low nibble first.
-fn pair_table<T: Copy>(values: &[T]) -> Vec<[T; 2]> {
-    (0..256 * 256)
-        .map(|k| {
-            let (s, b) = (k / 256 * 16, k % 256);
-            [values[s + (b & 15)], values[s + (b >> 4)]]
-        })
-        .collect()
 }
 
 /// Decodes whole blocks of 4-bit codes with a table of the two values of every (scale code,

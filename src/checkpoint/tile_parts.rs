@@ -1,5 +1,5 @@
 //! What the two tile decoders (`tiles` for the safetensors conventions, `ggml_tiles` for GGUF's
-//! blocks) share: value tables probed from `quant::blocks`' general path, and grow-only buffers.
+//! blocks) share: value tables probed from `quant::blocks`' general path, and grow-only buffers and the two-values-a-byte table of 4-bit codes.
 
 use crate::quant::blocks::{self, Scales, Scheme};
 use crate::{Error, Result};
@@ -31,4 +31,15 @@ pub(super) fn fill<T: Default + Clone>(buffer: &mut Vec<T>, len: usize) -> Resul
         buffer.resize(len, T::default());
     }
     Ok(&mut buffer[..len])
+}
+
+/// From the value of every (scale code, 4-bit element code) (16 per scale code), the values of
+/// every (scale code, code byte): its two elements, low nibble first.
+pub(super) fn pair_table<T: Copy>(values: &[T]) -> Vec<[T; 2]> {
+    (0..256 * 256)
+        .map(|k| {
+            let (s, b) = (k / 256 * 16, k % 256);
+            [values[s + (b & 15)], values[s + (b >> 4)]]
+        })
+        .collect()
 }

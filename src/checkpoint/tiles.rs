@@ -18,7 +18,7 @@
 //! two on every convention.
 
 use super::conventions::{ElementStorage, LogicalWeight};
-use super::tile_parts::{code_table, fill};
+use super::tile_parts::{code_table, fill, pair_table};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
 use crate::{CastOptions, DType, Plan, Result};
@@ -50,14 +50,7 @@ impl<T: Copy> Lookup<T> {
     /// From the value of every (scale code, element code) in a table of `codes` per scale.
     fn new(values: &[T], codes: usize) -> Lookup<T> {
         if codes == 16 {
-            Lookup::Pairs(
-                (0..256 * 256)
-                    .map(|k| {
-                        let (s, b) = (k / 256 * 16, k % 256);
-                        [values[s + (b & 15)], values[s + (b >> 4)]]
-                    })
-                    .collect(),
-            )
+            Lookup::Pairs(pair_table(values))
         } else {
             Lookup::Singles(values.to_vec())
         }
