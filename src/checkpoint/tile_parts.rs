@@ -1,5 +1,6 @@
 //! What the two tile decoders (`tiles` for the safetensors conventions, `ggml_tiles` for GGUF's
-//! blocks) share: value tables probed from `quant::blocks`' general path, and grow-only buffers and the two-values-a-byte table of 4-bit codes.
+//! blocks) share: value tables probed from `quant::blocks`' general path, the two-values-a-byte
+//! table of 4-bit codes, and grow-only buffers.
 
 use crate::quant::blocks::{self, Scales, Scheme};
 use crate::{Error, Result};
