@@ -124,6 +124,11 @@ def _run(binary, folder, out, dtype):
     return wall, (after.ru_utime - before.ru_utime), (after.ru_stime - before.ru_stime), size
 
 
+# The conventions measured, in the README's order.
+KINDS = ["gpt-oss-mxfp4", "modelopt-nvfp4", "compressed-tensors-nvfp4", "deepseek-fp8",
+         "gguf-q8_0", "gguf-q4_0", "gguf-mxfp4", "gguf-nvfp4"]
+
+
 def _write_only(out, size):
     """Wall seconds to write `size` bytes into a new file beside the output, 1 MiB at a time,
     and sync it (as lowbit does before renaming its output into place): the floor any
@@ -165,21 +170,19 @@ def main():
     parser.add_argument("--dtype", default="bf16", choices=["f32", "bf16", "f16"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", help="where checkpoints and outputs go (default: the system's temporary folder)")
-    parser.add_argument("--only", help="one convention")
+    parser.add_argument("--only", choices=KINDS, help="one convention")
     parser.add_argument("--generate", nargs=3, metavar=("KIND", "FOLDER", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
         kind, folder, seed = args.generate
         print(_generate(kind, pathlib.Path(folder), args.mib, np.random.default_rng(int(seed)), args.bin))
         return
-    kinds = ["gpt-oss-mxfp4", "modelopt-nvfp4", "compressed-tensors-nvfp4", "deepseek-fp8"]
-    kinds += ["gguf-q8_0", "gguf-q4_0", "gguf-mxfp4", "gguf-nvfp4"]
     binaries = [("lowbit", args.bin)] + ([("baseline", args.baseline)] if args.baseline else [])
     seed = 27
     print(f"| convention | input MB | output MB | lowbit MB/s of input | user s | sys s | MB of input per user CPU-second | MB of input per CPU-second | peak RSS MiB | write-only MB/s of input | lowbit / write-only |"
           + (" baseline MB/s | lowbit / baseline |" if args.baseline else ""))
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.baseline else ""))
-    for kind in kinds if not args.only else [args.only]:
+    for kind in KINDS if not args.only else [args.only]:
         work = pathlib.Path(tempfile.mkdtemp(dir=args.dir, prefix="lowbit-bench-"))
         try:
             # Generated in a child process: this one stays small, so that a child's peak RSS
