@@ -140,9 +140,13 @@ pub(super) fn block_maxima(rule: Amax, values: &[f32], row: usize, block: usize,
 
 /// How one lane becomes a code: `prepare` gives the value the rule rounds from `x` and its
 /// block's factor, `code` its code, and `unanswered` whether it is a lane the rule does not
-/// answer (the caller then asks the engine). Three steps, so that each is a loop of its own that
-/// vectorises.
-trait ElementRule {
+/// answer (the caller then asks the engine). The three run in one loop over a block's lanes,
+/// which vectorises (three loops over a buffer of the block's values kept the selects of the cast
+/// lanes as branches: twice the time).
+trait ElementRule: Clone {
+    /// Whether the element pass works on a copy of the rule (the cast lanes' selects vectorise
+    /// only then; ggml's thresholds run slower so).
+    const COPIED: bool = false;
     fn prepare(&self, x: f32, factor: f32) -> f32;
     fn code(&self, y: f32, factor: f32) -> u8;
     fn unanswered(&self, y: f32) -> bool {
@@ -159,6 +163,7 @@ fn scaled<const MULTIPLY: bool>(x: f32, factor: f32) -> f32 {
 
 /// [`ElementRound::Cast`]: the clamp (NaN passes), -0 to +0 where the row says, then the element
 /// plan's lane kernel, which answers every finite lane; NaN and infinite lanes are the engine's.
+#[derive(Clone)]
 struct CastLane<E, const MULTIPLY: bool> {
     /// Owned: the kernel's fields are then read through the kernel argument itself, which the
     /// compiler knows it may read ahead (through a second reference, its selects stayed branches).
@@ -168,9 +173,20 @@ struct CastLane<E, const MULTIPLY: bool> {
 }
 
 impl<E: LaneEncoder, const MULTIPLY: bool> ElementRule for CastLane<E, MULTIPLY> {
+    const COPIED: bool = true;
     #[inline(always)]
     fn prepare(&self, x: f32, factor: f32) -> f32 {
-        cast_input::<MULTIPLY>(x, factor, self.bound, self.positive_zero)
+        // [`cast_input`] without its choice of NaN (no NaN lane is answered here): the selects
+        // stay vector selects.
+        let (bound, positive_zero) = (self.bound, self.positive_zero);
+        let y = if MULTIPLY { x * factor } else { x / factor };
+        let y = if positive_zero { y + 0.0 } else { y };
+        let y = if y < -bound { -bound } else { y };
+        if y > bound {
+            bound
+        } else {
+            y
+        }
     }
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
@@ -201,6 +217,7 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
 /// magnitude bounded to 1024 so the truncating conversion is exact, its integer part plus one
 /// where the dropped fraction is at least a half, the sign put back, clamped to [-128, 127]; NaN,
 /// the infinities and magnitudes from 2^64 on give 0 as [`rules::integer`] says.
+#[derive(Clone)]
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
@@ -228,6 +245,7 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
 /// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
 /// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
 /// or one from 2^64 on, gives 0 as [`rules::integer`] says.
+#[derive(Clone)]
 struct OffsetTruncate<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
@@ -274,6 +292,7 @@ fn small_integer(x: f32) -> u32 {
 
 /// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`
 /// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails).
+#[derive(Clone)]
 struct NearestKvalue;
 
 impl ElementRule for NearestKvalue {
@@ -407,18 +426,27 @@ impl<R: ElementRule> ElementPass<R> {
     /// [`SpanKernel::run`] for blocks of `B` lanes filling every row.
     #[inline(always)]
     fn whole_blocks<const B: usize>(&self, factors: &[f32], values: &[f32], dst: &mut [u8], marks: &mut [bool]) {
+        if R::COPIED {
+            // The rule as a local: its fields are then known not to change under the stores.
+            Self::blocks_with::<B>(&self.rule.clone(), factors, values, dst, marks);
+        } else {
+            Self::blocks_with::<B>(&self.rule, factors, values, dst, marks);
+        }
+    }
+
+    #[inline(always)]
+    fn blocks_with<const B: usize>(rule: &R, factors: &[f32], values: &[f32], dst: &mut [u8], marks: &mut [bool]) {
         let blocks = values.chunks_exact(B).zip(dst.chunks_exact_mut(B));
         for ((xs, cs), (&factor, mark)) in blocks.zip(factors.iter().zip(marks.iter_mut())) {
             let xs: &[f32; B] = xs.try_into().expect("B lanes");
             let cs: &mut [u8; B] = cs.try_into().expect("B codes");
-            let mut ys = [0.0f32; B];
-            for (y, &x) in ys.iter_mut().zip(xs) {
-                *y = self.rule.prepare(x, factor);
+            let mut unanswered = false;
+            for (c, &x) in cs.iter_mut().zip(xs) {
+                let y = rule.prepare(x, factor);
+                *c = rule.code(y, factor);
+                unanswered |= rule.unanswered(y);
             }
-            for (c, &y) in cs.iter_mut().zip(&ys) {
-                *c = self.rule.code(y, factor);
-            }
-            *mark = ys.iter().fold(false, |u, &y| u | self.rule.unanswered(y));
+            *mark = unanswered;
         }
     }
 }

@@ -186,7 +186,8 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
         }
         ScaleRule::Divide { .. } => {
-            let s = divide_before_cast(recipe, amax, global, compute);
+            let steps = DivideSteps::new(recipe, global, compute);
+            let s = steps.before_cast(amax);
             let (stored, value) = match recipe.scale {
                 ScaleFormat::E4M3 => {
                     let c = encode(DType::Float8E4M3FN, s);
@@ -207,7 +208,7 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
                 }
                 ScaleFormat::E8M0 => unreachable!("no Divide row stores E8M0"),
             };
-            divide_after_cast(recipe, s, stored, value, compute)
+            steps.after_cast(s, stored, value)
         }
     }
 }
@@ -273,7 +274,8 @@ pub(super) fn block_scales(
         return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
     };
     // The casts through the plans each way, on the scales' bytes (little-endian raw data).
-    let mut pre: Vec<f32> = amaxes.iter().map(|&a| divide_before_cast(recipe, a, global, compute)).collect();
+    let steps = DivideSteps::new(recipe, global, compute);
+    let mut pre: Vec<f32> = amaxes.iter().map(|&a| steps.before_cast(a)).collect();
     let n = pre.len();
     if cfg!(target_endian = "big") {
         pre.iter_mut().for_each(|v| *v = f32::from_bits(v.to_bits().to_le()));
@@ -287,7 +289,7 @@ pub(super) fn block_scales(
         codes
             .iter()
             .zip(pre.iter().zip(&values))
-            .map(|(&c, (&p, &v))| divide_after_cast(recipe, pre_value(p), u32::from(c), pre_value(v), compute))
+            .map(|(&c, (&p, &v))| steps.after_cast(pre_value(p), u32::from(c), pre_value(v)))
             .collect()
     } else {
         codes
@@ -295,7 +297,7 @@ pub(super) fn block_scales(
             .zip(pre.iter().zip(&values))
             .map(|(c, (&p, &v))| {
                 let stored = u32::from(u16::from_le_bytes([c[0], c[1]]));
-                divide_after_cast(recipe, pre_value(p), stored, pre_value(v), compute)
+                steps.after_cast(pre_value(p), stored, pre_value(v))
             })
             .collect()
     })
@@ -316,72 +318,120 @@ pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
     }
 }
 
-/// A `Divide` row's scale before its cast: amax floor, division, the per-tensor step, the power
-/// of two, the zero replacement and the clamps.
-#[inline(always)]
-pub(super) fn divide_before_cast(recipe: &Recipe, amax: f32, global: Option<f32>, compute: DType) -> f32 {
-    let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, pow2_ceil, amax_floor, .. } = recipe.scale_rule
-    else {
-        unreachable!("a Divide row")
-    };
-    let mut a = amax;
-    if let Some(floor) = amax_floor {
-        a = nan_propagating_max(floor, a);
-    }
-    let base = round_to(compute, a / divisor);
-    let mut s = match (recipe.global, global) {
-        (GlobalRule::TorchaoDecode, Some(g)) => base / g,
-        (GlobalRule::ModeloptDecode, Some(g)) => a / (divisor * g),
-        (GlobalRule::CompressedTensorsEncode, Some(g)) => base * g,
-        _ => base,
-    };
-    if pow2_ceil {
-        s = s.log2().ceil().exp2();
-    }
-    if let Some(z) = zero_before_cast {
-        if s == 0.0 {
-            s = z;
-        }
-    }
-    if let Some((lo, hi)) = bounds {
-        s = clamp(s, lo, hi);
-    }
-    s
+/// A `Divide` row's per-block arithmetic with the row's choices (and the per-tensor scale) read
+/// once, so that a loop over many blocks branches on nothing but their values.
+#[derive(Clone, Copy)]
+pub(super) struct DivideSteps {
+    divisor: f32,
+    amax_floor: Option<f32>,
+    compute: DType,
+    global: GlobalStep,
+    pow2_ceil: bool,
+    zero_before_cast: Option<f32>,
+    bounds: Option<(f32, f32)>,
+    /// A zero scale after the cast becomes this value.
+    zero_after_cast: Option<f32>,
+    /// The scale is E4M3: a NaN value takes torch's bits, the replacement is stored as its code.
+    float8: bool,
+    /// ggml Q8_0/Q4_0: the element factor is the reciprocal of the unrounded scale.
+    reciprocal: bool,
 }
 
-/// A `Divide` row's scale after its cast (`stored`, decoded `value`): the zero replacement and the
-/// element factor.
-#[inline(always)]
-pub(super) fn divide_after_cast(recipe: &Recipe, s: f32, stored: u32, value: f32, compute: DType) -> BlockScale {
-    let ScaleRule::Divide { zero_after_cast, .. } = recipe.scale_rule else { unreachable!("a Divide row") };
-    // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits, which
-    // torchao's custom float4 cast turns into a code.
-    let mut value = if recipe.scale == ScaleFormat::E4M3 && value.is_nan() { torch_float8_nan(value) } else { value };
-    let replacement = match zero_after_cast {
-        ZeroScale::Keep => None,
-        ZeroScale::Value(v) => Some(v),
-        ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
-    };
-    let mut stored = stored;
-    if let (Some(r), true) = (replacement, value == 0.0) {
-        value = r;
-        stored = match recipe.scale {
-            ScaleFormat::E4M3 => encode(DType::Float8E4M3FN, r) as u32,
-            _ => r.to_bits(),
+/// How a `Divide` row's scale takes the per-tensor scale `g` (`base` = amax / divisor).
+#[derive(Clone, Copy)]
+enum GlobalStep {
+    Base,
+    /// torchao: base / g.
+    BaseOver(f32),
+    /// ModelOpt: amax / (divisor * g), the product once.
+    AmaxOver(f32),
+    /// compressed-tensors: base * g.
+    BaseTimes(f32),
+}
+
+impl DivideSteps {
+    pub(super) fn new(recipe: &Recipe, global: Option<f32>, compute: DType) -> DivideSteps {
+        let ScaleRule::Divide { divisor, clamp: bounds, zero_before_cast, zero_after_cast, pow2_ceil, amax_floor } =
+            recipe.scale_rule
+        else {
+            unreachable!("a Divide row")
         };
+        let global = match (recipe.global, global) {
+            (GlobalRule::TorchaoDecode, Some(g)) => GlobalStep::BaseOver(g),
+            (GlobalRule::ModeloptDecode, Some(g)) => GlobalStep::AmaxOver(divisor * g),
+            (GlobalRule::CompressedTensorsEncode, Some(g)) => GlobalStep::BaseTimes(g),
+            _ => GlobalStep::Base,
+        };
+        let zero_after_cast = match zero_after_cast {
+            ZeroScale::Keep => None,
+            ZeroScale::Value(v) => Some(v),
+            ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
+        };
+        DivideSteps {
+            divisor,
+            amax_floor,
+            compute,
+            global,
+            pow2_ceil,
+            zero_before_cast,
+            bounds,
+            zero_after_cast,
+            float8: recipe.scale == ScaleFormat::E4M3,
+            reciprocal: recipe.step == ElementStep::Reciprocal && recipe.scale == ScaleFormat::Float16,
+        }
     }
-    let factor = match recipe.step {
-        // ggml Q8_0/Q4_0: the reciprocal of the unrounded d, 0 when d is 0.
-        ElementStep::Reciprocal if recipe.scale == ScaleFormat::Float16 => {
-            if s != 0.0 {
-                1.0 / s
-            } else {
-                0.0
+
+    /// The scale before its cast: amax floor, division, the per-tensor step, the power of two,
+    /// the zero replacement and the clamps.
+    #[inline(always)]
+    pub(super) fn before_cast(&self, amax: f32) -> f32 {
+        let a = match self.amax_floor {
+            Some(floor) => nan_propagating_max(floor, amax),
+            None => amax,
+        };
+        let quotient = a / self.divisor;
+        let base = if self.compute == DType::Float { quotient } else { round_to(self.compute, quotient) };
+        let mut s = match self.global {
+            GlobalStep::Base => base,
+            GlobalStep::BaseOver(g) => base / g,
+            GlobalStep::AmaxOver(dg) => a / dg,
+            GlobalStep::BaseTimes(g) => base * g,
+        };
+        if self.pow2_ceil {
+            s = s.log2().ceil().exp2();
+        }
+        if let Some(z) = self.zero_before_cast {
+            if s == 0.0 {
+                s = z;
             }
         }
-        _ => value,
-    };
-    BlockScale { stored, factor }
+        if let Some((lo, hi)) = self.bounds {
+            s = clamp(s, lo, hi);
+        }
+        s
+    }
+
+    /// The scale after its cast (`stored`, decoded `value`; `s` before the cast): the zero
+    /// replacement and the element factor.
+    #[inline(always)]
+    pub(super) fn after_cast(&self, s: f32, stored: u32, value: f32) -> BlockScale {
+        // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits,
+        // which torchao's custom float4 cast turns into a code.
+        let mut value = if self.float8 && value.is_nan() { torch_float8_nan(value) } else { value };
+        let mut stored = stored;
+        if let (Some(r), true) = (self.zero_after_cast, value == 0.0) {
+            value = r;
+            stored = if self.float8 { encode(DType::Float8E4M3FN, r) as u32 } else { r.to_bits() };
+        }
+        let factor = if !self.reciprocal {
+            value
+        } else if s != 0.0 {
+            1.0 / s
+        } else {
+            0.0
+        };
+        BlockScale { stored, factor }
+    }
 }
 
 /// ggml's `ggml_fp32_to_ue4m3`: 0 unless above 0; the rounding core's nearest-ties-away E4M3 code
