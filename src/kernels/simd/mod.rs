@@ -171,6 +171,29 @@ pub(crate) fn nibble_blocks_to_f32(values: &[f32; 16], packed: &[u8], factors: &
     false
 }
 
+/// Every block's largest magnitude (its float32 bits without the sign; NaN lanes counted as 0
+/// where `skip_nan`) into `magnitudes`, and, where `first` is not empty, the first lane of each
+/// block holding that magnitude (`block` where none does), for blocks of `block` lanes, a
+/// multiple of 8, with AVX2 where the CPU has it. Returns `false`, having written nothing,
+/// without AVX2 (the caller then runs its portable loops).
+#[inline]
+#[cfg(feature = "quant")]
+pub(crate) fn block_magnitudes(
+    values: &[f32],
+    block: usize,
+    skip_nan: bool,
+    magnitudes: &mut [u32],
+    first: &mut [u32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if isa().has_avx2() && block % 8 == 0 && block > 0 {
+        x86::block_magnitudes(values, block, skip_nan, magnitudes, first);
+        return true;
+    }
+    let _ = (values, block, skip_nan, magnitudes, first);
+    false
+}
+
 /// Work over a span of `n` elements, `src` into `dst`, that runs through [`widest_span`]: the
 /// plan (the kernel) runs one of its parts (an engine) with its scratch. Its `run` must be
 /// `#[inline(always)]`, so that it is compiled into each of the copies.

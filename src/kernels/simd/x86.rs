@@ -726,3 +726,79 @@ pub(crate) fn with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
 unsafe fn run_with_avx512<K: super::Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
+
+/// [`super::block_magnitudes`] with AVX2 (`block` a multiple of 8).
+#[cfg(feature = "quant")]
+pub(crate) fn block_magnitudes(
+    values: &[f32],
+    block: usize,
+    skip_nan: bool,
+    magnitudes: &mut [u32],
+    first: &mut [u32],
+) {
+    assert!(super::isa().has_avx2(), "AVX2 was detected");
+    assert!(block % 8 == 0 && block > 0 && values.len() / block <= magnitudes.len(), "whole blocks of eights");
+    assert!(first.is_empty() || first.len() >= magnitudes.len(), "a first lane for every block");
+    // SAFETY: the assertions above: `isa()` has AVX2 only after `avx2_detected()` saw AVX2.
+    unsafe {
+        if skip_nan {
+            block_magnitudes_avx2::<true>(values, block, magnitudes, first);
+        } else {
+            block_magnitudes_avx2::<false>(values, block, magnitudes, first);
+        }
+    }
+}
+
+/// # Safety
+/// The CPU must have AVX2; `block` is a multiple of 8.
+#[target_feature(enable = "avx2")]
+#[cfg(feature = "quant")]
+unsafe fn block_magnitudes_avx2<const SKIP_NAN: bool>(
+    values: &[f32],
+    block: usize,
+    magnitudes: &mut [u32],
+    first: &mut [u32],
+) {
+    use core::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_castps_si256, _mm256_castsi256_ps,
+        _mm256_castsi256_si128, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_extracti128_si256, _mm256_loadu_ps,
+        _mm256_max_epi32, _mm256_movemask_ps, _mm256_set1_epi32, _mm256_setzero_si256, _mm_cvtsi128_si32,
+        _mm_max_epi32, _mm_shuffle_epi32,
+    };
+    let abs_mask = _mm256_set1_epi32(0x7FFF_FFFF);
+    let inf = _mm256_set1_epi32(0x7F80_0000);
+    // The magnitudes of eight lanes (as i32: every magnitude fits, and AVX2 compares signed).
+    let eight_magnitudes = |eight: &[f32]| -> __m256i {
+        // SAFETY: `eight` is 8 float32s (chunks_exact); loadu allows any alignment.
+        _mm256_and_si256(_mm256_castps_si256(unsafe { _mm256_loadu_ps(eight.as_ptr()) }), abs_mask)
+    };
+    for (b, xs) in values.chunks_exact(block).enumerate() {
+        let mut m = _mm256_setzero_si256();
+        for eight in xs.chunks_exact(8) {
+            let v = eight_magnitudes(eight);
+            let v = if SKIP_NAN { _mm256_andnot_si256(_mm256_cmpgt_epi32(v, inf), v) } else { v };
+            m = _mm256_max_epi32(m, v);
+        }
+        let m = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+        let m = _mm_max_epi32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+        let m = _mm_max_epi32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+        let largest = _mm_cvtsi128_si32(m);
+        magnitudes[b] = largest as u32;
+        if let Some(first) = first.get_mut(b) {
+            // Every lane's match as one bit (no branch: where the lane falls is random), the
+            // first set bit the lane; 0 lanes past 128 are looked at by a second loop.
+            let target = _mm256_set1_epi32(largest);
+            let mut equal = 0u128;
+            for (k, eight) in xs.chunks_exact(8).take(16).enumerate() {
+                let bits = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(eight_magnitudes(eight), target)));
+                equal |= u128::from(bits as u8) << (8 * k);
+            }
+            *first = if equal != 0 {
+                equal.trailing_zeros()
+            } else {
+                xs.iter().skip(128).position(|v| v.to_bits() & 0x7FFF_FFFF == largest as u32).map_or(block, |p| 128 + p)
+                    as u32
+            };
+        }
+    }
+}

@@ -14,12 +14,12 @@
 //! of issue 26, for every row.
 
 use super::recipes::{Amax, ElementRound, NanElement, Recipe, ScaleRule};
-use super::rules::{self, BlockScale};
+use super::rules::{self, BlockScale, DivideSteps, ScaleCasts};
 use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::kernels::simd::{widest_span, SpanKernel};
+use crate::kernels::simd::{self, widest_span, SpanKernel};
 use crate::kernels::{LaneEncoder, WithLaneEncoder};
 use crate::plan::Plan;
 
@@ -79,13 +79,55 @@ fn float_lanes(src: &[u8]) -> Option<&[f32]> {
     <[f32] as zerocopy::FromBytes>::ref_from_bytes(src).ok()
 }
 
-/// [`BlockMaxima`] for blocks of `B` lanes filling every row (a constant trip count).
+/// [`BlockMaxima`] for blocks of `B` lanes (a multiple of 8) filling every row: every block's
+/// largest magnitude (and for the signed maximum the first lane holding it) first, by the SIMD
+/// module's kernel where the CPU has one, then the rule's answer from it ([`finish_maximum`]).
 #[inline(always)]
 fn whole_maxima<const B: usize>(rule: Amax, values: &[f32], dst: &mut [u8]) {
-    for (xs, o) in values.chunks_exact(B).zip(dst.chunks_exact_mut(4)) {
-        let xs: &[f32; B] = xs.try_into().expect("B lanes");
-        o.copy_from_slice(&block_maximum(rule, xs.iter().copied()).to_ne_bytes());
+    let blocks = values.len() / B;
+    let skip_nan = matches!(rule, Amax::NanSkipped | Amax::SignedLargest);
+    let signed = rule == Amax::SignedLargest;
+    let mut magnitudes = vec![0u32; blocks];
+    let mut first = vec![0u32; if signed { blocks } else { 0 }];
+    if !simd::block_magnitudes(values, B, skip_nan, &mut magnitudes, &mut first) {
+        for (xs, m) in values.chunks_exact(B).zip(magnitudes.iter_mut()) {
+            let xs: &[f32; B] = xs.try_into().expect("B lanes");
+            *m = if skip_nan {
+                largest_magnitude::<true>(xs.iter().copied())
+            } else {
+                largest_magnitude::<false>(xs.iter().copied())
+            };
+        }
+        for ((xs, f), &m) in values.chunks_exact(B).zip(first.iter_mut()).zip(&magnitudes) {
+            *f = first_of_magnitude(xs, m) as u32;
+        }
     }
+    let Ok(maxima) = <[f32] as zerocopy::FromBytes>::mut_from_bytes(dst) else {
+        unreachable!("the maxima are a float32 slice viewed as bytes")
+    };
+    // The rule's answer, in loops that branch only where it depends on the lanes.
+    if signed {
+        for ((xs, o), (&m, &f)) in values.chunks_exact(B).zip(maxima.iter_mut()).zip(magnitudes.iter().zip(&first)) {
+            *o = finish_maximum(rule, m, f as usize, xs);
+        }
+        return;
+    }
+    for (o, &m) in maxima.iter_mut().zip(&magnitudes) {
+        *o = f32::from_bits(m);
+    }
+    if rule != Amax::NanSkipped {
+        for ((xs, o), &m) in values.chunks_exact(B).zip(maxima.iter_mut()).zip(&magnitudes) {
+            if m > INF_BITS {
+                *o = finish_maximum(rule, m, B, xs);
+            }
+        }
+    }
+}
+
+/// The first lane of `xs` whose magnitude's bits are `m` (`xs.len()` where none is).
+#[inline(always)]
+fn first_of_magnitude(xs: &[f32], m: u32) -> usize {
+    xs.iter().position(|v| v.to_bits() & 0x7FFF_FFFF == m).unwrap_or(xs.len())
 }
 
 /// The largest magnitude's bits (as i32: SSE2 compares signed, and magnitudes fit), NaN lanes
@@ -105,14 +147,24 @@ fn block_maximum(rule: Amax, xs: impl Iterator<Item = f32> + Clone) -> f32 {
     } else {
         largest_magnitude::<false>(xs.clone())
     };
+    let values: Vec<f32> = if matches!(rule, Amax::SignedLargest) || m > INF_BITS { xs.collect() } else { Vec::new() };
+    finish_maximum(rule, m, first_of_magnitude(&values, m), &values)
+}
+
+/// A block's maximum under `rule` from its largest magnitude `m` ([`largest_magnitude`], NaN
+/// lanes left out for [`Amax::NanSkipped`] and [`Amax::SignedLargest`]) and, for the signed
+/// maximum, the first lane holding it; `xs` are the block's lanes (read only for the signed
+/// maximum and for blocks holding a NaN).
+#[inline(always)]
+fn finish_maximum(rule: Amax, m: u32, first: usize, xs: &[f32]) -> f32 {
     match rule {
         // The first lane of the largest magnitude, a NaN never wins; none above 0: the fold's 0.
-        Amax::SignedLargest => xs.clone().find(|v| m != 0 && v.to_bits() & 0x7FFF_FFFF == m).unwrap_or(0.0),
+        Amax::SignedLargest => match xs.get(first) {
+            Some(&v) if m != 0 => v,
+            _ => 0.0,
+        },
         // Which NaN (and, for a running max, whether it counts) is the fold's to say.
-        Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => {
-            let values: Vec<f32> = xs.collect();
-            rules::amax_fold(rule, 0.0, &mut 0.0, &values)
-        }
+        Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => rules::amax_fold(rule, 0.0, &mut 0.0, xs),
         _ => f32::from_bits(m),
     }
 }
@@ -496,6 +548,10 @@ pub(super) fn quantize_rows(
         _ => None,
     };
     let casts = rules::scale_casts(recipe)?;
+    let byte_scales = match &casts {
+        Some(casts) => ByteScaleSteps::new(recipe, casts, global, compute)?,
+        None => None,
+    };
     let chunk_blocks = (chunk / row).div_ceil(band) * blocks_per_row;
     for ((xs, cs), ss) in values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)) {
         let maxima = tile_maxima(recipe.amax, xs, row, block, band);
@@ -503,7 +559,10 @@ pub(super) fn quantize_rows(
             ScaleRule::ReciprocalCeil { max_element } => {
                 reciprocal_ceil_scales(recipe, &maxima, max_element, global, compute)
             }
-            _ => rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?,
+            _ => match (&byte_scales, &casts) {
+                (Some(steps), Some(casts)) => steps.scales(recipe, casts, &maxima, global, compute)?,
+                _ => rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?,
+            },
         };
         if band == 1 {
             element_codes(recipe, plan.as_ref(), xs, row, block, &chunk_scales, global, cs)?;
@@ -515,6 +574,121 @@ pub(super) fn quantize_rows(
         ss.iter_mut().zip(&chunk_scales).for_each(|(s, b)| *s = b.stored);
     }
     Ok((codes, stored))
+}
+
+/// The scales of a `Divide` row whose scale is a one-byte float (NVFP4's E4M3) cast by a plan
+/// with a finite lane kernel, lanes = blocks, in one pass compiled for the widest instruction set:
+/// each block's [`DivideSteps`] before the cast, the code from the plan's lane kernel, its value
+/// from the back plan's 256 values, the steps after the cast. Blocks whose scale before the cast
+/// is not finite (a NaN maximum or per-tensor scale) get the engine's `block_scale`. Only for
+/// plain steps ([`DivideSteps::is_plain`]).
+struct ByteScaleSteps {
+    steps: DivideSteps,
+    /// The back plan's value of every code.
+    values: [f32; 256],
+}
+
+impl ByteScaleSteps {
+    /// None where the row's scale is not one byte.
+    fn new(recipe: &Recipe, casts: &ScaleCasts, global: Option<f32>, compute: DType) -> Result<Option<ByteScaleSteps>> {
+        if !matches!(recipe.scale_rule, ScaleRule::Divide { .. }) || rules::bits_of(casts.dtype) != 8 {
+            return Ok(None);
+        }
+        let steps = DivideSteps::new(recipe, global, compute);
+        if !steps.is_plain() {
+            return Ok(None);
+        }
+        let codes: Vec<u8> = (0..=255).collect();
+        let mut bytes = [0u8; 4 * 256];
+        casts.back.run(&codes, &mut bytes, 256)?;
+        let mut values = [0.0f32; 256];
+        values
+            .iter_mut()
+            .zip(bytes.chunks_exact(4))
+            .for_each(|(v, b)| *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Ok(Some(ByteScaleSteps { steps, values }))
+    }
+
+    /// The scales of the blocks of `maxima`, as `rules::block_scales` gives them.
+    fn scales(
+        &self,
+        recipe: &Recipe,
+        casts: &ScaleCasts,
+        maxima: &[f32],
+        global: Option<f32>,
+        compute: DType,
+    ) -> Result<Vec<BlockScale>> {
+        let mut out = ScaleOut {
+            scales: vec![BlockScale { stored: 0, factor: 0.0 }; maxima.len()],
+            unanswered: vec![false; maxima.len()],
+        };
+        let pass = ByteScalePass { steps: self.steps, values: &self.values, maxima, out: &mut out };
+        if casts.to.with_finite_lane_encoder(pass).is_none() {
+            return rules::block_scales(recipe, maxima, global, compute, Some(casts));
+        }
+        for (b, _) in out.unanswered.iter().enumerate().filter(|(_, u)| **u) {
+            out.scales[b] = rules::block_scale(recipe, maxima[b], global, compute);
+        }
+        Ok(out.scales)
+    }
+}
+
+/// What [`ByteScaleKernel`] writes: every block's scale, and the blocks it did not answer.
+struct ScaleOut {
+    scales: Vec<BlockScale>,
+    unanswered: Vec<bool>,
+}
+
+/// [`ByteScaleSteps::scales`] with the plan's lane kernel (generic over its type).
+struct ByteScalePass<'a> {
+    steps: DivideSteps,
+    values: &'a [f32; 256],
+    maxima: &'a [f32],
+    out: &'a mut ScaleOut,
+}
+
+impl WithLaneEncoder for ByteScalePass<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<E: LaneEncoder>(self, encoder: &E) {
+        let ByteScalePass { steps, values, maxima, out } = self;
+        let kernel = ByteScaleKernel { encoder: encoder.clone(), steps };
+        let src = zerocopy::IntoBytes::as_bytes(maxima);
+        widest_span(&kernel, values, src, &mut [], maxima.len(), out);
+    }
+}
+
+struct ByteScaleKernel<E> {
+    encoder: E,
+    steps: DivideSteps,
+}
+
+impl<E: LaneEncoder> SpanKernel for ByteScaleKernel<E> {
+    type Part = [f32; 256];
+    type Scratch = ScaleOut;
+    #[inline(always)]
+    fn run(&self, values: &[f32; 256], src: &[u8], _dst: &mut [u8], _n: usize, out: &mut ScaleOut) {
+        let (encoder, steps) = (self.encoder.clone(), self.steps);
+        let ScaleOut { scales, unanswered } = out;
+        let Some(maxima) = float_lanes(src) else { return };
+        // Groups of blocks: the steps before the cast and the cast in one loop (vectorised: no
+        // table, no branch), the table and the steps after the cast in a second.
+        const GROUP: usize = 64;
+        let mut pre = [0.0f32; GROUP];
+        let mut codes = [0u8; GROUP];
+        for ((amaxes, group), u) in maxima.chunks(GROUP).zip(scales.chunks_mut(GROUP)).zip(unanswered.chunks_mut(GROUP))
+        {
+            for (((&a, p), c), u) in amaxes.iter().zip(pre.iter_mut()).zip(codes.iter_mut()).zip(u.iter_mut()) {
+                let s = steps.before_cast_as::<true>(a);
+                *p = s;
+                *c = encoder.encode_lane(s) as u8;
+                *u = s.to_bits() & 0x7FFF_FFFF >= INF_BITS;
+            }
+            for ((scale, &s), &c) in group.iter_mut().zip(&pre).zip(&codes) {
+                *scale = steps.after_cast(s, u32::from(c), values[usize::from(c)]);
+            }
+        }
+    }
 }
 
 /// `ceil(log2(d))` of a positive normal float32 `d` exactly as float32's `log2` and `ceil` give
@@ -1318,6 +1492,97 @@ mod integer_rule_tests {
                 let sum = TiesAwayInt8::<true>.prepare(y, 1.0) + 8.5;
                 let want = integer(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
                 assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod pass_tests {
+    //! The scale and maxima passes against the engine's functions on every top-16-bit float32
+    //! pattern (with four low halves), whichever instruction set the process runs them with.
+    use super::super::recipes::{Amax, GlobalRule};
+    use super::super::rules::{self, BlockScale};
+    use super::super::Scheme;
+    use super::ByteScaleSteps;
+    use crate::alloc_prelude::*;
+    use crate::dtype::DType;
+
+    /// Every top-16-bit pattern with four low halves (zero, one, a half, all ones), the tops in
+    /// the order of an odd multiple (so a block mixes signs, NaN, infinities and sizes).
+    fn every_top_16_bit_pattern() -> Vec<f32> {
+        (0..0x10000u32)
+            .flat_map(|i| {
+                let top = i.wrapping_mul(40_503) & 0xFFFF;
+                [0, 1, 0x8000, 0xFFFF].map(|low| f32::from_bits(top << 16 | low))
+            })
+            .collect()
+    }
+
+    fn same_scale(a: &BlockScale, b: &BlockScale) -> bool {
+        a.stored == b.stored && a.factor.to_bits() == b.factor.to_bits()
+    }
+
+    /// The one-byte scale pass ([`ByteScaleSteps`]: NVFP4's E4M3 scales) against the engine's
+    /// `block_scale` with every pattern as a block maximum, for every row it takes, with and
+    /// without per-tensor scales (0, Inf and NaN among them).
+    #[test]
+    fn byte_scales_equal_the_engine_on_every_top_16_bit_maximum() {
+        let maxima = every_top_16_bit_pattern();
+        let mut rows = 0;
+        for name in super::super::concrete_schemes(32) {
+            let scheme = Scheme::parse(&name).expect("a scheme");
+            let recipe = scheme.recipe();
+            let Some(casts) = rules::scale_casts(recipe).expect("the scale casts") else { continue };
+            let globals: &[Option<f32>] = if recipe.global == GlobalRule::None {
+                &[None]
+            } else {
+                &[None, Some(0.37), Some(3.0e-5), Some(0.0), Some(f32::INFINITY), Some(f32::NAN)]
+            };
+            for &global in globals {
+                let Some(steps) = ByteScaleSteps::new(recipe, &casts, global, DType::Float).expect("the steps") else {
+                    continue;
+                };
+                rows += 1;
+                let fast = steps.scales(recipe, &casts, &maxima, global, DType::Float).expect("the scales");
+                for (&amax, got) in maxima.iter().zip(&fast) {
+                    let want = rules::block_scale(recipe, amax, global, DType::Float);
+                    assert!(
+                        same_scale(got, &want),
+                        "{name} global {global:?} amax {amax:e} ({:#x}): {:#x} {:e} against {:#x} {:e}",
+                        amax.to_bits(),
+                        got.stored,
+                        got.factor,
+                        want.stored,
+                        want.factor
+                    );
+                }
+            }
+        }
+        // torchao:nvfp4 (twice: with and without global=amax), modelopt:nvfp4 and
+        // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop.
+        assert_eq!(rows, 24, "rows with one-byte scales");
+    }
+
+    /// The fused block maxima (the SIMD module's magnitudes where the CPU has them) against the
+    /// engine's fold under every rule, in blocks of 16, 32, 64 and 128 and of 24 (no kernel).
+    #[test]
+    fn block_maxima_equal_the_engine_on_every_top_16_bit_pattern() {
+        let values = every_top_16_bit_pattern();
+        for rule in [Amax::NanPropagating, Amax::NanSkipped, Amax::RunningMax, Amax::SignedLargest] {
+            for block in [16, 32, 64, 128, 24] {
+                let n = values.len() / block * block;
+                let fast = super::block_maxima(rule, &values[..n], n, block, n / block);
+                for (b, (xs, got)) in values[..n].chunks_exact(block).zip(&fast).enumerate() {
+                    let mut signed = 0.0;
+                    let folded = rules::amax_fold(rule, 0.0, &mut signed, xs);
+                    let want = if rule == Amax::SignedLargest { signed } else { folded };
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{rule:?} block {block}, block {b}: {got:e} against {want:e}"
+                    );
+                }
             }
         }
     }

@@ -229,9 +229,9 @@ pub(super) fn reciprocal_ceil_scale(code: u32) -> BlockScale {
 /// The plans that cast a `Divide` row's scales to E4M3 or float16 and back, made once for all
 /// the blocks of a tensor ([`block_scales`]).
 pub(super) struct ScaleCasts {
-    dtype: DType,
-    to: Plan,
-    back: Plan,
+    pub(super) dtype: DType,
+    pub(super) to: Plan,
+    pub(super) back: Plan,
 }
 
 /// The row's [`ScaleCasts`], where its scales are cast in a batch.
@@ -319,34 +319,35 @@ pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
 }
 
 /// A `Divide` row's per-block arithmetic with the row's choices (and the per-tensor scale) read
-/// once, so that a loop over many blocks branches on nothing but their values.
+/// once, as flags and constants that leave each step a select (a loop over many blocks then
+/// vectorises): an absent step is its identity (no per-tensor scale: times 1; no clamp: to the
+/// infinities, which a NaN passes as it passes any clamp).
 #[derive(Clone, Copy)]
 pub(super) struct DivideSteps {
     divisor: f32,
-    amax_floor: Option<f32>,
+    /// DeepSeek's floor under the maximum, where `has_floor`.
+    has_floor: bool,
+    floor: f32,
     compute: DType,
-    global: GlobalStep,
+    /// The per-tensor step: `numerator / global` or `numerator * global`, the numerator the
+    /// maximum (ModelOpt: amax / (divisor * g), the product once) or amax / divisor.
+    of_amax: bool,
+    divides: bool,
+    global: f32,
     pow2_ceil: bool,
-    zero_before_cast: Option<f32>,
-    bounds: Option<(f32, f32)>,
-    /// A zero scale after the cast becomes this value.
-    zero_after_cast: Option<f32>,
-    /// The scale is E4M3: a NaN value takes torch's bits, the replacement is stored as its code.
+    /// A zero scale before the cast becomes `zero_before`, where `has_zero_before`.
+    has_zero_before: bool,
+    zero_before: f32,
+    bounds: (f32, f32),
+    /// A zero scale after the cast becomes `zero_after`, stored as `zero_after_stored` (an E4M3
+    /// code or float bits), where `has_zero_after`.
+    has_zero_after: bool,
+    zero_after: f32,
+    zero_after_stored: u32,
+    /// The scale is E4M3: a NaN value takes torch's bits.
     float8: bool,
     /// ggml Q8_0/Q4_0: the element factor is the reciprocal of the unrounded scale.
     reciprocal: bool,
-}
-
-/// How a `Divide` row's scale takes the per-tensor scale `g` (`base` = amax / divisor).
-#[derive(Clone, Copy)]
-enum GlobalStep {
-    Base,
-    /// torchao: base / g.
-    BaseOver(f32),
-    /// ModelOpt: amax / (divisor * g), the product once.
-    AmaxOver(f32),
-    /// compressed-tensors: base * g.
-    BaseTimes(f32),
 }
 
 impl DivideSteps {
@@ -356,27 +357,39 @@ impl DivideSteps {
         else {
             unreachable!("a Divide row")
         };
-        let global = match (recipe.global, global) {
-            (GlobalRule::TorchaoDecode, Some(g)) => GlobalStep::BaseOver(g),
-            (GlobalRule::ModeloptDecode, Some(g)) => GlobalStep::AmaxOver(divisor * g),
-            (GlobalRule::CompressedTensorsEncode, Some(g)) => GlobalStep::BaseTimes(g),
-            _ => GlobalStep::Base,
+        let (of_amax, divides, global) = match (recipe.global, global) {
+            (GlobalRule::TorchaoDecode, Some(g)) => (false, true, g),
+            (GlobalRule::ModeloptDecode, Some(g)) => (true, true, divisor * g),
+            (GlobalRule::CompressedTensorsEncode, Some(g)) => (false, false, g),
+            _ => (false, false, 1.0),
         };
-        let zero_after_cast = match zero_after_cast {
+        let zero_after = match zero_after_cast {
             ZeroScale::Keep => None,
             ZeroScale::Value(v) => Some(v),
             ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
         };
+        let float8 = recipe.scale == ScaleFormat::E4M3;
+        let zero_after_stored = match zero_after {
+            Some(r) if float8 => encode(DType::Float8E4M3FN, r) as u32,
+            Some(r) => r.to_bits(),
+            None => 0,
+        };
         DivideSteps {
             divisor,
-            amax_floor,
+            has_floor: amax_floor.is_some(),
+            floor: amax_floor.unwrap_or(0.0),
             compute,
+            of_amax,
+            divides,
             global,
             pow2_ceil,
-            zero_before_cast,
-            bounds,
-            zero_after_cast,
-            float8: recipe.scale == ScaleFormat::E4M3,
+            has_zero_before: zero_before_cast.is_some(),
+            zero_before: zero_before_cast.unwrap_or(0.0),
+            bounds: bounds.unwrap_or((f32::NEG_INFINITY, f32::INFINITY)),
+            has_zero_after: zero_after.is_some(),
+            zero_after: zero_after.unwrap_or(0.0),
+            zero_after_stored,
+            float8,
             reciprocal: recipe.step == ElementStep::Reciprocal && recipe.scale == ScaleFormat::Float16,
         }
     }
@@ -385,30 +398,31 @@ impl DivideSteps {
     /// the zero replacement and the clamps.
     #[inline(always)]
     pub(super) fn before_cast(&self, amax: f32) -> f32 {
-        let a = match self.amax_floor {
-            Some(floor) => nan_propagating_max(floor, amax),
-            None => amax,
-        };
+        self.before_cast_as::<false>(amax)
+    }
+
+    /// Whether the steps call no function (no rounding to a compute dtype, no power of two):
+    /// [`Self::before_cast_as`] may then be told so.
+    pub(super) fn is_plain(&self) -> bool {
+        self.compute == DType::Float && !self.pow2_ceil
+    }
+
+    /// [`Self::before_cast`]; `PLAIN` (only where [`Self::is_plain`]) leaves out the steps that
+    /// call a function.
+    #[inline(always)]
+    pub(super) fn before_cast_as<const PLAIN: bool>(&self, amax: f32) -> f32 {
+        let a = if self.has_floor { nan_propagating_max(self.floor, amax) } else { amax };
         let quotient = a / self.divisor;
-        let base = if self.compute == DType::Float { quotient } else { round_to(self.compute, quotient) };
-        let mut s = match self.global {
-            GlobalStep::Base => base,
-            GlobalStep::BaseOver(g) => base / g,
-            GlobalStep::AmaxOver(dg) => a / dg,
-            GlobalStep::BaseTimes(g) => base * g,
-        };
-        if self.pow2_ceil {
+        let base = if PLAIN || self.compute == DType::Float { quotient } else { round_to(self.compute, quotient) };
+        let numerator = if self.of_amax { a } else { base };
+        let mut s = if self.divides { numerator / self.global } else { numerator * self.global };
+        if !PLAIN && self.pow2_ceil {
             s = s.log2().ceil().exp2();
         }
-        if let Some(z) = self.zero_before_cast {
-            if s == 0.0 {
-                s = z;
-            }
+        if self.has_zero_before && s == 0.0 {
+            s = self.zero_before;
         }
-        if let Some((lo, hi)) = self.bounds {
-            s = clamp(s, lo, hi);
-        }
-        s
+        clamp(s, self.bounds.0, self.bounds.1)
     }
 
     /// The scale after its cast (`stored`, decoded `value`; `s` before the cast): the zero
@@ -417,20 +431,11 @@ impl DivideSteps {
     pub(super) fn after_cast(&self, s: f32, stored: u32, value: f32) -> BlockScale {
         // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits,
         // which torchao's custom float4 cast turns into a code.
-        let mut value = if self.float8 && value.is_nan() { torch_float8_nan(value) } else { value };
-        let mut stored = stored;
-        if let (Some(r), true) = (self.zero_after_cast, value == 0.0) {
-            value = r;
-            stored = if self.float8 { encode(DType::Float8E4M3FN, r) as u32 } else { r.to_bits() };
-        }
-        let factor = if !self.reciprocal {
-            value
-        } else if s != 0.0 {
-            1.0 / s
-        } else {
-            0.0
-        };
-        BlockScale { stored, factor }
+        let value = if self.float8 && value.is_nan() { torch_float8_nan(value) } else { value };
+        let replaced = self.has_zero_after && value == 0.0;
+        let (value, stored) = if replaced { (self.zero_after, self.zero_after_stored) } else { (value, stored) };
+        let reciprocal = if s != 0.0 { 1.0 / s } else { 0.0 };
+        BlockScale { stored, factor: if self.reciprocal { reciprocal } else { value } }
     }
 }
 
