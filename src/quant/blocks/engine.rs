@@ -268,13 +268,17 @@ pub(super) fn quantize_with<T: BlockInput>(
             &widened
         }
     };
-    let global = global_of(recipe, scheme.global_from_amax(), global_scale, values, compute);
-    let (codes, stored) = if fast {
-        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, g.block_rows, global, compute)?
+    let from_amax = scheme.global_from_amax();
+    let (codes, stored, global) = if fast {
+        // The fused path takes the tensor's maximum from its block maxima where it can.
+        let global_from = |amax: &mut dyn FnMut() -> f32| global_of(recipe, from_amax, global_scale, amax, compute);
+        super::fast::quantize_rows(recipe, values, g.len, g.block_cols, g.block_rows, global_from, compute)?
     } else {
+        let global = global_of(recipe, from_amax, global_scale, &mut || super::fast::tensor_amax(values), compute);
         let amaxes = block_amax(recipe.amax, values, &g);
         let scales = block_scales(recipe, &amaxes, global, compute, scale_casts(recipe)?.as_ref())?;
-        (element_codes(recipe, values, &g, &scales, global, compute)?, scales.iter().map(|s| s.stored).collect())
+        let codes = element_codes(recipe, values, &g, &scales, global, compute)?;
+        (codes, scales.iter().map(|s| s.stored).collect(), global)
     };
     let scales_out = stored_scales(recipe, compute, &axis_back(&stored, g.outer, g.col_blocks, g.inner));
     Ok(Quantized {
@@ -338,12 +342,18 @@ fn quantize_mx<T: BlockInput>(
     })
 }
 
-/// The per-tensor scale: the one given, or computed where the recipe computes one.
-fn global_of(recipe: &Recipe, from_amax: bool, given: Option<f32>, values: &[f32], compute: DType) -> Option<f32> {
+/// The per-tensor scale: the one given, or computed where the recipe computes one (`amax`: the
+/// tensor's `max(|x|)`, a NaN anywhere giving the first NaN's magnitude; called at most once).
+fn global_of(
+    recipe: &Recipe,
+    from_amax: bool,
+    given: Option<f32>,
+    amax: &mut dyn FnMut() -> f32,
+    compute: DType,
+) -> Option<f32> {
     if given.is_some() {
         return given;
     }
-    let amax = || super::fast::tensor_amax(values);
     match recipe.global {
         GlobalRule::None => None,
         GlobalRule::TorchaoDecode if !from_amax => None,

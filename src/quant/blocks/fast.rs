@@ -522,19 +522,23 @@ fn element_pass<R: ElementRule>(
 /// pass, so the input is read from memory once.
 const CHUNK: usize = 1 << 17;
 
-/// The element codes and the stored block scales (`BlockScale::stored`) of `values` (`rows x
-/// row`, blocks of `block` along each row, or tiles of `band` rows by `block` columns, the tiles
-/// row-major), as the engine's block maxima, `block_scales` and `element_codes` give them, chunk
-/// by chunk of whole bands of rows.
+/// The element codes, the stored block scales (`BlockScale::stored`) and the per-tensor scale of
+/// `values` (`rows x row`, blocks of `block` along each row, or tiles of `band` rows by `block`
+/// columns, the tiles row-major), as the engine's block maxima, `block_scales` and
+/// `element_codes` give them, chunk by chunk of whole bands of rows. `global_of` gives the
+/// per-tensor scale from a function of the tensor's maximum, which it calls where it needs it:
+/// for rows of NaN-propagating 1-D blocks that maximum is the fold of the block maxima, taken
+/// in a first pass over the whole tensor (the elements' pass then reads the input a second time,
+/// where a pass of its own for the maximum would make three).
 pub(super) fn quantize_rows(
     recipe: &Recipe,
     values: &[f32],
     row: usize,
     block: usize,
     band: usize,
-    global: Option<f32>,
+    global_of: impl FnOnce(&mut dyn FnMut() -> f32) -> Option<f32>,
     compute: DType,
-) -> Result<(Vec<u8>, Vec<u32>)> {
+) -> Result<(Vec<u8>, Vec<u32>, Option<f32>)> {
     let blocks_per_row = row.div_ceil(block);
     let rows = values.len() / row;
     // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
@@ -547,21 +551,48 @@ pub(super) fn quantize_rows(
         ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &CastOptions::saturating(true))?),
         _ => None,
     };
+    let mut all_maxima: Option<Vec<f32>> = None;
+    let global = if band == 1 && recipe.amax == Amax::NanPropagating {
+        global_of(&mut || {
+            let maxima = tile_maxima(recipe.amax, values, row, block, 1);
+            // Block maxima are magnitudes (a NaN one too): the largest bits are the largest
+            // value, and where they are a NaN's, the first NaN block says which.
+            let largest = maxima.iter().fold(0u32, |m, b| m.max(b.to_bits()));
+            let amax = if largest > INF_BITS {
+                maxima.iter().fold(0.0, |m, &b| rules::nan_propagating_max(m, b))
+            } else {
+                f32::from_bits(largest)
+            };
+            all_maxima = Some(maxima);
+            amax
+        })
+    } else {
+        global_of(&mut || tensor_amax(values))
+    };
     let casts = rules::scale_casts(recipe)?;
     let byte_scales = match &casts {
         Some(casts) => ByteScaleSteps::new(recipe, casts, global, compute)?,
         None => None,
     };
     let chunk_blocks = (chunk / row).div_ceil(band) * blocks_per_row;
-    for ((xs, cs), ss) in values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)) {
-        let maxima = tile_maxima(recipe.amax, xs, row, block, band);
+    for (c, ((xs, cs), ss)) in
+        values.chunks(chunk).zip(codes.chunks_mut(chunk)).zip(stored.chunks_mut(chunk_blocks)).enumerate()
+    {
+        let chunk_maxima;
+        let maxima = match &all_maxima {
+            Some(all) => &all[c * chunk_blocks..][..ss.len()],
+            None => {
+                chunk_maxima = tile_maxima(recipe.amax, xs, row, block, band);
+                &chunk_maxima
+            }
+        };
         let chunk_scales = match recipe.scale_rule {
             ScaleRule::ReciprocalCeil { max_element } => {
-                reciprocal_ceil_scales(recipe, &maxima, max_element, global, compute)
+                reciprocal_ceil_scales(recipe, maxima, max_element, global, compute)
             }
             _ => match (&byte_scales, &casts) {
-                (Some(steps), Some(casts)) => steps.scales(recipe, casts, &maxima, global, compute)?,
-                _ => rules::block_scales(recipe, &maxima, global, compute, casts.as_ref())?,
+                (Some(steps), Some(casts)) => steps.scales(recipe, casts, maxima, global, compute)?,
+                _ => rules::block_scales(recipe, maxima, global, compute, casts.as_ref())?,
             },
         };
         if band == 1 {
@@ -573,7 +604,7 @@ pub(super) fn quantize_rows(
         }
         ss.iter_mut().zip(&chunk_scales).for_each(|(s, b)| *s = b.stored);
     }
-    Ok((codes, stored))
+    Ok((codes, stored, global))
 }
 
 /// The scales of a `Divide` row whose scale is a one-byte float (NVFP4's E4M3) cast by a plan
