@@ -408,15 +408,23 @@ impl KvalueSteps {
     }
 }
 
+/// The factor [`KvalueSteps`] takes for a block's `d`: `1 / d` (exact) where `d` is a power of
+/// two in [`KVALUE_D_RANGE`], else NaN (every lane then unanswered). `x * (1 / d)` is `x / d`:
+/// both are the exact quotient rounded once, and the product is the faster step.
+fn kvalue_factor(d: f32) -> f32 {
+    let power_of_two = d.to_bits() & 0x807F_FFFF == 0;
+    if power_of_two && d >= KVALUE_D_RANGE.0 && d <= KVALUE_D_RANGE.1 {
+        1.0 / d
+    } else {
+        f32::NAN
+    }
+}
+
 impl ElementRule for KvalueSteps {
+    /// `r` is the block's [`kvalue_factor`].
     #[inline(always)]
-    fn prepare(&self, x: f32, d: f32) -> f32 {
-        let y = x / d;
-        if d >= KVALUE_D_RANGE.0 && d <= KVALUE_D_RANGE.1 {
-            y
-        } else {
-            f32::NAN
-        }
+    fn prepare(&self, x: f32, r: f32) -> f32 {
+        x * r
     }
     #[inline(always)]
     fn code(&self, y: f32, _d: f32) -> u8 {
@@ -590,6 +598,7 @@ pub(super) fn quantize_rows(
             ScaleRule::ReciprocalCeil { max_element } => {
                 reciprocal_ceil_scales(recipe, maxima, max_element, global, compute)
             }
+            ScaleRule::GgmlLog2Floor => ggml_log2_floor_scales(recipe, maxima, global, compute),
             _ => match (&byte_scales, &casts) {
                 (Some(steps), Some(casts)) => steps.scales(recipe, casts, maxima, global, compute)?,
                 _ => rules::block_scales(recipe, maxima, global, compute, casts.as_ref())?,
@@ -722,54 +731,75 @@ impl<E: LaneEncoder> SpanKernel for ByteScaleKernel<E> {
     }
 }
 
-/// `ceil(log2(d))` of a positive normal float32 `d` exactly as float32's `log2` and `ceil` give
-/// it, from the bits: `d`'s exponent `k`, plus one where its fraction bits reach `first_up[k]`,
-/// the first fraction whose rounded `log2` exceeds `k` (near large `|k|` the `log2` of fractions
-/// just above 1 rounds down to `k`). Derived from the float form itself by bisection, each
-/// threshold checked on both sides; the tests compare it with the float form on every
-/// top-16-bit pattern.
-struct CeilLog2 {
-    /// By biased exponent (1 to 254): the smallest fraction bits giving `k + 1`.
+/// `ceil(log2(d))` or `floor(log2(d))` of a positive normal float32 `d` exactly as float32's
+/// `log2` then `ceil` or `floor` give it, from the bits: `d`'s exponent `k`, plus one where its
+/// fraction bits reach `first_up[k]`, the first fraction whose rounded form reaches `k + 1` (near
+/// large `|k|` the `log2` of fractions just above 1 rounds down to `k`, and of fractions just
+/// below 2 up to `k + 1`). Derived from the float form itself by bisection, each threshold checked
+/// on both sides; the tests compare it with the float form on every top-16-bit pattern.
+struct Log2Steps {
+    /// By biased exponent (1 to 254): the smallest fraction bits giving `k + 1` (2^23: none).
     first_up: [u32; 256],
 }
 
-impl CeilLog2 {
-    /// The thresholds, or `None` where the float form does not have this shape.
-    fn derive() -> Option<CeilLog2> {
-        let float_form = |bits: u32| f32::from_bits(bits).log2().ceil();
+/// torchao's `rceil` exponent: `ceil(log2(d))`.
+fn ceil_log2_form(d: f32) -> f32 {
+    d.log2().ceil()
+}
+
+/// ggml MXFP4's exponent: `floor(log2(amax))`.
+fn floor_log2_form(d: f32) -> f32 {
+    d.log2().floor()
+}
+
+impl Log2Steps {
+    /// The thresholds of `float_form`, or `None` where it does not have this shape.
+    fn derive(float_form: fn(f32) -> f32) -> Option<Log2Steps> {
+        let form = |bits: u32| float_form(f32::from_bits(bits));
         let mut first_up = [0u32; 256];
         for biased in 1..=254u32 {
             let (base, k) = (biased << 23, biased as f32 - 127.0);
-            if float_form(base) != k || float_form(base | 0x7F_FFFF) != k + 1.0 {
+            let top = form(base | 0x7F_FFFF);
+            if form(base) != k || (top != k && top != k + 1.0) {
                 return None;
+            }
+            if top == k {
+                first_up[usize::from(biased as u8)] = 0x80_0000;
+                continue;
             }
             let (mut low, mut high) = (1u32, 0x7F_FFFF);
             while low < high {
                 let mid = low + (high - low) / 2;
-                if float_form(base | mid) == k + 1.0 {
+                if form(base | mid) == k + 1.0 {
                     high = mid;
                 } else {
                     low = mid + 1;
                 }
             }
-            if float_form(base | low) != k + 1.0 || float_form(base | (low - 1)) != k {
+            if form(base | low) != k + 1.0 || form(base | (low - 1)) != k {
                 return None;
             }
             first_up[usize::from(biased as u8)] = low;
         }
-        Some(CeilLog2 { first_up })
+        Some(Log2Steps { first_up })
     }
 
-    /// The thresholds, derived once for the process.
-    fn get() -> Option<&'static CeilLog2> {
-        static STEPS: crate::once::Once<Option<CeilLog2>> = crate::once::Once::new();
-        STEPS.get_or_init(CeilLog2::derive).as_ref()
+    /// The thresholds of `ceil(log2(d))`, derived once for the process.
+    fn ceil() -> Option<&'static Log2Steps> {
+        static STEPS: crate::once::Once<Option<Log2Steps>> = crate::once::Once::new();
+        STEPS.get_or_init(|| Log2Steps::derive(ceil_log2_form)).as_ref()
     }
 
-    /// `ceil(log2(d))`, or `None` for what is not a positive normal float32 (zero, subnormals,
+    /// The thresholds of `floor(log2(d))`, derived once for the process.
+    fn floor() -> Option<&'static Log2Steps> {
+        static STEPS: crate::once::Once<Option<Log2Steps>> = crate::once::Once::new();
+        STEPS.get_or_init(|| Log2Steps::derive(floor_log2_form)).as_ref()
+    }
+
+    /// The form of `d`, or `None` for what is not a positive normal float32 (zero, subnormals,
     /// the infinities, NaN, negatives: the float form's).
     #[inline(always)]
-    fn ceil_log2(&self, d: f32) -> Option<i32> {
+    fn log2_of(&self, d: f32) -> Option<i32> {
         let bits = d.to_bits();
         let biased = bits >> 23;
         if biased == 0 || biased >= 255 {
@@ -780,7 +810,7 @@ impl CeilLog2 {
 }
 
 /// The block scales of a [`ScaleRule::ReciprocalCeil`] row (torchao's `rceil`): the code from
-/// [`CeilLog2`] where it answers, the engine's `block_scale` for the other blocks.
+/// [`Log2Steps`] where it answers, the engine's `block_scale` for the other blocks.
 fn reciprocal_ceil_scales(
     recipe: &Recipe,
     maxima: &[f32],
@@ -788,11 +818,24 @@ fn reciprocal_ceil_scales(
     global: Option<f32>,
     compute: DType,
 ) -> Vec<BlockScale> {
-    let steps = CeilLog2::get();
+    let steps = Log2Steps::ceil();
     maxima
         .iter()
-        .map(|&amax| match steps.and_then(|s| s.ceil_log2(amax / max_element)) {
+        .map(|&amax| match steps.and_then(|s| s.log2_of(amax / max_element)) {
             Some(e) => rules::reciprocal_ceil_scale((e.clamp(-127, 127) + 127) as u32),
+            None => rules::block_scale(recipe, amax, global, compute),
+        })
+        .collect()
+}
+
+/// The block scales of a [`ScaleRule::GgmlLog2Floor`] row (ggml MXFP4): the exponent from
+/// [`Log2Steps`] where it answers, the engine's `block_scale` for the other blocks.
+fn ggml_log2_floor_scales(recipe: &Recipe, maxima: &[f32], global: Option<f32>, compute: DType) -> Vec<BlockScale> {
+    let steps = Log2Steps::floor();
+    maxima
+        .iter()
+        .map(|&amax| match steps.and_then(|s| s.log2_of(amax)) {
+            Some(e) => rules::ggml_log2_floor_scale(e),
             None => rules::block_scale(recipe, amax, global, compute),
         })
         .collect()
@@ -849,7 +892,8 @@ fn element_codes(
     match recipe.round {
         ElementRound::NearestIndexFirstTie => match KvalueSteps::derive() {
             Some(steps) => {
-                let marks = element_pass(steps, src, codes, &factors, row, block);
+                let reciprocals = factors.iter().map(|&d| kvalue_factor(d)).collect();
+                let marks = element_pass(steps, src, codes, &reciprocals, row, block);
                 // The blocks with lanes the thresholds do not answer: the search itself.
                 let blocks_per_row = row.div_ceil(block);
                 for (b, _) in marks.iter().enumerate().filter(|(_, m)| **m) {
@@ -1442,16 +1486,16 @@ mod tests {
 #[cfg(test)]
 mod integer_rule_tests {
     use super::super::rules::{integer, nearest_kvalue};
-    use super::{CeilLog2, ElementRule, KvalueSteps, OffsetTruncate, TiesAwayInt8};
+    use super::{ceil_log2_form, floor_log2_form, ElementRule, KvalueSteps, Log2Steps, OffsetTruncate, TiesAwayInt8};
     use crate::round::RoundingMode;
 
-    /// `CeilLog2` against float32's `log2` then `ceil` on `bits`: equal where it answers, and it
-    /// answers every positive normal float32; returns whether it answered.
-    fn ceil_log2_equals_the_float_form(steps: &CeilLog2, bits: u32) -> bool {
+    /// `steps` against `float_form` on `bits`: equal where they answer, and they answer every
+    /// positive normal float32; returns whether they answered.
+    fn log2_equals_the_float_form(steps: &Log2Steps, float_form: fn(f32) -> f32, bits: u32) -> bool {
         let d = f32::from_bits(bits);
-        match steps.ceil_log2(d) {
+        match steps.log2_of(d) {
             Some(e) => {
-                assert_eq!(e as f32, d.log2().ceil(), "d {d:e} ({bits:#x})");
+                assert_eq!(e as f32, float_form(d), "d {d:e} ({bits:#x})");
                 true
             }
             None => {
@@ -1461,29 +1505,34 @@ mod integer_rule_tests {
         }
     }
 
-    /// torchao's `rceil` exponent from the bits against the float form on every top-16-bit
-    /// pattern with seven low halves (both signs, zeros, subnormals, infinities and NaN among them).
+    /// torchao's `rceil` exponent (`ceil`) and ggml MXFP4's (`floor`) from the bits against the
+    /// float forms on every top-16-bit pattern with seven low halves (both signs, zeros,
+    /// subnormals, infinities and NaN among them).
     #[test]
-    fn ceil_log2_from_the_bits_equals_the_float_form_on_every_top_16_bit_pattern() {
-        let steps = CeilLog2::derive().expect("float32 log2 has the threshold form");
-        let mut answered = 0u64;
-        for top in 0..=0xFFFFu32 {
-            for low in [0, 1, 2, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF] {
-                answered += u64::from(ceil_log2_equals_the_float_form(&steps, top << 16 | low));
+    fn log2_from_the_bits_equals_the_float_forms_on_every_top_16_bit_pattern() {
+        for form in [ceil_log2_form, floor_log2_form] {
+            let steps = Log2Steps::derive(form).expect("float32 log2 has the threshold form");
+            let mut answered = 0u64;
+            for top in 0..=0xFFFFu32 {
+                for low in [0, 1, 2, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF] {
+                    answered += u64::from(log2_equals_the_float_form(&steps, form, top << 16 | low));
+                }
             }
+            // The positive normal patterns: 254 exponents of 128 top fractions, seven low halves each.
+            assert_eq!(answered, 254 * 128 * 7);
         }
-        // The positive normal patterns: 254 exponents of 128 top fractions, seven low halves each.
-        assert_eq!(answered, 254 * 128 * 7);
     }
 
-    /// The same over every float32 (about 20 s in release on one core; run by hand:
-    /// `cargo test --release --lib ceil_log2 -- --ignored`).
+    /// The same over every float32 (about 30 s in release on one core; run by hand:
+    /// `cargo test --release --lib log2_from_the_bits -- --ignored`).
     #[test]
     #[ignore]
-    fn ceil_log2_from_the_bits_equals_the_float_form_on_every_float32() {
-        let steps = CeilLog2::derive().expect("float32 log2 has the threshold form");
-        let answered = (0..=u32::MAX).filter(|&bits| ceil_log2_equals_the_float_form(&steps, bits)).count();
-        assert_eq!(answered, 254 << 23);
+    fn log2_from_the_bits_equals_the_float_forms_on_every_float32() {
+        for form in [ceil_log2_form, floor_log2_form] {
+            let steps = Log2Steps::derive(form).expect("float32 log2 has the threshold form");
+            let answered = (0..=u32::MAX).filter(|&bits| log2_equals_the_float_form(&steps, form, bits)).count();
+            assert_eq!(answered, 254 << 23);
+        }
     }
 
     /// The thresholds of ggml's nearest-kvalue search against the search itself on every
@@ -1498,7 +1547,7 @@ mod integer_rule_tests {
             for top in 0..=0xFFFFu32 {
                 for low in [0, 1, 0x8000, 0xFFFF] {
                     let x = f32::from_bits(top << 16 | low);
-                    let y = steps.prepare(x, d);
+                    let y = steps.prepare(x, super::kvalue_factor(d));
                     if steps.unanswered(y) {
                         continue;
                     }

@@ -171,19 +171,14 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             BlockScale { stored: if code == 255 { 0x7F } else { code }, factor }
         }
         ScaleRule::GgmlLog2Floor => {
-            let code = if amax > 0.0 {
-                let e = amax.log2().floor() - 2.0 + 127.0;
-                // C's (uint8_t) of an out-of-range float is undefined; gguf's numpy cast wraps
-                // through an integer, which this reproduces (Inf -> 0).
-                if e.is_finite() {
-                    (e as i32) as u8
-                } else {
-                    0
-                }
+            let floor_log2 = amax.log2().floor();
+            // C's (uint8_t) of an out-of-range float is undefined; gguf's numpy cast wraps
+            // through an integer, which this reproduces (Inf -> 0).
+            if amax > 0.0 && floor_log2.is_finite() {
+                ggml_log2_floor_scale(floor_log2 as i32)
             } else {
-                0
-            };
-            BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
+                ggml_log2_floor_scale(-125)
+            }
         }
         ScaleRule::Divide { .. } => {
             let steps = DivideSteps::new(recipe, global, compute);
@@ -211,6 +206,16 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             steps.after_cast(s, stored, value)
         }
     }
+}
+
+/// A [`ScaleRule::GgmlLog2Floor`] block's scale from `floor(log2(amax))` (-125 gives code 0,
+/// the scale of a zero block): the code `floor - 2 + 127` wrapped to a byte, as gguf's cast
+/// through an integer wraps it, and the element factor `2^(code - 128)` (half the scale: the
+/// kvalues are doubled).
+#[inline(always)]
+pub(super) fn ggml_log2_floor_scale(floor_log2: i32) -> BlockScale {
+    let code = (floor_log2 - 2 + 127) as u8;
+    BlockScale { stored: u32::from(code), factor: pow2(i32::from(code) - 128) }
 }
 
 /// A [`ScaleRule::ReciprocalCeil`] block's scale from its code: the element factor is the
