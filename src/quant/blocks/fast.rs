@@ -578,8 +578,8 @@ pub(super) fn quantize_rows(
         global_of(&mut || tensor_amax(values))
     };
     let casts = rules::scale_casts(recipe)?;
-    let byte_scales = match &casts {
-        Some(casts) => ByteScaleSteps::new(recipe, casts, global, compute)?,
+    let cast_scales = match &casts {
+        Some(casts) => CastScaleSteps::new(recipe, casts, global, compute)?,
         None => None,
     };
     let chunk_blocks = (chunk / row).div_ceil(band) * blocks_per_row;
@@ -599,7 +599,7 @@ pub(super) fn quantize_rows(
                 reciprocal_ceil_scales(recipe, maxima, max_element, global, compute)
             }
             ScaleRule::GgmlLog2Floor => ggml_log2_floor_scales(recipe, maxima, global, compute),
-            _ => match (&byte_scales, &casts) {
+            _ => match (&cast_scales, &casts) {
                 (Some(steps), Some(casts)) => steps.scales(recipe, casts, maxima, global, compute)?,
                 _ => rules::block_scales(recipe, maxima, global, compute, casts.as_ref())?,
             },
@@ -616,37 +616,33 @@ pub(super) fn quantize_rows(
     Ok((codes, stored, global))
 }
 
-/// The scales of a `Divide` row whose scale is a one-byte float (NVFP4's E4M3) cast by a plan
-/// with a finite lane kernel, lanes = blocks, in one pass compiled for the widest instruction set:
-/// each block's [`DivideSteps`] before the cast, the code from the plan's lane kernel, its value
-/// from the back plan's 256 values, the steps after the cast. Blocks whose scale before the cast
-/// is not finite (a NaN maximum or per-tensor scale) get the engine's `block_scale`. Only for
-/// plain steps ([`DivideSteps::is_plain`]).
-struct ByteScaleSteps {
+/// The scales of a `Divide` row whose scale is cast to E4M3 (NVFP4) or float16 (ggml Q8_0 and
+/// Q4_0) by a plan with a finite lane kernel, lanes = blocks, in one pass compiled for the widest
+/// instruction set: each block's [`DivideSteps`] before the cast, the code from the plan's lane
+/// kernel, its value from the back plan's value of every code, the steps after the cast. Blocks
+/// whose scale before the cast is not finite (a NaN maximum or per-tensor scale) get the engine's
+/// `block_scale`. Only for plain steps ([`DivideSteps::is_plain`]).
+struct CastScaleSteps {
     steps: DivideSteps,
-    /// The back plan's value of every code.
-    values: [f32; 256],
+    /// The back plan's value of every code (256 or 65536 of them).
+    values: Vec<f32>,
 }
 
-impl ByteScaleSteps {
-    /// None where the row's scale is not one byte.
-    fn new(recipe: &Recipe, casts: &ScaleCasts, global: Option<f32>, compute: DType) -> Result<Option<ByteScaleSteps>> {
-        if !matches!(recipe.scale_rule, ScaleRule::Divide { .. }) || rules::bits_of(casts.dtype) != 8 {
-            return Ok(None);
-        }
+impl CastScaleSteps {
+    /// None where the row's steps are not plain.
+    fn new(recipe: &Recipe, casts: &ScaleCasts, global: Option<f32>, compute: DType) -> Result<Option<CastScaleSteps>> {
         let steps = DivideSteps::new(recipe, global, compute);
-        if !steps.is_plain() {
+        let bits = rules::bits_of(casts.dtype);
+        if !steps.is_plain() || !matches!(bits, 8 | 16) {
             return Ok(None);
         }
-        let codes: Vec<u8> = (0..=255).collect();
-        let mut bytes = [0u8; 4 * 256];
-        casts.back.run(&codes, &mut bytes, 256)?;
-        let mut values = [0.0f32; 256];
-        values
-            .iter_mut()
-            .zip(bytes.chunks_exact(4))
-            .for_each(|(v, b)| *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        Ok(Some(ByteScaleSteps { steps, values }))
+        let count = 1usize << bits;
+        let codes: Vec<u8> =
+            if bits == 8 { (0..=255).collect() } else { (0..=u16::MAX).flat_map(u16::to_le_bytes).collect() };
+        let mut bytes = vec![0u8; 4 * count];
+        casts.back.run(&codes, &mut bytes, count)?;
+        let values = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        Ok(Some(CastScaleSteps { steps, values }))
     }
 
     /// The scales of the blocks of `maxima`, as `rules::block_scales` gives them.
@@ -662,7 +658,7 @@ impl ByteScaleSteps {
             scales: vec![BlockScale { stored: 0, factor: 0.0 }; maxima.len()],
             unanswered: vec![false; maxima.len()],
         };
-        let pass = ByteScalePass { steps: self.steps, values: &self.values, maxima, out: &mut out };
+        let pass = CastScalePass { steps: self.steps, values: &self.values, maxima, out: &mut out };
         if casts.to.with_finite_lane_encoder(pass).is_none() {
             return rules::block_scales(recipe, maxima, global, compute, Some(casts));
         }
@@ -673,59 +669,72 @@ impl ByteScaleSteps {
     }
 }
 
-/// What [`ByteScaleKernel`] writes: every block's scale, and the blocks it did not answer.
+/// What [`CastScaleKernel`] writes: every block's scale, and the blocks it did not answer.
 struct ScaleOut {
     scales: Vec<BlockScale>,
     unanswered: Vec<bool>,
 }
 
-/// [`ByteScaleSteps::scales`] with the plan's lane kernel (generic over its type).
-struct ByteScalePass<'a> {
+/// [`CastScaleSteps::scales`] with the plan's lane kernel (generic over its type).
+struct CastScalePass<'a> {
     steps: DivideSteps,
-    values: &'a [f32; 256],
+    values: &'a Vec<f32>,
     maxima: &'a [f32],
     out: &'a mut ScaleOut,
 }
 
-impl WithLaneEncoder for ByteScalePass<'_> {
+impl WithLaneEncoder for CastScalePass<'_> {
     type Output = ();
     #[inline(always)]
     fn run<E: LaneEncoder>(self, encoder: &E) {
-        let ByteScalePass { steps, values, maxima, out } = self;
-        let kernel = ByteScaleKernel { encoder: encoder.clone(), steps };
+        let CastScalePass { steps, values, maxima, out } = self;
+        let kernel = CastScaleKernel { encoder: encoder.clone(), steps };
         let src = zerocopy::IntoBytes::as_bytes(maxima);
         widest_span(&kernel, values, src, &mut [], maxima.len(), out);
     }
 }
 
-struct ByteScaleKernel<E> {
+struct CastScaleKernel<E> {
     encoder: E,
     steps: DivideSteps,
 }
 
-impl<E: LaneEncoder> SpanKernel for ByteScaleKernel<E> {
-    type Part = [f32; 256];
+impl<E: LaneEncoder> SpanKernel for CastScaleKernel<E> {
+    type Part = Vec<f32>;
     type Scratch = ScaleOut;
     #[inline(always)]
-    fn run(&self, values: &[f32; 256], src: &[u8], _dst: &mut [u8], _n: usize, out: &mut ScaleOut) {
+    fn run(&self, values: &Vec<f32>, src: &[u8], _dst: &mut [u8], _n: usize, out: &mut ScaleOut) {
+        let Some(maxima) = float_lanes(src) else { return };
+        if let Ok(table) = <&[f32; 256]>::try_from(values.as_slice()) {
+            self.scales_with(table, maxima, out);
+        } else if let Ok(table) = <&[f32; 65536]>::try_from(values.as_slice()) {
+            self.scales_with(table, maxima, out);
+        }
+    }
+}
+
+impl<E: LaneEncoder> CastScaleKernel<E> {
+    /// [`SpanKernel::run`] with the table of the `N` codes' values (a code indexes it masked: no
+    /// bounds test; the codes of unanswered lanes may be anything).
+    #[inline(always)]
+    fn scales_with<const N: usize>(&self, values: &[f32; N], maxima: &[f32], out: &mut ScaleOut) {
         let (encoder, steps) = (self.encoder.clone(), self.steps);
         let ScaleOut { scales, unanswered } = out;
-        let Some(maxima) = float_lanes(src) else { return };
         // Groups of blocks: the steps before the cast and the cast in one loop (vectorised: no
         // table, no branch), the table and the steps after the cast in a second.
         const GROUP: usize = 64;
         let mut pre = [0.0f32; GROUP];
-        let mut codes = [0u8; GROUP];
+        let mut codes = [0u16; GROUP];
         for ((amaxes, group), u) in maxima.chunks(GROUP).zip(scales.chunks_mut(GROUP)).zip(unanswered.chunks_mut(GROUP))
         {
             for (((&a, p), c), u) in amaxes.iter().zip(pre.iter_mut()).zip(codes.iter_mut()).zip(u.iter_mut()) {
                 let s = steps.before_cast_as::<true>(a);
                 *p = s;
-                *c = encoder.encode_lane(s) as u8;
+                *c = encoder.encode_lane(s);
                 *u = s.to_bits() & 0x7FFF_FFFF >= INF_BITS;
             }
             for ((scale, &s), &c) in group.iter_mut().zip(&pre).zip(&codes) {
-                *scale = steps.after_cast(s, u32::from(c), values[usize::from(c)]);
+                *scale = steps.after_cast(s, u32::from(c), values[usize::from(c) & (N - 1)]);
             }
         }
     }
@@ -1584,7 +1593,7 @@ mod pass_tests {
     use super::super::recipes::{Amax, GlobalRule};
     use super::super::rules::{self, BlockScale};
     use super::super::Scheme;
-    use super::ByteScaleSteps;
+    use super::CastScaleSteps;
     use crate::alloc_prelude::*;
     use crate::dtype::DType;
 
@@ -1603,11 +1612,11 @@ mod pass_tests {
         a.stored == b.stored && a.factor.to_bits() == b.factor.to_bits()
     }
 
-    /// The one-byte scale pass ([`ByteScaleSteps`]: NVFP4's E4M3 scales) against the engine's
+    /// The scale pass ([`CastScaleSteps`]: NVFP4's E4M3 and ggml's float16 scales) against the engine's
     /// `block_scale` with every pattern as a block maximum, for every row it takes, with and
     /// without per-tensor scales (0, Inf and NaN among them).
     #[test]
-    fn byte_scales_equal_the_engine_on_every_top_16_bit_maximum() {
+    fn cast_scales_equal_the_engine_on_every_top_16_bit_maximum() {
         let maxima = every_top_16_bit_pattern();
         let mut rows = 0;
         for name in super::super::concrete_schemes(32) {
@@ -1620,7 +1629,7 @@ mod pass_tests {
                 &[None, Some(0.37), Some(3.0e-5), Some(0.0), Some(f32::INFINITY), Some(f32::NAN)]
             };
             for &global in globals {
-                let Some(steps) = ByteScaleSteps::new(recipe, &casts, global, DType::Float).expect("the steps") else {
+                let Some(steps) = CastScaleSteps::new(recipe, &casts, global, DType::Float).expect("the steps") else {
                     continue;
                 };
                 rows += 1;
@@ -1640,8 +1649,9 @@ mod pass_tests {
             }
         }
         // torchao:nvfp4 (twice: with and without global=amax), modelopt:nvfp4 and
-        // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop.
-        assert_eq!(rows, 24, "rows with one-byte scales");
+        // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop;
+        // ggml:q8_0 and ggml:q4_0.
+        assert_eq!(rows, 26, "rows with E4M3 or float16 scales");
     }
 
     /// The fused block maxima (the SIMD module's magnitudes where the CPU has them) against the
