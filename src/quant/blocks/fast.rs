@@ -265,32 +265,37 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
     }
 }
 
-/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value's
-/// magnitude bounded to 1024 so the truncating conversion is exact, its integer part plus one
-/// where the dropped fraction is at least a half, the sign put back, clamped to [-128, 127]; NaN,
-/// the infinities and magnitudes from 2^64 on give 0 as [`rules::integer`] says.
+/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value
+/// rounded to an integer, ties away from zero, clamped to [-128, 127]; NaN, the infinities and
+/// magnitudes from 2^64 on give 0 as [`rules::integer`] says.
 #[derive(Clone)]
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
 impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     #[inline(always)]
     fn prepare(&self, x: f32, factor: f32) -> f32 {
-        scaled::<MULTIPLY>(x, factor)
+        // Which NaN does not matter: every NaN gives 0.
+        if MULTIPLY {
+            x * factor
+        } else {
+            x / factor
+        }
     }
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
-        // On the magnitude (a NaN bounded to 1024 too, then told apart by its bits), in float32
-        // selects and exact sums: no float-to-integer conversion (the compiler's saturating one
-        // does not vectorise).
-        let magnitude = f32::from_bits(y.to_bits() & 0x7FFF_FFFF);
-        let bounded = if magnitude < 1024.0 { magnitude } else { 1024.0 };
-        let whole = truncated(bounded);
-        let rounded = if bounded - whole >= 0.5 { whole + 1.0 } else { whole };
-        let limit = if y.to_bits() >> 31 != 0 { 128.0 } else { 127.0 };
-        let m = small_integer(if rounded < limit { rounded } else { limit }) as i32;
-        let signed = if y.to_bits() >> 31 != 0 { -m } else { m };
-        let code = if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS { signed } else { 0 };
-        code as i8 as u8
+        // Rust's `round` is C's `roundf` (ties away; with SSE4.1 an addition and a vector
+        // rounding), clamped to [-128, 127] (a NaN passes, told apart by its bits at the end), then
+        // the byte from the low bits of an exact biased sum: no float-to-integer conversion (the
+        // compiler's saturating one does not vectorise).
+        let rounded = y.round();
+        let low = if rounded < -128.0 { -128.0 } else { rounded };
+        let clamped = if low > 127.0 { 127.0 } else { low };
+        let byte = ((clamped + (ROUNDING_BIAS + 128.0)).to_bits() as u8) ^ 0x80;
+        if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS {
+            byte
+        } else {
+            0
+        }
     }
 }
 
@@ -303,15 +308,16 @@ struct OffsetTruncate<const MULTIPLY: bool>;
 impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
     #[inline(always)]
     fn prepare(&self, x: f32, factor: f32) -> f32 {
-        scaled::<MULTIPLY>(x, factor) + 8.5
+        // Which NaN does not matter: every NaN gives 0.
+        (if MULTIPLY { x * factor } else { x / factor }) + 8.5
     }
     #[inline(always)]
     fn code(&self, sum: f32, _factor: f32) -> u8 {
         // Truncation toward zero of a sum bounded to [0, 15] (below 1 truncates to 0 anyway; a
-        // NaN bounds to 0), in float32 as in TiesAwayInt8.
+        // NaN bounds to 0), as a byte as in TiesAwayInt8.
         let bounded = if sum > 0.0 { sum } else { 0.0 };
         let bounded = if bounded < 15.0 { bounded } else { 15.0 };
-        let code = small_integer(truncated(bounded));
+        let code = small_integer(bounded.trunc());
         if sum.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS {
             code as u8
         } else {
@@ -323,18 +329,6 @@ impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
 /// float32's 2^23: adding it to a value in [0, 2^22] rounds the value to an integer (the unit in
 /// the last place there is 1), which the low bits of the sum then hold.
 const ROUNDING_BIAS: f32 = 8_388_608.0;
-
-/// `x` in [0, 1024] truncated to an integer, in float32: rounded to nearest by the bias, one
-/// less where that went up (every step exact).
-#[inline(always)]
-fn truncated(x: f32) -> f32 {
-    let nearest = (x + ROUNDING_BIAS) - ROUNDING_BIAS;
-    if nearest > x {
-        nearest - 1.0
-    } else {
-        nearest
-    }
-}
 
 /// An integer-valued `x` in [0, 1024] as an integer: the low bits of `x + 2^23`.
 #[inline(always)]
