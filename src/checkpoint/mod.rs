@@ -23,6 +23,7 @@ mod gguf;
 mod index;
 mod json;
 mod mapped;
+mod products;
 mod quantize;
 mod safetensors;
 mod tile_parts;

@@ -10,7 +10,8 @@
 //! - float32 scales on 8-bit elements (DeepSeek FP8, FP8 per tensor, channel or block), for
 //!   recipes whose dequantize is the float32 product `element * scale`: the 256 element values
 //!   (a probe with unit scales), one multiply per element, then the tile converted to the output
-//!   dtype by a cast plan.
+//!   dtype by a cast plan; where a scale covers many elements (DeepSeek's 128 x 128 tiles, one
+//!   scale per tensor or per long row), a table of every code's output per scale (`products`).
 //!
 //! GGUF's block types have a decoder of their own (`ggml_tiles`), its tables made the same way.
 //! Anything else (scales of other types, recipes that round the product, shapes
@@ -18,6 +19,7 @@
 //! two on every convention.
 
 use super::conventions::{ElementStorage, LogicalWeight};
+use super::products::{look_up, ScaledTables, ELEMENTS_PER_SCALE_FOR_TABLES};
 use super::tile_parts::{code_table, fill, pair_table};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
@@ -34,8 +36,9 @@ enum Values {
     /// Table lookups with 2-byte outputs (bfloat16, float16).
     Narrow(Lookup<u16>),
     /// The float32 value of every element code, multiplied by the block's float32 scale; then
-    /// converted by `plan` when the output is not float32.
-    Products { elements: Box<[f32; 256]>, plan: Option<Box<Plan>> },
+    /// converted by `plan` when the output is not float32. With `tables` (scales that cover many
+    /// elements), by a table of every code's output per scale (`products`).
+    Products { elements: Box<[f32; 256]>, plan: Option<Box<Plan>>, tables: bool },
 }
 
 /// The output bits of every (scale code `s`, element byte `b`), at `s * 256 + b`.
@@ -190,7 +193,9 @@ pub(super) fn fast_weight<'a>(
         let plan = (target != DType::Float)
             .then(|| Plan::new(DType::Float, target, &CastOptions::default()).map(Box::new))
             .transpose()?;
-        Values::Products { elements, plan }
+        let scale_count = grid.scale_rows() * grid.scale_cols;
+        let tables = grid.rows * grid.cols / scale_count.max(1) >= ELEMENTS_PER_SCALE_FOR_TABLES;
+        Values::Products { elements, plan, tables }
     } else {
         return Ok(None);
     };
@@ -327,6 +332,15 @@ impl TiledWeight<'_> {
     fn run(&self, ckpt: &Checkpoint, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let g = self.grid;
         let mut buffers = Buffers::default();
+        let (mut wide_tables, mut narrow_tables) = match &self.values {
+            Values::Products { elements, plan: None, tables: true } => {
+                (ScaledTables::new(elements, None), ScaledTables::empty())
+            }
+            Values::Products { elements, plan: Some(plan), tables: true } => {
+                (ScaledTables::empty(), ScaledTables::new(elements, Some(plan)))
+            }
+            _ => (ScaledTables::empty(), ScaledTables::empty()),
+        };
         g.each_tile(|runs| {
             let (element_len, scale_len) = runs.read(ckpt, self.elements, self.scales, &mut buffers)?;
             let count = runs.count();
@@ -344,7 +358,32 @@ impl TiledWeight<'_> {
                     lookup.run(elements, scales, g.segment, dst);
                     out(dst.as_bytes())
                 }
-                Values::Products { elements: values, plan } => {
+                Values::Products { tables: true, plan, .. } => {
+                    // Scale number of the tile's first scale: the runs count from it.
+                    let first = runs.s0 * g.scale_cols + runs.q0;
+                    let mut failed = None;
+                    let scale = |q: usize| f32::from_le_bytes(scales[4 * q..4 * q + 4].try_into().expect("4 bytes"));
+                    let bytes = if plan.is_some() {
+                        let dst = fill(&mut buffers.narrow, count)?;
+                        runs.each(|q, codes, outs| match narrow_tables.table(first + q, scale(q)) {
+                            Ok(table) => look_up(table, &elements[codes], &mut dst[outs]),
+                            Err(e) => failed = Some(e),
+                        });
+                        dst.as_bytes()
+                    } else {
+                        let dst = fill(&mut buffers.wide, count)?;
+                        runs.each(|q, codes, outs| match wide_tables.table(first + q, scale(q)) {
+                            Ok(table) => look_up(table, &elements[codes], &mut dst[outs]),
+                            Err(e) => failed = Some(e),
+                        });
+                        dst.as_bytes()
+                    };
+                    match failed {
+                        Some(e) => Err(e),
+                        None => out(bytes),
+                    }
+                }
+                Values::Products { elements: values, plan, tables: false } => {
                     let dst = fill(&mut buffers.wide, count)?;
                     runs.products(elements, scales, values, dst);
                     match plan {

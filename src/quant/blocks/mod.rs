@@ -32,6 +32,9 @@ mod rules;
 
 pub use engine::quantize;
 pub use layout::from_arrays;
+/// The checkpoint tiles multiply as the engine does.
+#[cfg(feature = "checkpoint")]
+pub(crate) use rules::nan_first;
 
 pub use recipes::{
     Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, Recipe, ScaleFormat,

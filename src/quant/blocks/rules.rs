@@ -520,7 +520,7 @@ pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
 /// NaNs is, is then fixed (x86's scalar instructions give the first operand's; a vectorised loop
 /// may take either).
 #[inline(always)]
-pub(super) fn nan_first(x: f32, result: f32) -> f32 {
+pub(crate) fn nan_first(x: f32, result: f32) -> f32 {
     if x.is_nan() {
         f32::from_bits(x.to_bits() | 0x0040_0000)
     } else {
