@@ -2,11 +2,13 @@
 //! axis (every `Row` and `Channel` recipe with the blocked axis innermost) and for 2-D tiles and
 //! whole tensors (a band of rows at a time: the tile maxima folded from the rows' block maxima,
 //! then each row's element pass with its band's factors), in passes that read
-//! the input in place and write each output once: block maxima from the float32 bits, the scales
-//! by the engine (once per block), then every element scaled and encoded in one loop by the element
-//! plan's lane kernel (or the row's integer rule), and on the way back a table of the element
-//! values times the block's factor. The passes run through `simd::widest_span`, slices as
-//! arguments, so each instruction-set copy knows what aliases nothing.
+//! the input in place and write each output once: block maxima from the float32 bits (the SIMD
+//! module's magnitudes kernel where the CPU has one), the scales with lanes = blocks (the row's
+//! `DivideSteps` and the scale plan's lane kernel, or exponents from the bits; the engine's
+//! `block_scale` for the other rules and blocks), then every element scaled and encoded in one
+//! loop by the element plan's lane kernel (or the row's integer rule), and on the way back a table
+//! of the element values times the block's factor. The passes run through `simd::widest_span`,
+//! slices as arguments, so each instruction-set copy knows what aliases nothing.
 //!
 //! Nothing here decides a result the engine does not: lanes the kernels do not answer (NaN and
 //! infinite scaled values, blocks holding a NaN) go back to the engine's own functions, and the
