@@ -760,10 +760,10 @@ unsafe fn block_magnitudes_avx2<const SKIP_NAN: bool>(
     first: &mut [u32],
 ) {
     use core::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_castps_si256, _mm256_castsi256_ps,
+        __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_epi8, _mm256_castps_si256,
         _mm256_castsi256_si128, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_extracti128_si256, _mm256_loadu_ps,
-        _mm256_max_epi32, _mm256_movemask_ps, _mm256_set1_epi32, _mm256_setzero_si256, _mm_cvtsi128_si32,
-        _mm_max_epi32, _mm_shuffle_epi32,
+        _mm256_max_epi32, _mm256_min_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setzero_si256,
+        _mm_cvtsi128_si32, _mm_max_epi32, _mm_min_epi32, _mm_shuffle_epi32,
     };
     let abs_mask = _mm256_set1_epi32(0x7FFF_FFFF);
     let inf = _mm256_set1_epi32(0x7F80_0000);
@@ -785,20 +785,23 @@ unsafe fn block_magnitudes_avx2<const SKIP_NAN: bool>(
         let largest = _mm_cvtsi128_si32(m);
         magnitudes[b] = largest as u32;
         if let Some(first) = first.get_mut(b) {
-            // Every lane's match as one bit (no branch: where the lane falls is random), the
-            // first set bit the lane; 0 lanes past 128 are looked at by a second loop.
+            // The least lane index whose magnitude matches, as vector minima of the indices (no
+            // branch and no chain through scalar registers: where the lane falls is random); a
+            // lane past the block where none matches.
             let target = _mm256_set1_epi32(largest);
-            let mut equal = 0u128;
-            for (k, eight) in xs.chunks_exact(8).take(16).enumerate() {
-                let bits = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(eight_magnitudes(eight), target)));
-                equal |= u128::from(bits as u8) << (8 * k);
+            let none = _mm256_set1_epi32(block as i32);
+            let eight_lanes = _mm256_set1_epi32(8);
+            let mut index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let mut least = none;
+            for eight in xs.chunks_exact(8) {
+                let equal = _mm256_cmpeq_epi32(eight_magnitudes(eight), target);
+                least = _mm256_min_epi32(least, _mm256_blendv_epi8(none, index, equal));
+                index = _mm256_add_epi32(index, eight_lanes);
             }
-            *first = if equal != 0 {
-                equal.trailing_zeros()
-            } else {
-                xs.iter().skip(128).position(|v| v.to_bits() & 0x7FFF_FFFF == largest as u32).map_or(block, |p| 128 + p)
-                    as u32
-            };
+            let least = _mm_min_epi32(_mm256_castsi256_si128(least), _mm256_extracti128_si256::<1>(least));
+            let least = _mm_min_epi32(least, _mm_shuffle_epi32::<0b01_00_11_10>(least));
+            let least = _mm_min_epi32(least, _mm_shuffle_epi32::<0b10_11_00_01>(least));
+            *first = _mm_cvtsi128_si32(least) as u32;
         }
     }
 }
