@@ -127,7 +127,6 @@ fn the_default_choice_leaves_embeddings_and_norms() {
     assert_eq!(got, want);
 }
 
-/// A one-tensor float32 checkpoint `w.weight` of `shape`.
 /// `quantize_checkpoint` of `scheme` over the tensors `only` selects, one thread, no shard, no
 /// progress.
 fn quantize_selected(
@@ -139,6 +138,7 @@ fn quantize_selected(
     quantize_checkpoint(ckpt, &Scheme::parse(scheme).unwrap(), only, out, 1, None, &mut |_, _| {})
 }
 
+/// A one-tensor float32 checkpoint `w.weight` of `shape`.
 fn hand_built(dir: &Path, shape: &[usize], values: &[f32]) -> Checkpoint {
     let path = dir.join("hand.safetensors");
     let t = SafetensorsTensor { name: "w.weight".into(), dtype: DType::Float, shape: shape.to_vec() };
