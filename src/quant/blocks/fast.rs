@@ -402,6 +402,12 @@ impl KvalueSteps {
         }
         Some(KvalueSteps { thresholds })
     }
+
+    /// The thresholds, derived once for the process (not once per chunk of the element pass).
+    fn get() -> Option<&'static KvalueSteps> {
+        static STEPS: crate::once::Once<Option<KvalueSteps>> = crate::once::Once::new();
+        STEPS.get_or_init(KvalueSteps::derive).as_ref()
+    }
 }
 
 /// The factor [`KvalueSteps`] takes for a block's `d`: `1 / d` (exact) where `d` is a power of
@@ -700,11 +706,13 @@ impl<E: LaneEncoder> SpanKernel for CastScaleKernel<E> {
     type Scratch = ScaleOut;
     #[inline(always)]
     fn run(&self, values: &Vec<f32>, src: &[u8], _dst: &mut [u8], _n: usize, out: &mut ScaleOut) {
-        let Some(maxima) = float_lanes(src) else { return };
-        if let Ok(table) = <&[f32; 256]>::try_from(values.as_slice()) {
-            self.scales_with(table, maxima, out);
-        } else if let Ok(table) = <&[f32; 65536]>::try_from(values.as_slice()) {
-            self.scales_with(table, maxima, out);
+        let maxima = float_lanes(src);
+        match (maxima, <&[f32; 256]>::try_from(values.as_slice()), <&[f32; 65536]>::try_from(values.as_slice())) {
+            (Some(maxima), Ok(table), _) => self.scales_with(table, maxima, out),
+            (Some(maxima), _, Ok(table)) => self.scales_with(table, maxima, out),
+            // Not reached (the maxima are a float32 slice, the table one of 8 or 16 bits): every
+            // block then goes to the engine rather than keeping scales this pass never wrote.
+            _ => out.unanswered.fill(true),
         }
     }
 }
@@ -895,8 +903,8 @@ fn element_codes(
     let (multiply, factors) = rules::element_factors(recipe, scales, global);
     let src = zerocopy::IntoBytes::as_bytes(values);
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => match KvalueSteps::derive() {
-            Some(steps) => {
+        ElementRound::NearestIndexFirstTie => match KvalueSteps::get() {
+            Some(&steps) => {
                 let reciprocals = factors.iter().map(|&d| kvalue_factor(d)).collect();
                 let marks = element_pass(steps, src, codes, &reciprocals, row, block);
                 // The blocks with lanes the thresholds do not answer: the search itself.
