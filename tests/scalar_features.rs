@@ -1,5 +1,5 @@
-//! The scalar types' optional features (`num-traits`, `serde`, `bytemuck`) and `Bits`. Run with
-//! `cargo test --features serde,num-traits,bytemuck --test scalar_features`. Expected values are
+//! The scalar types' optional features (`num-traits`, `serde`, `bytemuck`) and `Bits`. `cargo test`
+//! builds lowbit with all three (Cargo.toml's dev-dependency on itself). Expected values are
 //! hand-computed (arithmetic in the comments) or come from the independent oracle in
 //! tests/support/oracle.rs.
 
