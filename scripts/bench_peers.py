@@ -27,8 +27,10 @@ With --blocks (in the torch venv of scripts/crosscheck_blocks.py; onnx is not ne
 block-scaled recipes instead: `lowbit bench --scheme S` against the implementation each scheme
 reproduces, quantize and dequantize timed apart on the same float32 bytes (torchao, ModelOpt and
 compressed-tensors on torch's CPU path with one thread, gguf's numpy code). The peers allocate their
-outputs, so the ratios use lowbit's calls that allocate theirs too; lowbit's dequantize into a
-reused buffer (`dequantize_into`) and its copy and fill baselines are printed beside them.
+outputs, so the ratios use lowbit's calls that allocate theirs too: the crate's (`lowbit bench`) and,
+where lowbit's Python package is installed in this interpreter, `lowbit.blocks` timed in this process
+beside the peer. lowbit's dequantize into a reused buffer (`dequantize_into`) and its copy and fill
+baselines are printed beside them.
 
 With --quantize, the quantization rows instead (see `quantize_main`): QuantizeLinear float32 ->
 INT8, INT4, UINT4, FLOAT8E4M3FN with one scale and with blocks of 32 along the last axis, timed in
@@ -480,12 +482,15 @@ def ratio(a, b):
     return "-" if a is None or b is None else f"{a / b:.2f}x"
 
 
-def quantize_dequantize_row(cells, best, peer):
-    """A table row: the cells, then lowbit's and the peer's quantize and dequantize with ratios."""
+def quantize_dequantize_row(cells, best, peer, ours=("lowbit",)):
+    """A table row: the cells, then for quantize and dequantize the peer's figure and each of
+    `ours` (lowbit's faces) with its ratio to the peer."""
     figures = []
     for step in ("quantize", "dequantize"):
-        ours, theirs = best[f"lowbit_{step}"], best[f"{peer}_{step}"]
-        figures += [fmt(ours), fmt(theirs), ratio(ours, theirs)]
+        theirs = best[f"{peer}_{step}"]
+        figures.append(fmt(theirs))
+        for face in ours:
+            figures += [fmt(best[f"{face}_{step}"]), ratio(best[f"{face}_{step}"], theirs)]
     return "| " + " | ".join(list(cells) + figures) + " |"
 
 
@@ -503,8 +508,8 @@ def quantize_table(linear, mx, args, versions):
                      f"| {fmt(b['onnxruntime'])} | {ratio(b['lowbit'], b['onnx_reference'])} "
                      f"| {ratio(b['lowbit'], b['onnxruntime'])} | {ratio(b['lowbit'], b['lowbit_copy'])} |")
     if mx:
-        lines += ["", f"| MX (blocks of {QUANT_BLOCK}) | lowbit quantize | numpy quantize | ratio "
-                      "| lowbit dequantize | numpy dequantize | ratio |",
+        lines += ["", f"| MX (blocks of {QUANT_BLOCK}) | numpy quantize | lowbit quantize | ratio "
+                      "| numpy dequantize | lowbit dequantize | ratio |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
         lines += [quantize_dequantize_row([r["format"]], r["m_elements_per_s"], "numpy") for r in mx]
     notes = [f"QuantizeLinear: one-node model, opset {QUANT_OPSET}, FLOAT x, FLOAT scale initializer "
@@ -636,12 +641,25 @@ def block_peer(scheme, x):
     raise ValueError(f"no peer for {scheme}")
 
 
+def python_face(scheme, x):
+    """lowbit's Python package on the same array in this process, as a Python user calls it:
+    (quantize, dequantize), or None where the package is not installed in this interpreter."""
+    try:
+        import lowbit
+    except ImportError:
+        return None
+    q = lowbit.blocks.quantize(x, scheme)
+    return lambda: lowbit.blocks.quantize(x, scheme), q.dequantize
+
+
 def bench_blocks(lowbit, workdir, scheme, n, rounds, reps):
     samples = {"lowbit_quantize": [], "lowbit_dequantize": [], "lowbit_dequantize_into": [], "lowbit_copy": [],
-               "lowbit_fill": [], "lowbit_fill_fresh": [], "peer_quantize": [], "peer_dequantize": []}
+               "lowbit_fill": [], "lowbit_fill_fresh": [], "peer_quantize": [], "peer_dequantize": [],
+               "python_quantize": [], "python_dequantize": []}
     figures, raw = lowbit_quant_run(lowbit, ["--scheme", scheme], n, workdir / "blocks-input")
     x = np.frombuffer(raw, dtype=np.float32).reshape(n // ROW, ROW).copy()
     peer, quantize, dequantize = block_peer(scheme, x)
+    python = python_face(scheme, x)
     for r in range(rounds):
         print(f"  {scheme}: round {r + 1}/{rounds}", file=sys.stderr)
         if r > 0:
@@ -655,6 +673,9 @@ def bench_blocks(lowbit, workdir, scheme, n, rounds, reps):
         with np.errstate(all="ignore"):
             samples["peer_quantize"] += [m_per_s(quantize, n) for _ in range(reps)]
             samples["peer_dequantize"] += [m_per_s(dequantize, n) for _ in range(reps)]
+        if python is not None:
+            samples["python_quantize"] += [m_per_s(python[0], n) for _ in range(reps)]
+            samples["python_dequantize"] += [m_per_s(python[1], n) for _ in range(reps)]
     best = {k: max(v) if v else None for k, v in samples.items()}
     return {"scheme": scheme, "peer": peer, "elements": n, "samples": samples, "m_elements_per_s": best}
 
@@ -673,13 +694,16 @@ def blocks_main(args):
     lines = [f"Single thread, {args.elements:,} float32 elements ([n / {ROW}, {ROW}]), M elements/s, best of "
              f"{args.rounds} rounds ({args.reps} peer runs each); {cpu_name()}; "
              + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
-             "The peers allocate their outputs, so the ratios compare lowbit's calls that allocate theirs too; "
-             "`into buffer` is lowbit's `dequantize_into` a reused float32 buffer (no fresh pages), beside them.",
+             "The peers allocate their outputs, so the ratios compare lowbit's calls that allocate theirs too: "
+             "`Rust` is `lowbit bench --scheme` (the crate's `quantize` and `dequantize`, a `Vec` each), "
+             "`Python` is `lowbit.blocks.quantize(x, scheme)` and `q.dequantize()` in this process, beside the "
+             "peer (numpy allocates the float32 output, asking for huge pages). `into buffer` is the crate's "
+             "`dequantize_into` a reused float32 buffer (no fresh pages).",
              "",
-             "| scheme | peer | lowbit quantize | peer quantize | ratio | lowbit dequantize | peer dequantize | ratio "
-             "| lowbit dequantize into buffer |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [quantize_dequantize_row([r["scheme"], r["peer"]], r["m_elements_per_s"], "peer")
+             "| scheme | peer | peer quantize | Rust | ratio | Python | ratio | peer dequantize | Rust | ratio "
+             "| Python | ratio | Rust into buffer |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [quantize_dequantize_row([r["scheme"], r["peer"]], r["m_elements_per_s"], "peer", ("lowbit", "python"))
               + f" {fmt(r['m_elements_per_s']['lowbit_dequantize_into'])} |" for r in rows]
     best = lambda k: max(v for r in rows for v in r["samples"][k])  # noqa: E731
     if rows:

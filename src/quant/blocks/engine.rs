@@ -512,29 +512,35 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
         _ if recipe.global == GlobalRule::CompressedTensorsEncode => DType::Bfloat16,
         _ => DType::Float,
     };
-    // The scale values in the blocked-axis-last order.
-    let stored: Vec<f32> = match &q.scales {
+    // Each block's factor: its stored scale's value, times or over the per-tensor scale as the
+    // row dequantizes.
+    let factor = |s: f32| match (recipe.dequantize, recipe.global, q.global_scale) {
+        (
+            Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
+            GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
+            Some(gs),
+        ) => gs * s,
+        (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
+        _ => s,
+    };
+    // In one vector built in one pass (a scale code's factor from a 256-entry table): these
+    // vectors are a few MiB for a large tensor, and each new one is fresh pages to fault in.
+    let mut factors: Vec<f32> = match &q.scales {
         Scales::Codes(c) => {
-            let table: [f32; 256] = core::array::from_fn(|b| scale_code_value(recipe, b as u8));
+            let table: [f32; 256] = core::array::from_fn(|b| factor(scale_code_value(recipe, b as u8)));
             c.iter().map(|&b| table[usize::from(b)]).collect()
         }
         Scales::Float16(v) => widen_halves(DType::Float16, v)?,
         Scales::Bfloat16(v) => widen_halves(DType::Bfloat16, v)?,
-        Scales::Float32(v) => v.clone(),
+        Scales::Float32(v) => v.iter().map(|&s| factor(s)).collect(),
     };
-    let stored = axis_last_blocks(&stored, &g);
-    let factors: Vec<f32> = stored
-        .iter()
-        .map(|&s| match (recipe.dequantize, recipe.global, q.global_scale) {
-            (
-                Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
-                GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
-                Some(gs),
-            ) => gs * s,
-            (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
-            _ => s,
-        })
-        .collect();
+    if matches!(q.scales, Scales::Float16(_) | Scales::Bfloat16(_)) {
+        factors.iter_mut().for_each(|s| *s = factor(*s));
+    }
+    // The blocked-axis-last order (the tensor's own where the blocks run along its last axis).
+    if g.block_rows == 1 && g.inner != 1 {
+        factors = move_axis_last(&factors, g.outer, g.col_blocks, g.inner);
+    }
     // Every code's element value (codes beyond the element's width never get here: checked).
     let table: [f32; 256] = core::array::from_fn(|c| element_value(recipe, c as u8));
     let rounding = match recipe.dequantize {
@@ -617,12 +623,4 @@ fn widen_halves(dtype: DType, halves: &[u16]) -> Result<Vec<f32>> {
     let mut wide = vec![0u8; 4 * halves.len()];
     Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&src, &mut wide, halves.len())?;
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
-}
-
-/// Scales (in the tensor's order) rearranged to the blocked-axis-last order of [`Geometry`].
-fn axis_last_blocks(scales: &[f32], g: &Geometry) -> Vec<f32> {
-    if g.block_rows != 1 {
-        return scales.to_vec();
-    }
-    move_axis_last(scales, g.outer, g.col_blocks, g.inner)
 }
