@@ -88,7 +88,7 @@ pub(crate) fn run_span<K: super::SpanKernel>(
     scratch: &mut K::Scratch,
 ) {
     #[cfg(feature = "avx512")]
-    if super::isa() == super::Isa::Avx512 {
+    if K::AVX512 && super::isa() == super::Isa::Avx512 {
         // SAFETY: `isa()` is `Avx512` only after `avx512_detected()` saw every feature the
         // function is compiled with on this CPU.
         unsafe { run_span_avx512(kernel, part, src, dst, n, scratch) }

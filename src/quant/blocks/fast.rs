@@ -1009,6 +1009,8 @@ impl WithLaneEncoder for CastPass<'_> {
 
 /// The value of an element code in the dequantizing pass.
 trait CodeValue {
+    /// Whether a vector of values is a gather from a table.
+    const GATHERS: bool = false;
     fn value(&self, c: u8) -> f32;
 }
 
@@ -1016,6 +1018,7 @@ trait CodeValue {
 struct Table([f32; 256]);
 
 impl CodeValue for Table {
+    const GATHERS: bool = true;
     #[inline(always)]
     fn value(&self, c: u8) -> f32 {
         self.0[usize::from(c)]
@@ -1081,6 +1084,9 @@ struct ValuesTimesFactor<V, F> {
 impl<V: CodeValue, F: Finish> SpanKernel for ValuesTimesFactor<V, F> {
     type Part = Vec<f32>;
     type Scratch = Vec<bool>;
+    // Table lookups as 16-lane gathers ran at 0.8x the AVX2 copy's 8-lane ones on the project's
+    // AMD Zen 4 (torchao MXFP8 dequantize into a buffer: 2,440 against 3,100 M elements/s).
+    const AVX512: bool = !V::GATHERS;
     #[inline(always)]
     fn run(&self, factors: &Vec<f32>, codes: &[u8], out: &mut [u8], _n: usize, marks: &mut Vec<bool>) {
         // The usual blocks, every row whole blocks: loops of a constant trip count.
