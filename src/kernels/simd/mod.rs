@@ -202,6 +202,7 @@ pub(crate) trait SpanKernel {
     type Scratch;
     /// Whether the AVX-512 copy may run: a kernel whose AVX-512 copy measured slower than its
     /// AVX2 one says no, and AVX-512 CPUs run its AVX2 copy.
+    #[cfg_attr(not(feature = "avx512"), allow(dead_code))]
     const AVX512: bool = true;
     fn run(&self, part: &Self::Part, src: &[u8], dst: &mut [u8], n: usize, scratch: &mut Self::Scratch);
 }
