@@ -12,8 +12,8 @@ scales; x's shape with the blocked axis divided by the block, rounded up; tiles 
 axes), ``global_scale`` (numpy float32 or None), ``to_bytes()`` (the scheme's storage layout:
 ggml's block structs, otherwise the elements packed as ONNX packs them, then the scales, then the
 per-tensor scale as float32) and ``dequantize(dtype=np.float32)``. The tensor itself stays in
-Rust; ``elements`` and ``scales`` are taken out once and are read-only (``from_arrays`` makes a
-new one from changed arrays).
+Rust; ``scales`` are taken out at once, ``elements`` when first asked for, each once and
+read-only (``from_arrays`` makes a new one from changed arrays).
 
 CPU ``torch.Tensor`` inputs are read in place as :func:`lowbit.cast` reads them; given a tensor,
 ``elements``, ``scales`` and ``dequantize()`` are tensors too (``out_type="numpy"`` keeps numpy,
@@ -69,25 +69,29 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 class Quantized:
     """A block-quantized tensor: element codes, scales and the per-tensor scale of a scheme."""
 
-    __slots__ = ("scheme", "axis", "elements", "scales", "global_scale", "_native", "_torch_out")
+    __slots__ = ("scheme", "axis", "scales", "global_scale", "_native", "_torch_out", "_elements")
 
     def __init__(self, native: Any, scheme: str, axis: int, torch_out: bool = False) -> None:
         self._native = native
         self._torch_out = torch_out
         self.scheme = scheme
         self.axis = axis
-        shape = tuple(native.shape())
         kind, scale_bytes, scales_shape = native.scales()
-        elements = native.elements().reshape(shape)
         scales = scale_bytes.view(_SCALE_DTYPES[kind]).reshape(scales_shape)
-        if torch_out:
-            self.elements = _torch.out(elements, True)
-            self.scales = _torch.out(scales, True)
-        else:
-            self.elements = _read_only(elements)
-            self.scales = _read_only(scales)
+        self.scales = _torch.out(scales, True) if torch_out else _read_only(scales)
         g = native.global_scale()
         self.global_scale = None if g is None else np.float32(g)
+        # The element codes (one byte per element) are copied out of Rust when first asked for:
+        # `to_bytes()` and `dequantize()` do not need them.
+        self._elements: Any = None
+
+    @property
+    def elements(self) -> Any:
+        """The element codes: uint8, one per element, the tensor's shape (read-only)."""
+        if self._elements is None:
+            elements = self._native.elements().reshape(tuple(self._native.shape()))
+            self._elements = _torch.out(elements, True) if self._torch_out else _read_only(elements)
+        return self._elements
 
     def to_bytes(self) -> bytes:
         """The tensor in its scheme's storage layout."""
@@ -107,7 +111,7 @@ class Quantized:
         return _torch.out(values, self._torch_out)
 
     def __repr__(self) -> str:
-        return (f"Quantized(scheme={self.scheme!r}, shape={tuple(self.elements.shape)}, "
+        return (f"Quantized(scheme={self.scheme!r}, shape={tuple(self._native.shape())}, "
                 f"scales={tuple(self.scales.shape)} {self.scales.dtype}, global_scale={self.global_scale!r})")
 
 

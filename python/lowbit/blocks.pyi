@@ -10,8 +10,10 @@ SCHEMES: Tuple[Tuple[str, str], ...]
 class Quantized:
     scheme: str
     axis: int
-    # numpy arrays (read-only), or torch tensors when the tensor came from torch (out_type).
-    elements: Any
+    # numpy arrays (read-only), or torch tensors when the tensor came from torch (out_type);
+    # `elements` is taken out of Rust when first read.
+    @property
+    def elements(self) -> Any: ...
     scales: Any
     global_scale: Optional[np.float32]
     def to_bytes(self) -> bytes: ...
