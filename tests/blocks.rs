@@ -319,6 +319,40 @@ fn blocked_axis_other_than_last() {
 }
 
 #[test]
+fn blocked_axis_other_than_last_with_several_blocks_along_it() {
+    // A [64, 3] tensor blocked along axis 0 (two or four blocks per column, each column's
+    // values of another magnitude, and each half's) is its [3, 64] transpose blocked along the
+    // last axis, its scales the transpose of the other's: the dequantize moves each block's
+    // factor to the blocked-axis-last order and back.
+    let (rows, cols) = (64, 3);
+    let value = |r: usize, c: usize| ((r * cols + c) as f32 - 90.0) * 0.37 * (1 << (2 * c + r / 32)) as f32;
+    let x: Vec<f32> = (0..rows * cols).map(|i| value(i / cols, i % cols)).collect();
+    let t: Vec<f32> = (0..rows * cols).map(|i| value(i % rows, i / rows)).collect();
+    for name in ["torchao:mxfp8e4m3,scale=floor", "torchao:nvfp4", "fp8:group=32"] {
+        let s = Scheme::parse(name).unwrap();
+        let along0 = blocks::quantize(&x, &[rows, cols], &s, 0, None).unwrap();
+        let last = blocks::quantize(&t, &[cols, rows], &s, -1, None).unwrap();
+        let (shape0, shape_last) = (along0.scales_shape().unwrap(), last.scales_shape().unwrap());
+        assert_eq!(shape0, [shape_last[1], shape_last[0]], "{name}");
+        assert!(shape0[0] >= 2, "{name}: several blocks along the axis");
+        let moved: Vec<u8> = (0..rows * cols).map(|i| last.elements[(i % cols) * rows + i / cols]).collect();
+        assert_eq!(along0.elements, moved, "{name}");
+        let back = along0.dequantize().unwrap();
+        let back_last = last.dequantize().unwrap();
+        for (i, v) in back.iter().enumerate() {
+            let j = (i % cols) * rows + i / cols;
+            assert_eq!(v.to_bits(), back_last[j].to_bits(), "{name}: element {i}");
+        }
+        // Many distinct values: a reorder of the factors would change them.
+        let mut distinct: Vec<u32> =
+            back.iter().zip(&along0.elements).filter(|(_, &c)| c != 0).map(|(v, _)| v.to_bits()).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() > 6, "{name}");
+    }
+}
+
+#[test]
 fn recipe_table_is_current() {
     // tables/recipes.md is generated from the rows (`lowbit tables --out tables`, or this test with
     // BLOCKS_WRITE_TABLE=1); tests/tables.rs checks the whole folder the same way.
