@@ -5,20 +5,52 @@
 //! the dequantized values, bit for bit; refusals where the implementation raised. The test counts
 //! what it compared and fails on zero.
 //!
-//! Element codes of float4/float6 and every packed byte are compared bit for bit, NaN blocks
-//! included (the rows model the sign a NaN element gets). Three kinds of NaN are compared as "a
-//! NaN" rather than by their bits: float8 NaN element codes (0x7F/0xFF, E5M2 0x7E/0x7F), E4M3 NaN
-//! scale codes and NaN float scales, and dequantized NaNs. Their sign and payload are what torch's
-//! CPU kernels write (x86's negative default NaN from 0/0 or Inf * 0; c10's float8 -> float32
-//! 0x7FF00000; ATen's vectorized elementwise max, every bit set): deterministic on one dispatch,
-//! but not yet modelled by the rows (ATen's float32 -> bfloat16 0xFFFF is: the rows'
-//! `bfloat16_nan`), and never a finite value: a NaN against a number is a difference. The rows
-//! on which gguf's numpy port departs from ggml's C reference (`differs_from_ggml_c`) are
-//! skipped here: lowbit follows the C rules, tested by hand in tests/blocks.rs.
+//! Every value is compared bit for bit: element codes, scale codes and float scales, packed
+//! bytes and dequantized values, NaN codes, NaN payloads and the sign of zero included. The NaNs
+//! the implementations write on x86-64 are the rows' (the `torch` profile's casts, the NaN a
+//! product of two NaNs keeps, the bits of a NaN block maximum taken through torch's vectorized
+//! max). One difference is declared rather than modelled ([`DECLARED`]): it is pinned to the
+//! bit, counted, and the test fails when it grows, shrinks or changes. The rows on which gguf's
+//! numpy port departs from ggml's C reference (`differs_from_ggml_c`) are skipped here: lowbit
+//! follows the C rules, tested by hand in tests/blocks.rs.
 
 use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A difference the rows do not model yet, matched to the bit: every failure line that starts
+/// with `prefix` and ends with `bits` is one, and there must be exactly `count`.
+struct Declared {
+    prefix: &'static str,
+    bits: &'static str,
+    count: usize,
+    why: &'static str,
+}
+
+impl Declared {
+    fn matches(&self, failure: &str) -> bool {
+        failure.starts_with(self.prefix) && failure.ends_with(self.bits)
+    }
+}
+
+/// compressed-tensors FP8 with bfloat16 input, dequantized NaNs: torch multiplies `q.to(bf16) *
+/// scale` in bfloat16, and writes a NaN as 0x7FC0 in its scalar tail (these 16-element rows are
+/// all tail: fewer than the 32 lanes of a vectorized step) but 0xFFFF in its vectorized loop;
+/// lowbit writes the vectorized loop's 0xFFFF everywhere.
+const DECLARED: &[Declared] = &[
+    Declared {
+        prefix: "fp8:channel edge_bf16: dequantized ",
+        bits: "lowbit NaN (0xffff0000), implementation NaN (0x7fc00000)",
+        count: 80,
+        why: "bfloat16 NaN of torch's scalar tail",
+    },
+    Declared {
+        prefix: "fp8:tensor edge_bf16/",
+        bits: "lowbit NaN (0xffff0000), implementation NaN (0x7fc00000)",
+        count: 80,
+        why: "bfloat16 NaN of torch's scalar tail",
+    },
+];
 
 /// Schemes recorded in the fixtures that lowbit does not offer (none today).
 const NOT_OFFERED: &[&str] = &[];
@@ -56,8 +88,6 @@ fn f32s(b: &[u8]) -> Vec<f32> {
 struct Tally {
     cases: usize,
     values: usize,
-    /// Values equal only as "a NaN" (module docs), counted so that the leniency stays visible.
-    nan_as_nan: usize,
     failures: Vec<String>,
 }
 
@@ -69,17 +99,9 @@ impl Tally {
         }
     }
 
-    /// `exact`, or both NaN (counted).
-    fn check_nan(&mut self, exact: bool, both_nan: bool, what: impl FnOnce() -> String) {
-        if !exact && both_nan {
-            self.nan_as_nan += 1;
-        }
-        self.check(exact || both_nan, what);
-    }
-
-    /// float32 values bit for bit, or both NaN (counted).
+    /// float32 values bit for bit.
     fn check_f32(&mut self, a: f32, b: f32, what: impl FnOnce() -> String) {
-        self.check_nan(a.to_bits() == b.to_bits(), a.is_nan() && b.is_nan(), what);
+        self.check(a.to_bits() == b.to_bits(), what);
     }
 }
 
@@ -104,17 +126,9 @@ fn compare(
     let skipped = |i: usize| skip.contains(&(i / row_len));
     let (we, _, _) = &want["elements"];
     assert_eq!(q.elements.len(), we.len(), "{label}: element count");
-    let element = q.scheme.element_dtype();
-    let element_nan = |c: u8| {
-        matches!(element, lowbit::DType::Float8E4M3FN | lowbit::DType::Float8E5M2)
-            && lowbit::convert_code(element, lowbit::DType::Float, u64::from(c), &Default::default())
-                .is_ok_and(|b| f32::from_bits(b as u32).is_nan())
-    };
     for (i, (&a, &b)) in q.elements.iter().zip(we).enumerate() {
         if !skipped(i) {
-            t.check_nan(a == b, element_nan(a) && element_nan(b), || {
-                format!("{label}: element {i}: lowbit {a:#x}, implementation {b:#x}")
-            });
+            t.check(a == b, || format!("{label}: element {i}: lowbit {a:#x}, implementation {b:#x}"));
         }
     }
     let (ws, _, sdtype) = &want["scales"];
@@ -123,12 +137,8 @@ fn compare(
     match (&q.scales, sdtype.as_str()) {
         (Scales::Codes(c), "u8") => {
             for (i, (&a, &b)) in c.iter().zip(ws).enumerate() {
-                let nan_e4m3 =
-                    q.scheme.recipe().scale == blocks::ScaleFormat::E4M3 && a & 0x7F == 0x7F && b & 0x7F == 0x7F;
                 if !scale_skipped(i) {
-                    t.check_nan(a == b, nan_e4m3, || {
-                        format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}")
-                    });
+                    t.check(a == b, || format!("{label}: scale {i}: lowbit {a:#x}, implementation {b:#x}"));
                 }
             }
             assert_eq!(c.len(), ws.len(), "{label}: scale count");
@@ -136,13 +146,9 @@ fn compare(
         (Scales::Float16(v), "f16") | (Scales::Bfloat16(v), "bf16") => {
             let w = u16s(ws);
             assert_eq!(v.len(), w.len(), "{label}: scale count");
-            let nan = |h: u16, bf: bool| if bf { h & 0x7FFF > 0x7F80 } else { h & 0x7FFF > 0x7C00 };
-            let bf = sdtype == "bf16";
             for (i, (&a, &b)) in v.iter().zip(&w).enumerate() {
                 if !scale_skipped(i) {
-                    t.check_nan(a == b, nan(a, bf) && nan(b, bf), || {
-                        format!("{label}: scale {i}: lowbit {a:#06x}, implementation {b:#06x}")
-                    });
+                    t.check(a == b, || format!("{label}: scale {i}: lowbit {a:#06x}, implementation {b:#06x}"));
                 }
             }
         }
@@ -239,10 +245,21 @@ fn every_fixture_case() {
             compare(&mut t, &label, &q, &want, &skipped_rows(m, case));
         }
     }
-    println!(
-        "{} cases, {} values compared ({} equal as NaN only), {not_offered} cases of schemes not offered",
-        t.cases, t.values, t.nan_as_nan
-    );
+    println!("{} cases, {} values compared, {not_offered} cases of schemes not offered", t.cases, t.values);
+    // The declared differences, each matched to the bit and counted, are taken out of the
+    // failures; what is left fails the test.
+    let mut declared = vec![0usize; DECLARED.len()];
+    t.failures.retain(|f| match DECLARED.iter().position(|d| d.matches(f)) {
+        Some(k) => {
+            declared[k] += 1;
+            false
+        }
+        None => true,
+    });
+    for (d, &n) in DECLARED.iter().zip(&declared) {
+        println!("declared: {} x{n} ({})", d.prefix, d.why);
+        assert_eq!(n, d.count, "declared difference {:?}: {n} values, {} declared", d.prefix, d.count);
+    }
     let mut per_scheme: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for f in &t.failures {
         per_scheme.entry(f.split(' ').next().unwrap().to_string()).or_default().push(f);
@@ -256,7 +273,4 @@ fn every_fixture_case() {
     }
     assert!(t.cases > 300 && t.values > 200_000, "too little compared: {} cases, {} values", t.cases, t.values);
     assert!(t.failures.is_empty(), "{} differences", t.failures.len());
-    // The NaN leniency pinned (NaN float values and float8/E4M3 NaN codes whose bits the rows do
-    // not model yet): it may shrink as they do, never grow unnoticed.
-    assert!(t.nan_as_nan <= 1770, "{} values equal only as NaN (1770 before)", t.nan_as_nan);
 }

@@ -9,7 +9,7 @@
 //! product is the engine's float32 multiply (a NaN element keeps its NaN, as there), and the
 //! conversion is the output plan's.
 
-use crate::quant::blocks::nan_first;
+use crate::quant::blocks::{product, ProductNan};
 use crate::{Plan, Result};
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 
@@ -25,6 +25,8 @@ const SLOTS: usize = if cfg!(test) { 4 } else { 512 };
 /// under recently used scales.
 pub(super) struct ScaledTables<'a, T> {
     values: &'a [f32; 256],
+    /// The recipe's NaN of a product of two NaNs.
+    nan: ProductNan,
     /// FLOAT -> the output dtype; `None` when the output is float32.
     plan: Option<&'a Plan>,
     /// Scale number + 1 of the table in each slot (0: empty).
@@ -34,9 +36,10 @@ pub(super) struct ScaledTables<'a, T> {
 }
 
 impl<'a, T: Copy + Default + IntoBytes + FromBytes + Immutable> ScaledTables<'a, T> {
-    pub(super) fn new(values: &'a [f32; 256], plan: Option<&'a Plan>) -> ScaledTables<'a, T> {
+    pub(super) fn new(values: &'a [f32; 256], nan: ProductNan, plan: Option<&'a Plan>) -> ScaledTables<'a, T> {
         ScaledTables {
             values,
+            nan,
             plan,
             tags: vec![0; SLOTS],
             tables: vec![T::default(); SLOTS * 256],
@@ -47,7 +50,14 @@ impl<'a, T: Copy + Default + IntoBytes + FromBytes + Immutable> ScaledTables<'a,
     /// Tables for a weight that does not use them (no memory taken).
     pub(super) fn empty() -> ScaledTables<'a, T> {
         const NO_VALUES: [f32; 256] = [0.0; 256];
-        ScaledTables { values: &NO_VALUES, plan: None, tags: Vec::new(), tables: Vec::new(), products: [0.0; 256] }
+        ScaledTables {
+            values: &NO_VALUES,
+            nan: ProductNan::Element,
+            plan: None,
+            tags: Vec::new(),
+            tables: Vec::new(),
+            products: [0.0; 256],
+        }
     }
 
     /// The outputs of every element code under scale number `index`, whose value is `scale`.
@@ -56,7 +66,7 @@ impl<'a, T: Copy + Default + IntoBytes + FromBytes + Immutable> ScaledTables<'a,
         let table: &mut [T; 256] = (&mut self.tables[slot * 256..][..256]).try_into().expect("256 entries");
         if self.tags[slot] != index + 1 {
             for (p, &x) in self.products.iter_mut().zip(self.values) {
-                *p = nan_first(x, x * scale);
+                *p = product(self.nan, x, scale);
             }
             match self.plan {
                 Some(plan) => plan.run(self.products.as_bytes(), table.as_mut_bytes(), 256)?,

@@ -22,7 +22,7 @@ use super::conventions::{ElementStorage, LogicalWeight};
 use super::products::{look_up, ScaledTables, ELEMENTS_PER_SCALE_FOR_TABLES};
 use super::tile_parts::{code_table, fill, pair_table};
 use super::{Checkpoint, StoredTensor, StoredType};
-use crate::quant::blocks::{self, BlockShape, Dequantize, GlobalRule, Scales, Scheme};
+use crate::quant::blocks::{self, product, BlockShape, Dequantize, GlobalRule, ProductNan, Scales, Scheme};
 use crate::{CastOptions, DType, Plan, Result};
 use zerocopy::IntoBytes;
 
@@ -38,7 +38,7 @@ enum Values {
     /// The float32 value of every element code, multiplied by the block's float32 scale; then
     /// converted by `plan` when the output is not float32. With `tables` (scales that cover many
     /// elements), by a table of every code's output per scale (`products`).
-    Products { elements: Box<[f32; 256]>, plan: Option<Box<Plan>>, tables: bool },
+    Products { elements: Box<[f32; 256]>, nan: ProductNan, plan: Option<Box<Plan>>, tables: bool },
 }
 
 /// The output bits of every (scale code `s`, element byte `b`), at `s * 256 + b`.
@@ -195,7 +195,7 @@ pub(super) fn fast_weight<'a>(
             .transpose()?;
         let scale_count = grid.scale_rows() * grid.scale_cols;
         let tables = grid.rows * grid.cols / scale_count.max(1) >= ELEMENTS_PER_SCALE_FOR_TABLES;
-        Values::Products { elements, plan, tables }
+        Values::Products { elements, nan: recipe.product_nan, plan, tables }
     } else {
         return Ok(None);
     };
@@ -333,11 +333,11 @@ impl TiledWeight<'_> {
         let g = self.grid;
         let mut buffers = Buffers::default();
         let (mut wide_tables, mut narrow_tables) = match &self.values {
-            Values::Products { elements, plan: None, tables: true } => {
-                (ScaledTables::new(elements, None), ScaledTables::empty())
+            Values::Products { elements, nan, plan: None, tables: true } => {
+                (ScaledTables::new(elements, *nan, None), ScaledTables::empty())
             }
-            Values::Products { elements, plan: Some(plan), tables: true } => {
-                (ScaledTables::empty(), ScaledTables::new(elements, Some(plan)))
+            Values::Products { elements, nan, plan: Some(plan), tables: true } => {
+                (ScaledTables::empty(), ScaledTables::new(elements, *nan, Some(plan)))
             }
             _ => (ScaledTables::empty(), ScaledTables::empty()),
         };
@@ -383,9 +383,9 @@ impl TiledWeight<'_> {
                         None => out(bytes),
                     }
                 }
-                Values::Products { elements: values, plan, tables: false } => {
+                Values::Products { elements: values, nan, plan, tables: false } => {
                     let dst = fill(&mut buffers.wide, count)?;
-                    runs.products(elements, scales, values, dst);
+                    runs.products(elements, scales, values, *nan, dst);
                     match plan {
                         None => out(dst.as_bytes()),
                         Some(plan) => {
@@ -438,11 +438,11 @@ impl Runs {
         }
     }
 
-    fn products(&self, elements: &[u8], scales: &[u8], values: &[f32; 256], dst: &mut [u32]) {
+    fn products(&self, elements: &[u8], scales: &[u8], values: &[f32; 256], nan: ProductNan, dst: &mut [u32]) {
         self.each(|q, bytes, outs| {
             let s = f32::from_le_bytes(scales[4 * q..4 * q + 4].try_into().expect("4 bytes"));
             for (o, &b) in dst[outs].iter_mut().zip(&elements[bytes]) {
-                *o = (values[usize::from(b)] * s).to_bits();
+                *o = product(nan, values[usize::from(b)], s).to_bits();
             }
         });
     }

@@ -6,12 +6,12 @@ use super::recipes::{
     Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
 };
 use super::rules::{
-    amax_fold, bits_of, block_scales, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code, nan_first,
-    nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
+    amax_fold, bits_of, block_scales, casts, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code,
+    nan_first, nearest_kvalue, pow2, product, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES,
+    NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
-use crate::convert::CastOptions;
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};
 use crate::packing;
@@ -361,8 +361,8 @@ fn global_of(
         GlobalRule::CompressedTensorsEncode => {
             // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype (torch's `scalar /
             // tensor` is `tensor.reciprocal() * scalar`, each step rounded); NaN or Inf -> 1.
-            let reciprocal = round_to(compute, 1.0 / clamp(amax(), TINY, f32::INFINITY));
-            let g = round_to(compute, reciprocal * NVFP4_GLOBAL_DIVISOR);
+            let reciprocal = round_to(recipe.profile, compute, 1.0 / clamp(amax(), TINY, f32::INFINITY));
+            let g = round_to(recipe.profile, compute, reciprocal * NVFP4_GLOBAL_DIVISOR);
             Some(if g.is_finite() { g } else { 1.0 })
         }
     }
@@ -437,7 +437,7 @@ fn element_codes(
                 *c = integer(y + 8.5, RoundingMode::TowardZero).clamp(0, 15) as u8;
             }
         }
-        ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {
+        ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan, through_input_dtype } => {
             if in_compute_dtype && compute != DType::Float {
                 round_all_as(recipe, compute, &mut scaled)?;
             }
@@ -450,7 +450,7 @@ fn element_codes(
                 }
             }
             let dtype = recipe.element;
-            let plan = Plan::new(DType::Float, dtype, &CastOptions::saturating(true))?;
+            let plan = Plan::new(DType::Float, dtype, &casts(recipe.profile))?;
             let mut src = vec![0u8; 4 * n];
             src.chunks_exact_mut(4).zip(&scaled).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
             let mut packed = vec![0u8; packing::raw_len(dtype, n)?];
@@ -471,6 +471,15 @@ fn element_codes(
                         }
                     }
                 }
+            }
+            if through_input_dtype && compute != DType::Float && bits_of(dtype) == 8 {
+                let opts = casts(recipe.profile);
+                let mut round_trip = [0u8; 256];
+                for (c, r) in round_trip.iter_mut().enumerate() {
+                    let wide = crate::convert::convert_code(dtype, compute, c as u64, &opts)?;
+                    *r = crate::convert::convert_code(compute, dtype, wide, &opts)? as u8;
+                }
+                codes.iter_mut().for_each(|c| *c = round_trip[usize::from(*c)]);
             }
         }
     }
@@ -519,7 +528,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
             Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
             GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
             Some(gs),
-        ) => gs * s,
+        ) => product(recipe.product_nan, s, gs),
         (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
         _ => s,
     };
@@ -530,8 +539,8 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
             let table: [f32; 256] = core::array::from_fn(|b| factor(scale_code_value(recipe, b as u8)));
             c.iter().map(|&b| table[usize::from(b)]).collect()
         }
-        Scales::Float16(v) => widen_halves(DType::Float16, v)?,
-        Scales::Bfloat16(v) => widen_halves(DType::Bfloat16, v)?,
+        Scales::Float16(v) => widen_halves(recipe.profile, DType::Float16, v)?,
+        Scales::Bfloat16(v) => widen_halves(recipe.profile, DType::Bfloat16, v)?,
         Scales::Float32(v) => v.iter().map(|&s| factor(s)).collect(),
     };
     if matches!(q.scales, Scales::Float16(_) | Scales::Bfloat16(_)) {
@@ -578,8 +587,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     g.runs(&codes, 1, products, 1, |b, cs, os| {
         let f = factors[b];
         cs.iter().zip(os.iter_mut()).for_each(|(&c, o)| {
-            let e = table[usize::from(c)];
-            *o = nan_first(e, e * f);
+            *o = product(recipe.product_nan, table[usize::from(c)], f);
         });
     });
     if rounding != DType::Float {
@@ -598,8 +606,10 @@ fn scale_code_value(recipe: &Recipe, b: u8) -> f32 {
         ScaleFormat::E8M0 if recipe.dequantize == Dequantize::GgmlHalfScale => pow2(i32::from(b) - 128),
         // compressed-tensors' decompress_mx_scale: 2.0 ** (e - 127), 0xFF too (+Inf, no NaN).
         ScaleFormat::E8M0 if recipe.dequantize == Dequantize::DivideGlobalToBf16 => pow2(i32::from(b) - 127),
-        ScaleFormat::E8M0 => decode(DType::Float8E8M0, u64::from(b)),
-        ScaleFormat::E4M3 => decode(DType::Float8E4M3FN, u64::from(b)),
+        // torchao's get_fp_scale computes 2^(e - 127) itself, with Python's float('nan') for 0xFF
+        // (0x7FC00000), not torch's cast (0x7F800001): the rounding core's decoding.
+        ScaleFormat::E8M0 => decode(crate::Profile::Spec, DType::Float8E8M0, u64::from(b)),
+        ScaleFormat::E4M3 => decode(recipe.profile, DType::Float8E4M3FN, u64::from(b)),
         _ => ggml_ue4m3_value(b),
     }
 }
@@ -612,15 +622,15 @@ fn element_value(recipe: &Recipe, c: u8) -> f32 {
         Dequantize::GgmlHalfScale => GGML_KVALUES[usize::from(c & 15)],
         _ if recipe.element == DType::Int8 => f32::from(c as i8),
         _ if u32::from(c) >> bits_of(recipe.element) != 0 => f32::NAN,
-        Dequantize::MultiplyNegativeZeroAsPositive => decode(recipe.element, u64::from(c)) + 0.0,
-        _ => decode(recipe.element, u64::from(c)),
+        Dequantize::MultiplyNegativeZeroAsPositive => decode(recipe.profile, recipe.element, u64::from(c)) + 0.0,
+        _ => decode(recipe.profile, recipe.element, u64::from(c)),
     }
 }
 
 /// float16 or bfloat16 bits to float32 through the rounding core's plan, all at once.
-fn widen_halves(dtype: DType, halves: &[u16]) -> Result<Vec<f32>> {
+fn widen_halves(profile: crate::Profile, dtype: DType, halves: &[u16]) -> Result<Vec<f32>> {
     let src: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
     let mut wide = vec![0u8; 4 * halves.len()];
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&src, &mut wide, halves.len())?;
+    Plan::new(dtype, DType::Float, &casts(profile))?.run(&src, &mut wide, halves.len())?;
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }

@@ -15,10 +15,10 @@
 //! tests compare this path with the engine's general one on random data and on every edge class
 //! of issue 26, for every row.
 
-use super::recipes::{Amax, ElementRound, NanElement, Recipe, ScaleRule};
+use super::recipes::{Amax, ElementRound, NanElement, ProductNan, Recipe, ScaleRule};
 use super::rules::{self, BlockScale, DivideSteps, ScaleCasts};
 use crate::alloc_prelude::*;
-use crate::convert::{convert_code, CastOptions};
+use crate::convert::convert_code;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::simd::{self, widest_span, SpanKernel};
@@ -552,13 +552,13 @@ pub(super) fn quantize_rows(
     let blocks_per_row = row.div_ceil(block);
     let rows = values.len() / row;
     // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
-    let whole = matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. });
+    let whole = !recipe.nan_lanes.is_empty();
     let chunk = if whole { values.len() } else { (CHUNK / (band * row)).max(1) * band * row };
     let mut codes = vec![0u8; values.len()];
     let mut stored = vec![0u32; rows.div_ceil(band) * blocks_per_row];
     // The element plan and the scales' casts once for all chunks.
     let plan = match recipe.round {
-        ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &CastOptions::saturating(true))?),
+        ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &rules::casts(recipe.profile))?),
         _ => None,
     };
     let mut all_maxima: Option<Vec<f32>> = None;
@@ -595,6 +595,13 @@ pub(super) fn quantize_rows(
                 chunk_maxima = tile_maxima(recipe.amax, xs, row, block, band);
                 &chunk_maxima
             }
+        };
+        let placed;
+        let maxima = if recipe.nan_lanes.is_empty() || !maxima.iter().any(|m| m.is_nan()) {
+            maxima
+        } else {
+            placed = rules::nan_lane_maxima(recipe, compute, maxima);
+            &placed[..]
         };
         let chunk_scales = match recipe.scale_rule {
             ScaleRule::ReciprocalCeil { max_element } => {
@@ -952,7 +959,7 @@ fn element_codes(
                 message: format!("no float32 lane kernel for FLOAT -> {dtype}"),
             })?;
             // The lanes the kernel does not answer: the plan's code (the core's) and the row's NaN rule.
-            let cast = CastOptions::saturating(true);
+            let cast = rules::casts(recipe.profile);
             for (b, _) in marks.iter().enumerate().filter(|(_, m)| **m) {
                 let (r, c) = (b / row.div_ceil(block), b % row.div_ceil(block));
                 let start = r * row + c * block;
@@ -1090,6 +1097,7 @@ impl<E: LaneEncoder> Finish for Bfloat16Lane<E> {
 struct ValuesTimesFactor<V, F> {
     values: V,
     finish: F,
+    nan: ProductNan,
     block: usize,
     row: usize,
 }
@@ -1117,7 +1125,7 @@ impl<V: CodeValue, F: Finish> SpanKernel for ValuesTimesFactor<V, F> {
             for ((cs, os), (&f, mark)) in row.chunks(self.block).zip(outs.chunks_mut(4 * self.block)).zip(&mut blocks) {
                 let mut unanswered = false;
                 for (&c, o) in cs.iter().zip(os.chunks_exact_mut(4)) {
-                    let y = product(self.values.value(c), f);
+                    let y = rules::product(self.nan, self.values.value(c), f);
                     o.copy_from_slice(&self.finish.finish(y).to_ne_bytes());
                     unanswered |= self.finish.unanswered(y);
                 }
@@ -1144,7 +1152,7 @@ impl<V: CodeValue, F: Finish> ValuesTimesFactor<V, F> {
             let os: &mut [u8; BYTES] = os.try_into().expect("BYTES bytes");
             let mut ys = [0.0f32; B];
             for (y, &c) in ys.iter_mut().zip(cs) {
-                *y = product(self.values.value(c), f);
+                *y = rules::product(self.nan, self.values.value(c), f);
             }
             for (o, &y) in os.chunks_exact_mut(4).zip(&ys) {
                 o.copy_from_slice(&self.finish.finish(y).to_ne_bytes());
@@ -1152,12 +1160,6 @@ impl<V: CodeValue, F: Finish> ValuesTimesFactor<V, F> {
             *mark = ys.iter().fold(false, |u, &y| u | self.finish.unanswered(y));
         }
     }
-}
-
-/// An element value times its factor, as the engine multiplies them.
-#[inline(always)]
-fn product(value: f32, factor: f32) -> f32 {
-    rules::nan_first(value, value * factor)
 }
 
 /// `out[i] = table[codes[i]] * factors[block of i]` for `rows x row` codes in blocks of `block`,
@@ -1180,18 +1182,18 @@ pub(super) fn values_times_factors(
         |value: &dyn Fn(u8) -> f32| (0..=255u8).all(|c| value(c).to_bits() == table[usize::from(c)].to_bits());
     let marks = if rounding == DType::Float {
         if matches(&|c| ByteInteger::<true>(offset).value(c)) {
-            run_values(ByteInteger::<true>(offset), Exact, &factors, row, block, codes, bytes)
+            run_values(ByteInteger::<true>(offset), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
         } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
-            run_values(ByteInteger::<false>(offset), Exact, &factors, row, block, codes, bytes)
-        } else if let Some(decoded) = plan_decoded(recipe.element).filter(|d| matches(&|c| d.value(c))) {
+            run_values(ByteInteger::<false>(offset), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
+        } else if let Some(decoded) = plan_decoded(recipe).filter(|d| matches(&|c| d.value(c))) {
             // AVX-512 only (see `plan_decoded`).
-            run_values(decoded, Exact, &factors, row, block, codes, bytes)
+            run_values(decoded, Exact, recipe.product_nan, &factors, row, block, codes, bytes)
         } else {
-            run_values(Table(table), Exact, &factors, row, block, codes, bytes)
+            run_values(Table(table), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
         }
     } else if rounding == DType::Bfloat16 {
-        let plan = Plan::new(DType::Float, rounding, &CastOptions::default())?;
-        let pass = RoundedValues { table, factors: &factors, row, block, codes, out: bytes };
+        let plan = Plan::new(DType::Float, rounding, &rules::casts(recipe.profile))?;
+        let pass = RoundedValues { table, nan: recipe.product_nan, factors: &factors, row, block, codes, out: bytes };
         match plan.with_finite_lane_encoder(pass) {
             Some(marks) => marks,
             // No lane kernel: every block to the engine's rounding.
@@ -1209,7 +1211,7 @@ pub(super) fn values_times_factors(
         let end = (start + block).min(r * row + row);
         let f = factors[b];
         for (o, &c) in out[start..end].iter_mut().zip(&codes[start..end]) {
-            *o = product(table[usize::from(c)], f);
+            *o = rules::product(recipe.product_nan, table[usize::from(c)], f);
         }
         if rounding != DType::Float {
             rules::round_all_as(recipe, rounding, &mut out[start..end])?;
@@ -1222,16 +1224,17 @@ pub(super) fn values_times_factors(
 /// their AVX-512 copies. On the project's AMD Zen 4, FP8 dequantize into a buffer ran at
 /// 3,400-3,800 M elements/s so with AVX-512, against 2,800-3,600 for the table's AVX2 copy; the
 /// AVX2 copy of this decoding ran at 2,100-2,700, so AVX2 keeps the table.
-fn plan_decoded(element: DType) -> Option<PlanDecoded> {
+fn plan_decoded(recipe: &Recipe) -> Option<PlanDecoded> {
     if simd::isa() != simd::Isa::Avx512 {
         return None;
     }
-    Plan::new(element, DType::Float, &CastOptions::default()).ok()?.byte_code_value().map(PlanDecoded)
+    Plan::new(recipe.element, DType::Float, &rules::casts(recipe.profile)).ok()?.byte_code_value().map(PlanDecoded)
 }
 
 /// The dequantizing pass with the rounding plan's lane kernel (generic over its type).
 struct RoundedValues<'a> {
     table: [f32; 256],
+    nan: ProductNan,
     factors: &'a Vec<f32>,
     row: usize,
     block: usize,
@@ -1243,14 +1246,16 @@ impl WithLaneEncoder for RoundedValues<'_> {
     type Output = Vec<bool>;
     #[inline(always)]
     fn run<E: LaneEncoder>(self, encoder: &E) -> Vec<bool> {
-        let RoundedValues { table, factors, row, block, codes, out } = self;
-        run_values(Table(table), Bfloat16Lane(encoder.clone()), factors, row, block, codes, out)
+        let RoundedValues { table, nan, factors, row, block, codes, out } = self;
+        run_values(Table(table), Bfloat16Lane(encoder.clone()), nan, factors, row, block, codes, out)
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_values<V: CodeValue, F: Finish>(
     values: V,
     finish: F,
+    nan: ProductNan,
     factors: &Vec<f32>,
     row: usize,
     block: usize,
@@ -1258,7 +1263,7 @@ fn run_values<V: CodeValue, F: Finish>(
     out: &mut [u8],
 ) -> Vec<bool> {
     let mut marks = vec![false; factors.len()];
-    let kernel = ValuesTimesFactor { values, finish, block, row };
+    let kernel = ValuesTimesFactor { values, finish, nan, block, row };
     widest_span(&kernel, factors, codes, out, codes.len(), &mut marks);
     marks
 }

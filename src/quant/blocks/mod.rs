@@ -34,11 +34,11 @@ pub use engine::quantize;
 pub use layout::from_arrays;
 /// The checkpoint tiles multiply as the engine does.
 #[cfg(feature = "checkpoint")]
-pub(crate) use rules::nan_first;
+pub(crate) use rules::product;
 
 pub use recipes::{
-    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, Recipe, ScaleFormat,
-    ScaleRule, ShortBlock, Source, ZeroScale,
+    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, ProductNan, Recipe,
+    ScaleFormat, ScaleRule, ShortBlock, Source, ZeroScale,
 };
 
 use crate::alloc_prelude::*;
@@ -310,9 +310,9 @@ pub fn recipes_markdown() -> String {
          tables`); do not edit by hand. One row per recipe: what the engine reads. The facts and their \
          sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
          in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
-         per-tensor scale | element step | element rounding | dequantize | bfloat16 NaN | short last block | \
-         layout | implementation | version | functions | checked by \
-         |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         per-tensor scale | element step | element rounding | dequantize | casts | NaN of NaN times NaN | \
+         NaN block maximum | bfloat16 NaN | short last block | layout | implementation | version | functions | \
+         checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, r) in recipes() {
         let cells = [
@@ -330,6 +330,14 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.step),
             format!("{:?}", r.round),
             format!("{:?}", r.dequantize),
+            r.profile.name().to_string(),
+            format!("the {:?}'s", r.product_nan).to_lowercase(),
+            if r.nan_lanes.is_empty() {
+                "0x7FC00000".to_string()
+            } else {
+                let lanes: Vec<String> = r.nan_lanes.iter().map(|(d, n)| format!("{} {n}", d.onnx_name())).collect();
+                format!("every bit set in lanes of {}, 0x7FC00000 in the tail", lanes.join(", "))
+            },
             r.bfloat16_nan.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
             format!("{:?}", r.short_block),
             format!("{:?}", r.layout),

@@ -3,6 +3,7 @@
 //! branch on a recipe's name. `docs/research/block_recipes.md` gives each fact's source.
 
 use crate::dtype::DType;
+use crate::Profile;
 
 /// Where an implementation's facts were read and which script checks lowbit against it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,10 +95,6 @@ pub enum ScaleRule {
         mbits: u32,
         /// The element format's largest power of two.
         emax: i32,
-        /// How many blocks torch's vectorized elementwise max/min takes at once, per input dtype:
-        /// a NaN block maximum leaves `calculate_qparams` negative (every bit set) in the
-        /// vectorized part and positive in the scalar tail (the engine's `nan_amax_bits`).
-        nan_lanes: &'static [(DType, usize)],
     },
     /// `amax / divisor` (after the per-tensor step of [`GlobalRule`]), then the clamps of
     /// `clamp`, then the cast to the scale format; zero replaced by `zero_scale`.
@@ -195,6 +192,11 @@ pub enum ElementRound {
         negative_zero_to_positive: bool,
         /// What a NaN scaled value gives.
         nan: NanElement,
+        /// The code is cast to the input dtype and back after the cast (compressed-tensors'
+        /// `round_to_quantized_type_args` returns `rounded.to(original_dtype)`, which `quantize`
+        /// casts to FLOAT8E4M3FN again): a NaN code takes the round trip's NaN (torch: bfloat16
+        /// 0x7FC0, so 0x7F whatever the sign), every other code comes back as it was.
+        through_input_dtype: bool,
     },
     /// ggml: the index of the nearest of the 16 E2M1 values, the first on a tie (so ties go
     /// toward zero and a zero result is +0); NaN and Inf give 0.
@@ -220,6 +222,20 @@ pub enum NanElement {
     /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
     /// 0x7FF00000 with its sign), else the element's own.
     TorchaoBits,
+}
+
+/// Which NaN an implementation's product of an element value and its block's factor keeps when
+/// both are NaN (one NaN: that one, quieted; none, but 0 times infinity: x86-64's default NaN
+/// 0xFFC00000).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ProductNan {
+    /// The element's (x86-64's rule for `value * factor` as written: the first operand).
+    Element,
+    /// The factor's: torch 2.15's float32 `mul` kernel on x86-64 (AVX2 and AVX-512 builds) keeps
+    /// its second operand's NaN over the whole vectorized loop, which covers every block length
+    /// that is a multiple of 16 (observed; its scalar tail of a broadcast loop can keep the
+    /// first).
+    Factor,
 }
 
 /// How elements and scales become values again.
@@ -300,6 +316,18 @@ pub struct Recipe {
     pub layout: Layout,
     /// Input dtypes the implementation takes beyond float32 (bfloat16, float16).
     pub inputs: &'static [DType],
+    /// How many blocks torch's vectorized elementwise max takes at once, per input dtype, where
+    /// the implementation takes its block maxima through one (`torch.maximum(|min|, |max|)` of
+    /// the per-block minima and maxima: compressed-tensors' `calculate_qparams`, ModelOpt's
+    /// `reduce_amax`): a NaN block maximum then has every bit set in the vectorized part and is
+    /// positive in the scalar tail (`rules::nan_amax_bits`). Empty: torch's reductions' positive
+    /// NaN, or the implementation's own maximum.
+    pub nan_lanes: &'static [(DType, usize)],
+    /// Which NaN a dequantized product of two NaNs keeps.
+    pub product_nan: ProductNan,
+    /// Whose casts the row's element and scale conversions are, both ways (the NaN codes and
+    /// payloads they write): `torch` where the implementation calls torch's `Tensor.to`.
+    pub profile: Profile,
     /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
     /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
     pub bfloat16_nan: Option<u16>,
@@ -318,6 +346,9 @@ const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
 /// 0x7FC0 (observed).
 const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
+/// torch 2.15's elementwise max on x86-64 (AVX2 and AVX-512 dispatch: the same counts observed)
+/// takes 16 float32 or 32 bfloat16 values per vectorized step.
+const CT_NAN_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
 
 const TORCHAO_MX_SHORT: ShortBlock =
     ShortBlock::Refuse("torchao's to_mx asserts the last dimension is divisible by block_size 32");
@@ -345,11 +376,15 @@ const fn torchao_mx(
             in_compute_dtype: false,
             negative_zero_to_positive: false,
             nan: if matches!(element.bits(), Some(8)) { NanElement::Cast } else { NanElement::TorchaoBits },
+            through_input_dtype: false,
         },
         dequantize: Dequantize::Multiply,
         short_block: TORCHAO_MX_SHORT,
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
@@ -393,6 +428,7 @@ const NVFP4_CAST: ElementRound = ElementRound::Cast {
     in_compute_dtype: false,
     negative_zero_to_positive: false,
     nan: NanElement::TorchaoBits,
+    through_input_dtype: false,
 };
 
 /// The rows that are not torchao MX (which [`torchao_mx_row`] builds) nor OCP MX.
@@ -412,11 +448,15 @@ pub(crate) const RECIPES: &[Recipe] = &[
             in_compute_dtype: false,
             negative_zero_to_positive: false,
             nan: NanElement::Cast,
+            through_input_dtype: false,
         },
         dequantize: Dequantize::Multiply,
         short_block: ShortBlock::OwnBlock,
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
             implementation: "OCP Microscaling Formats (MX) v1.0 (lowbit quant::mx)",
@@ -448,6 +488,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("torchao's nvfp4_quantize asserts the K dim is divisible by block_size 16"),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
             implementation: TORCHAO,
@@ -478,6 +521,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             in_compute_dtype: false,
             negative_zero_to_positive: true,
             nan: NanElement::Code(7),
+            through_input_dtype: false,
         },
         dequantize: Dequantize::MultiplyNegativeZeroAsPositive,
         short_block: ShortBlock::Refuse(
@@ -485,6 +529,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: CT_NAN_LANES,
         bfloat16_nan: None,
         source: Source {
             implementation: "nvidia-modelopt",
@@ -523,6 +570,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             // under ATEN_CPU_CAPABILITY=default: `bfloat16_nan`), and pack_fp4_to_uint8 takes
             // torch.signbit: code 8 for bfloat16 input.
             nan: NanElement::StoredNan(0),
+            through_input_dtype: false,
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
@@ -530,6 +578,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
@@ -548,7 +599,6 @@ pub(crate) const RECIPES: &[Recipe] = &[
         scale_rule: ScaleRule::PowerOfTwoLog2 {
             mbits: 1,
             emax: 2,
-            nan_lanes: &[(DType::Float, 16), (DType::Bfloat16, 32)],
         },
         global: GlobalRule::None,
         // x / 2^(code - 127) in the input dtype, no smallest divisor (2^-127 divides).
@@ -559,6 +609,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             negative_zero_to_positive: true,
             // As compressed-tensors:nvfp4: the same quantize, store and packer.
             nan: NanElement::StoredNan(0),
+            through_input_dtype: false,
         },
         dequantize: Dequantize::DivideGlobalToBf16,
         short_block: ShortBlock::Refuse(
@@ -566,6 +617,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",
@@ -596,6 +650,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ8_0,
         inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: GGML,
     },
@@ -621,6 +678,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ4_0,
         inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: GGML,
     },
@@ -639,6 +699,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlMxfp4,
         inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: GGML,
     },
@@ -664,6 +727,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
         layout: Layout::GgmlNvfp4,
         inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: GGML,
     },
@@ -689,6 +755,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             in_compute_dtype: false,
             negative_zero_to_positive: false,
             nan: NanElement::Cast,
+            through_input_dtype: false,
         },
         dequantize: Dequantize::Multiply,
         short_block: ShortBlock::Refuse(
@@ -696,6 +763,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
             implementation: "DeepSeek-V3 inference/kernel.py (transcribed, not run: Triton needs CUDA)",
@@ -726,6 +796,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             in_compute_dtype: true,
             negative_zero_to_positive: true,
             nan: NanElement::Cast,
+            through_input_dtype: true,
         },
         dequantize: Dequantize::MultiplyInComputeDtype,
         short_block: ShortBlock::Refuse(
@@ -733,6 +804,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
         ),
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
+        profile: Profile::Torch,
+        product_nan: ProductNan::Factor,
+        nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
             implementation: "compressed-tensors",

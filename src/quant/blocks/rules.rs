@@ -3,7 +3,9 @@
 //! rounding core is not asked for (ggml's integer and nearest-value rules, NaN codes). The
 //! engine (the definition) and the fused kernels both call these; neither is called from here.
 
-use super::recipes::{Amax, ElementStep, GlobalRule, NanElement, Pow2, Recipe, ScaleFormat, ScaleRule, ZeroScale};
+use super::recipes::{
+    Amax, ElementStep, GlobalRule, NanElement, Pow2, ProductNan, Recipe, ScaleFormat, ScaleRule, ZeroScale,
+};
 use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
 use crate::dtype::DType;
@@ -13,6 +15,7 @@ use crate::packing;
 use crate::plan::Plan;
 use crate::round::{self, RoundingMode, RoundingOptions};
 use crate::value::Value;
+use crate::Profile;
 
 /// NVFP4's per-tensor constant: E4M3's largest value times E2M1's (448 * 6).
 pub(super) const NVFP4_GLOBAL_DIVISOR: f32 = 2688.0;
@@ -21,45 +24,44 @@ pub(super) const TINY: f32 = 1.1754944e-38;
 /// ggml's `kvalues_mxfp4`: the E2M1 values doubled, indexed by the E2M1 code.
 pub(super) const GGML_KVALUES: [f32; 16] = [0., 1., 2., 3., 4., 6., 8., 12., 0., -1., -2., -3., -4., -6., -8., -12.];
 
+/// The row's cast options: ONNX's saturating defaults under the row's profile (whose NaN codes
+/// and payloads its conversions write, both ways).
+pub(super) fn casts(profile: Profile) -> CastOptions {
+    CastOptions::with_profile(profile)
+}
+
 /// One float32 value through the rounding core to `dtype` and back (float32: unchanged).
-pub(super) fn round_to(dtype: DType, x: f32) -> f32 {
+pub(super) fn round_to(profile: Profile, dtype: DType, x: f32) -> f32 {
     if dtype == DType::Float {
         return x;
     }
-    let code = convert_code(DType::Float, dtype, u64::from(x.to_bits()), &CastOptions::default())
-        .expect("float32 converts to every float dtype");
-    decode(dtype, code)
+    decode(profile, dtype, encode(profile, dtype, x))
 }
 
-pub(super) fn encode(dtype: DType, x: f32) -> u64 {
-    convert_code(DType::Float, dtype, u64::from(x.to_bits()), &CastOptions::default())
+/// float32 `x` as a code of `dtype` under the row's casts.
+pub(super) fn encode(profile: Profile, dtype: DType, x: f32) -> u64 {
+    convert_code(DType::Float, dtype, u64::from(x.to_bits()), &casts(profile))
         .expect("float32 converts to every float dtype")
 }
 
-pub(super) fn decode(dtype: DType, code: u64) -> f32 {
-    let bits = convert_code(dtype, DType::Float, code, &CastOptions::default()).expect("float dtypes widen to float32");
+/// A code of `dtype` as float32 under the row's casts.
+pub(super) fn decode(profile: Profile, dtype: DType, code: u64) -> f32 {
+    let bits = convert_code(dtype, DType::Float, code, &casts(profile)).expect("float dtypes widen to float32");
     f32::from_bits(bits as u32)
 }
 
 /// Every value through the rounding core's plan to `dtype` and back (bfloat16 arithmetic as
-/// torch does it: the float32 result rounded).
-pub(super) fn round_all_to(dtype: DType, values: &mut [f32]) -> Result<()> {
+/// torch does it: the float32 result rounded), then every NaN as the row's `bfloat16_nan`.
+pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
     let n = values.len();
     let mut src = vec![0u8; 4 * n];
     src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
     let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
-    Plan::new(DType::Float, dtype, &CastOptions::default())?.run(&src, &mut narrow, n)?;
-    Plan::new(dtype, DType::Float, &CastOptions::default())?.run(&narrow, &mut src, n)?;
+    Plan::new(DType::Float, dtype, &casts(recipe.profile))?.run(&src, &mut narrow, n)?;
+    Plan::new(dtype, DType::Float, &casts(recipe.profile))?.run(&narrow, &mut src, n)?;
     for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
         *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
-    Ok(())
-}
-
-/// [`round_all_to`], with the NaN bits of the implementation's bfloat16 rounding where the row
-/// names them.
-pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
-    round_all_to(dtype, values)?;
     if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.bfloat16_nan) {
         let nan = f32::from_bits(u32::from(bits) << 16);
         values.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = nan);
@@ -185,20 +187,20 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             let s = steps.before_cast(amax);
             let (stored, value) = match recipe.scale {
                 ScaleFormat::E4M3 => {
-                    let c = encode(DType::Float8E4M3FN, s);
-                    (c as u32, decode(DType::Float8E4M3FN, c))
+                    let c = encode(recipe.profile, DType::Float8E4M3FN, s);
+                    (c as u32, decode(recipe.profile, DType::Float8E4M3FN, c))
                 }
                 ScaleFormat::GgmlUe4m3 => {
                     let c = ggml_ue4m3(s);
                     (u32::from(c), ggml_ue4m3_value(c))
                 }
                 ScaleFormat::Float16 => {
-                    let c = encode(DType::Float16, s);
-                    (c as u32, decode(DType::Float16, c))
+                    let c = encode(recipe.profile, DType::Float16, s);
+                    (c as u32, decode(recipe.profile, DType::Float16, c))
                 }
                 ScaleFormat::Float32 => (s.to_bits(), s),
                 ScaleFormat::InputDtype => {
-                    let v = round_to(compute, s);
+                    let v = round_in_compute(recipe.profile, compute, s);
                     (v.to_bits(), v)
                 }
                 ScaleFormat::E8M0 => unreachable!("no Divide row stores E8M0"),
@@ -249,8 +251,8 @@ pub(super) fn scale_casts(recipe: &Recipe) -> Result<Option<ScaleCasts>> {
     let dtype = if recipe.scale == ScaleFormat::E4M3 { DType::Float8E4M3FN } else { DType::Float16 };
     Ok(Some(ScaleCasts {
         dtype,
-        to: Plan::new(DType::Float, dtype, &CastOptions::default())?,
-        back: Plan::new(dtype, DType::Float, &CastOptions::default())?,
+        to: Plan::new(DType::Float, dtype, &casts(recipe.profile))?,
+        back: Plan::new(dtype, DType::Float, &casts(recipe.profile))?,
     }))
 }
 
@@ -263,17 +265,15 @@ pub(super) fn block_scales(
     compute: DType,
     casts: Option<&ScaleCasts>,
 ) -> Result<Vec<BlockScale>> {
-    if let ScaleRule::PowerOfTwoLog2 { nan_lanes, .. } = recipe.scale_rule {
-        let lanes = nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
-        let n = amaxes.len();
-        return Ok(amaxes
-            .iter()
-            .enumerate()
-            .map(|(b, &a)| {
-                let a = if a.is_nan() { f32::from_bits(nan_amax_bits(b, n, lanes)) } else { a };
-                block_scale(recipe, a, global, compute)
-            })
-            .collect());
+    let placed;
+    let amaxes = if recipe.nan_lanes.is_empty() || !amaxes.iter().any(|a| a.is_nan()) {
+        amaxes
+    } else {
+        placed = nan_lane_maxima(recipe, compute, amaxes);
+        &placed[..]
+    };
+    if matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. }) {
+        return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
     }
     let Some(casts) = casts else {
         return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
@@ -315,6 +315,18 @@ pub(super) fn block_scales(
 /// (bfloat16: 0xFFFF), and the scalar tail passes the input's positive NaN (0x7FC00000).
 /// Observed with torch 2.15.0: 16 float32 / 32 bfloat16 blocks on both the AVX-512 and the
 /// AVX2 dispatch; under ATEN_CPU_CAPABILITY=default every NaN stays positive.
+/// The block maxima with each NaN replaced by the bits of its place ([`nan_amax_bits`], the
+/// row's `nan_lanes` for `compute`); the blocks in the scale tensor's order.
+pub(super) fn nan_lane_maxima(recipe: &Recipe, compute: DType, amaxes: &[f32]) -> Vec<f32> {
+    let lanes = recipe.nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
+    let n = amaxes.len();
+    amaxes
+        .iter()
+        .enumerate()
+        .map(|(b, &a)| if a.is_nan() { f32::from_bits(nan_amax_bits(b, n, lanes)) } else { a })
+        .collect()
+}
+
 pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
     if index < count / lanes.max(1) * lanes {
         0xFFFF_FFFF
@@ -330,6 +342,8 @@ pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
 #[derive(Clone, Copy)]
 pub(super) struct DivideSteps {
     divisor: f32,
+    /// Whose casts round to the compute dtype.
+    profile: Profile,
     /// DeepSeek's floor under the maximum, where `has_floor`.
     has_floor: bool,
     floor: f32,
@@ -349,8 +363,6 @@ pub(super) struct DivideSteps {
     has_zero_after: bool,
     zero_after: f32,
     zero_after_stored: u32,
-    /// The scale is E4M3: a NaN value takes torch's bits.
-    float8: bool,
     /// ggml Q8_0/Q4_0: the element factor is the reciprocal of the unrounded scale.
     reciprocal: bool,
 }
@@ -375,12 +387,13 @@ impl DivideSteps {
         };
         let float8 = recipe.scale == ScaleFormat::E4M3;
         let zero_after_stored = match zero_after {
-            Some(r) if float8 => encode(DType::Float8E4M3FN, r) as u32,
+            Some(r) if float8 => encode(recipe.profile, DType::Float8E4M3FN, r) as u32,
             Some(r) => r.to_bits(),
             None => 0,
         };
         DivideSteps {
             divisor,
+            profile: recipe.profile,
             has_floor: amax_floor.is_some(),
             floor: amax_floor.unwrap_or(0.0),
             compute,
@@ -394,7 +407,6 @@ impl DivideSteps {
             has_zero_after: zero_after.is_some(),
             zero_after: zero_after.unwrap_or(0.0),
             zero_after_stored,
-            float8,
             reciprocal: recipe.step == ElementStep::Reciprocal && recipe.scale == ScaleFormat::Float16,
         }
     }
@@ -418,7 +430,11 @@ impl DivideSteps {
     pub(super) fn before_cast_as<const PLAIN: bool>(&self, amax: f32) -> f32 {
         let a = if self.has_floor { nan_propagating_max(self.floor, amax) } else { amax };
         let quotient = a / self.divisor;
-        let base = if PLAIN || self.compute == DType::Float { quotient } else { round_to(self.compute, quotient) };
+        let base = if PLAIN || self.compute == DType::Float {
+            quotient
+        } else {
+            round_in_compute(self.profile, self.compute, quotient)
+        };
         let numerator = if self.of_amax { a } else { base };
         let mut s = if self.divides { numerator / self.global } else { numerator * self.global };
         if !PLAIN && self.pow2_ceil {
@@ -434,9 +450,6 @@ impl DivideSteps {
     /// replacement and the element factor.
     #[inline(always)]
     pub(super) fn after_cast(&self, s: f32, stored: u32, value: f32) -> BlockScale {
-        // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits,
-        // which torchao's custom float4 cast turns into a code.
-        let value = if self.float8 && value.is_nan() { torch_float8_nan(value) } else { value };
         let replaced = self.has_zero_after && value == 0.0;
         let (value, stored) = if replaced { (self.zero_after, self.zero_after_stored) } else { (value, stored) };
         let reciprocal = if s != 0.0 { 1.0 / s } else { 0.0 };
@@ -528,10 +541,44 @@ pub(crate) fn nan_first(x: f32, result: f32) -> f32 {
     }
 }
 
-/// The float32 NaN torch's float8 -> float32 conversion gives (c10's `fp8e4m3fn_to_fp32_value`
-/// ORs the infinity/NaN mask onto the shifted code: 0x7FF00000), with `nan`'s sign.
-pub(super) fn torch_float8_nan(nan: f32) -> f32 {
-    f32::from_bits(0x7FF0_0000 | (nan.to_bits() & 0x8000_0000))
+/// A scale step's result in the compute dtype: a NaN keeps its top bits (the bits torch's loop
+/// wrote: a NaN block maximum already has them, [`nan_lane_maxima`]), a number is rounded.
+fn round_in_compute(profile: Profile, compute: DType, x: f32) -> f32 {
+    if x.is_nan() && compute == DType::Bfloat16 {
+        f32::from_bits(quiet(x).to_bits() & 0xFFFF_0000)
+    } else {
+        round_to(profile, compute, x)
+    }
+}
+
+/// x86-64's default NaN (SSE and AVX: an invalid operation on numbers, such as 0 * Inf, gives
+/// the negative quiet NaN).
+pub(crate) const X86_DEFAULT_NAN: u32 = 0xFFC0_0000;
+
+/// `x` with its quiet bit set (what an operation writes for a NaN operand).
+#[inline(always)]
+pub(crate) fn quiet(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() | 0x0040_0000)
+}
+
+/// An element value times its block's factor, with the NaN the row's implementation writes
+/// (`rule`), independent of the machine lowbit runs on.
+#[inline(always)]
+pub(crate) fn product(rule: ProductNan, value: f32, factor: f32) -> f32 {
+    let r = value * factor;
+    let (kept, other) = match rule {
+        ProductNan::Element => (value, factor),
+        ProductNan::Factor => (factor, value),
+    };
+    if kept.is_nan() {
+        quiet(kept)
+    } else if other.is_nan() {
+        quiet(other)
+    } else if r.is_nan() {
+        f32::from_bits(X86_DEFAULT_NAN)
+    } else {
+        r
+    }
 }
 
 /// The code a NaN gets under `rule`.
