@@ -33,9 +33,10 @@ Per scheme and input dtype (float32, and bfloat16 where the peer takes it), inpu
   * a short last block: where the peer refuses it, lowbit must refuse it too.
 Compared: `quantize(x, scheme)`'s element codes, scales, global scale, its `dequantize()` and
 `to_bytes()` (where the peer has a packed form), and `from_arrays` of the peer's own codes and
-scales, dequantized (so decoding is checked apart from encoding). A NaN the peer made by arithmetic
-(0/0, Inf/Inf) has the CPU's sign (docs/research/block_recipes.md): two NaN codes or values are
-counted as equal and reported apart ("NaN as NaN"). Blocks where gguf's numpy port departs from
+scales, dequantized (so decoding is checked apart from encoding). Every value is compared bit for
+bit: NaN codes, NaN payloads and the sign of zero included (the rows model what the peers write on
+x86-64). A peer's exception counts only where it is a declared refusal (its type and message in
+DECLARED_REFUSALS, and lowbit refuses too); any other exception is a difference. Blocks where gguf's numpy port departs from
 ggml's C reference, which lowbit follows (NaN in a block; Q4_0's all-zero block led by -0.0; the
 undefined conversions of Inf and float32-subnormal amax in Q4_0 and MXFP4), are left out and
 counted.
@@ -54,21 +55,25 @@ import numpy as np
 import crosscheck_common as cc
 import gen_block_fixtures as peers
 
-# Element and scale formats whose NaN has more than one code (E4M3: 0x7F/0xFF; E5M2: 0x7D..0x7F
-# and their negatives; E8M0 has one NaN code, FP6/FP4/integers none).
-NAN_CODES = {"e4m3": {0x7F, 0xFF}, "e5m2": {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF}}
+# The refusals each peer declares (the rows' `short_block` answers): the exception's type and the
+# start of its message. lowbit must refuse the same inputs; any other exception is a difference.
+DECLARED_REFUSALS = {
+    "torchao:": [("AssertionError", "the last dimension of shape"),
+                 ("AssertionError", "K dim must be divisible by block_size")],
+    "modelopt:": [("RuntimeError", "shape '[")],
+    "compressed-tensors:": [("ValueError", "tensor column shape must be divisble by the given group_size")],
+    "fp8:": [("ValueError", "tensor column shape must be divisble by the given group_size")],
+    "ggml:": [("QuantError", "Can't quantize tensor with shape")],
+    "gguf-py:": [("QuantError", "Can't quantize tensor with shape")],
+}
 
 
-def element_format(scheme):
-    if "e4m3" in scheme or scheme.startswith(("fp8:", "deepseek:")):
-        return "e4m3"
-    if "e5m2" in scheme:
-        return "e5m2"
-    return None
-
-
-def scale_format(scheme):
-    return "e4m3" if scheme.endswith("nvfp4") or "nvfp4," in scheme else None
+def declared_refusal(scheme, error):
+    """Whether `error` ("Type: message") is one of the scheme's peer's declared refusals."""
+    for prefix, refusals in DECLARED_REFUSALS.items():
+        if scheme.startswith(prefix):
+            return any(error.startswith(f"{kind}: {text}") for kind, text in refusals)
+    return False
 
 
 # gguf's numpy port departs from ggml's C reference on these blocks (docs/research/block_recipes.md,
@@ -160,34 +165,26 @@ class BlockTally(cc.Tally):
         super().__init__(peer)
         self.scheme = scheme
         self.blocks = 0
-        self.nan_as_nan = 0
         self.skipped_blocks = 0
         self.skip_reasons = set()
 
-    def same_codes(self, key, ours, theirs, inputs, nan_codes=None):
+    def same_codes(self, key, ours, theirs, inputs):
+        """Codes (or bytes) equal, every bit."""
         ours = np.asarray(ours).astype(np.int64).reshape(-1)
         theirs = np.asarray(theirs).astype(np.int64).reshape(-1)
         if not self._sizes(key, ours, theirs):
             return
-        equal = ours == theirs
-        if nan_codes:
-            both = np.isin(ours, list(nan_codes)) & np.isin(theirs, list(nan_codes)) & ~equal
-            self.nan_as_nan += int(both.sum())
-            equal |= both
-        self._count(key, len(ours), np.nonzero(~equal)[0], inputs, ours, theirs)
+        self._count(key, len(ours), np.nonzero(ours != theirs)[0], inputs, ours, theirs)
 
     def same_values(self, key, ours, theirs, inputs):
-        """float32 values bit for bit; two NaNs are equal (counted)."""
+        """float32 values bit for bit (NaN payloads and signs included)."""
         with np.errstate(all="ignore"):
             ours = np.asarray(ours, dtype=np.float32).reshape(-1)
             theirs = np.asarray(theirs, dtype=np.float32).reshape(-1)
         if not self._sizes(key, ours, theirs):
             return
-        equal = ours.view(np.uint32) == theirs.view(np.uint32)
-        both = np.isnan(ours) & np.isnan(theirs) & ~equal
-        self.nan_as_nan += int(both.sum())
-        equal |= both
-        self._count(key, len(ours), np.nonzero(~equal)[0], inputs, ours, theirs)
+        differ = np.nonzero(ours.view(np.uint32) != theirs.view(np.uint32))[0]
+        self._count(key, len(ours), differ, inputs, ours.view(np.uint32), theirs.view(np.uint32))
 
     def _sizes(self, key, ours, theirs):
         if len(ours) == len(theirs):
@@ -203,7 +200,7 @@ class BlockTally(cc.Tally):
         if self.skipped_blocks:
             skipped = f"; {self.skipped_blocks:,} blocks not compared ({'; '.join(sorted(self.skip_reasons))})"
         print(f"{self.scheme} vs {self.peer}: {self.compared:,} values in {self.blocks:,} blocks compared, "
-              f"{self.differences:,} differences ({self.nan_as_nan:,} NaN as NaN); {self.refused_both:,} "
+              f"{self.differences:,} differences; {self.refused_both:,} "
               f"refused by both{skipped}")
         if self.compared == 0:
             print(f"FAIL {self.scheme}: nothing was compared")
@@ -241,17 +238,22 @@ def compare_case(tally, scheme, key, x, theirs, global_scale, inject):
     flat = np.asarray(x, dtype=np.float32).reshape(-1)
     blocks = np.arange(np.size(theirs["scales"]))
     elements = np.array(q.elements, copy=True)
-    if inject:
+    if inject == "element":
         elements.reshape(-1)[0] ^= 1
+    elif inject == "nan-code":
+        # One NaN code changed to another NaN code of the format (E5M2 0x7F <-> 0x7E): a
+        # comparison that treats NaNs as one class would not see it.
+        flat_codes = elements.reshape(-1)
+        nan_at = np.nonzero((flat_codes & 0x7F) >= 0x7D)[0]
+        if len(nan_at):
+            flat_codes[nan_at[0]] ^= 1
     mask = theirs.get("compare_mask")
     pick = (lambda a: np.asarray(a).reshape(-1)[mask]) if mask is not None else (lambda a: a)
     flat = pick(flat)
-    tally.same_codes(f"{key} elements", pick(elements), pick(theirs["elements"]), flat,
-                     NAN_CODES.get(element_format(scheme)))
+    tally.same_codes(f"{key} elements", pick(elements), pick(theirs["elements"]), flat)
     spick = (lambda a: np.asarray(a).reshape(-1)[scale_mask]) if scale_mask is not None else (lambda a: a)
     if np.asarray(q.scales).dtype == np.uint8:
-        tally.same_codes(f"{key} scales (input: block index)", spick(q.scales), spick(theirs["scales"]), blocks,
-                         NAN_CODES.get(scale_format(scheme)))
+        tally.same_codes(f"{key} scales (input: block index)", spick(q.scales), spick(theirs["scales"]), blocks)
     else:
         tally.same_values(f"{key} scales (input: block index)", spick(np.asarray(q.scales).astype(np.float32)),
                           spick(float_scales(theirs)), blocks)
@@ -317,14 +319,23 @@ def run_scheme(scheme, block, dtypes, fn, impl, rng, rows, inject):
         try:
             with np.errstate(all="ignore"):
                 theirs = f(x)
-        except Exception as e:  # the peer refuses this input: lowbit must refuse it too
+        except Exception as e:  # a declared refusal of the peer: lowbit must refuse this input too
+            error = peers.error_text(e)
+            if not declared_refusal(scheme, error):
+                tally.differences += x.size
+                tally.lines.append(f"{key}: {tally.peer} raised undeclared {error[:200]}")
+                continue
             kwargs = {} if g is None else {"global_scale": g}
             try:
                 lowbit.blocks.quantize(x, explicit_scheme if g is not None else scheme, **kwargs)
                 refused = False
             except Exception:
                 refused = True
-            tally.refused(key, x.size, refused, peers.error_text(e))
+            tally.refused(key, x.size, refused, error)
+            continue
+        if "dequantize_error" in theirs and not declared_refusal(scheme, theirs["dequantize_error"]):
+            tally.differences += x.size
+            tally.lines.append(f"{key}: {tally.peer}'s dequantize raised undeclared {theirs['dequantize_error'][:200]}")
             continue
         if "dequantize_error" in theirs:
             # ModelOpt pads a short last block and then cannot dequantize it: lowbit refusing the
@@ -408,16 +419,25 @@ def run(args, inject=False):
 
 
 def self_test(args):
-    """An empty selection must fail, and so must a run with one flipped element code."""
-    print("self-test 1: nothing selected")
-    empty, _ = run(argparse.Namespace(only="NO_SUCH_SCHEME", seed=args.seed, rows=args.rows))
-    print("self-test 2: one element code flipped in every case of ggml:q8_0")
-    flipped, _ = run(argparse.Namespace(only="ggml:q8_0", seed=args.seed, rows=args.rows), inject=True)
-    print("self-test 3: ggml:q8_0 as it is")
-    clean, compared = run(argparse.Namespace(only="ggml:q8_0", seed=args.seed, rows=args.rows))
-    ok = empty == 1 and flipped == 1 and clean == 0 and compared > 0
-    print(f"self-test {'passed' if ok else 'FAILED'}: empty selection exit {empty} (must be 1), injected "
-          f"difference exit {flipped} (must be 1), clean run exit {clean} (must be 0)")
+    """An empty selection must fail; so must every ggml-port scheme with one flipped element code,
+    and torchao's E5M2 row with one NaN code changed to another NaN code; the E5M2 row as it is
+    must pass."""
+    def once(only, inject=False):
+        return run(argparse.Namespace(only=only, seed=args.seed, rows=args.rows), inject=inject)
+
+    print("self-test: nothing selected")
+    results = [("empty selection", once("NO_SUCH_SCHEME")[0], 1)]
+    for scheme in ("gguf-py:q8_0", "gguf-py:q4_0", "gguf-py:mxfp4"):
+        print(f"self-test: one element code flipped in every case of {scheme}")
+        results.append((f"{scheme} flipped", once(scheme, "element")[0], 1))
+    print("self-test: one NaN code changed in every case of torchao:mxfp8e5m2,scale=floor")
+    results.append(("E5M2 NaN code changed", once("torchao:mxfp8e5m2,scale=floor", "nan-code")[0], 1))
+    print("self-test: torchao:mxfp8e5m2,scale=floor as it is")
+    clean, compared = once("torchao:mxfp8e5m2,scale=floor")
+    results.append(("clean run", clean if compared > 0 else 1, 0))
+    ok = all(got == want for _, got, want in results)
+    print(f"self-test {'passed' if ok else 'FAILED'}: " + ", ".join(f"{name} exit {got} (must be {want})"
+                                                                      for name, got, want in results))
     return 0 if ok else 1
 
 
