@@ -91,6 +91,10 @@ REFUSALS = {
         # The pairs ml_dtypes' astype has no cast for (profile row pairs_fall_back).
         cc.Refusal("no cast", "TypeError", r"^Issues with types .* \(operator 'Cast_\d+'\)"),
         cc.Refusal("text", "ValueError", r"^(could not convert string to float|invalid literal for int\(\))"),
+        # An integer text beyond the integer target: numpy's astype refuses it, and lowbit's
+        # refusal quotes numpy's exception.
+        cc.Refusal("text", "OverflowError",
+                   r"^Python int(eger -?\d+ out of bounds for u?int\d+| too large to convert to C long)$", echoed=True),
     ],
     "onnxruntime": [
         # No CPU kernel for FLOAT4E2M1 (row cast_falls_back).

@@ -13,8 +13,12 @@ by `lowbit checkpoint quantize` under each scheme below; then, per quantized wei
   own code (compressed-tensors `*Compressor.decompress`, ModelOpt `NVFP4QTensor.dequantize`,
   `gguf.quants.dequantize`), and compared bit for bit with `lowbit checkpoint dequantize`;
 - where the producer quantizes on a CPU (gguf's numpy Q8_0/Q4_0/MXFP4, compressed-tensors
-  NVFP4 and MXFP4, ModelOpt NVFP4), its stored bytes are compared with the file's bytes.
-It prints what it compared and fails (exit 1) on any difference or when it compared nothing.
+  NVFP4, MXFP4 and FP8 (`fp8:tensor`, `fp8:channel`, `fp8:block=128x128`), ModelOpt NVFP4), its
+  stored bytes are compared with the file's bytes;
+- the FP8 schemes once more on a copy of the original holding +NaN and -NaN elements: element
+  codes, scales and decompressed values compared as bits (a NaN equals only the same NaN code).
+It prints what it compared, per check, and fails (exit 1) on any difference or when it compared
+nothing.
 
 With `--write-fixtures DIR` it writes instead the small fixtures of tests/checkpoint_quantize.rs:
 `original/` (model.safetensors: float32 and bfloat16 weights, an embedding, a norm) and that
@@ -59,7 +63,7 @@ def check_pins():
             sys.exit(f"{name} {version(name)} is installed; this script checks {pin}")
 
 
-def original(folder, rng):
+def original(folder, rng, with_nan=False):
     import torch
     from safetensors.torch import save_file
     tensors = {}
@@ -70,6 +74,10 @@ def original(folder, rng):
     # A zero row and a block holding one large value: the recipes' edge rules on a real file.
     tensors[QUANTIZED[0]][3] = 0.0
     tensors[QUANTIZED[0]][5, 17] = 3.0e4
+    if with_nan:
+        tensors[QUANTIZED[0]][7, 3] = float("nan")
+        tensors[QUANTIZED[0]][9, 200] = -float("nan")
+        tensors[QUANTIZED[1]][2, 40] = -float("nan")
     os.makedirs(folder, exist_ok=True)
     save_file(tensors, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(folder, "config.json"), "w") as f:
@@ -81,6 +89,11 @@ class Tally:
     def __init__(self):
         self.compared = 0
         self.differ = []
+        self.counts = {}
+
+    def count(self, what, n):
+        """Counted apart too, so the report shows each check's share."""
+        self.counts[what] = self.counts.get(what, 0) + n
 
     def same(self, what, ours, theirs):
         ours, theirs = np.asarray(ours), np.asarray(theirs)
@@ -90,10 +103,16 @@ class Tally:
         a = ours.view(np.uint8).reshape(-1)
         b = theirs.view(np.uint8).reshape(-1)
         self.compared += ours.size
+        self.count(what.split(" model.")[0], ours.size)
         if not np.array_equal(a, b):
+            # Elements as their bits (a NaN shows its code), lowbit's first.
             width = ours.dtype.itemsize
-            k = int(np.flatnonzero(a != b)[0]) // width
-            self.differ.append(f"{what}: element {k}: {ours.reshape(-1)[k]!r} vs {theirs.reshape(-1)[k]!r}")
+            bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+            x, y = ours.reshape(-1).view(bits), theirs.reshape(-1).view(bits)
+            bad = np.flatnonzero(x != y)
+            shown = ", ".join(f"element {k}: {int(x[k]):#0{2 * width + 2}x} vs {int(y[k]):#0{2 * width + 2}x}"
+                              for k in bad[:3])
+            self.differ.append(f"{what}: {bad.size} of {x.size} differ; {shown}")
 
 
 def lowbit(binary, *args):
@@ -107,7 +126,7 @@ def load(path):
     return load_file(path)
 
 
-def check_compressed_tensors(tally, folder, ours):
+def check_compressed_tensors(tally, folder, ours, label=""):
     from compressed_tensors.compressors.base import BaseCompressor
     from compressed_tensors.quantization import QuantizationConfig
     with open(os.path.join(folder, "config.json")) as f:
@@ -119,7 +138,7 @@ def check_compressed_tensors(tally, folder, ours):
         prefix = name.removesuffix("weight")
         local = {k.removeprefix(prefix): v for k, v in stored.items() if k.startswith(prefix)}
         restored = compressor.decompress(local, scheme)["weight"]
-        tally.same(f"{config.format} {name} decompressed ({restored.dtype})", as_numpy(ours[name].to(restored.dtype)),
+        tally.same(f"{config.format} {label}{name} decompressed ({restored.dtype})", as_numpy(ours[name].to(restored.dtype)),
                    as_numpy(restored))
     return stored
 
@@ -166,6 +185,30 @@ def check_ct_mxfp4_quantizer(tally, stored, originals):
         tally.same(f"compressed-tensors MXFP4 {name} scales", stored[prefix + "weight_scale"].numpy(), theirs["scales"])
         if prefix + "weight_global_scale" in stored:
             tally.differ.append(f"compressed-tensors MXFP4 {name}: a weight_global_scale MXFP4 does not store")
+
+
+def check_ct_fp8_quantizer(tally, stored, originals, strategy, label):
+    """compressed-tensors' own float-quantized FP8 quantization of the originals (calculate_qparams
+    on the observer's min/max, then quantize to float8_e4m3fn, as scripts/gen_block_fixtures.py
+    calls it) gives the file's element bytes and scale bytes, bit for bit: every NaN code and NaN
+    scale compared as bits, no NaN counted equal to another."""
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gen_block_fixtures as peers
+    peers.import_peers()
+    for name, t in originals.items():
+        if WEIGHTS[name][1] == "bfloat16":
+            t = t.astype(ml_dtypes.bfloat16)
+        theirs = peers.compressed_tensors_fp8(t, strategy)
+        elements = stored[name].view(torch.uint8).numpy()
+        scale = stored[name + "_scale"]
+        scale = scale.view(torch.int16).numpy().view(np.uint16) if scale.dtype == torch.bfloat16 else scale.numpy()
+        if (scale.dtype == np.uint16) != (theirs["scales_dtype"] == "bf16"):
+            tally.differ.append(f"compressed-tensors FP8 {strategy} {label}{name}: scale dtype {stored[name + '_scale'].dtype}"
+                                f", compressed-tensors' {theirs['scales_dtype']}")
+            continue
+        tally.same(f"compressed-tensors FP8 {strategy} {label}{name} elements", elements, theirs["elements"])
+        tally.same(f"compressed-tensors FP8 {strategy} {label}{name} scales", scale, theirs["scales"])
 
 
 def check_modelopt(tally, folder, ours, originals):
@@ -233,6 +276,18 @@ def run(binary):
                 check_ct_nvfp4_quantizer(tally, stored, originals)
             if scheme == "compressed-tensors:mxfp4":
                 check_ct_mxfp4_quantizer(tally, stored, originals)
+            if scheme.startswith("fp8:"):
+                check_ct_fp8_quantizer(tally, stored, originals, scheme.removeprefix("fp8:"), "")
+        # The FP8 quantizers again on weights holding NaN (+NaN and -NaN, in one row and block):
+        # the NaN element codes and any NaN scale are compared as bits, as every other code.
+        nan_originals = original(os.path.join(tmp, "orig-nan"), np.random.default_rng(2711), with_nan=True)
+        nan_originals = {k: nan_originals[k] for k in QUANTIZED}
+        for scheme in ["fp8:tensor", "fp8:channel", "fp8:block=128x128"]:
+            out = os.path.join(tmp, "nan_" + scheme.replace(":", "_").replace("=", "_"))
+            lowbit(binary, "checkpoint", "quantize", os.path.join(tmp, "orig-nan"), "--scheme", scheme, "--out", out)
+            lowbit(binary, "checkpoint", "dequantize", out, "--out", out + ".f32.safetensors")
+            stored = check_compressed_tensors(tally, out, load(out + ".f32.safetensors"), "with NaN ")
+            check_ct_fp8_quantizer(tally, stored, nan_originals, scheme.removeprefix("fp8:"), "with NaN ")
         for qtype in ["Q8_0", "Q4_0", "MXFP4"]:
             out = os.path.join(tmp, f"{qtype}.gguf")
             # gguf's numpy quantizers take float32: the bfloat16 weight is widened first by them too.
@@ -242,6 +297,8 @@ def run(binary):
             check_gguf(tally, out, load(out + ".f32.safetensors"), originals, qtype)
     for d in tally.differ:
         print("DIFFERENT", d)
+    for what, n in tally.counts.items():
+        print(f"  {what}: {n} compared")
     print(f"compared {tally.compared} elements/bytes, {len(tally.differ)} differences")
     if tally.compared == 0 or tally.differ:
         sys.exit(1)

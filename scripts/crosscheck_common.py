@@ -397,23 +397,29 @@ def falls_back(profiles, profile, src, to):
 class Refusal:
     """An exception a peer raises where it has no behaviour, as its profile declares it: `kind`
     is "no cast" (the profile hands the pair to `spec`) or "text" (the peer cannot read a text:
-    lowbit must refuse it too); the exception's type name and a pattern its message matches."""
+    lowbit must refuse it too); the exception's type name and a pattern its message matches.
+    `echoed`: lowbit's refusal must quote the peer's exception (its type and message), as lowbit
+    words a refusal it reproduces exactly."""
 
-    def __init__(self, kind, type_name, pattern):
+    def __init__(self, kind, type_name, pattern, echoed=False):
         self.kind = kind
         self.type_name = type_name
         self.pattern = re.compile(pattern)
+        self.echoed = echoed
 
     def matches(self, error):
         return type(error).__name__ == self.type_name and bool(self.pattern.search(" ".join(str(error).split())))
 
 
+def declared_refusal(refusals, error):
+    """The first declared refusal `error` is, or None for any other exception."""
+    return next((r for r in refusals if r.matches(error)), None)
+
+
 def refusal_kind(refusals, error):
     """The kind of the first declared refusal `error` is, or None for any other exception."""
-    for r in refusals:
-        if r.matches(error):
-            return r.kind
-    return None
+    declared = declared_refusal(refusals, error)
+    return declared.kind if declared else None
 
 
 def run_model(runner, model, refusals, label, key, counts, diffs):
@@ -467,13 +473,19 @@ class Tally:
             self.lines.append(f"{key}: {len(bad)} of {n} differ; first at element {i}, input {shown}: "
                               f"lowbit {_show(a[i])}, {self.peer} {_show(b[i])}")
 
-    def refused(self, key, n, lowbit_refused, peer_error):
-        """The peer refused a text it cannot read (its declared refusal): lowbit must refuse too."""
-        if lowbit_refused:
-            self.refused_both += n
-        else:
+    def refused(self, key, n, lowbit_refused, peer_error, echoed=False):
+        """The peer refused a text it cannot read (its declared refusal): lowbit must refuse too
+        (`lowbit_refused`: its refusal's message, or True; None or False if it converted), and its
+        message must quote `peer_error` if `echoed`."""
+        if not lowbit_refused:
             self.differences += n
             self.lines.append(f"{key}: {self.peer} refuses ({peer_error}) but lowbit converts")
+        elif echoed and peer_error not in " ".join(str(lowbit_refused).split()):
+            self.differences += n
+            self.lines.append(f"{key}: {self.peer} refuses ({peer_error}) but lowbit's refusal does not say so: "
+                              f"{str(lowbit_refused).splitlines()[-1][:200]}")
+        else:
+            self.refused_both += n
 
     def undeclared(self, key, n, peer_error, why):
         """The peer raised something its profile does not declare: a difference, never a pass."""
@@ -527,7 +539,8 @@ def compare_variant(tally, profiles, profile, refusals, key, src, to, payload, n
         ours, refused = None, str(e)
     if peer_exception is not None:
         error = peer_error_text(peer_exception)
-        kind = refusal_kind(refusals, peer_exception)
+        declared = declared_refusal(refusals, peer_exception)
+        kind = declared.kind if declared else None
         if falls_back(profiles, profile, src, to):
             if kind != "no cast":
                 tally.undeclared(key, n, error, "not the refusal of a dtype pair the profile hands to spec")
@@ -538,7 +551,7 @@ def compare_variant(tally, profiles, profile, refusals, key, src, to, payload, n
                 spec = None
             tally.fell_back(key, n, ours == spec, (src, to))
         elif kind == "text" and src == "STRING":
-            tally.refused(key, n, refused is not None, error)
+            tally.refused(key, n, refused, error, declared.echoed)
         else:
             tally.undeclared(key, n, error, "where the profile says it converts")
     elif refused is not None:

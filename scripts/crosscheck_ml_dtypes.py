@@ -39,7 +39,7 @@ REFUSALS = [
     cc.Refusal("text", "ValueError", r"^(could not convert string to float|invalid literal for int\(\))"),
     # An integer text beyond the integer target: numpy refuses the text.
     cc.Refusal("text", "OverflowError",
-               r"^Python int(eger -?\d+ out of bounds for u?int\d+| too large to convert to C long)$"),
+               r"^Python int(eger -?\d+ out of bounds for u?int\d+| too large to convert to C long)$", echoed=True),
 ]
 
 

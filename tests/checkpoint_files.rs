@@ -421,3 +421,31 @@ fn shard_indexes_are_checked_like_external_data() {
     .contains("which does not hold it"));
     assert!(refused(&format!(r#""a":"model-00001-of-00002.safetensors",{both},"a":"x""#)).contains("is given twice"));
 }
+
+#[test]
+fn a_file_truncated_while_open_is_an_error_where_the_map_would_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.safetensors");
+    // Two float32 tensors: 16 bytes of header-declared data.
+    let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}"#;
+    let bytes = safetensors_file(header, &[0x3F; 16]);
+    std::fs::write(&path, &bytes).unwrap();
+    let ckpt = Checkpoint::open(&path).unwrap();
+    let a = ckpt.tensor("a").unwrap().clone();
+    assert_eq!(ckpt.bytes_checked(&a).unwrap(), &[0x3F; 8]);
+    // Another writer cuts the file in the middle of tensor b: borrowing from the map now would
+    // raise SIGBUS past the new end; the checked borrow refuses any tensor of the file instead.
+    let cut = bytes.len() as u64 - 4;
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
+    let message = ckpt.bytes_checked(&a).unwrap_err().to_string();
+    assert!(
+        message.ends_with(&format!(
+            "the file is {cut} bytes now, {} when it was opened: another process changed it while lowbit was reading it",
+            bytes.len()
+        )),
+        "{message}"
+    );
+    // The positioned reads of the streaming commands: an ordinary read error past the end.
+    let b = ckpt.tensor("b").unwrap().clone();
+    assert!(ckpt.read_at(&b, 0, &mut [0u8; 8]).is_err());
+}

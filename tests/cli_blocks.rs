@@ -489,3 +489,37 @@ fn bad_scheme_input_is_one_line_and_writes_nothing() {
         assert_eq!(listing(d), before, "{args:?} left a file behind");
     }
 }
+
+#[test]
+fn an_empty_tensor_per_tensor_is_refused_per_row_is_empty() {
+    // compressed-tensors' per-tensor FP8 scale is max(|x|) by torch.aminmax, which raises on an
+    // empty tensor: lowbit refuses it naming that. One scale per row: no rows, no scales, no
+    // elements (compressed-tensors' per-channel qparams give the same empty arrays).
+    let dir = tempfile::tempdir().unwrap();
+    let x = Tensor::from_f32(&[]).reshape(vec![0, 4]).unwrap();
+    write_tensor_file(&dir.path().join("x.pb"), &x, None).unwrap();
+    let quantize = |scheme: &str| {
+        let files = ["--scales", &p(dir.path(), "s.pb"), "--out", &p(dir.path(), "e.pb")].map(str::to_string);
+        let mut args = vec!["quantize", "--scheme", scheme];
+        let x = p(dir.path(), "x.pb");
+        args.push(&x);
+        args.extend(files.iter().map(String::as_str));
+        lowbit(&args)
+    };
+    let (ok, _, err) = quantize("fp8:tensor");
+    assert!(!ok);
+    assert_eq!(
+        err.trim(),
+        "lowbit: fp8:tensor quantize: the tensor (shape [0, 4]) has no elements, so no max(|x|) for its one scale \
+         (compressed-tensors' torch.aminmax raises on an empty tensor)"
+    );
+    assert!(!dir.path().join("e.pb").exists() && !dir.path().join("s.pb").exists());
+    let (ok, _, err) = quantize("fp8:channel");
+    assert!(ok, "{err}");
+    let e = read_tensor_file(&dir.path().join("e.pb")).unwrap();
+    let s = read_tensor_file(&dir.path().join("s.pb")).unwrap();
+    assert_eq!(
+        (e.dtype(), e.shape(), s.dtype(), s.shape()),
+        (DType::Float8E4M3FN, &[0, 4][..], DType::Float, &[0, 1][..])
+    );
+}

@@ -527,6 +527,76 @@ fn python_int_grammar_matches_cpython_and_numpy_bounds() {
     assert_eq!(ok(&format!("{}1", "0".repeat(4299)), DType::Int64, StringGrammar::Python), 1);
 }
 
+/// The onnx reference's Cast from STRING to an integer is numpy's `astype` of an object array of
+/// texts: Python's `int(text)`, then numpy stores that int, and raises OverflowError where it
+/// cannot. numpy reads the int as a C long (int64), for uint32 and uint64 as a long or an unsigned
+/// long long ([-2^63, 2^64)); outside that "Python int too large to convert to C long", inside it
+/// but outside the target "Python integer V out of bounds for DTYPE" (V as Python prints the int:
+/// no sign for positives, no leading zeros). The profile refuses exactly those texts, quoting
+/// numpy's exception; the values just inside each bound convert.
+#[test]
+fn onnx_reference_refuses_integer_overflow_as_numpy_does() {
+    use lowbit::{cast, Profile, Tensor};
+    let reference = CastOptions::with_profile(Profile::OnnxReference);
+    let run =
+        |text: &str, to: DType| cast(&Tensor::from_strings(vec![1], vec![text.to_string()]).unwrap(), to, &reference);
+    let too_large = "numpy raises OverflowError: Python int too large to convert to C long";
+    let bounds =
+        |v: &str, name: &str| format!("numpy raises OverflowError: Python integer {v} out of bounds for {name}");
+    let refused: &[(&str, DType, String)] = &[
+        ("128", DType::Int8, bounds("128", "int8")),
+        ("-129", DType::Int8, bounds("-129", "int8")),
+        ("+00300", DType::Int8, bounds("300", "int8")),
+        ("-1", DType::Uint8, bounds("-1", "uint8")),
+        ("256", DType::Uint8, bounds("256", "uint8")),
+        ("65536", DType::Uint16, bounds("65536", "uint16")),
+        ("-32769", DType::Int16, bounds("-32769", "int16")),
+        ("2147483648", DType::Int32, bounds("2147483648", "int32")),
+        ("-1", DType::Uint32, bounds("-1", "uint32")),
+        ("4294967296", DType::Uint32, bounds("4294967296", "uint32")),
+        ("-1", DType::Uint64, bounds("-1", "uint64")),
+        // 2^63 is no C long: too large for every target but uint32 (read as unsigned long long,
+        // then out of its bounds) and uint64 (which holds it).
+        ("9223372036854775808", DType::Int64, too_large.to_string()),
+        ("9223372036854775808", DType::Int8, too_large.to_string()),
+        ("9223372036854775808", DType::Uint16, too_large.to_string()),
+        ("9223372036854775808", DType::Uint32, bounds("9223372036854775808", "uint32")),
+        ("-9223372036854775808", DType::Uint64, bounds("-9223372036854775808", "uint64")),
+        // Below -2^63 and from 2^64 on: too large for a C long whatever the target.
+        ("-9223372036854775809", DType::Int64, too_large.to_string()),
+        ("-9223372036854775809", DType::Uint64, too_large.to_string()),
+        ("18446744073709551616", DType::Uint64, too_large.to_string()),
+        ("1000000000000000000000000000000000000000", DType::Int32, too_large.to_string()),
+    ];
+    for (text, to, why) in refused {
+        match run(text, *to) {
+            Err(e) => {
+                let message = e.to_string();
+                let parse = format!("element 0: cannot parse \"{text}\" as {to}: {why}");
+                assert_eq!(message, format!("Cast: {parse}"), "{text:?} as {to}");
+                // The element's own error, typed.
+                let e = parse_to_code(text, *to, StringGrammar::Python, &CastOptions::default()).unwrap_err();
+                assert!(matches!(e, Error::ParseString { .. }), "{text:?} as {to}: {e}");
+            }
+            Ok(t) => panic!("{text:?} as {to} converted to {:?}; the reference raises", t.codes()),
+        }
+    }
+    // Just inside the bounds: numpy stores them.
+    let converted: &[(&str, DType, u64)] = &[
+        ("127", DType::Int8, 0x7F),
+        ("-128", DType::Int8, 0x80),
+        ("255", DType::Uint8, 0xFF),
+        ("4294967295", DType::Uint32, 0xFFFF_FFFF),
+        ("-9223372036854775808", DType::Int64, 1 << 63),
+        ("9223372036854775807", DType::Int64, (1 << 63) - 1),
+        ("18446744073709551615", DType::Uint64, u64::MAX),
+    ];
+    for &(text, to, want) in converted {
+        let out = run(text, to).unwrap_or_else(|e| panic!("{text:?} as {to}: {e}"));
+        assert_eq!(out.codes().unwrap(), [want], "{text:?} as {to}");
+    }
+}
+
 #[test]
 fn python_bool_is_non_empty() {
     let py = StringGrammar::Python;

@@ -111,6 +111,7 @@ pub(crate) fn blocks_quantize(
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let d = DType::parse(dtype_).or_raise(py)?;
         let raw = slice(py, &x, "x")?;
+        lowbit::quant::check_blocks_input(&shape, &scheme).or_raise(py)?;
         let quantized = py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?;
         Ok(BlocksQuantized { quantized })
     })

@@ -137,3 +137,12 @@ def test_refusals():
         blocks.quantize(np.ones((2, 80), np.float32), "torchao:mxfp4,scale=floor")
     with pytest.raises(lowbit.Error):
         blocks.quantize(np.ones(32, np.float32), "ggml:q9_0")
+
+
+def test_empty_tensor():
+    # compressed-tensors' per-tensor FP8 scale is max(|x|) by torch.aminmax, which raises on an
+    # empty tensor; one scale per row gives empty arrays.
+    with pytest.raises(lowbit.Error, match=r"fp8:tensor quantize: the tensor \(shape \[0, 4\]\) has no elements"):
+        blocks.quantize(np.zeros((0, 4), np.float32), "fp8:tensor")
+    q = blocks.quantize(np.zeros((0, 4), np.float32), "fp8:channel")
+    assert q.elements.shape == (0, 4) and q.scales.shape == (0, 1)

@@ -2,6 +2,14 @@
 //! or read piece by piece at an offset when a command streams through a file larger than memory
 //! (pages of a map that were read stay counted in the process's resident memory; a positioned
 //! read goes through the page cache only).
+//!
+//! A map cannot report an error: if another process truncates the file while it is mapped, reading
+//! a page past the new end raises SIGBUS, which ends the process. So the map is read only while
+//! the file is opened (its headers parsed) and where a tensor is borrowed whole, and each borrow
+//! first checks that the file still has its mapped length ([`MappedFile::bytes_checked`]): a file
+//! that shrank before then is an error naming it. What no check can catch is a truncation during
+//! the read itself. The positioned reads of the streaming commands never touch the map: there a
+//! file that shrank is an ordinary read error.
 
 use crate::error::{Error, Result};
 use crate::files::open_regular;
@@ -27,6 +35,23 @@ impl MappedFile {
     /// The whole file.
     pub(crate) fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// The whole file, after checking that it still has the length it was mapped with (see the
+    /// module's note): an `Err` naming the file where another process truncated (or extended) it.
+    pub(crate) fn bytes_checked(&self) -> Result<&[u8]> {
+        let mapped = self.bytes().len() as u64;
+        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        if now != mapped {
+            return Err(Error::Io {
+                path: self.path.display().to_string(),
+                message: format!(
+                    "the file is {now} bytes now, {mapped} when it was opened: another process changed it while \
+                     lowbit was reading it"
+                ),
+            });
+        }
+        Ok(self.bytes())
     }
 
     pub(crate) fn path(&self) -> &Path {

@@ -179,10 +179,21 @@ impl Checkpoint {
     }
 
     /// The tensor's bytes, borrowed from the memory map.
+    ///
+    /// Reading them raises SIGBUS (the process ends) if another process truncates the file
+    /// underneath; [`Checkpoint::bytes_checked`] checks the file's length first.
     #[must_use]
     pub fn bytes(&self, tensor: &StoredTensor) -> &[u8] {
         let start = tensor.offset as usize;
         &self.files[tensor.file].bytes()[start..start + tensor.len as usize]
+    }
+
+    /// [`Checkpoint::bytes`], after checking that the tensor's file still has the length it was
+    /// opened with: an `Err` naming the file where another process truncated or extended it (a
+    /// truncation after the check, while the bytes are read, still raises SIGBUS).
+    pub fn bytes_checked(&self, tensor: &StoredTensor) -> Result<&[u8]> {
+        let start = tensor.offset as usize;
+        Ok(&self.files[tensor.file].bytes_checked()?[start..start + tensor.len as usize])
     }
 
     /// Reads `buf.len()` bytes of the tensor from byte `start` of its data, without the map (for

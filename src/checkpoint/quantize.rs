@@ -369,8 +369,9 @@ pub(crate) fn quantize_stored(ckpt: &Checkpoint, t: &StoredTensor, scheme: &Sche
             message: format!("{} is not plain floats", t.stored),
         }));
     };
+    crate::quant::check_blocks_input(&t.shape, scheme).map_err(named)?;
     // Borrowed from the memory map: the only copy is the quantized result.
-    let raw = ckpt.bytes(t);
+    let raw = ckpt.bytes_checked(t)?;
     if scheme.recipe().layout != Layout::Onnx && dtype != DType::Float {
         // llama-quantize widens F16/BF16 weights to float32 before quantizing
         // (llama_tensor_dequantize_impl); the ggml recipes take float32.

@@ -64,7 +64,7 @@ pub(super) fn stored(ckpt: &Checkpoint, w: &LogicalWeight, scheme: &Scheme) -> R
         ckpt.tensor(name).ok_or_else(|| checkpoint_error(ckpt.files()[0], Some(name), None, "tensor missing".into()))
     };
     let elements = part(&w.elements)?;
-    let bytes = ckpt.bytes(elements);
+    let bytes = ckpt.bytes_checked(elements)?;
     let shape = w.shape.clone();
     if w.storage == ElementStorage::GgmlBlocks {
         return blocks::from_bytes(bytes, scheme, &shape, -1);
@@ -89,7 +89,7 @@ pub(super) fn stored(ckpt: &Checkpoint, w: &LogicalWeight, scheme: &Scheme) -> R
     let global = match w.global_scale.as_deref() {
         Some(n) => {
             let g = part(n)?;
-            match (g.stored, ckpt.bytes(g)) {
+            match (g.stored, ckpt.bytes_checked(g)?) {
                 (StoredType::Plain(DType::Float), &[a, b, c, d]) => Some(f32::from_le_bytes([a, b, c, d])),
                 _ => {
                     return Err(checkpoint_error(

@@ -28,6 +28,37 @@ pub mod mx;
 pub use dynamic::dynamic_quantize_linear;
 pub use linear::{dequantize_linear, quantize_linear};
 
+/// Refuses an input of shape `shape` that a block-scaled `scheme` has no answer for and that
+/// [`blocks::quantize`] does not refuse itself: an empty tensor under a recipe with one scale for
+/// the whole tensor (`fp8:tensor`), whose scale comes from `max(|x|)` and an empty tensor has no
+/// maximum (compressed-tensors' dynamic per-tensor qparams, `torch.aminmax`, raise RuntimeError
+/// on it). The command line, the Python package and `checkpoint quantize` call it first.
+///
+/// ```
+/// use lowbit::quant::{blocks::Scheme, check_blocks_input};
+///
+/// let tensor = Scheme::parse("fp8:tensor")?;
+/// assert!(check_blocks_input(&[0, 4], &tensor).is_err());
+/// assert!(check_blocks_input(&[2, 4], &tensor).is_ok());
+/// // One scale per row: an empty tensor has no rows, and no scales.
+/// assert!(check_blocks_input(&[0, 4], &Scheme::parse("fp8:channel")?).is_ok());
+/// # Ok::<(), lowbit::Error>(())
+/// ```
+#[cfg(feature = "std")]
+pub fn check_blocks_input(shape: &[usize], scheme: &blocks::Scheme) -> Result<()> {
+    if shape.contains(&0) && scheme.recipe().block == blocks::BlockShape::Tensor {
+        return Err(Error::InvalidOp {
+            op: format!("{} quantize", scheme.name()),
+            message: format!(
+                "the tensor (shape {}) has no elements, so no max(|x|) for its one scale (compressed-tensors' \
+                 torch.aminmax raises on an empty tensor)",
+                shown_shape(shape)
+            ),
+        });
+    }
+    Ok(())
+}
+
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{shown_shape, Error, Result};

@@ -240,8 +240,26 @@ pub(super) fn python_integer(text: &str, bits: u32, signed: bool) -> core::resul
     };
     match value {
         Some(i) if (lo..=hi).contains(&i) => Ok(integer_code(i, bits)),
-        _ => Err(format!("Python integer out of bounds ({lo} to {hi})")),
+        _ => Err(numpy_overflow(value, bits, signed)),
     }
+}
+
+/// What numpy raises when it stores the Python integer `value` (`None`: beyond 30 digits) into an
+/// integer array of `bits` and `signed` it cannot hold (`astype` of an object array of texts,
+/// which the onnx reference's Cast runs). numpy first reads the integer as a C `long` (int64),
+/// or for uint32 and uint64 as a `long` or an `unsigned long long`, so [-2^63, 2^64); outside
+/// that: `OverflowError: Python int too large to convert to C long`. Inside it, but outside the
+/// target's range: `OverflowError: Python integer V out of bounds for DTYPE`. (Observed with
+/// numpy 2.4.6: "9223372036854775808" -> uint32 is out of bounds, -> uint16 too large for a C
+/// long.)
+pub(super) fn numpy_overflow(value: Option<i128>, bits: u32, signed: bool) -> String {
+    let c_high = if !signed && bits >= 32 { 1i128 << 64 } else { 1i128 << 63 };
+    let name = format!("{}int{bits}", if signed { "" } else { "u" });
+    let raised = match value {
+        Some(v) if (-(1i128 << 63)..c_high).contains(&v) => format!("Python integer {v} out of bounds for {name}"),
+        _ => "Python int too large to convert to C long".to_string(),
+    };
+    format!("numpy raises OverflowError: {raised}")
 }
 
 // ---- strtod / stoll / stoull -------------------------------------------------------------------

@@ -7,8 +7,13 @@ MAX and the first value past it, exact ties, infinities, quiet and signalling Na
 ones whose low fraction bits are cleared at a random position, so that exact ties and exact
 values come up often rather than once in a million. LOWBIT_COCOTB_CASES sets the number of
 random operands per mode; cocotb's seed (COCOTB_RANDOM_SEED) makes a run repeatable.
+
+With LOWBIT_COCOTB_RESULTS set, the test writes there, as JSON, how many conversions it compared
+and how many differed from lowbit, once it has compared them all (run.py reads it: a run that
+ends before, as a crashed simulator does, leaves no file).
 """
 
+import json
 import os
 import random
 import struct
@@ -86,5 +91,9 @@ async def cast_matches_lowbit(dut):
             f" (flags differ: {', '.join(wrong)})" if wrong else "",
         )
     dut._log.info("%d conversions compared with lowbit.convert, %d mismatches", checked, len(mismatches))
+    results = os.environ.get("LOWBIT_COCOTB_RESULTS")
+    if results:
+        with open(results, "w") as f:
+            json.dump({"compared": checked, "mismatches": len(mismatches)}, f)
     assert checked > 0, "nothing was compared"
     assert not mismatches, f"{len(mismatches)} of {checked} conversions differ from lowbit"

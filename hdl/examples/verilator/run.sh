@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the DPI-C testbench (tb_cast.sv) with Verilator against lowbit's C library twice: on the
 # correct unit, which must pass, and with LOWBIT_PLANT_BUG (ties away from zero), which must fail
-# with mismatches. Exits 0 only if both outcomes are as expected.
+# with mismatches: its summary line must count conversions compared and at least one mismatch, and
+# it must end on that mismatch (a crash, or a failure before the comparisons, is not a caught bug).
+# Exits 0 only if both outcomes are as expected.
 #   bash hdl/examples/verilator/run.sh [+cases=N] [+seed=S]   (plusargs go to both runs)
 # Needs Verilator 5 (Debian: apt-get install verilator), a C++ compiler and cargo.
 set -euo pipefail
@@ -38,5 +40,13 @@ if "$build/bug/Vtb_cast" "$@" > "$build/bug.log" 2>&1; then
     exit 1
 fi
 cat "$build/bug.log"
-grep -q "differ from lowbit" "$build/bug.log" || { echo "the bug run failed, but not on a mismatch" >&2; exit 1; }
-echo "planted bug caught"
+# The testbench's own summary: "N conversions compared with lowbit through DPI-C (seed S), M mismatches",
+# then the $fatal "M of N conversions differ from lowbit".
+summary=$(sed -n 's/^\([0-9]*\) conversions compared with lowbit through DPI-C (seed [0-9]*), \([0-9]*\) mismatches$/\1 \2/p' "$build/bug.log")
+read -r compared mismatches <<< "${summary:-0 0}"
+if [ "$compared" -eq 0 ] || [ "$mismatches" -eq 0 ] \
+    || ! grep -q "$mismatches of $compared conversions differ from lowbit" "$build/bug.log"; then
+    echo "the bug run failed, but not on a mismatch ($compared compared, $mismatches mismatches)" >&2
+    exit 1
+fi
+echo "planted bug caught: $mismatches of $compared conversions differ from lowbit"

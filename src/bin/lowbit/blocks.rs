@@ -67,6 +67,7 @@ pub fn global_scale_value(text: &str) -> std::result::Result<f32, String> {
 /// Quantizes a FLOAT, FLOAT16 or BFLOAT16 tensor.
 fn quantize_tensor(x: &Tensor, scheme: &Scheme, axis: i64, global: Option<f32>) -> Result<Quantized> {
     let raw = x.raw().ok_or_else(|| usage("quantize", format!("--scheme quantizes numbers, not {}", x.dtype())))?;
+    lowbit::quant::check_blocks_input(x.shape(), scheme)?;
     let words = |raw: &[u8]| -> Vec<u16> { raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect() };
     match x.dtype() {
         DType::Float => blocks::quantize(&x.to_f32_vec()?, x.shape(), scheme, axis, global),
