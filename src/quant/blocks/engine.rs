@@ -6,8 +6,9 @@ use super::recipes::{
     Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
 };
 use super::rules::{
-    amax_fold, bits_of, block_scales, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code, nan_first,
-    nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
+    amax_fold, bits_of, block_scales, c_int8_x86, clamp, decode, element_factors, ggml_ue4m3_value, nan_code,
+    nan_first, nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES,
+    NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
@@ -298,7 +299,7 @@ fn stored_scales(recipe: &Recipe, compute: DType, stored: &[u32]) -> Scales {
         ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => {
             Scales::Codes(stored.map(|c| c as u8).collect())
         }
-        ScaleFormat::Float16 => Scales::Float16(stored.map(|c| c as u16).collect()),
+        ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => Scales::Float16(stored.map(|c| c as u16).collect()),
         ScaleFormat::Float32 => Scales::Float32(stored.map(f32::from_bits).collect()),
         ScaleFormat::InputDtype if compute == DType::Bfloat16 => {
             Scales::Bfloat16(stored.map(|c| (c >> 16) as u16).collect())
@@ -368,24 +369,24 @@ fn global_of(
     }
 }
 
-/// Every block's maximum (signed for [`Amax::SignedLargest`]), the elements of a block taken in
+/// Every block's maximum (signed where [`Amax::signed`]), the elements of a block taken in
 /// row-major order.
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
     let mut acc = vec![0.0f32; g.blocks()];
-    let mut best = vec![0.0f32; if rule == Amax::SignedLargest { g.blocks() } else { 0 }];
+    let mut best = vec![0.0f32; if rule.signed() { g.blocks() } else { 0 }];
     let len = g.len.max(1);
     for (row, r) in values.chunks(len).enumerate().take(g.rows()) {
         let base = (row / g.block_rows) * g.col_blocks;
         for (c, xs) in r.chunks(g.block_cols).enumerate() {
             let b = base + c;
-            let mut signed = if rule == Amax::SignedLargest { best[b] } else { 0.0 };
+            let mut signed = if rule.signed() { best[b] } else { 0.0 };
             acc[b] = amax_fold(rule, acc[b], &mut signed, xs);
-            if rule == Amax::SignedLargest {
+            if rule.signed() {
                 best[b] = signed;
             }
         }
     }
-    if rule == Amax::SignedLargest {
+    if rule.signed() {
         best
     } else {
         acc
@@ -428,13 +429,16 @@ fn element_codes(
         ElementRound::NearestIndexFirstTie => unreachable!("handled above"),
         ElementRound::IntegerTiesAway => {
             for (c, &y) in codes.iter_mut().zip(&scaled) {
-                *c = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                // (int8_t)roundf(x * id), as x86-64 converts it (an out-of-range value wraps).
+                *c = c_int8_x86(y, RoundingMode::NearestTiesAway) as u8;
             }
         }
         ElementRound::IntegerOffsetTruncate => {
             for (c, &y) in codes.iter_mut().zip(&scaled) {
-                // (int8_t)(x * id + 8.5f): the sum rounded in float32, then truncated.
-                *c = integer(y + 8.5, RoundingMode::TowardZero).clamp(0, 15) as u8;
+                // MIN(15, (int8_t)(x * id + 8.5f)): the sum rounded in float32, then converted as
+                // x86-64 converts it (NaN and Inf: 0). The sum is never negative (|x * id| is at
+                // most 8 (1 + 2^-20): a d small enough to round coarsely has an infinite 1/d).
+                *c = c_int8_x86(y + 8.5, RoundingMode::TowardZero).clamp(0, 15) as u8;
             }
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {

@@ -28,7 +28,7 @@ use crate::plan::Plan;
 /// float32's magnitude bits of +Inf: a magnitude above it is a NaN.
 const INF_BITS: u32 = 0x7F80_0000;
 /// float32's magnitude bits of 2^64: from it on (infinities and NaN included) the core rounds to no
-/// 64-bit integer and [`rules::integer`] gives 0.
+/// 64-bit integer and [`rules::c_int8_x86`] gives 0.
 const NO_INTEGER_BITS: u32 = (64 + 127) << 23;
 
 /// The float32 at `b` (four native-order bytes: the input is viewed in place).
@@ -88,7 +88,7 @@ fn float_lanes(src: &[u8]) -> Option<&[f32]> {
 fn whole_maxima<const B: usize>(rule: Amax, values: &[f32], dst: &mut [u8]) {
     let blocks = values.len() / B;
     let skip_nan = matches!(rule, Amax::NanSkipped | Amax::SignedLargest);
-    let signed = rule == Amax::SignedLargest;
+    let signed = rule.signed();
     let mut magnitudes = vec![0u32; blocks];
     let mut first = vec![0u32; if signed { blocks } else { 0 }];
     if !simd::block_magnitudes(values, B, skip_nan, &mut magnitudes, &mut first) {
@@ -149,13 +149,13 @@ fn block_maximum(rule: Amax, xs: impl Iterator<Item = f32> + Clone) -> f32 {
     } else {
         largest_magnitude::<false>(xs.clone())
     };
-    let values: Vec<f32> = if matches!(rule, Amax::SignedLargest) || m > INF_BITS { xs.collect() } else { Vec::new() };
+    let values: Vec<f32> = if rule.signed() || m > INF_BITS { xs.collect() } else { Vec::new() };
     finish_maximum(rule, m, first_of_magnitude(&values, m), &values)
 }
 
 /// A block's maximum under `rule` from its largest magnitude `m` ([`largest_magnitude`], NaN
 /// lanes left out for [`Amax::NanSkipped`] and [`Amax::SignedLargest`]) and, for the signed
-/// maximum, the first lane holding it; `xs` are the block's lanes (read only for the signed
+/// rules, the first lane holding it; `xs` are the block's lanes (read only for the signed
 /// maximum and for blocks holding a NaN).
 #[inline(always)]
 fn finish_maximum(rule: Amax, m: u32, first: usize, xs: &[f32]) -> f32 {
@@ -165,6 +165,12 @@ fn finish_maximum(rule: Amax, m: u32, first: usize, xs: &[f32]) -> f32 {
             Some(&v) if m != 0 => v,
             _ => 0.0,
         },
+        // NaN lanes counted: the first NaN wins; else the first lane of the largest magnitude
+        // (lane 0 of an all-zero block).
+        Amax::SignedArgmax => {
+            let lane = if m > INF_BITS { xs.iter().position(|v| v.is_nan()).unwrap_or(first) } else { first };
+            xs.get(lane).copied().unwrap_or(0.0)
+        }
         // Which NaN (and, for a running max, whether it counts) is the fold's to say.
         Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => rules::amax_fold(rule, 0.0, &mut 0.0, xs),
         _ => f32::from_bits(m),
@@ -267,9 +273,9 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
     }
 }
 
-/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value
-/// rounded to an integer, ties away from zero, clamped to [-128, 127]; NaN, the infinities and
-/// magnitudes from 2^64 on give 0 as [`rules::integer`] says.
+/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `(int8_t)roundf(y)`): the scaled value rounded
+/// to an integer, ties away from zero, and its low 8 bits (x86-64's conversion, as
+/// [`rules::c_int8_x86`] says: a value beyond int8 wraps); NaN and the infinities give 0.
 #[derive(Clone)]
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
@@ -286,14 +292,14 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
         // Rust's `round` is C's `roundf` (ties away; with SSE4.1 an addition and a vector
-        // rounding), clamped to [-128, 127] (a NaN passes, told apart by its bits at the end), then
-        // the byte from the low bits of an exact biased sum: no float-to-integer conversion (the
-        // compiler's saturating one does not vectorise).
+        // rounding); the integer modulo 256 as `r - 256 floor(r / 256)`, every step exact (a
+        // finite r is an integer, r / 256 a power-of-two scaling, the difference in [0, 256)),
+        // then the byte from the low bits of an exact biased sum: no float-to-integer conversion
+        // (the compiler's saturating one does not vectorise). NaN and the infinities: 0.
         let rounded = y.round();
-        let low = if rounded < -128.0 { -128.0 } else { rounded };
-        let clamped = if low > 127.0 { 127.0 } else { low };
-        let byte = ((clamped + (ROUNDING_BIAS + 128.0)).to_bits() as u8) ^ 0x80;
-        if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS {
+        let modulo = rounded - 256.0 * (rounded * (1.0 / 256.0)).floor();
+        let byte = (modulo + ROUNDING_BIAS).to_bits() as u8;
+        if y.to_bits() & 0x7FFF_FFFF < INF_BITS {
             byte
         } else {
             0
@@ -303,7 +309,8 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
 
 /// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
 /// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
-/// or one from 2^64 on, gives 0 as [`rules::integer`] says.
+/// or one from 2^64 on, gives 0 as [`rules::c_int8_x86`] says (a finite sum beyond 16.5 never
+/// occurs: the engine's comment).
 #[derive(Clone)]
 struct OffsetTruncate<const MULTIPLY: bool>;
 
@@ -1531,7 +1538,7 @@ mod tests {
 
 #[cfg(test)]
 mod integer_rule_tests {
-    use super::super::rules::{integer, nearest_kvalue};
+    use super::super::rules::{c_int8_x86, nearest_kvalue};
     use super::{ceil_log2_form, floor_log2_form, ElementRule, KvalueSteps, Log2Steps, OffsetTruncate, TiesAwayInt8};
     use crate::round::RoundingMode;
 
@@ -1613,11 +1620,15 @@ mod integer_rule_tests {
         for top in 0..=0xFFFFu32 {
             for low in [0, 1, 0x8000, 0xFFFF] {
                 let y = f32::from_bits(top << 16 | low);
-                let want = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                let want = c_int8_x86(y, RoundingMode::NearestTiesAway) as u8;
                 assert_eq!(TiesAwayInt8::<true>.code(y, 1.0), want, "ties away {y:e} ({:#x})", y.to_bits());
                 let sum = TiesAwayInt8::<true>.prepare(y, 1.0) + 8.5;
-                let want = integer(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
-                assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+                // Sums within int8 and the non-finite ones (a finite sum beyond 16.5 never occurs:
+                // the engine's comment).
+                if sum.abs() < 128.0 || !sum.is_finite() {
+                    let want = c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+                    assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+                }
             }
         }
     }
@@ -1687,8 +1698,8 @@ mod pass_tests {
         }
         // torchao:nvfp4 (twice: with and without global=amax), modelopt:nvfp4 and
         // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop;
-        // ggml:q8_0 and ggml:q4_0.
-        assert_eq!(rows, 26, "rows with E4M3 or float16 scales");
+        // ggml:q8_0 and ggml:q4_0, and gguf-py's two.
+        assert_eq!(rows, 28, "rows with E4M3 or float16 scales");
     }
 
     /// The fused block maxima (the SIMD module's magnitudes where the CPU has them) against the
@@ -1696,14 +1707,15 @@ mod pass_tests {
     #[test]
     fn block_maxima_equal_the_engine_on_every_top_16_bit_pattern() {
         let values = every_top_16_bit_pattern();
-        for rule in [Amax::NanPropagating, Amax::NanSkipped, Amax::RunningMax, Amax::SignedLargest] {
+        for rule in [Amax::NanPropagating, Amax::NanSkipped, Amax::RunningMax, Amax::SignedLargest, Amax::SignedArgmax]
+        {
             for block in [16, 32, 64, 128, 24] {
                 let n = values.len() / block * block;
                 let fast = super::block_maxima(rule, &values[..n], n, block, n / block);
                 for (b, (xs, got)) in values[..n].chunks_exact(block).zip(&fast).enumerate() {
                     let mut signed = 0.0;
                     let folded = rules::amax_fold(rule, 0.0, &mut signed, xs);
-                    let want = if rule == Amax::SignedLargest { signed } else { folded };
+                    let want = if rule.signed() { signed } else { folded };
                     assert_eq!(
                         got.to_bits(),
                         want.to_bits(),

@@ -69,7 +69,11 @@ pub const SCHEMES: &[(&str, &str)] = &[
     ),
     (
         "ggml:q8_0|q4_0|mxfp4|nvfp4",
-        "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
+        "ggml 0.10.1 ggml-quants.c quantize_row_*_ref / dequantize_row_* (run live by scripts/crosscheck_ggml.py)",
+    ),
+    (
+        "gguf-py:q8_0|q4_0|mxfp4",
+        "gguf 0.19.0 gguf.quants numpy port (convert_hf_to_gguf.py); departs from ggml's C on NaN and Q4_0 -0.0 blocks",
     ),
     (
         "deepseek:fp8[,tile=128x128|1x128][,scale_fmt=ue8m0]",
@@ -140,6 +144,7 @@ impl Scheme {
             "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
             "compressed-tensors" if format == "mxfp4" => row(head),
             "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
+            "gguf-py" if matches!(format, "q8_0" | "q4_0" | "mxfp4") => row(head),
             "deepseek" if format == "fp8" => {
                 let mut r = row("deepseek:fp8");
                 match option("tile", &mut used) {
@@ -287,6 +292,9 @@ pub fn concrete_schemes(block: usize) -> Vec<String> {
         "ggml:q4_0",
         "ggml:mxfp4",
         "ggml:nvfp4",
+        "gguf-py:q8_0",
+        "gguf-py:q4_0",
+        "gguf-py:mxfp4",
         "fp8:tensor",
         "fp8:channel",
         "fp8:block=128x128",

@@ -123,6 +123,26 @@ pub(super) fn amax_fold(rule: Amax, m: f32, signed: &mut f32, xs: &[f32]) -> f32
             }
             m
         }
+        Amax::SignedArgmax => {
+            // Nothing seen yet (a maximum of +0 with +0 taken): the first element stands, so an
+            // all-zero block gives its first element, -0.0 included. A NaN ends the search.
+            let mut m = m;
+            if m == 0.0 && signed.to_bits() == 0 {
+                if let Some(&v) = xs.first() {
+                    *signed = v;
+                }
+            }
+            for &v in xs {
+                if m.is_nan() {
+                    break;
+                }
+                if v.is_nan() || v.abs() > m {
+                    m = v.abs();
+                    *signed = v;
+                }
+            }
+            m
+        }
     }
 }
 
@@ -192,7 +212,7 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
                     let c = ggml_ue4m3(s);
                     (u32::from(c), ggml_ue4m3_value(c))
                 }
-                ScaleFormat::Float16 => {
+                ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => {
                     let c = encode(DType::Float16, s);
                     (c as u32, decode(DType::Float16, c))
                 }
@@ -242,7 +262,7 @@ pub(super) struct ScaleCasts {
 /// The row's [`ScaleCasts`], where its scales are cast in a batch.
 pub(super) fn scale_casts(recipe: &Recipe) -> Result<Option<ScaleCasts>> {
     let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
-        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
+        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16 | ScaleFormat::GgmlFloat16);
     if !batched {
         return Ok(None);
     }
@@ -353,6 +373,8 @@ pub(super) struct DivideSteps {
     float8: bool,
     /// ggml Q8_0/Q4_0: the element factor is the reciprocal of the unrounded scale.
     reciprocal: bool,
+    /// The scale is [`ScaleFormat::GgmlFloat16`]: a NaN is stored 0x7E00 with its sign.
+    ggml_half: bool,
 }
 
 impl DivideSteps {
@@ -395,7 +417,9 @@ impl DivideSteps {
             zero_after: zero_after.unwrap_or(0.0),
             zero_after_stored,
             float8,
-            reciprocal: recipe.step == ElementStep::Reciprocal && recipe.scale == ScaleFormat::Float16,
+            reciprocal: recipe.step == ElementStep::Reciprocal
+                && matches!(recipe.scale, ScaleFormat::Float16 | ScaleFormat::GgmlFloat16),
+            ggml_half: recipe.scale == ScaleFormat::GgmlFloat16,
         }
     }
 
@@ -437,6 +461,7 @@ impl DivideSteps {
         // torch decodes an E4M3 NaN to 0x7FF00000 (with the sign); later NaNs carry those bits,
         // which torchao's custom float4 cast turns into a code.
         let value = if self.float8 && value.is_nan() { torch_float8_nan(value) } else { value };
+        let stored = if self.ggml_half && value.is_nan() { (stored & 0x8000) | 0x7E00 } else { stored };
         let replaced = self.has_zero_after && value == 0.0;
         let (value, stored) = if replaced { (self.zero_after, self.zero_after_stored) } else { (value, stored) };
         let reciprocal = if s != 0.0 { 1.0 / s } else { 0.0 };
@@ -565,18 +590,19 @@ pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32
     }
 }
 
-/// `y` rounded to an integer by the core (NaN and infinities: 0, what the implementations'
-/// out-of-range conversions gave in the fixtures).
-pub(super) fn integer(y: f32, mode: RoundingMode) -> i64 {
+/// C's conversion of a float to `int8_t` as gcc compiles it for x86-64 (what ggml's release build
+/// does): `cvttss2si` truncates toward zero to int32, giving the "integer indefinite" 0x80000000
+/// for NaN, the infinities and magnitudes from 2^31 on, and the narrowing keeps the low 8 bits.
+/// A float32 of magnitude 2^31 or more is a multiple of 256, so every finite value gives its
+/// truncation modulo 256 and only NaN and the infinities take the indefinite's low byte (0).
+/// `mode` is the rounding to an integer before the conversion (`roundf`: ties away; the
+/// conversion's own truncation: toward zero).
+pub(super) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
     match Value::from_f32(y) {
         Value::Finite(e) => match round::round_to_integer(e, mode) {
             Some((negative, m)) => {
-                let m = m.min(1 << 20) as i64;
-                if negative {
-                    -m
-                } else {
-                    m
-                }
+                let low = (m & 0xFF) as u8;
+                (if negative { low.wrapping_neg() } else { low }) as i8
             }
             None => 0,
         },
