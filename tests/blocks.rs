@@ -222,6 +222,34 @@ fn ggml_q4_0_signed_max_and_negative_zero() {
 }
 
 #[test]
+fn ggml_contract_fma_is_a_build_that_fuses() {
+    // Q4_0 [7, 3.9375, 0 ...]: d = 7 / -8 = -0.875 (float16 0xBB00), id = 1 / d = -1.14285719
+    // (float32 0xBF924925, above 8/7 in magnitude). 3.9375 * id = -4.50000018 exactly: rounded
+    // first it is -4.5, + 8.5 = 4 (code 4); fused, -4.50000018 + 8.5 = 3.99999982 rounds to
+    // 3.99999976 and truncates to 3. Observed from ggml-quants.c compiled by gcc 12.2: -O2 gives
+    // bytes 00 bb 80 84, -O3 -march=native 00 bb 80 83.
+    let x = block(32, &[7.0, 3.9375]);
+    assert_eq!(q("ggml:q4_0", &x, None).elements[..2], [0, 4]);
+    let fused = q("ggml:q4_0,contract=fma", &x, None);
+    assert_eq!(fused.scales, Scales::Float16(vec![0xBB00]));
+    assert_eq!(fused.elements[..2], [0, 3]);
+    // MXFP4 [f32::MAX, -f32::MAX, 0 ...]: e = 0xFD (log2f rounds up to 128), d = 2^125; 8 * d =
+    // 2^128 overflows: unfused its error is infinite and 6 (index 5, -6: 13) wins; fused, 8 * d - x
+    // is exact and small, so index 6 (-8: 14). Observed: -O2 fd 05 0d, -O2 -march=native fd 06 0e.
+    let x = block(32, &[f32::MAX, -f32::MAX]);
+    assert_eq!(q("ggml:mxfp4", &x, None).elements[..2], [5, 13]);
+    let fused = q("ggml:mxfp4,contract=fma", &x, None);
+    assert_eq!(codes(&fused.scales), [0xFD]);
+    assert_eq!(fused.elements[..2], [6, 14]);
+    // Q8_0 and NVFP4 have no fused step; the port has no build option.
+    for name in
+        ["ggml:q8_0,contract=fma", "ggml:nvfp4,contract=fma", "gguf-py:q4_0,contract=fma", "ggml:q4_0,contract=on"]
+    {
+        assert!(Scheme::parse(name).is_err(), "{name}");
+    }
+}
+
+#[test]
 fn ggml_mxfp4_first_index_on_ties() {
     // amax 6: e = floor(log2 6) - 2 + 127 = 127, d = 2^(127 - 128) = 0.5; the values are kvalues
     // (0, 1, 2, 3, 4, 6, 8, 12) * 0.5. Ties go to the first index: 0.75 -> 0.5 (1), 2.5 -> 2 (4),
@@ -407,8 +435,8 @@ fn recipe_table_is_current() {
         std::fs::write(&path, &want).unwrap();
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
-    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, compressed-tensors MXFP4, 4 ggml,
-    // DeepSeek, FP8, 3 gguf-py.
+    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, compressed-tensors MXFP4, 4 ggml (q4_0 and
+    // mxfp4 with their contract option), DeepSeek, FP8, 3 gguf-py.
     assert_eq!(blocks::recipes().len(), 34);
 }
 

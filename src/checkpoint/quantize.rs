@@ -73,10 +73,11 @@ const CONVENTIONS: &[(&str, Convention)] = &[
 ];
 
 /// The ggml type name of a GGUF scheme: `q8_0` of `ggml:q8_0` (ggml's C) and of `gguf-py:q8_0`
-/// (gguf-py's numpy port, which writes the same blocks).
+/// (gguf-py's numpy port, which writes the same blocks), `q4_0` of `ggml:q4_0,contract=fma`.
 fn ggml_type_name(scheme: &Scheme) -> &str {
     let name = scheme.name();
-    name.strip_prefix("ggml:").or_else(|| name.strip_prefix("gguf-py:")).unwrap_or_default()
+    let head = name.split(',').next().unwrap_or_default();
+    head.strip_prefix("ggml:").or_else(|| head.strip_prefix("gguf-py:")).unwrap_or_default()
 }
 
 impl Convention {

@@ -6,8 +6,8 @@ use super::recipes::{
     Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
 };
 use super::rules::{
-    amax_fold, bits_of, block_scales, c_int8_x86, clamp, decode, element_factors, ggml_ue4m3_value, nan_code,
-    nan_first, nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES,
+    amax_fold, bits_of, block_scales, c_int8_x86, clamp, decode, element_factors, fused_multiply_add, ggml_ue4m3_value,
+    nan_code, nan_first, nearest_kvalue, pow2, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES,
     NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
@@ -406,13 +406,13 @@ fn element_codes(
     let mut scaled = vec![0.0f32; n];
     let (multiply, factors) = element_factors(recipe, scales, global);
     let mut codes = vec![0u8; n];
-    if let ElementRound::NearestIndexFirstTie = recipe.round {
+    if let ElementRound::NearestIndexFirstTie { fused } = recipe.round {
         // ggml's best_index_mxfp4: the search in x's units against kvalues * d (d = half the
         // scale), the first index on equal errors.
         g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
             let d = factors[b];
             for (&x, c) in xs.iter().zip(cs.iter_mut()) {
-                *c = nearest_kvalue(x, d);
+                *c = nearest_kvalue(x, d, fused);
             }
         });
         return Ok(codes);
@@ -426,19 +426,26 @@ fn element_codes(
         }
     });
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => unreachable!("handled above"),
+        ElementRound::NearestIndexFirstTie { .. } => unreachable!("handled above"),
         ElementRound::IntegerTiesAway => {
             for (c, &y) in codes.iter_mut().zip(&scaled) {
                 // (int8_t)roundf(x * id), as x86-64 converts it (an out-of-range value wraps).
                 *c = c_int8_x86(y, RoundingMode::NearestTiesAway) as u8;
             }
         }
-        ElementRound::IntegerOffsetTruncate => {
-            for (c, &y) in codes.iter_mut().zip(&scaled) {
-                // MIN(15, (int8_t)(x * id + 8.5f)): the sum rounded in float32, then converted as
-                // x86-64 converts it (NaN and Inf: 0). The sum is never negative (|x * id| is at
-                // most 8 (1 + 2^-20): a d small enough to round coarsely has an infinite 1/d).
-                *c = c_int8_x86(y + 8.5, RoundingMode::TowardZero).clamp(0, 15) as u8;
+        ElementRound::IntegerOffsetTruncate { fused } => {
+            // MIN(15, (int8_t)(x * id + 8.5f)): the sum rounded in float32, then converted as
+            // x86-64 converts it (NaN and Inf: 0). The sum is never negative (|x * id| is at most
+            // 8 (1 + 2^-20): a d small enough to round coarsely has an infinite 1/d).
+            let code = |sum: f32| c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+            if fused {
+                // fmaf(x, id, 8.5f): the product not rounded on its own (ggml's steps multiply).
+                g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
+                    let f = factors[b];
+                    cs.iter_mut().zip(xs).for_each(|(c, &x)| *c = code(fused_multiply_add(x, f, 8.5)));
+                });
+            } else {
+                codes.iter_mut().zip(&scaled).for_each(|(c, &y)| *c = code(y + 8.5));
             }
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan } => {

@@ -335,6 +335,22 @@ impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
     }
 }
 
+/// [`OffsetTruncate`] of a fused multiply-add (`fmaf(x, id, 8.5f)`, rounded once: the row's
+/// `fused`), lane by lane through [`rules::fused_multiply_add`].
+#[derive(Clone)]
+struct FusedOffsetTruncate;
+
+impl ElementRule for FusedOffsetTruncate {
+    #[inline(always)]
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        rules::fused_multiply_add(x, factor, 8.5)
+    }
+    #[inline(always)]
+    fn code(&self, sum: f32, factor: f32) -> u8 {
+        OffsetTruncate::<true>.code(sum, factor)
+    }
+}
+
 /// float32's 2^23: adding it to a value in [0, 2^22] rounds the value to an integer (the unit in
 /// the last place there is 1), which the low bits of the sum then hold.
 const ROUNDING_BIAS: f32 = 8_388_608.0;
@@ -346,9 +362,12 @@ fn small_integer(x: f32) -> u32 {
 }
 
 /// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`
-/// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails).
+/// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails), its
+/// errors fused where the row says.
 #[derive(Clone)]
-struct NearestKvalue;
+struct NearestKvalue {
+    fused: bool,
+}
 
 impl ElementRule for NearestKvalue {
     #[inline(always)]
@@ -357,13 +376,14 @@ impl ElementRule for NearestKvalue {
     }
     #[inline(always)]
     fn code(&self, x: f32, d: f32) -> u8 {
-        rules::nearest_kvalue(x, d)
+        rules::nearest_kvalue(x, d, self.fused)
     }
 }
 
 /// The block factors `d` (powers of two) for which [`KvalueSteps`] answers: within them `x / d`
 /// is exact (or too small to leave code 0), and `kvalue * d - x`, the engine's error, is `d`
-/// times `kvalue - x / d` rounded, since every such difference is a normal float32 or exact.
+/// times `kvalue - x / d` rounded, since every such difference is a normal float32 or exact
+/// (`kvalue * d` is exact there, so a fused error is the same).
 const KVALUE_D_RANGE: (f32, f32) = (7.888_609e-31, 1.267_650_6e30); // 2^-100, 2^100
 /// `|x / d|` below this is answered by [`KvalueSteps`]; far above 12 the rounded errors of
 /// several kvalues tie, and the first index wins where the thresholds would not say so.
@@ -382,7 +402,7 @@ struct KvalueSteps {
 impl KvalueSteps {
     /// The thresholds of the search, or `None` where the search does not have this form.
     fn derive() -> Option<KvalueSteps> {
-        let search = |y: f32| rules::nearest_kvalue(y, 1.0);
+        let search = |y: f32| rules::nearest_kvalue(y, 1.0, false);
         let top = f32::from_bits(KVALUE_Y_RANGE.to_bits() - 1);
         let mut thresholds = [0.0f32; 7];
         for (k, t) in thresholds.iter_mut().enumerate() {
@@ -910,7 +930,7 @@ fn element_codes(
     let (multiply, factors) = rules::element_factors(recipe, scales, global);
     let src = zerocopy::IntoBytes::as_bytes(values);
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => match KvalueSteps::get() {
+        ElementRound::NearestIndexFirstTie { fused } => match KvalueSteps::get() {
             Some(&steps) => {
                 let reciprocals = factors.iter().map(|&d| kvalue_factor(d)).collect();
                 let marks = element_pass(steps, src, codes, &reciprocals, row, block);
@@ -920,12 +940,12 @@ fn element_codes(
                     let start = b / blocks_per_row * row + b % blocks_per_row * block;
                     let end = (start + block).min(b / blocks_per_row * row + row);
                     for (c, &x) in codes[start..end].iter_mut().zip(&values[start..end]) {
-                        *c = rules::nearest_kvalue(x, factors[b]);
+                        *c = rules::nearest_kvalue(x, factors[b], fused);
                     }
                 }
             }
             None => {
-                element_pass(NearestKvalue, src, codes, &factors, row, block);
+                element_pass(NearestKvalue { fused }, src, codes, &factors, row, block);
             }
         },
         ElementRound::IntegerTiesAway if multiply => {
@@ -934,10 +954,13 @@ fn element_codes(
         ElementRound::IntegerTiesAway => {
             element_pass(TiesAwayInt8::<false>, src, codes, &factors, row, block);
         }
-        ElementRound::IntegerOffsetTruncate if multiply => {
+        ElementRound::IntegerOffsetTruncate { fused: true } => {
+            element_pass(FusedOffsetTruncate, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerOffsetTruncate { .. } if multiply => {
             element_pass(OffsetTruncate::<true>, src, codes, &factors, row, block);
         }
-        ElementRound::IntegerOffsetTruncate => {
+        ElementRound::IntegerOffsetTruncate { .. } => {
             element_pass(OffsetTruncate::<false>, src, codes, &factors, row, block);
         }
         ElementRound::Cast { clamp, negative_zero_to_positive, nan, .. } => {
@@ -1539,7 +1562,10 @@ mod tests {
 #[cfg(test)]
 mod integer_rule_tests {
     use super::super::rules::{c_int8_x86, nearest_kvalue};
-    use super::{ceil_log2_form, floor_log2_form, ElementRule, KvalueSteps, Log2Steps, OffsetTruncate, TiesAwayInt8};
+    use super::{
+        ceil_log2_form, floor_log2_form, ElementRule, FusedOffsetTruncate, KvalueSteps, Log2Steps, OffsetTruncate,
+        TiesAwayInt8,
+    };
     use crate::round::RoundingMode;
 
     /// `steps` against `float_form` on `bits`: equal where they answer, and they answer every
@@ -1605,12 +1631,52 @@ mod integer_rule_tests {
                         continue;
                     }
                     answered += 1;
-                    assert_eq!(steps.code(y, d), nearest_kvalue(x, d), "x {x:e} ({:#x}), d 2^{e}", x.to_bits());
+                    let want = nearest_kvalue(x, d, false);
+                    assert_eq!(steps.code(y, d), want, "x {x:e} ({:#x}), d 2^{e}", x.to_bits());
+                    assert_eq!(nearest_kvalue(x, d, true), want, "fused x {x:e} ({:#x}), d 2^{e}", x.to_bits());
                 }
             }
         }
         // Each answered factor answers the patterns below 2^20 times it: most of them.
         assert!(answered > 5 * 4 * 0x8000, "{answered} lanes answered");
+    }
+
+    /// The fused multiply-add through the rounding core against the standard library's
+    /// `mul_add` (the CPU's FMA or libm's `fmaf`, both rounded once), `a` every top-16-bit pattern
+    /// with two low halves, `b` and `c` values that make ties, cancellations, far-apart terms,
+    /// subnormal and overflowing results; and the fused Q4_0 rule against the engine's form.
+    #[test]
+    fn fused_multiply_add_equals_std_on_every_top_16_bit_pattern() {
+        let bs = [
+            f32::from_bits(0xBF92_4925),
+            3.0,
+            1.0 + f32::EPSILON,
+            7.0e-38,
+            7.888_609e-31,
+            1.267_650_6e30,
+            -0.5,
+            f32::MAX,
+        ];
+        let cs = [8.5, -8.5, -3.0, 1e-40, 1e30, -f32::MAX, 0.0, -0.0, f32::MIN_POSITIVE];
+        for top in 0..=0xFFFFu32 {
+            for low in [0, 0x8001] {
+                let a = f32::from_bits(top << 16 | low);
+                if !a.is_finite() {
+                    continue;
+                }
+                for &b in &bs {
+                    for &c in &cs {
+                        let (got, want) = (super::super::rules::fused_multiply_add(a, b, c), a.mul_add(b, c));
+                        assert_eq!(got.to_bits(), want.to_bits(), "fma({a:e}, {b:e}, {c:e}): {got:e} against {want:e}");
+                    }
+                }
+                let code = FusedOffsetTruncate.code(FusedOffsetTruncate.prepare(a, bs[0]), bs[0]);
+                let sum = a.mul_add(bs[0], 8.5);
+                if sum.abs() < 128.0 || !sum.is_finite() {
+                    assert_eq!(code, c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8, "fused {a:e}");
+                }
+            }
+        }
     }
 
     /// The branch-free integer rules against the rounding core on every top-16-bit float32
@@ -1698,8 +1764,8 @@ mod pass_tests {
         }
         // torchao:nvfp4 (twice: with and without global=amax), modelopt:nvfp4 and
         // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop;
-        // ggml:q8_0 and ggml:q4_0, and gguf-py's two.
-        assert_eq!(rows, 28, "rows with E4M3 or float16 scales");
+        // ggml:q8_0, ggml:q4_0 (and with contract=fma), and gguf-py's two.
+        assert_eq!(rows, 29, "rows with E4M3 or float16 scales");
     }
 
     /// The fused block maxima (the SIMD module's magnitudes where the CPU has them) against the

@@ -215,7 +215,12 @@ pub enum ElementRound {
     },
     /// ggml: the index of the nearest of the 16 E2M1 values, the first on a tie (so ties go
     /// toward zero and a zero result is +0); NaN and Inf give 0.
-    NearestIndexFirstTie,
+    NearestIndexFirstTie {
+        /// The error `kvalue * d - x` is one fused multiply-add (a build of ggml that contracts
+        /// it: gcc -O2 -march=native on an FMA CPU); else the product is rounded first, and a
+        /// product that overflows float32 makes its error infinite.
+        fused: bool,
+    },
     /// ggml Q8_0: `roundf` (nearest, ties away from zero), then C's conversion to `int8_t` as
     /// x86-64 makes it (`cvttss2si`: NaN and the infinities give the "integer indefinite"
     /// 0x80000000, whose low byte 0 is kept; a finite value beyond int8 wraps modulo 256, as a
@@ -223,7 +228,12 @@ pub enum ElementRound {
     IntegerTiesAway,
     /// ggml Q4_0: `MIN(15, (int8_t)(x + 8.5f))`, the sum rounded in float32 and converted as
     /// x86-64 converts it (NaN and the infinities: 0): the nibble.
-    IntegerOffsetTruncate,
+    IntegerOffsetTruncate {
+        /// `x * id + 8.5f` is one fused multiply-add, rounded once (a build of ggml that
+        /// contracts it: gcc -march=native on an FMA CPU, at -O2 and -O3); else the product is
+        /// rounded first.
+        fused: bool,
+    },
 }
 
 /// The element code a NaN gets.
@@ -596,8 +606,8 @@ pub(crate) const RECIPES: &[Recipe] = &[
         },
     },
     ggml_q8_0("ggml:q8_0", Amax::RunningMax, ScaleFormat::GgmlFloat16, GGML),
-    ggml_q4_0("ggml:q4_0", Amax::SignedLargest, ScaleFormat::GgmlFloat16, GGML),
-    ggml_mxfp4("ggml:mxfp4", Amax::NanSkipped, GGML),
+    ggml_q4_0("ggml:q4_0", CONTRACT, Amax::SignedLargest, ScaleFormat::GgmlFloat16, GGML),
+    ggml_mxfp4("ggml:mxfp4", CONTRACT, Amax::NanSkipped, GGML),
     Recipe {
         family: "ggml:nvfp4",
         options: "",
@@ -615,7 +625,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         },
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
-        round: ElementRound::NearestIndexFirstTie,
+        round: ElementRound::NearestIndexFirstTie { fused: false },
         dequantize: Dequantize::GgmlHalfScale,
         short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
         layout: Layout::GgmlNvfp4,
@@ -702,9 +712,13 @@ pub(crate) const RECIPES: &[Recipe] = &[
     // argmax takes the first element of an all-zero block) and numpy's float16 cast of a NaN d
     // (payload kept). gguf has no NVFP4 quantizer.
     ggml_q8_0("gguf-py:q8_0", Amax::NanPropagating, ScaleFormat::Float16, GGUF_PY),
-    ggml_q4_0("gguf-py:q4_0", Amax::SignedArgmax, ScaleFormat::Float16, GGUF_PY),
-    ggml_mxfp4("gguf-py:mxfp4", Amax::NanPropagating, GGUF_PY),
+    ggml_q4_0("gguf-py:q4_0", "", Amax::SignedArgmax, ScaleFormat::Float16, GGUF_PY),
+    ggml_mxfp4("gguf-py:mxfp4", "", Amax::NanPropagating, GGUF_PY),
 ];
+
+/// ggml's option for a build that fuses multiply-adds (gcc's default `-ffp-contract=fast` with FMA
+/// available): Q4_0's `x * id + 8.5f` and MXFP4's `kvalue * d - x` rounded once.
+const CONTRACT: &str = "[,contract=fma]";
 
 /// ggml's C reference as ggml-py 0.10.1 builds it (its vendored ggml 0.10.1, ggml-base compiled by
 /// gcc for x86-64: SSE2, no FMA contraction), run live against lowbit.
@@ -753,10 +767,16 @@ const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
 }
 
 /// A ggml Q4_0 row (C and the port differ in the block maximum and a NaN d).
-const fn ggml_q4_0(family: &'static str, amax: Amax, scale: ScaleFormat, source: Source) -> Recipe {
+const fn ggml_q4_0(
+    family: &'static str,
+    options: &'static str,
+    amax: Amax,
+    scale: ScaleFormat,
+    source: Source,
+) -> Recipe {
     Recipe {
         family,
-        options: "",
+        options,
         element: DType::Uint4,
         block: BlockShape::Row(32),
         scale,
@@ -771,7 +791,7 @@ const fn ggml_q4_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
         },
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
-        round: ElementRound::IntegerOffsetTruncate,
+        round: ElementRound::IntegerOffsetTruncate { fused: false },
         dequantize: Dequantize::OffsetNibble,
         short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlQ4_0,
@@ -782,10 +802,10 @@ const fn ggml_q4_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
 }
 
 /// A ggml MXFP4 row (C and the port differ in the block maximum only).
-const fn ggml_mxfp4(family: &'static str, amax: Amax, source: Source) -> Recipe {
+const fn ggml_mxfp4(family: &'static str, options: &'static str, amax: Amax, source: Source) -> Recipe {
     Recipe {
         family,
-        options: "",
+        options,
         element: DType::Float4E2M1,
         block: BlockShape::Row(32),
         scale: ScaleFormat::E8M0,
@@ -793,7 +813,7 @@ const fn ggml_mxfp4(family: &'static str, amax: Amax, source: Source) -> Recipe 
         scale_rule: ScaleRule::GgmlLog2Floor,
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
-        round: ElementRound::NearestIndexFirstTie,
+        round: ElementRound::NearestIndexFirstTie { fused: false },
         dequantize: Dequantize::GgmlHalfScale,
         short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
         layout: Layout::GgmlMxfp4,

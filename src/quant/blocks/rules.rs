@@ -526,13 +526,15 @@ pub(super) fn element_factors(recipe: &Recipe, scales: &[BlockScale], global: Op
 }
 
 /// ggml's `best_index_mxfp4` for one element: the index of the nearest of `kvalues * d` to `x`,
-/// the first on equal errors (a NaN error never wins: NaN and Inf give 0).
+/// the first on equal errors (a NaN error never wins: NaN and Inf give 0); `fused`: each error
+/// `kvalue * d - x` rounded once ([`fused_multiply_add`]).
 #[inline(always)]
-pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
+pub(super) fn nearest_kvalue(x: f32, d: f32, fused: bool) -> u8 {
+    let error = |kv: f32| if fused { fused_multiply_add(kv, d, -x) } else { kv * d - x };
     let mut best = 0;
-    let mut err = (GGML_KVALUES[0] * d - x).abs();
-    for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
-        let e = (kv * d - x).abs();
+    let mut err = error(GGML_KVALUES[0]).abs();
+    for (k, &kv) in GGML_KVALUES.iter().enumerate().skip(1) {
+        let e = error(kv).abs();
         if e < err {
             best = k;
             err = e;
@@ -588,6 +590,70 @@ pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32
             (code | sign) & ((1u16 << bits) - 1) as u8
         }
     }
+}
+
+/// `a * b + c` rounded once to float32 (nearest even), as a fused multiply-add instruction gives
+/// it: the exact sum of the exact product and `c`, through the rounding core. Where an operand is
+/// not finite, the float32 arithmetic (the same infinity or a NaN; which NaN is not modelled: no
+/// caller reads it), but an infinite `c` with a finite product is `c` (the product never
+/// overflows inside the fused operation).
+pub(super) fn fused_multiply_add(a: f32, b: f32, c: f32) -> f32 {
+    if !(a.is_finite() && b.is_finite()) {
+        return a * b + c;
+    }
+    if !c.is_finite() {
+        return c;
+    }
+    // (sign, integer significand, exponent) of a finite float32.
+    let parts = |x: f32| {
+        let bits = x.to_bits();
+        let (field, fraction) = ((bits >> 23) & 0xFF, bits & 0x7F_FFFF);
+        let (m, e) = if field == 0 { (fraction, -149) } else { (fraction | 0x80_0000, field as i32 - 150) };
+        (bits >> 31 != 0, u128::from(m), e)
+    };
+    let ((sa, ma, ea), (sb, mb, eb), (sc, mc, ec)) = (parts(a), parts(b), parts(c));
+    let (sp, mp, ep) = (sa != sb, ma * mb, ea + eb);
+    if mp == 0 && mc == 0 {
+        // Both zero: -0 only when both are -0 (nearest even).
+        return if sp && sc { -0.0 } else { 0.0 };
+    }
+    // The term with the larger exponent shifted onto the other's; where they lie more than 78
+    // bits apart, the smaller one (below 2^48 units) is only a sticky nudge under 30 more bits.
+    let ((s1, m1, e1), (s2, m2, e2)) =
+        if ep >= ec { ((sp, mp, ep), (sc, mc, ec)) } else { ((sc, mc, ec), (sp, mp, ep)) };
+    let gap = (e1 - e2) as u32;
+    let (magnitude, negative, exponent, sticky) = if m1 == 0 {
+        (m2, s2, e2, false)
+    } else if gap <= 78 {
+        let big = m1 << gap;
+        match (s1 == s2, big >= m2) {
+            (true, _) => (big + m2, s1, e2, false),
+            (false, true) => (big - m2, s1, e2, false),
+            (false, false) => (m2 - big, s2, e2, false),
+        }
+    } else {
+        let big = m1 << 30;
+        if m2 == 0 {
+            (big, s1, e1 - 30, false)
+        } else if s1 == s2 {
+            (big, s1, e1 - 30, true)
+        } else {
+            (big - 1, s1, e1 - 30, true)
+        }
+    };
+    if magnitude == 0 {
+        return 0.0; // an exact cancellation: +0 under nearest even
+    }
+    // At most 64 significant bits for the core, the dropped ones as sticky.
+    let shift = 64u32.saturating_sub(magnitude.leading_zeros());
+    let dropped = shift > 0 && magnitude & ((1u128 << shift) - 1) != 0;
+    let exact = crate::value::Exact {
+        negative,
+        significand: (magnitude >> shift) as u64,
+        exponent: exponent + shift as i32,
+        sticky: sticky || dropped,
+    };
+    f32::from_bits(round::encode(&format::F32, Value::Finite(exact), RoundingOptions::IEEE) as u32)
 }
 
 /// C's conversion of a float to `int8_t` as gcc compiles it for x86-64 (what ggml's release build
