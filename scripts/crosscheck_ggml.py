@@ -36,6 +36,12 @@ Compared, every bit (NaN codes and payloads, the sign of zero; no equivalence cl
 A C function never raises; an exception from the ctypes call is a failure. lowbit refusing a
 tensor is a difference. (No peer refusal is declared: `DECLARED_REFUSALS` is empty.)
 
+`--library PATH --contract fma` checks the `ggml:q4_0,contract=fma` and `ggml:mxfp4,contract=fma`
+rows against another build of ggml's reference functions (a shared library exporting
+`quantize_row_*_ref` and `dequantize_row_*`, e.g. ggml-quants.c compiled by gcc with
+`-O2 -march=native` on an FMA CPU, which fuses both multiply-adds; `-O3 -march=native` fuses
+Q4_0's only). `--library` alone compares the default rows with such a build.
+
 Prints, per scheme, the elements and blocks compared and the differences; exit status 1 on any
 difference, on a scheme that compared nothing, and when nothing at all was compared; exit 2 when
 ggml-py is missing or not version 0.10.1. `--self-test` shows that an empty selection fails and that
@@ -49,6 +55,8 @@ import sys
 import numpy as np
 
 GGML_PY = "0.10.1"
+OTHER = None  # --library: another build's quantize_row_*_ref / dequantize_row_*
+CONTRACT = ""  # --contract fma: the option appended to ggml:q4_0 and ggml:mxfp4
 
 # scheme: (ggml_type, elements per block, bytes per block, C dequantize function)
 SCHEMES = {
@@ -89,11 +97,18 @@ def load_ggml():
 
 
 def c_quantize(scheme, x):
-    """`ggml_quantize_chunk` of float32 rows `x` (rows x n): the bytes, rows one after another."""
+    """`ggml_quantize_chunk` of float32 rows `x` (rows x n): the bytes, rows one after another
+    (with `--library`: that library's `quantize_row_*_ref` over the whole array)."""
     t, block, nbytes, _ = SCHEMES[scheme]
     x = np.ascontiguousarray(x, dtype=np.float32)
     rows, n = x.shape
     out = np.zeros(rows * n // block * nbytes, dtype=np.uint8)
+    if OTHER is not None:
+        f = getattr(OTHER, f"quantize_row_{scheme.split(':')[1]}_ref")
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+        f.restype = None
+        f(x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p), x.size)
+        return out
     written = GGML.ggml_quantize_chunk(t, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                        out.ctypes.data_as(ctypes.c_void_p), 0, rows, n, None)
     if written != out.size:
@@ -105,7 +120,7 @@ def c_dequantize(scheme, raw, count):
     """`dequantize_row_*` of `count` elements' blocks: the float32 values' bits."""
     raw = np.ascontiguousarray(raw, dtype=np.uint8)
     out = np.zeros(count, dtype=np.float32)
-    getattr(BASE, SCHEMES[scheme][3])(raw.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
+    getattr(BASE if OTHER is None else OTHER, SCHEMES[scheme][3])(raw.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
                                       count)
     return out.view(np.uint32)
 
@@ -341,12 +356,18 @@ def byte_position(block_bytes):
     return lambda i: f"block {i // block_bytes}, byte {i % block_bytes}"
 
 
+def lowbit_name(scheme):
+    """The lowbit scheme checked against `scheme`'s C functions (with `--contract`'s option where
+    the scheme takes it)."""
+    return scheme + CONTRACT if CONTRACT and scheme in ("ggml:q4_0", "ggml:mxfp4") else scheme
+
+
 def check_quantize(tally, scheme, name, x, inject):
     _, block, nbytes, _ = SCHEMES[scheme]
-    key = f"{scheme} {name}"
+    key = f"{lowbit_name(scheme)} {name}"
     theirs, refused = peer_call(tally, key, c_quantize, scheme, x)
     try:
-        q = lowbit.blocks.quantize(x, scheme)
+        q = lowbit.blocks.quantize(x, lowbit_name(scheme))
         ours = np.frombuffer(q.to_bytes(), dtype=np.uint8).copy()
     except Exception as e:
         if refused is None:
@@ -371,7 +392,7 @@ def check_quantize(tally, scheme, name, x, inject):
     # from_bytes of C's bytes against C's dequantize of them.
     c_values, _ = peer_call(tally, key, c_dequantize, scheme, theirs, x.size)
     try:
-        back = lowbit.blocks.from_bytes(theirs.tobytes(), scheme, x.shape)
+        back = lowbit.blocks.from_bytes(theirs.tobytes(), lowbit_name(scheme), x.shape)
         decoded = np.array(back.dequantize(dtype=np.float32), dtype=np.float32).reshape(-1).view(np.uint32)
     except Exception as e:
         tally.failed(key, f"lowbit refuses from_bytes of ggml's bytes ({type(e).__name__}: {e})")
@@ -413,7 +434,7 @@ def run(args, inject=None):
     status = 0
     total = 0
     for scheme in chosen:
-        tally = Tally(scheme)
+        tally = Tally(lowbit_name(scheme))
         for name, x in quantize_inputs(scheme, rng, args.sample):
             check_quantize(tally, scheme, name, x, inject)
         check_random_bytes(tally, scheme, rng, args.sample, inject)
@@ -452,10 +473,20 @@ def main():
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--self-test", action="store_true",
                     help="show that an empty selection and an injected difference in each scheme fail")
+    ap.add_argument("--library", default=None,
+                    help="another build of ggml's reference functions (quantize_row_*_ref, dequantize_row_*)")
+    ap.add_argument("--contract", choices=["fma"], default=None,
+                    help="check ggml:q4_0 and ggml:mxfp4 with contract=fma (a build that fuses multiply-adds)")
     args = ap.parse_args()
     np.seterr(all="ignore")  # the edge inputs overflow and make NaN on purpose
-    global GGML, BASE, lowbit
+    global GGML, BASE, OTHER, CONTRACT, lowbit
     GGML, BASE = load_ggml()
+    CONTRACT = f",contract={args.contract}" if args.contract else ""
+    if args.library:
+        # ggml-base first, global: the library's undefined symbols (ggml_abort, ...) resolve to it.
+        ctypes.CDLL(BASE._name, mode=ctypes.RTLD_GLOBAL)
+        OTHER = ctypes.CDLL(str(pathlib.Path(args.library).resolve()))
+        print(f"reference functions from {args.library}", flush=True)
     import lowbit
     import lowbit.blocks  # noqa: F401
 
