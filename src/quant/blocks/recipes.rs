@@ -615,14 +615,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         block: BlockShape::Row(16),
         scale: ScaleFormat::GgmlUe4m3,
         amax: Amax::NanSkipped,
-        scale_rule: ScaleRule::Divide {
-            divisor: 6.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
+        scale_rule: ggml_divide(6.0),
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
         round: ElementRound::NearestIndexFirstTie { fused: false },
@@ -737,6 +730,19 @@ const GGUF_PY: Source = Source {
     checked_by: FIXTURES,
 };
 
+/// ggml's scale `amax / divisor` (Q8_0 127, Q4_0 -8, NVFP4 6), its elements multiplied by its
+/// float32 reciprocal; nothing clamped or replaced.
+const fn ggml_divide(divisor: f32) -> ScaleRule {
+    ScaleRule::Divide {
+        divisor,
+        clamp: None,
+        zero_before_cast: None,
+        zero_after_cast: ZeroScale::Keep,
+        pow2_ceil: false,
+        amax_floor: None,
+    }
+}
+
 /// A ggml Q8_0 row (ggml's C and gguf-py's port differ in the block maximum and a NaN d).
 const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source: Source) -> Recipe {
     Recipe {
@@ -746,14 +752,7 @@ const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
         block: BlockShape::Row(32),
         scale,
         amax,
-        scale_rule: ScaleRule::Divide {
-            divisor: 127.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
+        scale_rule: ggml_divide(127.0),
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
         round: ElementRound::IntegerTiesAway,
@@ -781,14 +780,7 @@ const fn ggml_q4_0(
         block: BlockShape::Row(32),
         scale,
         amax,
-        scale_rule: ScaleRule::Divide {
-            divisor: -8.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
+        scale_rule: ggml_divide(-8.0),
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
         round: ElementRound::IntegerOffsetTruncate { fused: false },
