@@ -447,11 +447,14 @@ def run(args, inject=None):
 
 
 def self_test(args):
-    """An empty selection must fail; so must each ggml scheme with a flipped byte or value."""
+    """An empty selection must fail; so must each ggml scheme with a flipped byte or value (and
+    the same run without the flip must pass)."""
     results = []
     print("self-test: nothing selected")
     results.append(("empty selection", run(argparse.Namespace(only="NO_SUCH_SCHEME", seed=args.seed,
                                                                sample=args.sample)), 1))
+    print("self-test: every scheme as it is")
+    results.append(("clean run", run(argparse.Namespace(only="", seed=args.seed, sample=args.sample)), 0))
     for scheme in SCHEMES:
         for inject in ("bytes", "values"):
             print(f"self-test: {scheme} with one {'byte' if inject == 'bytes' else 'value bit'} flipped")
