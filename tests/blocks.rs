@@ -1,7 +1,8 @@
 //! `quant::blocks`: each recipe's distinguishing rule on a few blocks computed by hand (the
-//! derivation in the comments), the ggml C rules where gguf's port (the fixtures) departs from
-//! them, refusals, the storage layouts and the blocked axis. tests/blocks_fixtures.rs compares
-//! with the implementations' own outputs.
+//! derivation in the comments), the ggml C rules (checked against ggml's C run live) and where
+//! gguf's port (the `gguf-py:*` rows, the fixtures) departs from them, refusals, the storage
+//! layouts and the blocked axis. tests/blocks_fixtures.rs compares with the implementations' own
+//! outputs.
 
 use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 
@@ -162,6 +163,34 @@ fn ggml_q8_0_ties_away_and_nan_rule() {
 }
 
 #[test]
+fn ggml_q8_0_wraps_where_a_nan_hid_the_maximum() {
+    // [200, NaN, 100, 0, ...]: ggml's MAX(m, |x|) takes 200, then the NaN, then 100 replaces the
+    // NaN: amax = 100, d = 100 / 127 (float16 0x3A4D), 1/d = 1.27; 200 * 1.27 = 254 (roundf), and
+    // (int8_t)254 on x86-64 (cvttss2si, the low byte) is -2 (0xFE); the NaN's conversion is the
+    // integer indefinite 0x80000000, low byte 0. Observed from ggml 0.10.1's C (ggml-py): bytes
+    // 4d 3a fe 00 7f.
+    let r = q("ggml:q8_0", &block(32, &[200.0, f32::NAN, 100.0]), None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x3A4D]));
+    assert_eq!(&r.elements[..3], &[0xFE, 0x00, 0x7F]);
+    // gguf-py's port: numpy's max is NaN, d = NaN (0x7E00), 1/d NaN, every element 0.
+    let r = q("gguf-py:q8_0", &block(32, &[200.0, f32::NAN, 100.0]), None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x7E00]));
+    assert!(r.elements.iter().all(|&c| c == 0));
+}
+
+#[test]
+fn ggml_float16_nan_drops_its_payload() {
+    // A NaN last in a Q8_0 block makes amax |NaN| (fabsf keeps the payload: 0x7FA5A5A5) and
+    // d = NaN / 127 (quieted: 0x7FE5A5A5). ggml's ggml_compute_fp32_to_fp16 writes every NaN as
+    // 0x7E00 with its sign (observed live: 00 7e); numpy's astype(float16), gguf-py's, keeps the
+    // top payload bits: 0x7C00 | 0x3E5A5A5 >> 13 = 0x7F2D.
+    let mut x = block(32, &[1.0]);
+    x[31] = f32::from_bits(0xFFA5_A5A5);
+    assert_eq!(q("ggml:q8_0", &x, None).scales, Scales::Float16(vec![0x7E00]));
+    assert_eq!(q("gguf-py:q8_0", &x, None).scales, Scales::Float16(vec![0x7F2D]));
+}
+
+#[test]
 fn ggml_q4_0_signed_max_and_negative_zero() {
     // The signed max 8.0 -> d = 8 / -8 = -1 (float16 0xBC00), 1/d = -1; code = trunc(x * -1 + 8.5):
     // 8 -> 0.5 -> 0; 0.5 -> 8; -0.5 -> 9; -1.5 -> 10; 6.5 -> 2; 7.5 -> 1.
@@ -174,6 +203,50 @@ fn ggml_q4_0_signed_max_and_negative_zero() {
     assert_eq!(r.scales, Scales::Float16(vec![0x8000]));
     assert!(r.elements.iter().all(|&c| c == 8));
     assert!(r.dequantize().unwrap().iter().all(|v| v.to_bits() == 0x8000_0000));
+    // gguf-py's port: argmax(|x|) of all zeros is index 0, max = -0.0, d = -0.0 / -8 = +0 (0x0000),
+    // codes 8, decoding to +0.
+    let r = q("gguf-py:q4_0", &[-0.0; 32], None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x0000]));
+    assert!(r.elements.iter().all(|&c| c == 8));
+    assert!(r.dequantize().unwrap().iter().all(|v| v.to_bits() == 0));
+    // A NaN: C skips it for the maximum (d from 2.0: 2 / -8 = -0.25, 0xB400) and its code is
+    // (int8_t)NaN = 0 (the indefinite's low byte); numpy's argmax returns the NaN: d = NaN / -8 =
+    // NaN (0x7E00), every code 0.
+    let x = block(32, &[2.0, f32::NAN]);
+    let r = q("ggml:q4_0", &x, None);
+    assert_eq!(r.scales, Scales::Float16(vec![0xB400]));
+    assert_eq!(&r.elements[..3], &[0, 0, 8]);
+    let r = q("gguf-py:q4_0", &x, None);
+    assert_eq!(r.scales, Scales::Float16(vec![0x7E00]));
+    assert!(r.elements.iter().all(|&c| c == 0));
+}
+
+#[test]
+fn ggml_contract_fma_is_a_build_that_fuses() {
+    // Q4_0 [7, 3.9375, 0 ...]: d = 7 / -8 = -0.875 (float16 0xBB00), id = 1 / d = -1.14285719
+    // (float32 0xBF924925, above 8/7 in magnitude). 3.9375 * id = -4.50000018 exactly: rounded
+    // first it is -4.5, + 8.5 = 4 (code 4); fused, -4.50000018 + 8.5 = 3.99999982 rounds to
+    // 3.99999976 and truncates to 3. Observed from ggml-quants.c compiled by gcc 12.2: -O2 gives
+    // bytes 00 bb 80 84, -O3 -march=native 00 bb 80 83.
+    let x = block(32, &[7.0, 3.9375]);
+    assert_eq!(q("ggml:q4_0", &x, None).elements[..2], [0, 4]);
+    let fused = q("ggml:q4_0,contract=fma", &x, None);
+    assert_eq!(fused.scales, Scales::Float16(vec![0xBB00]));
+    assert_eq!(fused.elements[..2], [0, 3]);
+    // MXFP4 [f32::MAX, -f32::MAX, 0 ...]: e = 0xFD (log2f rounds up to 128), d = 2^125; 8 * d =
+    // 2^128 overflows: unfused its error is infinite and 6 (index 5, -6: 13) wins; fused, 8 * d - x
+    // is exact and small, so index 6 (-8: 14). Observed: -O2 fd 05 0d, -O2 -march=native fd 06 0e.
+    let x = block(32, &[f32::MAX, -f32::MAX]);
+    assert_eq!(q("ggml:mxfp4", &x, None).elements[..2], [5, 13]);
+    let fused = q("ggml:mxfp4,contract=fma", &x, None);
+    assert_eq!(codes(&fused.scales), [0xFD]);
+    assert_eq!(fused.elements[..2], [6, 14]);
+    // Q8_0 and NVFP4 have no fused step; the port has no build option.
+    for name in
+        ["ggml:q8_0,contract=fma", "ggml:nvfp4,contract=fma", "gguf-py:q4_0,contract=fma", "ggml:q4_0,contract=on"]
+    {
+        assert!(Scheme::parse(name).is_err(), "{name}");
+    }
 }
 
 #[test]
@@ -362,9 +435,9 @@ fn recipe_table_is_current() {
         std::fs::write(&path, &want).unwrap();
     }
     assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
-    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, compressed-tensors MXFP4, 4 ggml,
-    // DeepSeek, FP8.
-    assert_eq!(blocks::recipes().len(), 31);
+    // One row per recipe: OCP, 20 torchao MX, 3 NVFP4, compressed-tensors MXFP4, 4 ggml (q4_0 and
+    // mxfp4 with their contract option), DeepSeek, FP8, 3 gguf-py.
+    assert_eq!(blocks::recipes().len(), 34);
 }
 
 #[test]

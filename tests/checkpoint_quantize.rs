@@ -153,6 +153,32 @@ fn hand_built(dir: &Path, shape: &[usize], values: &[f32]) -> Checkpoint {
 }
 
 #[test]
+fn which_tells_ggml_c_from_gguf_py_where_they_differ() {
+    // Q8_0 block [200, NaN, 100, 0.5 ...]: ggml's C keeps a running MAX that the NaN resets (amax
+    // 100, and 200 wraps to 0xFE), gguf-py's numpy max is NaN (d 0x7E00, every code 0). Q4_0's
+    // all -0.0 block: C stores d = -0.0, gguf-py +0. A file written by either is reproduced in
+    // full by its own row only.
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = vec![0.5f32; 64];
+    x[..3].copy_from_slice(&[200.0, f32::NAN, 100.0]);
+    x[32..].fill(-0.0);
+    let original = hand_built(dir.path(), &[2, 32], &x);
+    for (format, blocks_differing) in [("q8_0", 1), ("q4_0", 2)] {
+        let (c, port) = (format!("ggml:{format}"), format!("gguf-py:{format}"));
+        for (made_by, other) in [(&c, &port), (&port, &c)] {
+            let out = dir.path().join(format!("{}.gguf", made_by.replace(':', "-")));
+            quantize_selected(&original, made_by, &Selection::default(), &out).unwrap();
+            let file = Checkpoint::open(&out).unwrap();
+            let totals = overall(&which(&file, &original, 1, None, &mut |_, _| {}).unwrap());
+            let share = |s: &str| totals.iter().find(|r| r.scheme == s).unwrap_or_else(|| panic!("{s}")).share();
+            assert_eq!(share(made_by), 1.0, "{made_by}: {totals:?}");
+            assert!(share(other) < 1.0, "{other} on {made_by}'s file ({blocks_differing} blocks differ)");
+            assert_eq!(totals[0].scheme, *made_by);
+        }
+    }
+}
+
+#[test]
 fn a_hand_built_block_in_the_gpt_oss_layout() {
     // OCP MX: amax 6 -> scale 2^(floor(log2 6) - 2) = 1, E8M0 127; E2M1 codes 1.0 -> 2,
     // 2.0 -> 4, -0.5 -> 9, 6.0 -> 7, two a byte, low nibble first: 0x42, 0x79.

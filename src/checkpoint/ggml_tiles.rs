@@ -76,7 +76,7 @@ fn probe_layout(scheme: &Scheme, per_block: usize, block_bytes: usize) -> Result
         return Ok(None);
     }
     let scale_bits = match scheme.recipe().scale {
-        ScaleFormat::Float16 => 16,
+        ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => 16,
         ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => 8,
         _ => return Ok(None),
     };
@@ -221,7 +221,7 @@ pub(super) fn fast_ggml<'a>(
     let codes = usize::from(layout.mask) + 1;
     let plan = Plan::new(DType::Float, target, &CastOptions::default())?;
     let values = match recipe.scale {
-        ScaleFormat::Float16 => {
+        ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => {
             if !matches!(recipe.dequantize, Dequantize::Multiply | Dequantize::OffsetNibble) {
                 return Ok(None);
             }

@@ -69,7 +69,16 @@ const CONVENTIONS: &[(&str, Convention)] = &[
     ("fp8:", Convention::CompressedTensorsFp8),
     ("deepseek:fp8", Convention::DeepSeek),
     ("ggml:", Convention::Gguf),
+    ("gguf-py:", Convention::Gguf),
 ];
+
+/// The ggml type name of a GGUF scheme: `q8_0` of `ggml:q8_0` (ggml's C) and of `gguf-py:q8_0`
+/// (gguf-py's numpy port, which writes the same blocks), `q4_0` of `ggml:q4_0,contract=fma`.
+fn ggml_type_name(scheme: &Scheme) -> &str {
+    let name = scheme.name();
+    let head = name.split(',').next().unwrap_or_default();
+    head.strip_prefix("ggml:").or_else(|| head.strip_prefix("gguf-py:")).unwrap_or_default()
+}
 
 impl Convention {
     /// The convention that stores `scheme`, or an error saying no checkpoint convention does.
@@ -161,9 +170,7 @@ fn row_block(scheme: &Scheme, convention: Convention) -> usize {
         _ => 1,
     };
     match convention {
-        Convention::Gguf => {
-            scheme.name().strip_prefix("ggml:").and_then(GgmlType::from_name).map_or(block, |g| g.block().0)
-        }
+        Convention::Gguf => GgmlType::from_name(ggml_type_name(scheme)).map_or(block, |g| g.block().0),
         Convention::GptOss
         | Convention::Modelopt
         | Convention::CompressedTensorsNvfp4
@@ -311,8 +318,8 @@ pub(super) fn parts(
             ]
         }
         Convention::Gguf => {
-            let family = scheme.name().strip_prefix("ggml:").unwrap_or_default();
-            let ggml = GgmlType::from_name(family).ok_or_else(|| no_convention(scheme, "no ggml type of this name"))?;
+            let ggml = GgmlType::from_name(ggml_type_name(scheme))
+                .ok_or_else(|| no_convention(scheme, "no ggml type of this name"))?;
             vec![(name.clone(), StoredType::Ggml(ggml), shape.clone())]
         }
     })

@@ -120,7 +120,13 @@ fn scale_bits(s: &Scales) -> (u8, Vec<u32>) {
 fn same_family(file: &Scheme, candidate: &Scheme, shape: &[usize]) -> bool {
     let (a, b) = (file.recipe(), candidate.recipe());
     let scale_kind = |r: &blocks::Recipe| {
-        matches!(r.scale, blocks::ScaleFormat::Float16 | blocks::ScaleFormat::Float32 | blocks::ScaleFormat::InputDtype)
+        matches!(
+            r.scale,
+            blocks::ScaleFormat::Float16
+                | blocks::ScaleFormat::GgmlFloat16
+                | blocks::ScaleFormat::Float32
+                | blocks::ScaleFormat::InputDtype
+        )
     };
     a.element == b.element
         && a.layout == b.layout

@@ -6,9 +6,9 @@ use super::recipes::{
     Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
 };
 use super::rules::{
-    amax_fold, bits_of, block_scales, casts, clamp, decode, element_factors, ggml_ue4m3_value, integer, nan_code,
-    nan_first, nearest_kvalue, pow2, product, round_all_as, round_to, scale_casts, BlockScale, GGML_KVALUES,
-    NVFP4_GLOBAL_DIVISOR, TINY,
+    amax_fold, bits_of, block_scales, c_int8_x86, casts, clamp, decode, element_factors, fused_multiply_add,
+    ggml_ue4m3_value, nan_code, nan_first, nearest_kvalue, pow2, product, round_all_as, round_to, scale_casts,
+    BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
@@ -298,7 +298,7 @@ fn stored_scales(recipe: &Recipe, compute: DType, stored: &[u32]) -> Scales {
         ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => {
             Scales::Codes(stored.map(|c| c as u8).collect())
         }
-        ScaleFormat::Float16 => Scales::Float16(stored.map(|c| c as u16).collect()),
+        ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => Scales::Float16(stored.map(|c| c as u16).collect()),
         ScaleFormat::Float32 => Scales::Float32(stored.map(f32::from_bits).collect()),
         ScaleFormat::InputDtype if compute == DType::Bfloat16 => {
             Scales::Bfloat16(stored.map(|c| (c >> 16) as u16).collect())
@@ -368,24 +368,24 @@ fn global_of(
     }
 }
 
-/// Every block's maximum (signed for [`Amax::SignedLargest`]), the elements of a block taken in
+/// Every block's maximum (signed where [`Amax::signed`]), the elements of a block taken in
 /// row-major order.
 fn block_amax(rule: Amax, values: &[f32], g: &Geometry) -> Vec<f32> {
     let mut acc = vec![0.0f32; g.blocks()];
-    let mut best = vec![0.0f32; if rule == Amax::SignedLargest { g.blocks() } else { 0 }];
+    let mut best = vec![0.0f32; if rule.signed() { g.blocks() } else { 0 }];
     let len = g.len.max(1);
     for (row, r) in values.chunks(len).enumerate().take(g.rows()) {
         let base = (row / g.block_rows) * g.col_blocks;
         for (c, xs) in r.chunks(g.block_cols).enumerate() {
             let b = base + c;
-            let mut signed = if rule == Amax::SignedLargest { best[b] } else { 0.0 };
+            let mut signed = if rule.signed() { best[b] } else { 0.0 };
             acc[b] = amax_fold(rule, acc[b], &mut signed, xs);
-            if rule == Amax::SignedLargest {
+            if rule.signed() {
                 best[b] = signed;
             }
         }
     }
-    if rule == Amax::SignedLargest {
+    if rule.signed() {
         best
     } else {
         acc
@@ -405,13 +405,13 @@ fn element_codes(
     let mut scaled = vec![0.0f32; n];
     let (multiply, factors) = element_factors(recipe, scales, global);
     let mut codes = vec![0u8; n];
-    if let ElementRound::NearestIndexFirstTie = recipe.round {
+    if let ElementRound::NearestIndexFirstTie { fused } = recipe.round {
         // ggml's best_index_mxfp4: the search in x's units against kvalues * d (d = half the
         // scale), the first index on equal errors.
         g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
             let d = factors[b];
             for (&x, c) in xs.iter().zip(cs.iter_mut()) {
-                *c = nearest_kvalue(x, d);
+                *c = nearest_kvalue(x, d, fused);
             }
         });
         return Ok(codes);
@@ -425,16 +425,26 @@ fn element_codes(
         }
     });
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => unreachable!("handled above"),
+        ElementRound::NearestIndexFirstTie { .. } => unreachable!("handled above"),
         ElementRound::IntegerTiesAway => {
             for (c, &y) in codes.iter_mut().zip(&scaled) {
-                *c = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                // (int8_t)roundf(x * id), as x86-64 converts it (an out-of-range value wraps).
+                *c = c_int8_x86(y, RoundingMode::NearestTiesAway) as u8;
             }
         }
-        ElementRound::IntegerOffsetTruncate => {
-            for (c, &y) in codes.iter_mut().zip(&scaled) {
-                // (int8_t)(x * id + 8.5f): the sum rounded in float32, then truncated.
-                *c = integer(y + 8.5, RoundingMode::TowardZero).clamp(0, 15) as u8;
+        ElementRound::IntegerOffsetTruncate { fused } => {
+            // MIN(15, (int8_t)(x * id + 8.5f)): the sum rounded in float32, then converted as
+            // x86-64 converts it (NaN and Inf: 0). The sum is never negative (|x * id| is at most
+            // 8 (1 + 2^-20): a d small enough to round coarsely has an infinite 1/d).
+            let code = |sum: f32| c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+            if fused {
+                // fmaf(x, id, 8.5f): the product not rounded on its own (ggml's steps multiply).
+                g.runs(values, 1, &mut codes, 1, |b, xs, cs| {
+                    let f = factors[b];
+                    cs.iter_mut().zip(xs).for_each(|(c, &x)| *c = code(fused_multiply_add(x, f, 8.5)));
+                });
+            } else {
+                codes.iter_mut().zip(&scaled).for_each(|(c, &y)| *c = code(y + 8.5));
             }
         }
         ElementRound::Cast { clamp: bound, in_compute_dtype, negative_zero_to_positive, nan, through_input_dtype } => {

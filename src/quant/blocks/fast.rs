@@ -28,7 +28,7 @@ use crate::plan::Plan;
 /// float32's magnitude bits of +Inf: a magnitude above it is a NaN.
 const INF_BITS: u32 = 0x7F80_0000;
 /// float32's magnitude bits of 2^64: from it on (infinities and NaN included) the core rounds to no
-/// 64-bit integer and [`rules::integer`] gives 0.
+/// 64-bit integer and [`rules::c_int8_x86`] gives 0.
 const NO_INTEGER_BITS: u32 = (64 + 127) << 23;
 
 /// The float32 at `b` (four native-order bytes: the input is viewed in place).
@@ -88,7 +88,7 @@ fn float_lanes(src: &[u8]) -> Option<&[f32]> {
 fn whole_maxima<const B: usize>(rule: Amax, values: &[f32], dst: &mut [u8]) {
     let blocks = values.len() / B;
     let skip_nan = matches!(rule, Amax::NanSkipped | Amax::SignedLargest);
-    let signed = rule == Amax::SignedLargest;
+    let signed = rule.signed();
     let mut magnitudes = vec![0u32; blocks];
     let mut first = vec![0u32; if signed { blocks } else { 0 }];
     if !simd::block_magnitudes(values, B, skip_nan, &mut magnitudes, &mut first) {
@@ -149,13 +149,13 @@ fn block_maximum(rule: Amax, xs: impl Iterator<Item = f32> + Clone) -> f32 {
     } else {
         largest_magnitude::<false>(xs.clone())
     };
-    let values: Vec<f32> = if matches!(rule, Amax::SignedLargest) || m > INF_BITS { xs.collect() } else { Vec::new() };
+    let values: Vec<f32> = if rule.signed() || m > INF_BITS { xs.collect() } else { Vec::new() };
     finish_maximum(rule, m, first_of_magnitude(&values, m), &values)
 }
 
 /// A block's maximum under `rule` from its largest magnitude `m` ([`largest_magnitude`], NaN
 /// lanes left out for [`Amax::NanSkipped`] and [`Amax::SignedLargest`]) and, for the signed
-/// maximum, the first lane holding it; `xs` are the block's lanes (read only for the signed
+/// rules, the first lane holding it; `xs` are the block's lanes (read only for the signed
 /// maximum and for blocks holding a NaN).
 #[inline(always)]
 fn finish_maximum(rule: Amax, m: u32, first: usize, xs: &[f32]) -> f32 {
@@ -165,6 +165,12 @@ fn finish_maximum(rule: Amax, m: u32, first: usize, xs: &[f32]) -> f32 {
             Some(&v) if m != 0 => v,
             _ => 0.0,
         },
+        // NaN lanes counted: the first NaN wins; else the first lane of the largest magnitude
+        // (lane 0 of an all-zero block).
+        Amax::SignedArgmax => {
+            let lane = if m > INF_BITS { xs.iter().position(|v| v.is_nan()).unwrap_or(first) } else { first };
+            xs.get(lane).copied().unwrap_or(0.0)
+        }
         // Which NaN (and, for a running max, whether it counts) is the fold's to say.
         Amax::NanPropagating | Amax::RunningMax if m > INF_BITS => rules::amax_fold(rule, 0.0, &mut 0.0, xs),
         _ => f32::from_bits(m),
@@ -267,9 +273,9 @@ fn cast_input<const MULTIPLY: bool>(x: f32, factor: f32, bound: f32, positive_ze
     }
 }
 
-/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `roundf`, then int8): the scaled value
-/// rounded to an integer, ties away from zero, clamped to [-128, 127]; NaN, the infinities and
-/// magnitudes from 2^64 on give 0 as [`rules::integer`] says.
+/// [`ElementRound::IntegerTiesAway`] (ggml Q8_0's `(int8_t)roundf(y)`): the scaled value rounded
+/// to an integer, ties away from zero, and its low 8 bits (x86-64's conversion, as
+/// [`rules::c_int8_x86`] says: a value beyond int8 wraps); NaN and the infinities give 0.
 #[derive(Clone)]
 struct TiesAwayInt8<const MULTIPLY: bool>;
 
@@ -286,14 +292,14 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
     #[inline(always)]
     fn code(&self, y: f32, _factor: f32) -> u8 {
         // Rust's `round` is C's `roundf` (ties away; with SSE4.1 an addition and a vector
-        // rounding), clamped to [-128, 127] (a NaN passes, told apart by its bits at the end), then
-        // the byte from the low bits of an exact biased sum: no float-to-integer conversion (the
-        // compiler's saturating one does not vectorise).
+        // rounding); the integer modulo 256 as `r - 256 floor(r / 256)`, every step exact (a
+        // finite r is an integer, r / 256 a power-of-two scaling, the difference in [0, 256)),
+        // then the byte from the low bits of an exact biased sum: no float-to-integer conversion
+        // (the compiler's saturating one does not vectorise). NaN and the infinities: 0.
         let rounded = y.round();
-        let low = if rounded < -128.0 { -128.0 } else { rounded };
-        let clamped = if low > 127.0 { 127.0 } else { low };
-        let byte = ((clamped + (ROUNDING_BIAS + 128.0)).to_bits() as u8) ^ 0x80;
-        if y.to_bits() & 0x7FFF_FFFF < NO_INTEGER_BITS {
+        let modulo = rounded - 256.0 * (rounded * (1.0 / 256.0)).floor();
+        let byte = (modulo + ROUNDING_BIAS).to_bits() as u8;
+        if y.to_bits() & 0x7FFF_FFFF < INF_BITS {
             byte
         } else {
             0
@@ -303,7 +309,8 @@ impl<const MULTIPLY: bool> ElementRule for TiesAwayInt8<MULTIPLY> {
 
 /// [`ElementRound::IntegerOffsetTruncate`] (ggml Q4_0's `(int8_t)(x * id + 8.5f)`, at most 15):
 /// the sum rounded in float32, truncated toward zero, clamped to [0, 15]; a NaN or infinite sum,
-/// or one from 2^64 on, gives 0 as [`rules::integer`] says.
+/// or one from 2^64 on, gives 0 as [`rules::c_int8_x86`] says (a finite sum beyond 16.5 never
+/// occurs: the engine's comment).
 #[derive(Clone)]
 struct OffsetTruncate<const MULTIPLY: bool>;
 
@@ -328,6 +335,22 @@ impl<const MULTIPLY: bool> ElementRule for OffsetTruncate<MULTIPLY> {
     }
 }
 
+/// [`OffsetTruncate`] of a fused multiply-add (`fmaf(x, id, 8.5f)`, rounded once: the row's
+/// `fused`), lane by lane through [`rules::fused_multiply_add`].
+#[derive(Clone)]
+struct FusedOffsetTruncate;
+
+impl ElementRule for FusedOffsetTruncate {
+    #[inline(always)]
+    fn prepare(&self, x: f32, factor: f32) -> f32 {
+        rules::fused_multiply_add(x, factor, 8.5)
+    }
+    #[inline(always)]
+    fn code(&self, sum: f32, factor: f32) -> u8 {
+        OffsetTruncate::<true>.code(sum, factor)
+    }
+}
+
 /// float32's 2^23: adding it to a value in [0, 2^22] rounds the value to an integer (the unit in
 /// the last place there is 1), which the low bits of the sum then hold.
 const ROUNDING_BIAS: f32 = 8_388_608.0;
@@ -339,9 +362,12 @@ fn small_integer(x: f32) -> u32 {
 }
 
 /// [`ElementRound::NearestIndexFirstTie`]: the engine's search itself, on x and the block's `d`
-/// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails).
+/// (the lanes [`KvalueSteps`] does not answer, and every lane if its derivation fails), its
+/// errors fused where the row says.
 #[derive(Clone)]
-struct NearestKvalue;
+struct NearestKvalue {
+    fused: bool,
+}
 
 impl ElementRule for NearestKvalue {
     #[inline(always)]
@@ -350,13 +376,14 @@ impl ElementRule for NearestKvalue {
     }
     #[inline(always)]
     fn code(&self, x: f32, d: f32) -> u8 {
-        rules::nearest_kvalue(x, d)
+        rules::nearest_kvalue(x, d, self.fused)
     }
 }
 
 /// The block factors `d` (powers of two) for which [`KvalueSteps`] answers: within them `x / d`
 /// is exact (or too small to leave code 0), and `kvalue * d - x`, the engine's error, is `d`
-/// times `kvalue - x / d` rounded, since every such difference is a normal float32 or exact.
+/// times `kvalue - x / d` rounded, since every such difference is a normal float32 or exact
+/// (`kvalue * d` is exact there, so a fused error is the same).
 const KVALUE_D_RANGE: (f32, f32) = (7.888_609e-31, 1.267_650_6e30); // 2^-100, 2^100
 /// `|x / d|` below this is answered by [`KvalueSteps`]; far above 12 the rounded errors of
 /// several kvalues tie, and the first index wins where the thresholds would not say so.
@@ -375,7 +402,7 @@ struct KvalueSteps {
 impl KvalueSteps {
     /// The thresholds of the search, or `None` where the search does not have this form.
     fn derive() -> Option<KvalueSteps> {
-        let search = |y: f32| rules::nearest_kvalue(y, 1.0);
+        let search = |y: f32| rules::nearest_kvalue(y, 1.0, false);
         let top = f32::from_bits(KVALUE_Y_RANGE.to_bits() - 1);
         let mut thresholds = [0.0f32; 7];
         for (k, t) in thresholds.iter_mut().enumerate() {
@@ -910,7 +937,7 @@ fn element_codes(
     let (multiply, factors) = rules::element_factors(recipe, scales, global);
     let src = zerocopy::IntoBytes::as_bytes(values);
     match recipe.round {
-        ElementRound::NearestIndexFirstTie => match KvalueSteps::get() {
+        ElementRound::NearestIndexFirstTie { fused } => match KvalueSteps::get() {
             Some(&steps) => {
                 let reciprocals = factors.iter().map(|&d| kvalue_factor(d)).collect();
                 let marks = element_pass(steps, src, codes, &reciprocals, row, block);
@@ -920,12 +947,12 @@ fn element_codes(
                     let start = b / blocks_per_row * row + b % blocks_per_row * block;
                     let end = (start + block).min(b / blocks_per_row * row + row);
                     for (c, &x) in codes[start..end].iter_mut().zip(&values[start..end]) {
-                        *c = rules::nearest_kvalue(x, factors[b]);
+                        *c = rules::nearest_kvalue(x, factors[b], fused);
                     }
                 }
             }
             None => {
-                element_pass(NearestKvalue, src, codes, &factors, row, block);
+                element_pass(NearestKvalue { fused }, src, codes, &factors, row, block);
             }
         },
         ElementRound::IntegerTiesAway if multiply => {
@@ -934,10 +961,13 @@ fn element_codes(
         ElementRound::IntegerTiesAway => {
             element_pass(TiesAwayInt8::<false>, src, codes, &factors, row, block);
         }
-        ElementRound::IntegerOffsetTruncate if multiply => {
+        ElementRound::IntegerOffsetTruncate { fused: true } => {
+            element_pass(FusedOffsetTruncate, src, codes, &factors, row, block);
+        }
+        ElementRound::IntegerOffsetTruncate { .. } if multiply => {
             element_pass(OffsetTruncate::<true>, src, codes, &factors, row, block);
         }
-        ElementRound::IntegerOffsetTruncate => {
+        ElementRound::IntegerOffsetTruncate { .. } => {
             element_pass(OffsetTruncate::<false>, src, codes, &factors, row, block);
         }
         ElementRound::Cast { clamp, negative_zero_to_positive, nan, .. } => {
@@ -1536,8 +1566,11 @@ mod tests {
 
 #[cfg(test)]
 mod integer_rule_tests {
-    use super::super::rules::{integer, nearest_kvalue};
-    use super::{ceil_log2_form, floor_log2_form, ElementRule, KvalueSteps, Log2Steps, OffsetTruncate, TiesAwayInt8};
+    use super::super::rules::{c_int8_x86, nearest_kvalue};
+    use super::{
+        ceil_log2_form, floor_log2_form, ElementRule, FusedOffsetTruncate, KvalueSteps, Log2Steps, OffsetTruncate,
+        TiesAwayInt8,
+    };
     use crate::round::RoundingMode;
 
     /// `steps` against `float_form` on `bits`: equal where they answer, and they answer every
@@ -1603,12 +1636,52 @@ mod integer_rule_tests {
                         continue;
                     }
                     answered += 1;
-                    assert_eq!(steps.code(y, d), nearest_kvalue(x, d), "x {x:e} ({:#x}), d 2^{e}", x.to_bits());
+                    let want = nearest_kvalue(x, d, false);
+                    assert_eq!(steps.code(y, d), want, "x {x:e} ({:#x}), d 2^{e}", x.to_bits());
+                    assert_eq!(nearest_kvalue(x, d, true), want, "fused x {x:e} ({:#x}), d 2^{e}", x.to_bits());
                 }
             }
         }
         // Each answered factor answers the patterns below 2^20 times it: most of them.
         assert!(answered > 5 * 4 * 0x8000, "{answered} lanes answered");
+    }
+
+    /// The fused multiply-add through the rounding core against the standard library's
+    /// `mul_add` (the CPU's FMA or libm's `fmaf`, both rounded once), `a` every top-16-bit pattern
+    /// with two low halves, `b` and `c` values that make ties, cancellations, far-apart terms,
+    /// subnormal and overflowing results; and the fused Q4_0 rule against the engine's form.
+    #[test]
+    fn fused_multiply_add_equals_std_on_every_top_16_bit_pattern() {
+        let bs = [
+            f32::from_bits(0xBF92_4925),
+            3.0,
+            1.0 + f32::EPSILON,
+            7.0e-38,
+            7.888_609e-31,
+            1.267_650_6e30,
+            -0.5,
+            f32::MAX,
+        ];
+        let cs = [8.5, -8.5, -3.0, 1e-40, 1e30, -f32::MAX, 0.0, -0.0, f32::MIN_POSITIVE];
+        for top in 0..=0xFFFFu32 {
+            for low in [0, 0x8001] {
+                let a = f32::from_bits(top << 16 | low);
+                if !a.is_finite() {
+                    continue;
+                }
+                for &b in &bs {
+                    for &c in &cs {
+                        let (got, want) = (super::super::rules::fused_multiply_add(a, b, c), a.mul_add(b, c));
+                        assert_eq!(got.to_bits(), want.to_bits(), "fma({a:e}, {b:e}, {c:e}): {got:e} against {want:e}");
+                    }
+                }
+                let code = FusedOffsetTruncate.code(FusedOffsetTruncate.prepare(a, bs[0]), bs[0]);
+                let sum = a.mul_add(bs[0], 8.5);
+                if sum.abs() < 128.0 || !sum.is_finite() {
+                    assert_eq!(code, c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8, "fused {a:e}");
+                }
+            }
+        }
     }
 
     /// The branch-free integer rules against the rounding core on every top-16-bit float32
@@ -1618,11 +1691,15 @@ mod integer_rule_tests {
         for top in 0..=0xFFFFu32 {
             for low in [0, 1, 0x8000, 0xFFFF] {
                 let y = f32::from_bits(top << 16 | low);
-                let want = integer(y, RoundingMode::NearestTiesAway).clamp(-128, 127) as i8 as u8;
+                let want = c_int8_x86(y, RoundingMode::NearestTiesAway) as u8;
                 assert_eq!(TiesAwayInt8::<true>.code(y, 1.0), want, "ties away {y:e} ({:#x})", y.to_bits());
                 let sum = TiesAwayInt8::<true>.prepare(y, 1.0) + 8.5;
-                let want = integer(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
-                assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+                // Sums within int8 and the non-finite ones (a finite sum beyond 16.5 never occurs:
+                // the engine's comment).
+                if sum.abs() < 128.0 || !sum.is_finite() {
+                    let want = c_int8_x86(sum, RoundingMode::TowardZero).clamp(0, 15) as u8;
+                    assert_eq!(OffsetTruncate::<true>.code(sum, 1.0), want, "offset {y:e} ({:#x})", y.to_bits());
+                }
             }
         }
     }
@@ -1692,8 +1769,8 @@ mod pass_tests {
         }
         // torchao:nvfp4 (twice: with and without global=amax), modelopt:nvfp4 and
         // compressed-tensors:nvfp4, each without and with the five per-tensor scales of the loop;
-        // ggml:q8_0 and ggml:q4_0.
-        assert_eq!(rows, 26, "rows with E4M3 or float16 scales");
+        // ggml:q8_0, ggml:q4_0 (and with contract=fma), and gguf-py's two.
+        assert_eq!(rows, 29, "rows with E4M3 or float16 scales");
     }
 
     /// The fused block maxima (the SIMD module's magnitudes where the CPU has them) against the
@@ -1701,14 +1778,15 @@ mod pass_tests {
     #[test]
     fn block_maxima_equal_the_engine_on_every_top_16_bit_pattern() {
         let values = every_top_16_bit_pattern();
-        for rule in [Amax::NanPropagating, Amax::NanSkipped, Amax::RunningMax, Amax::SignedLargest] {
+        for rule in [Amax::NanPropagating, Amax::NanSkipped, Amax::RunningMax, Amax::SignedLargest, Amax::SignedArgmax]
+        {
             for block in [16, 32, 64, 128, 24] {
                 let n = values.len() / block * block;
                 let fast = super::block_maxima(rule, &values[..n], n, block, n / block);
                 for (b, (xs, got)) in values[..n].chunks_exact(block).zip(&fast).enumerate() {
                     let mut signed = 0.0;
                     let folded = rules::amax_fold(rule, 0.0, &mut signed, xs);
-                    let want = if rule == Amax::SignedLargest { signed } else { folded };
+                    let want = if rule.signed() { signed } else { folded };
                     assert_eq!(
                         got.to_bits(),
                         want.to_bits(),

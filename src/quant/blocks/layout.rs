@@ -39,7 +39,7 @@ pub(super) fn check_arrays(q: &Quantized) -> Result<()> {
     let kind_ok = matches!(
         (&q.scales, scheme.recipe.scale),
         (Scales::Codes(_), ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3)
-            | (Scales::Float16(_), ScaleFormat::Float16)
+            | (Scales::Float16(_), ScaleFormat::Float16 | ScaleFormat::GgmlFloat16)
             | (Scales::Float32(_), ScaleFormat::Float32 | ScaleFormat::InputDtype)
             | (Scales::Bfloat16(_), ScaleFormat::InputDtype)
     );
@@ -191,7 +191,7 @@ pub(super) fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i6
         let element_bytes = packing::raw_len(dtype, n)?;
         let width = match recipe.scale {
             ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3 => 1,
-            ScaleFormat::Float16 => 2,
+            ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => 2,
             ScaleFormat::Float32 => 4,
             // The input's dtype is not in the bytes: the length tells bfloat16 from float32.
             ScaleFormat::InputDtype => {
@@ -222,7 +222,7 @@ pub(super) fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i6
         let s = &data[element_bytes..element_bytes + width * scale_count];
         let scales = match (width, recipe.scale) {
             (1, _) => Scales::Codes(s.to_vec()),
-            (2, ScaleFormat::Float16) => {
+            (2, ScaleFormat::Float16 | ScaleFormat::GgmlFloat16) => {
                 Scales::Float16(s.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect())
             }
             (2, _) => Scales::Bfloat16(s.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),

@@ -68,8 +68,13 @@ pub const SCHEMES: &[(&str, &str)] = &[
         "compressed-tensors 0.20.0 MXFP4 preset (generate_mx_scales, calculate_qparams, MXFP4PackedCompressor)",
     ),
     (
-        "ggml:q8_0|q4_0|mxfp4|nvfp4",
-        "ggml-quants.c quantize_row_*_ref / dequantize_row_* (d99724f), fixtures by gguf 0.19.0",
+        "ggml:q8_0|q4_0|mxfp4|nvfp4 (q4_0, mxfp4: [,contract=fma])",
+        "ggml 0.10.1 ggml-quants.c quantize_row_*_ref / dequantize_row_*, the x86-64 build (run live by \
+         scripts/crosscheck_ggml.py); contract=fma: a build that fuses multiply-adds",
+    ),
+    (
+        "gguf-py:q8_0|q4_0|mxfp4",
+        "gguf 0.19.0 gguf.quants numpy port (convert_hf_to_gguf.py); departs from ggml's C on NaN and Q4_0 -0.0 blocks",
     ),
     (
         "deepseek:fp8[,tile=128x128|1x128][,scale_fmt=ue8m0]",
@@ -139,7 +144,27 @@ impl Scheme {
             }
             "modelopt" | "compressed-tensors" if format == "nvfp4" => row(head),
             "compressed-tensors" if format == "mxfp4" => row(head),
-            "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => row(head),
+            "ggml" if matches!(format, "q8_0" | "q4_0" | "mxfp4" | "nvfp4") => {
+                let mut r = row(head);
+                match (option("contract", &mut used), &mut r.round) {
+                    (None, _) => {}
+                    (
+                        Some("fma"),
+                        ElementRound::IntegerOffsetTruncate { fused } | ElementRound::NearestIndexFirstTie { fused },
+                    ) if format != "nvfp4" => *fused = true,
+                    (Some(v), _) => {
+                        return Err(bad(
+                            name,
+                            &format!(
+                                "contract={v}: only ggml:q4_0 and ggml:mxfp4 take contract=fma (a build of ggml that \
+                                 fuses a multiply-add changes them; q8_0 and nvfp4 have none)"
+                            ),
+                        ))
+                    }
+                }
+                r
+            }
+            "gguf-py" if matches!(format, "q8_0" | "q4_0" | "mxfp4") => row(head),
             "deepseek" if format == "fp8" => {
                 let mut r = row("deepseek:fp8");
                 match option("tile", &mut used) {
@@ -287,6 +312,11 @@ pub fn concrete_schemes(block: usize) -> Vec<String> {
         "ggml:q4_0",
         "ggml:mxfp4",
         "ggml:nvfp4",
+        "ggml:q4_0,contract=fma",
+        "ggml:mxfp4,contract=fma",
+        "gguf-py:q8_0",
+        "gguf-py:q4_0",
+        "gguf-py:mxfp4",
         "fp8:tensor",
         "fp8:channel",
         "fp8:block=128x128",

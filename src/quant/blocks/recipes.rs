@@ -41,8 +41,13 @@ pub enum ScaleFormat {
     E4M3,
     /// ggml's UE4M3 bytes (its own decoding: 0x00 and 0x7F are 0, bit 7 ignored).
     GgmlUe4m3,
-    /// float16 (ggml's `d`).
+    /// float16 through the rounding core (gguf-py's numpy `astype(float16)` of ggml's `d`: a NaN
+    /// keeps its sign and top payload bits).
     Float16,
+    /// float16 by ggml's own conversion (`ggml_compute_fp32_to_fp16`, ggml-impl.h: ggml's `d`):
+    /// round to nearest even as [`ScaleFormat::Float16`], but every NaN becomes 0x7E00 with its
+    /// sign, its payload dropped (observed live: 0x7FE5A5A5 gives 0x7E00 where numpy gives 0x7F2D).
+    GgmlFloat16,
     /// float32.
     Float32,
     /// The input's dtype (float32 or bfloat16): the implementation computes the scale in it.
@@ -62,6 +67,18 @@ pub enum Amax {
     /// The signed value of largest magnitude, the first on equal magnitudes, a NaN never wins
     /// (ggml Q4_0).
     SignedLargest,
+    /// numpy's `take_along_axis(x, argmax(|x|))` (gguf-py's Q4_0): the signed value of largest
+    /// magnitude, the first on equal magnitudes, the first NaN beating every number (taken with
+    /// its sign and payload), and the first element where every magnitude is 0 (a block of zeros
+    /// led by -0.0 gives -0.0).
+    SignedArgmax,
+}
+
+impl Amax {
+    /// Whether the rule takes the signed value it found (ggml Q4_0's `max`), not a magnitude.
+    pub(crate) fn signed(self) -> bool {
+        matches!(self, Amax::SignedLargest | Amax::SignedArgmax)
+    }
 }
 
 /// How the block's scale code is made from its amax (and the per-tensor scale).
@@ -200,11 +217,25 @@ pub enum ElementRound {
     },
     /// ggml: the index of the nearest of the 16 E2M1 values, the first on a tie (so ties go
     /// toward zero and a zero result is +0); NaN and Inf give 0.
-    NearestIndexFirstTie,
-    /// ggml Q8_0: `roundf` (nearest, ties away from zero) to int8.
+    NearestIndexFirstTie {
+        /// The error `kvalue * d - x` is one fused multiply-add (a build of ggml that contracts
+        /// it: gcc -O2 -march=native on an FMA CPU); else the product is rounded first, and a
+        /// product that overflows float32 makes its error infinite.
+        fused: bool,
+    },
+    /// ggml Q8_0: `roundf` (nearest, ties away from zero), then C's conversion to `int8_t` as
+    /// x86-64 makes it (`cvttss2si`: NaN and the infinities give the "integer indefinite"
+    /// 0x80000000, whose low byte 0 is kept; a finite value beyond int8 wraps modulo 256, as a
+    /// block whose NaN hid a larger magnitude from ggml's running maximum gives).
     IntegerTiesAway,
-    /// ggml Q4_0: `(int8)(x + 8.5f)` truncated, at most 15: the nibble.
-    IntegerOffsetTruncate,
+    /// ggml Q4_0: `MIN(15, (int8_t)(x + 8.5f))`, the sum rounded in float32 and converted as
+    /// x86-64 converts it (NaN and the infinities: 0): the nibble.
+    IntegerOffsetTruncate {
+        /// `x * id + 8.5f` is one fused multiply-add, rounded once (a build of ggml that
+        /// contracts it: gcc -march=native on an FMA CPU, at -O2 and -O3); else the product is
+        /// rounded first.
+        fused: bool,
+    },
 }
 
 /// The element code a NaN gets.
@@ -628,83 +659,9 @@ pub(crate) const RECIPES: &[Recipe] = &[
             checked_by: FIXTURES,
         },
     },
-    Recipe {
-        family: "ggml:q8_0",
-        options: "",
-        element: DType::Int8,
-        block: BlockShape::Row(32),
-        scale: ScaleFormat::Float16,
-        amax: Amax::RunningMax,
-        scale_rule: ScaleRule::Divide {
-            divisor: 127.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
-        global: GlobalRule::None,
-        step: ElementStep::Reciprocal,
-        round: ElementRound::IntegerTiesAway,
-        dequantize: Dequantize::Multiply,
-        short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
-        layout: Layout::GgmlQ8_0,
-        inputs: &[],
-        profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        nan_lanes: &[],
-        bfloat16_nan: None,
-        source: GGML,
-    },
-    Recipe {
-        family: "ggml:q4_0",
-        options: "",
-        element: DType::Uint4,
-        block: BlockShape::Row(32),
-        scale: ScaleFormat::Float16,
-        amax: Amax::SignedLargest,
-        scale_rule: ScaleRule::Divide {
-            divisor: -8.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
-        global: GlobalRule::None,
-        step: ElementStep::Reciprocal,
-        round: ElementRound::IntegerOffsetTruncate,
-        dequantize: Dequantize::OffsetNibble,
-        short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
-        layout: Layout::GgmlQ4_0,
-        inputs: &[],
-        profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        nan_lanes: &[],
-        bfloat16_nan: None,
-        source: GGML,
-    },
-    Recipe {
-        family: "ggml:mxfp4",
-        options: "",
-        element: DType::Float4E2M1,
-        block: BlockShape::Row(32),
-        scale: ScaleFormat::E8M0,
-        amax: Amax::NanSkipped,
-        scale_rule: ScaleRule::GgmlLog2Floor,
-        global: GlobalRule::None,
-        step: ElementStep::Reciprocal,
-        round: ElementRound::NearestIndexFirstTie,
-        dequantize: Dequantize::GgmlHalfScale,
-        short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
-        layout: Layout::GgmlMxfp4,
-        inputs: &[],
-        profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        nan_lanes: &[],
-        bfloat16_nan: None,
-        source: GGML,
-    },
+    ggml_q8_0("ggml:q8_0", Amax::RunningMax, ScaleFormat::GgmlFloat16, GGML),
+    ggml_q4_0("ggml:q4_0", CONTRACT, Amax::SignedLargest, ScaleFormat::GgmlFloat16, GGML),
+    ggml_mxfp4("ggml:mxfp4", CONTRACT, Amax::NanSkipped, GGML),
     Recipe {
         family: "ggml:nvfp4",
         options: "",
@@ -712,17 +669,10 @@ pub(crate) const RECIPES: &[Recipe] = &[
         block: BlockShape::Row(16),
         scale: ScaleFormat::GgmlUe4m3,
         amax: Amax::NanSkipped,
-        scale_rule: ScaleRule::Divide {
-            divisor: 6.0,
-            clamp: None,
-            zero_before_cast: None,
-            zero_after_cast: ZeroScale::Keep,
-            pow2_ceil: false,
-            amax_floor: None,
-        },
+        scale_rule: ggml_divide(6.0),
         global: GlobalRule::None,
         step: ElementStep::Reciprocal,
-        round: ElementRound::NearestIndexFirstTie,
+        round: ElementRound::NearestIndexFirstTie { fused: false },
         dequantize: Dequantize::GgmlHalfScale,
         short_block: ShortBlock::Refuse("ggml's quantize_row_nvfp4_ref asserts the row is a multiple of 64"),
         layout: Layout::GgmlNvfp4,
@@ -815,11 +765,126 @@ pub(crate) const RECIPES: &[Recipe] = &[
             checked_by: FIXTURES,
         },
     },
+    // gguf-py's numpy port of the same blocks, a producer of its own (convert_hf_to_gguf.py writes
+    // Q8_0 with it): C's rows but for the block maximum (numpy's max and argmax let a NaN win;
+    // argmax takes the first element of an all-zero block) and numpy's float16 cast of a NaN d
+    // (payload kept). gguf has no NVFP4 quantizer.
+    ggml_q8_0("gguf-py:q8_0", Amax::NanPropagating, ScaleFormat::Float16, GGUF_PY),
+    ggml_q4_0("gguf-py:q4_0", "", Amax::SignedArgmax, ScaleFormat::Float16, GGUF_PY),
+    ggml_mxfp4("gguf-py:mxfp4", "", Amax::NanPropagating, GGUF_PY),
 ];
 
+/// ggml's option for a build that fuses multiply-adds (gcc's default `-ffp-contract=fast` with FMA
+/// available): Q4_0's `x * id + 8.5f` and MXFP4's `kvalue * d - x` rounded once.
+const CONTRACT: &str = "[,contract=fma]";
+
+/// ggml's C reference as ggml-py 0.10.1 builds it (its vendored ggml 0.10.1, ggml-base compiled by
+/// gcc for x86-64: SSE2, no FMA contraction), run live against lowbit.
 const GGML: Source = Source {
-    implementation: "ggml (ggml-quants.c reference, read at d99724f2b141; fixtures from gguf 0.19.0's numpy port)",
-    version: "d99724f2b141",
-    functions: "quantize_row_*_ref, dequantize_row_*",
+    implementation: "ggml (ggml-quants.c, the C reference; built by ggml-py for x86-64)",
+    version: "0.10.1 (ggml-py 0.10.1)",
+    functions: "ggml_quantize_chunk (quantize_row_*_ref), dequantize_row_*",
+    checked_by: "scripts/crosscheck_ggml.py",
+};
+
+/// gguf-py's numpy port of ggml's blocks (`gguf.quants`), which `convert_hf_to_gguf.py` uses.
+const GGUF_PY: Source = Source {
+    implementation: "gguf (gguf-py's numpy port of ggml's blocks)",
+    version: "0.19.0 (numpy 2.4.6)",
+    functions: "gguf.quants Q8_0 / Q4_0 / MXFP4 quantize_blocks, dequantize_blocks",
     checked_by: FIXTURES,
 };
+
+/// ggml's scale `amax / divisor` (Q8_0 127, Q4_0 -8, NVFP4 6), its elements multiplied by its
+/// float32 reciprocal; nothing clamped or replaced.
+const fn ggml_divide(divisor: f32) -> ScaleRule {
+    ScaleRule::Divide {
+        divisor,
+        clamp: None,
+        zero_before_cast: None,
+        zero_after_cast: ZeroScale::Keep,
+        pow2_ceil: false,
+        amax_floor: None,
+    }
+}
+
+/// A ggml Q8_0 row (ggml's C and gguf-py's port differ in the block maximum and a NaN d).
+const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source: Source) -> Recipe {
+    Recipe {
+        family,
+        options: "",
+        element: DType::Int8,
+        block: BlockShape::Row(32),
+        scale,
+        amax,
+        scale_rule: ggml_divide(127.0),
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::IntegerTiesAway,
+        dequantize: Dequantize::Multiply,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_q8_0_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlQ8_0,
+        inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
+        bfloat16_nan: None,
+        source,
+    }
+}
+
+/// A ggml Q4_0 row (C and the port differ in the block maximum and a NaN d).
+const fn ggml_q4_0(
+    family: &'static str,
+    options: &'static str,
+    amax: Amax,
+    scale: ScaleFormat,
+    source: Source,
+) -> Recipe {
+    Recipe {
+        family,
+        options,
+        element: DType::Uint4,
+        block: BlockShape::Row(32),
+        scale,
+        amax,
+        scale_rule: ggml_divide(-8.0),
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::IntegerOffsetTruncate { fused: false },
+        dequantize: Dequantize::OffsetNibble,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_q4_0_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlQ4_0,
+        inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
+        bfloat16_nan: None,
+        source,
+    }
+}
+
+/// A ggml MXFP4 row (C and the port differ in the block maximum only).
+const fn ggml_mxfp4(family: &'static str, options: &'static str, amax: Amax, source: Source) -> Recipe {
+    Recipe {
+        family,
+        options,
+        element: DType::Float4E2M1,
+        block: BlockShape::Row(32),
+        scale: ScaleFormat::E8M0,
+        amax,
+        scale_rule: ScaleRule::GgmlLog2Floor,
+        global: GlobalRule::None,
+        step: ElementStep::Reciprocal,
+        round: ElementRound::NearestIndexFirstTie { fused: false },
+        dequantize: Dequantize::GgmlHalfScale,
+        short_block: ShortBlock::Refuse("ggml's quantize_row_mxfp4_ref asserts the row is a multiple of 32"),
+        layout: Layout::GgmlMxfp4,
+        inputs: &[],
+        profile: Profile::Spec,
+        product_nan: ProductNan::Element,
+        nan_lanes: &[],
+        bfloat16_nan: None,
+        source,
+    }
+}

@@ -125,6 +125,26 @@ pub(super) fn amax_fold(rule: Amax, m: f32, signed: &mut f32, xs: &[f32]) -> f32
             }
             m
         }
+        Amax::SignedArgmax => {
+            // Nothing seen yet (a maximum of +0 with +0 taken): the first element stands, so an
+            // all-zero block gives its first element, -0.0 included. A NaN ends the search.
+            let mut m = m;
+            if m == 0.0 && signed.to_bits() == 0 {
+                if let Some(&v) = xs.first() {
+                    *signed = v;
+                }
+            }
+            for &v in xs {
+                if m.is_nan() {
+                    break;
+                }
+                if v.is_nan() || v.abs() > m {
+                    m = v.abs();
+                    *signed = v;
+                }
+            }
+            m
+        }
     }
 }
 
@@ -194,7 +214,7 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
                     let c = ggml_ue4m3(s);
                     (u32::from(c), ggml_ue4m3_value(c))
                 }
-                ScaleFormat::Float16 => {
+                ScaleFormat::Float16 | ScaleFormat::GgmlFloat16 => {
                     let c = encode(recipe.profile, DType::Float16, s);
                     (c as u32, decode(recipe.profile, DType::Float16, c))
                 }
@@ -244,7 +264,7 @@ pub(super) struct ScaleCasts {
 /// The row's [`ScaleCasts`], where its scales are cast in a batch.
 pub(super) fn scale_casts(recipe: &Recipe) -> Result<Option<ScaleCasts>> {
     let batched = matches!(recipe.scale_rule, ScaleRule::Divide { .. })
-        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16);
+        && matches!(recipe.scale, ScaleFormat::E4M3 | ScaleFormat::Float16 | ScaleFormat::GgmlFloat16);
     if !batched {
         return Ok(None);
     }
@@ -365,6 +385,8 @@ pub(super) struct DivideSteps {
     zero_after_stored: u32,
     /// ggml Q8_0/Q4_0: the element factor is the reciprocal of the unrounded scale.
     reciprocal: bool,
+    /// The scale is [`ScaleFormat::GgmlFloat16`]: a NaN is stored 0x7E00 with its sign.
+    ggml_half: bool,
 }
 
 impl DivideSteps {
@@ -407,7 +429,9 @@ impl DivideSteps {
             has_zero_after: zero_after.is_some(),
             zero_after: zero_after.unwrap_or(0.0),
             zero_after_stored,
-            reciprocal: recipe.step == ElementStep::Reciprocal && recipe.scale == ScaleFormat::Float16,
+            reciprocal: recipe.step == ElementStep::Reciprocal
+                && matches!(recipe.scale, ScaleFormat::Float16 | ScaleFormat::GgmlFloat16),
+            ggml_half: recipe.scale == ScaleFormat::GgmlFloat16,
         }
     }
 
@@ -450,6 +474,7 @@ impl DivideSteps {
     /// replacement and the element factor.
     #[inline(always)]
     pub(super) fn after_cast(&self, s: f32, stored: u32, value: f32) -> BlockScale {
+        let stored = if self.ggml_half && value.is_nan() { (stored & 0x8000) | 0x7E00 } else { stored };
         let replaced = self.has_zero_after && value == 0.0;
         let (value, stored) = if replaced { (self.zero_after, self.zero_after_stored) } else { (value, stored) };
         let reciprocal = if s != 0.0 { 1.0 / s } else { 0.0 };
@@ -514,13 +539,15 @@ pub(super) fn element_factors(recipe: &Recipe, scales: &[BlockScale], global: Op
 }
 
 /// ggml's `best_index_mxfp4` for one element: the index of the nearest of `kvalues * d` to `x`,
-/// the first on equal errors (a NaN error never wins: NaN and Inf give 0).
+/// the first on equal errors (a NaN error never wins: NaN and Inf give 0); `fused`: each error
+/// `kvalue * d - x` rounded once ([`fused_multiply_add`]).
 #[inline(always)]
-pub(super) fn nearest_kvalue(x: f32, d: f32) -> u8 {
+pub(super) fn nearest_kvalue(x: f32, d: f32, fused: bool) -> u8 {
+    let error = |kv: f32| if fused { fused_multiply_add(kv, d, -x) } else { kv * d - x };
     let mut best = 0;
-    let mut err = (GGML_KVALUES[0] * d - x).abs();
-    for (k, kv) in GGML_KVALUES.iter().enumerate().skip(1) {
-        let e = (kv * d - x).abs();
+    let mut err = error(GGML_KVALUES[0]).abs();
+    for (k, &kv) in GGML_KVALUES.iter().enumerate().skip(1) {
+        let e = error(kv).abs();
         if e < err {
             best = k;
             err = e;
@@ -612,18 +639,83 @@ pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32
     }
 }
 
-/// `y` rounded to an integer by the core (NaN and infinities: 0, what the implementations'
-/// out-of-range conversions gave in the fixtures).
-pub(super) fn integer(y: f32, mode: RoundingMode) -> i64 {
+/// `a * b + c` rounded once to float32 (nearest even), as a fused multiply-add instruction gives
+/// it: the exact sum of the exact product and `c`, through the rounding core. Where an operand is
+/// not finite, the float32 arithmetic (the same infinity or a NaN; which NaN is not modelled: no
+/// caller reads it), but an infinite `c` with a finite product is `c` (the product never
+/// overflows inside the fused operation).
+pub(super) fn fused_multiply_add(a: f32, b: f32, c: f32) -> f32 {
+    if !(a.is_finite() && b.is_finite()) {
+        return a * b + c;
+    }
+    if !c.is_finite() {
+        return c;
+    }
+    // (sign, integer significand, exponent) of a finite float32.
+    let parts = |x: f32| {
+        let bits = x.to_bits();
+        let (field, fraction) = ((bits >> 23) & 0xFF, bits & 0x7F_FFFF);
+        let (m, e) = if field == 0 { (fraction, -149) } else { (fraction | 0x80_0000, field as i32 - 150) };
+        (bits >> 31 != 0, u128::from(m), e)
+    };
+    let ((sa, ma, ea), (sb, mb, eb), (sc, mc, ec)) = (parts(a), parts(b), parts(c));
+    let (sp, mp, ep) = (sa != sb, ma * mb, ea + eb);
+    if mp == 0 && mc == 0 {
+        // Both zero: -0 only when both are -0 (nearest even).
+        return if sp && sc { -0.0 } else { 0.0 };
+    }
+    // The term with the larger exponent shifted onto the other's; where they lie more than 78
+    // bits apart, the smaller one (below 2^48 units) is only a sticky nudge under 30 more bits.
+    let ((s1, m1, e1), (s2, m2, e2)) =
+        if ep >= ec { ((sp, mp, ep), (sc, mc, ec)) } else { ((sc, mc, ec), (sp, mp, ep)) };
+    let gap = (e1 - e2) as u32;
+    let (magnitude, negative, exponent, sticky) = if m1 == 0 {
+        (m2, s2, e2, false)
+    } else if gap <= 78 {
+        let big = m1 << gap;
+        match (s1 == s2, big >= m2) {
+            (true, _) => (big + m2, s1, e2, false),
+            (false, true) => (big - m2, s1, e2, false),
+            (false, false) => (m2 - big, s2, e2, false),
+        }
+    } else {
+        let big = m1 << 30;
+        if m2 == 0 {
+            (big, s1, e1 - 30, false)
+        } else if s1 == s2 {
+            (big, s1, e1 - 30, true)
+        } else {
+            (big - 1, s1, e1 - 30, true)
+        }
+    };
+    if magnitude == 0 {
+        return 0.0; // an exact cancellation: +0 under nearest even
+    }
+    // At most 64 significant bits for the core, the dropped ones as sticky.
+    let shift = 64u32.saturating_sub(magnitude.leading_zeros());
+    let dropped = shift > 0 && magnitude & ((1u128 << shift) - 1) != 0;
+    let exact = crate::value::Exact {
+        negative,
+        significand: (magnitude >> shift) as u64,
+        exponent: exponent + shift as i32,
+        sticky: sticky || dropped,
+    };
+    f32::from_bits(round::encode(&format::F32, Value::Finite(exact), RoundingOptions::IEEE) as u32)
+}
+
+/// C's conversion of a float to `int8_t` as gcc compiles it for x86-64 (what ggml's release build
+/// does): `cvttss2si` truncates toward zero to int32, giving the "integer indefinite" 0x80000000
+/// for NaN, the infinities and magnitudes from 2^31 on, and the narrowing keeps the low 8 bits.
+/// A float32 of magnitude 2^31 or more is a multiple of 256, so every finite value gives its
+/// truncation modulo 256 and only NaN and the infinities take the indefinite's low byte (0).
+/// `mode` is the rounding to an integer before the conversion (`roundf`: ties away; the
+/// conversion's own truncation: toward zero).
+pub(super) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
     match Value::from_f32(y) {
         Value::Finite(e) => match round::round_to_integer(e, mode) {
             Some((negative, m)) => {
-                let m = m.min(1 << 20) as i64;
-                if negative {
-                    -m
-                } else {
-                    m
-                }
+                let low = (m & 0xFF) as u8;
+                (if negative { low.wrapping_neg() } else { low }) as i8
             }
             None => 0,
         },
