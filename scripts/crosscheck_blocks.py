@@ -18,7 +18,8 @@ The peers are called exactly as scripts/gen_block_fixtures.py calls them (its fu
 imported, and its version check: another version of a peer is refused, exit 2): torchao 0.18.0
 (`to_mx`/`to_dtype` in four scale modes, `NVFP4Tensor`), nvidia-modelopt 0.47.0 (`NVFP4QTensor`),
 compressed-tensors 0.20.0 (NVFP4, MXFP4, FP8 per tensor/channel/group/tile), gguf 0.19.0's numpy
-port of ggml's blocks (Q8_0, Q4_0, MXFP4 both ways; NVFP4 decode of random blocks). DeepSeek's FP8
+port of ggml's blocks (Q8_0, Q4_0, MXFP4 both ways, as lowbit's gguf-py:* rows; NVFP4 decode of random
+blocks, as ggml:nvfp4; ggml's own C is scripts/crosscheck_ggml.py's). DeepSeek's FP8
 kernels are Triton (CUDA only) and have no live check here; ocp:* is checked against gfloat by
 scripts/crosscheck_mx.py.
 
@@ -36,10 +37,8 @@ Compared: `quantize(x, scheme)`'s element codes, scales, global scale, its `dequ
 scales, dequantized (so decoding is checked apart from encoding). Every value is compared bit for
 bit: NaN codes, NaN payloads and the sign of zero included (the rows model what the peers write on
 x86-64). A peer's exception counts only where it is a declared refusal (its type and message in
-DECLARED_REFUSALS, and lowbit refuses too); any other exception is a difference. Blocks where gguf's numpy port departs from
-ggml's C reference, which lowbit follows (NaN in a block; Q4_0's all-zero block led by -0.0; the
-undefined conversions of Inf and float32-subnormal amax in Q4_0 and MXFP4), are left out and
-counted.
+DECLARED_REFUSALS, and lowbit refuses too); any other exception is a difference. The port is a producer of its own (what convert_hf_to_gguf.py writes): every block is compared
+with lowbit's gguf-py:* rows, the packed GGUF bytes included.
 
 Prints, per scheme, the elements and blocks compared and the differences; exit status 1 on any
 difference, on a scheme that compared nothing, and when nothing at all was compared (`--self-test`
@@ -53,6 +52,7 @@ import ml_dtypes
 import numpy as np
 
 import crosscheck_common as cc
+import crosscheck_record
 import gen_block_fixtures as peers
 
 # The refusals each peer declares (the rows' `short_block` answers): the exception's type and the
@@ -74,21 +74,6 @@ def declared_refusal(scheme, error):
         if scheme.startswith(prefix):
             return any(error.startswith(f"{kind}: {text}") for kind, text in refusals)
     return False
-
-
-# gguf's numpy port departs from ggml's C reference on these blocks (docs/research/block_recipes.md,
-# `ggml:*`); lowbit follows the C rules, so they are not compared with the port.
-def ggml_block_skipped(name, block):
-    if np.isnan(block).any():
-        return "NaN in the block (C skips it for the maximum; numpy propagates it)"
-    amax = np.max(np.abs(block))
-    if name in ("q4_0", "mxfp4") and np.isinf(amax):
-        return "an infinite maximum (undefined float-to-integer conversion in C)"
-    if name == "mxfp4" and 0 < amax < np.float32(2.0 ** -126):
-        return "a float32-subnormal maximum (undefined conversion to uint8 in C)"
-    if name == "q4_0" and amax == 0 and np.signbit(block[0]):
-        return "an all-zero block led by -0.0 (C keeps +0 as the maximum)"
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,8 +150,6 @@ class BlockTally(cc.Tally):
         super().__init__(peer)
         self.scheme = scheme
         self.blocks = 0
-        self.skipped_blocks = 0
-        self.skip_reasons = set()
 
     def same_codes(self, key, ours, theirs, inputs):
         """Codes (or bytes) equal, every bit."""
@@ -196,12 +179,9 @@ class BlockTally(cc.Tally):
     def report(self, profile):
         for line in self.lines:
             print("DIFF", line)
-        skipped = ""
-        if self.skipped_blocks:
-            skipped = f"; {self.skipped_blocks:,} blocks not compared ({'; '.join(sorted(self.skip_reasons))})"
         print(f"{self.scheme} vs {self.peer}: {self.compared:,} values in {self.blocks:,} blocks compared, "
               f"{self.differences:,} differences; {self.refused_both:,} "
-              f"refused by both{skipped}")
+              f"refused by both")
         if self.compared == 0:
             print(f"FAIL {self.scheme}: nothing was compared")
             return 1
@@ -233,8 +213,7 @@ def compare_case(tally, scheme, key, x, theirs, global_scale, inject):
     except Exception as e:  # lowbit refuses where the peer quantized
         tally.lowbit_refused(key, x.size, f"{type(e).__name__}: {e}")
         return
-    scale_mask = theirs.get("scale_mask")
-    tally.blocks += int(scale_mask.sum()) if scale_mask is not None else int(np.size(theirs["scales"]))
+    tally.blocks += int(np.size(theirs["scales"]))
     flat = np.asarray(x, dtype=np.float32).reshape(-1)
     blocks = np.arange(np.size(theirs["scales"]))
     elements = np.array(q.elements, copy=True)
@@ -247,41 +226,37 @@ def compare_case(tally, scheme, key, x, theirs, global_scale, inject):
         nan_at = np.nonzero((flat_codes & 0x7F) >= 0x7D)[0]
         if len(nan_at):
             flat_codes[nan_at[0]] ^= 1
-    mask = theirs.get("compare_mask")
-    pick = (lambda a: np.asarray(a).reshape(-1)[mask]) if mask is not None else (lambda a: a)
-    flat = pick(flat)
-    tally.same_codes(f"{key} elements", pick(elements), pick(theirs["elements"]), flat)
-    spick = (lambda a: np.asarray(a).reshape(-1)[scale_mask]) if scale_mask is not None else (lambda a: a)
+    tally.same_codes(f"{key} elements", elements, theirs["elements"], flat)
     if np.asarray(q.scales).dtype == np.uint8:
-        tally.same_codes(f"{key} scales (input: block index)", spick(q.scales), spick(theirs["scales"]), blocks)
+        tally.same_codes(f"{key} scales (input: block index)", q.scales, theirs["scales"], blocks)
     else:
-        tally.same_values(f"{key} scales (input: block index)", spick(np.asarray(q.scales).astype(np.float32)),
-                          spick(float_scales(theirs)), blocks)
+        tally.same_values(f"{key} scales (input: block index)", np.asarray(q.scales).astype(np.float32),
+                          float_scales(theirs), blocks)
     if "global_scale" in theirs:
         ours = np.array([] if q.global_scale is None else [q.global_scale], dtype=np.float32)
         tally.same_values(f"{key} global scale", ours, theirs["global_scale"], flat)
     if "dequantized" in theirs:
         dtype = dequantize_dtype(scheme)
-        tally.same_values(f"{key} dequantize", pick(np.asarray(q.dequantize(dtype=dtype), dtype=np.float32)),
-                          pick(theirs["dequantized"]), flat)
+        tally.same_values(f"{key} dequantize", np.asarray(q.dequantize(dtype=dtype), dtype=np.float32),
+                          theirs["dequantized"], flat)
         try:
             g = theirs.get("global_scale")
             back = lowbit.blocks.from_arrays(np.asarray(theirs["elements"], dtype=np.uint8).reshape(x.shape),
                                              _peer_scales(q, theirs), scheme,
                                              global_scale=None if g is None else float(g[0]))
             tally.same_values(f"{key} from_arrays(peer codes).dequantize",
-                              pick(np.asarray(back.dequantize(dtype=dtype), dtype=np.float32)),
-                              pick(theirs["dequantized"]), flat)
+                              np.asarray(back.dequantize(dtype=dtype), dtype=np.float32),
+                              theirs["dequantized"], flat)
         except Exception as e:
             tally.lowbit_refused(f"{key} from_arrays", x.size, f"{type(e).__name__}: {e}")
-    if "bytes" in theirs and mask is None and not theirs.get("padded"):
+    if "bytes" in theirs and not theirs.get("padded"):
         packed = np.asarray(theirs["bytes"], dtype=np.uint8).reshape(-1)
         try:
             ours = np.frombuffer(q.to_bytes(), dtype=np.uint8)
         except Exception as e:
             tally.lowbit_refused(f"{key} to_bytes", x.size, f"{type(e).__name__}: {e}")
             return
-        if not scheme.startswith("ggml:"):
+        if not scheme.startswith("gguf-py:"):
             # lowbit's ONNX layout is the packed elements, then the scales (and the per-tensor
             # scale); the peer's packed elements are its first part.
             ours = ours[:len(packed)]
@@ -295,14 +270,6 @@ def _peer_scales(q, theirs):
     return float_scales(theirs).astype(np.asarray(q.scales).dtype).reshape(np.shape(q.scales))
 
 
-def ggml_masks(name, x, block):
-    """Which elements and blocks to compare with gguf's port (see ggml_block_skipped)."""
-    blocks = np.asarray(x, dtype=np.float32).reshape(-1, block)
-    reasons = [ggml_block_skipped(name, b) for b in blocks]
-    keep = np.array([r is None for r in reasons])
-    return np.repeat(keep, block), keep, {r for r in reasons if r}
-
-
 def run_scheme(scheme, block, dtypes, fn, impl, rng, rows, inject):
     tally = BlockTally(impl.split(" ")[0] + " " + impl.split(" ")[1], scheme)
     cases = [(case, x, fn, None) for case, x in inputs_for(scheme, block, dtypes, rng, rows)]
@@ -313,7 +280,6 @@ def run_scheme(scheme, block, dtypes, fn, impl, rng, rows, inject):
                 cases.append((f"{case}_global_{g:g}", x, peers.GLOBAL_CASES[scheme](g), g))
     # torchao's explicit per-tensor scale goes with `torchao:nvfp4` (`global=amax` computes it).
     explicit_scheme = "torchao:nvfp4" if scheme == "torchao:nvfp4,global=amax" else scheme
-    ggml = scheme.split(":")[1] if scheme.startswith("ggml:") else None
     for case, x, f, g in cases:
         key = f"{scheme} {case}"
         try:
@@ -352,11 +318,6 @@ def run_scheme(scheme, block, dtypes, fn, impl, rng, rows, inject):
             # are compared (the padding changes no block maximum), its padded bytes are not.
             theirs["elements"] = np.asarray(theirs["elements"])[..., :x.shape[-1]]
             theirs["padded"] = True
-        if ggml:
-            emask, smask, reasons = ggml_masks(ggml, x, block)
-            theirs["compare_mask"], theirs["scale_mask"] = emask, smask
-            tally.skipped_blocks += int((~smask).sum())
-            tally.skip_reasons |= reasons
         compare_case(tally, explicit_scheme if g is not None else scheme, key, x, theirs, g, inject)
     return tally
 
@@ -392,7 +353,11 @@ def selected(only):
     for scheme, block, dtypes, fn, impl in peers.schemes():
         if peers.reference_of(scheme) != "live" and not scheme.startswith("ggml:"):
             continue  # DeepSeek: a transcription, not a live implementation
-        if scheme == "ggml:nvfp4" or only not in scheme:
+        if scheme == "ggml:nvfp4":
+            continue
+        # The generator names gguf's port by the ggml type; lowbit's row for the port is gguf-py:*.
+        scheme = scheme.replace("ggml:", "gguf-py:")
+        if only not in scheme:
             continue
         if scheme in NOT_IN_LOWBIT:
             print(f"{scheme}: not compared ({NOT_IN_LOWBIT[scheme]})")
@@ -415,6 +380,11 @@ def run(args, inject=False):
     if total == 0:
         print("FAIL: nothing was compared (a typo in --only?)")
         status = 1
+    if getattr(args, "record", False) and total:
+        options = " ".join(f"--{k} {v}" for k, v in (("only", args.only), ("rows", args.rows)) if v)
+        crosscheck_record.record("crosscheck_blocks.py", peers.versions, args.seed, options,
+                                 [{"what": f"`{t.scheme}` vs {t.peer}", "compared": t.compared, "blocks": t.blocks,
+                                   "differences": t.differences} for t in tallies])
     return status, total
 
 
@@ -446,6 +416,8 @@ def main():
     ap.add_argument("--only", default="", help="only schemes whose name contains this")
     ap.add_argument("--rows", type=int, default=16, help="rows of blocks per random input")
     ap.add_argument("--seed", type=int, default=20261126)
+    ap.add_argument("--record", action="store_true",
+                    help="write the figures into docs/crosschecks.json and docs/crosschecks.md")
     ap.add_argument("--self-test", action="store_true",
                     help="show that an empty comparison and an injected difference fail")
     args = ap.parse_args()

@@ -159,6 +159,7 @@ def main():
     status = 0
     for p in chosen:
         status |= tallies[p].report(p)
+    cc.record("crosscheck_cast.py", args, tallies)
     return status
 
 

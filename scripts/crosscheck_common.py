@@ -226,6 +226,22 @@ def add_arguments(ap):
                     help="at most this many bulk patterns per source (a random sample of the 16-bit "
                          "patterns, the float32 grid and the random patterns; specials kept)")
     ap.add_argument("--seed", type=int, default=20261122, help="seed of the random patterns and the sample")
+    ap.add_argument("--record", action="store_true",
+                    help="write the figures into docs/crosschecks.json and docs/crosschecks.md")
+
+
+def record(script, args, tallies):
+    """With --record, the run's figures per profile ({profile: Tally}) into the cross-check table."""
+    if not args.record:
+        return
+    import crosscheck_record
+
+    options = " ".join(o for o in (f"--sample {args.sample}" if args.sample else "", f"--random {args.random}",
+                                   f"--only {args.only}" if args.only else "") if o)
+    crosscheck_record.record(
+        script, {t.peer: "" for t in tallies.values()}, args.seed, options,
+        [{"what": f"`{p}` profile, every Cast pair and attribute set", "compared": t.compared,
+          "differences": t.differences} for p, t in tallies.items()])
 
 
 def start(args):

@@ -54,6 +54,8 @@ import sys
 
 import numpy as np
 
+import crosscheck_record
+
 GGML_PY = "0.10.1"
 OTHER = None  # --library: another build's quantize_row_*_ref / dequantize_row_*
 CONTRACT = ""  # --contract fma: the option appended to ggml:q4_0 and ggml:mxfp4
@@ -433,6 +435,7 @@ def run(args, inject=None):
     chosen = selected(args.only)
     status = 0
     total = 0
+    tallies = []
     for scheme in chosen:
         tally = Tally(lowbit_name(scheme))
         for name, x in quantize_inputs(scheme, rng, args.sample):
@@ -440,9 +443,17 @@ def run(args, inject=None):
         check_random_bytes(tally, scheme, rng, args.sample, inject)
         status |= tally.report()
         total += tally.bytes + tally.values
+        tallies.append(tally)
     if total == 0:
         print("FAIL: nothing was compared (a typo in --only?)")
         status = 1
+    if getattr(args, "record", False) and total:
+        options = " ".join(o for o in (f"--sample {args.sample}", f"--only {args.only}" if args.only else "",
+                                       CONTRACT and "--contract fma") if o)
+        crosscheck_record.record(
+            "crosscheck_ggml.py", {"ggml-py (ggml's C)": GGML_PY}, args.seed, options,
+            [{"what": f"`{t.scheme}`: quantize bytes and dequantized float32", "compared": t.bytes + t.values,
+              "blocks": t.blocks, "differences": t.differences} for t in tallies])
     return status
 
 
@@ -476,6 +487,8 @@ def main():
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--self-test", action="store_true",
                     help="show that an empty selection and an injected difference in each scheme fail")
+    ap.add_argument("--record", action="store_true",
+                    help="write the figures into docs/crosschecks.json and docs/crosschecks.md")
     ap.add_argument("--library", default=None,
                     help="another build of ggml's reference functions (quantize_row_*_ref, dequantize_row_*)")
     ap.add_argument("--contract", choices=["fma"], default=None,

@@ -86,7 +86,9 @@ def main():
             else:
                 check(tally, profiles, src, to, cc.raw_bytes(src, codes), len(codes), codes, codes, None)
         print(f"{src}: done", file=sys.stderr, flush=True)
-    return tally.report(PROFILE)
+    status = tally.report(PROFILE)
+    cc.record("crosscheck_ml_dtypes.py", args, {PROFILE: tally})
+    return status
 
 
 if __name__ == "__main__":

@@ -457,3 +457,91 @@ fn raw_float32_is_read_in_place_or_copied_alike() {
         assert_eq!(r.elements, want);
     }
 }
+
+/// torchao's E5M2 elements go through torch's cast: a NaN is 0x7F with its sign (the spec cast
+/// writes 0x7E), and torch decodes it to float32 0x7FE00000 (its fraction bits widened, quiet).
+#[test]
+fn torchao_e5m2_nan_is_torchs_code() {
+    let mut x = block(32, &[1.0, f32::NAN, -f32::NAN]);
+    x[3] = 2.0;
+    let got = q("torchao:mxfp8e5m2,scale=floor", &x, None);
+    assert_eq!(&got.elements[1..3], &[0x7F, 0xFF]);
+    // The block's maximum is NaN, so is its scale (E8M0 0xFF); under a scale of 1 (code 127)
+    // the codes decode to torch's 0x7FE00000 with their sign.
+    let scheme = Scheme::parse("torchao:mxfp8e5m2,scale=floor").unwrap();
+    let mut codes = vec![0x3Cu8; 32];
+    codes[1] = 0x7F;
+    codes[2] = 0xFF;
+    let back =
+        blocks::from_arrays(codes, &[32], Scales::Codes(vec![127]), &scheme, -1, None).unwrap().dequantize().unwrap();
+    assert_eq!((back[0], back[1].to_bits(), back[2].to_bits()), (1.0, 0x7FE0_0000, 0xFFE0_0000));
+}
+
+/// A NaN element times a NaN scale keeps the scale's NaN (torch's float32 mul keeps its second
+/// operand's NaN): torchao MX decodes E8M0 0xFF as float('nan'), 0x7FC00000.
+#[test]
+fn nan_element_times_nan_scale_keeps_the_scales_nan() {
+    let scheme = Scheme::parse("torchao:mxfp8e4m3,scale=floor").unwrap();
+    let d = blocks::from_arrays(vec![0xFF; 32], &[32], Scales::Codes(vec![0xFF]), &scheme, -1, None).unwrap();
+    let back = d.dequantize().unwrap();
+    // The element alone would be torch's 0xFFF00000; the scale's NaN wins.
+    assert!(back.iter().all(|v| v.to_bits() == 0x7FC0_0000), "{:#x}", back[0].to_bits());
+}
+
+/// NVFP4 with a NaN per-tensor scale and NaN block scales (E4M3 0x7F, torch's 0x7FF00000): the
+/// factor is the per-tensor scale's NaN but for the last (r - 1) % 4 of N blocks, r = N % 16,
+/// which keep the block scale's (torch's vector-times-0-dim multiply, observed).
+#[test]
+fn nvfp4_nan_global_times_nan_scale_by_place() {
+    let global = f32::from_bits(0x7FC0_0123);
+    for (scheme, blocks_n, tail) in [("torchao:nvfp4", 8, 3), ("modelopt:nvfp4", 16, 0), ("torchao:nvfp4", 7, 2)] {
+        let s = Scheme::parse(scheme).unwrap();
+        // Element code 2 is 1.0.
+        let d = blocks::from_arrays(
+            vec![2; 16 * blocks_n],
+            &[16 * blocks_n],
+            Scales::Codes(vec![0x7F; blocks_n]),
+            &s,
+            -1,
+            Some(global),
+        )
+        .unwrap();
+        let back = d.dequantize().unwrap();
+        for (b, chunk) in back.chunks(16).enumerate() {
+            let want = if b >= blocks_n - tail { 0x7FF0_0000 } else { 0x7FC0_0123 };
+            assert!(
+                chunk.iter().all(|v| v.to_bits() == want),
+                "{scheme} N={blocks_n} block {b}: {:#x}",
+                chunk[0].to_bits()
+            );
+        }
+    }
+}
+
+/// compressed-tensors FP8 with bfloat16 scales dequantizes in bfloat16: torch writes a NaN
+/// product as 0xFFFF in its vectorized loop (32 values a step) and 0x7FC0 in the scalar tail of
+/// each row's loop; with NaN codes it casts the code through bfloat16 first (0x7FC0: positive).
+#[test]
+fn fp8_bfloat16_nan_products_by_place_in_torchs_loop() {
+    let s = Scheme::parse("fp8:channel").unwrap();
+    // Two rows of 40 NaN codes (negative and positive), one bfloat16 scale of 1.0 each.
+    let codes: Vec<u8> = (0..80).map(|i| if i % 2 == 0 { 0xFF } else { 0x7F }).collect();
+    let d = blocks::from_arrays(codes, &[2, 40], Scales::Bfloat16(vec![0x3F80, 0x3F80]), &s, -1, None).unwrap();
+    let back = d.dequantize().unwrap();
+    for (i, v) in back.iter().enumerate() {
+        let want = if i % 40 < 32 { 0xFFFF_0000 } else { 0x7FC0_0000 };
+        assert_eq!(v.to_bits(), want, "element {i}");
+    }
+}
+
+/// compressed-tensors' FP8 quantize of bfloat16 input casts each code to bfloat16 and back: a
+/// NaN element is 0x7F whatever its sign (torch's float8 -> bfloat16 NaN is 0x7FC0).
+#[test]
+fn fp8_bfloat16_input_nan_codes_are_positive() {
+    let s = Scheme::parse("fp8:channel").unwrap();
+    let mut x: Vec<half::bf16> = (0..16).map(|i| half::bf16::from_f32(i as f32 - 8.0)).collect();
+    x[3] = half::bf16::from_bits(0xFFC1);
+    x[4] = half::bf16::from_bits(0x7FC1);
+    let got = blocks::quantize(&x, &[1, 16], &s, -1, None).unwrap();
+    assert!(got.elements.iter().all(|&c| c == 0x7F), "{:x?}", got.elements);
+}

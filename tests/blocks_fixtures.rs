@@ -9,8 +9,7 @@
 //! bytes and dequantized values, NaN codes, NaN payloads and the sign of zero included. The NaNs
 //! the implementations write on x86-64 are the rows' (the `torch` profile's casts, the NaN a
 //! product of two NaNs keeps, the bits of a NaN block maximum taken through torch's vectorized
-//! max). One difference is declared rather than modelled ([`DECLARED`]): it is pinned to the
-//! bit, counted, and the test fails when it grows, shrinks or changes. The rows of gguf's numpy
+//! max, torch's bfloat16 NaN in the vectorized loop and in its scalar tail). The rows of gguf's numpy
 //! port (`"reference": "gguf-port"`, the `ggml:*` quantize cases) are checked against lowbit's
 //! `gguf-py:*` rows, every row (the `differs_from_ggml_c` rows included: the port is a producer of
 //! its own); ggml's C is checked live by scripts/crosscheck_ggml.py.
@@ -18,40 +17,6 @@
 use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// A difference the rows do not model yet, matched to the bit: every failure line that starts
-/// with `prefix` and ends with `bits` is one, and there must be exactly `count`.
-struct Declared {
-    prefix: &'static str,
-    bits: &'static str,
-    count: usize,
-    why: &'static str,
-}
-
-impl Declared {
-    fn matches(&self, failure: &str) -> bool {
-        failure.starts_with(self.prefix) && failure.ends_with(self.bits)
-    }
-}
-
-/// compressed-tensors FP8 with bfloat16 input, dequantized NaNs: torch multiplies `q.to(bf16) *
-/// scale` in bfloat16, and writes a NaN as 0x7FC0 in its scalar tail (these 16-element rows are
-/// all tail: fewer than the 32 lanes of a vectorized step) but 0xFFFF in its vectorized loop;
-/// lowbit writes the vectorized loop's 0xFFFF everywhere.
-const DECLARED: &[Declared] = &[
-    Declared {
-        prefix: "fp8:channel edge_bf16: dequantized ",
-        bits: "lowbit NaN (0xffff0000), implementation NaN (0x7fc00000)",
-        count: 80,
-        why: "bfloat16 NaN of torch's scalar tail",
-    },
-    Declared {
-        prefix: "fp8:tensor edge_bf16/",
-        bits: "lowbit NaN (0xffff0000), implementation NaN (0x7fc00000)",
-        count: 80,
-        why: "bfloat16 NaN of torch's scalar tail",
-    },
-];
 
 /// Schemes recorded in the fixtures that lowbit does not offer (none today).
 const NOT_OFFERED: &[&str] = &[];
@@ -248,20 +213,6 @@ fn every_fixture_case() {
         }
     }
     println!("{} cases, {} values compared, {not_offered} cases of schemes not offered", t.cases, t.values);
-    // The declared differences, each matched to the bit and counted, are taken out of the
-    // failures; what is left fails the test.
-    let mut declared = vec![0usize; DECLARED.len()];
-    t.failures.retain(|f| match DECLARED.iter().position(|d| d.matches(f)) {
-        Some(k) => {
-            declared[k] += 1;
-            false
-        }
-        None => true,
-    });
-    for (d, &n) in DECLARED.iter().zip(&declared) {
-        println!("declared: {} x{n} ({})", d.prefix, d.why);
-        assert_eq!(n, d.count, "declared difference {:?}: {n} values, {} declared", d.prefix, d.count);
-    }
     let mut per_scheme: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for f in &t.failures {
         per_scheme.entry(f.split(' ').next().unwrap().to_string()).or_default().push(f);

@@ -556,6 +556,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     if matches!(q.scales, Scales::Float16(_) | Scales::Bfloat16(_)) {
         factors.iter_mut().for_each(|s| *s = factor(*s));
     }
+    global_tail_nans(recipe, q, &mut factors);
     // The blocked-axis-last order (the tensor's own where the blocks run along its last axis).
     if g.block_rows == 1 && g.inner != 1 {
         factors = move_axis_last(&factors, g.outer, g.col_blocks, g.inner);
@@ -574,16 +575,9 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
         } else {
             super::fast::tiles_of_rows(&factors, g.rows(), g.block_rows, g.col_blocks)
         };
-        return super::fast::values_times_factors(
-            recipe,
-            table,
-            factors,
-            &q.elements,
-            g.len,
-            g.block_cols,
-            rounding,
-            out,
-        );
+        super::fast::values_times_factors(recipe, table, factors, &q.elements, g.len, g.block_cols, rounding, out)?;
+        scalar_tail_nans(recipe, &g, rounding, out);
+        return Ok(());
     }
     let codes = axis_last(&q.elements, &g);
     // The products in the blocked-axis-last order: `out` itself where that is the tensor's order.
@@ -606,7 +600,63 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     if g.inner != 1 {
         axis_back_into(&moved, g.outer, g.len, g.inner, out);
     }
+    scalar_tail_nans(recipe, &g, rounding, out);
     Ok(())
+}
+
+/// Where the per-tensor scale is a NaN and a block's decoded scale is a NaN too, which of the two
+/// the factor keeps depends on the block's place: torch multiplies the vector of scales by the
+/// 0-dim per-tensor scale keeping the second operand's NaN, except in the last `(r - 1) % 4`
+/// products, `r = N % 16` (none when `r` is 0), which keep the first's (the row's
+/// `global_nan_tail`, observed with torch 2.15 on x86-64 for every N from 1 to 72). Every other
+/// factor is as the row's `product_nan` made it.
+fn global_tail_nans(recipe: &Recipe, q: &Quantized, factors: &mut [f32]) {
+    let (Some(gs), Scales::Codes(codes)) = (q.global_scale, &q.scales) else { return };
+    let (step, period) = recipe.global_nan_tail;
+    if period == 0 || !gs.is_nan() || recipe.scale != ScaleFormat::E4M3 {
+        return;
+    }
+    let n = factors.len();
+    let r = n % step;
+    let start = n - if r == 0 { 0 } else { (r - 1) % period };
+    for (f, &c) in factors[start..].iter_mut().zip(&codes[start..]) {
+        let s = scale_code_value(recipe, c);
+        if s.is_nan() {
+            *f = super::rules::quiet(s);
+        }
+    }
+}
+
+/// torch's bfloat16 multiply writes a NaN product as 0xFFFF in its vectorized loop but as 0x7FC0
+/// in the scalar tail of each inner loop (the elements past the last whole step of the row's
+/// `nan_lanes`). For a row that dequantizes in its compute dtype, the inner loop of `q * scale`
+/// is a block's run along the last axis (a scale per row, group or tile column), or the whole
+/// tensor under one scale; the NaNs `round_all_as` wrote as the vectorized loop's get the tail's
+/// bits there. Blocks along another axis are left as they are (the implementations block the
+/// last axis only).
+fn scalar_tail_nans(recipe: &Recipe, g: &Geometry, rounding: DType, out: &mut [f32]) {
+    let lanes = recipe.nan_lanes.iter().find(|(d, _)| *d == rounding).map_or(0, |l| l.1);
+    if rounding != DType::Bfloat16 || recipe.dequantize != Dequantize::MultiplyInComputeDtype || lanes == 0 {
+        return;
+    }
+    if g.inner != 1 || !out.iter().any(|v| v.is_nan()) {
+        return;
+    }
+    let tail_nan = f32::from_bits(0x7FC0_0000);
+    // One loop over the whole tensor, or one per block run along each row.
+    let run = if recipe.block == BlockShape::Tensor { out.len() } else { g.block_cols.min(g.len).max(1) };
+    let whole_steps = |len: usize| len / lanes * lanes;
+    if recipe.block == BlockShape::Tensor {
+        let start = whole_steps(run);
+        out[start..].iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = tail_nan);
+        return;
+    }
+    for row in out.chunks_mut(g.len.max(1)) {
+        for block in row.chunks_mut(run) {
+            let start = whole_steps(block.len());
+            block[start..].iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = tail_nan);
+        }
+    }
 }
 
 /// The value of a one-byte scale code as the row decodes it.

@@ -341,8 +341,8 @@ pub fn recipes_markdown() -> String {
          sources are in `docs/research/block_recipes.md`; the fixtures the rows are checked against are \
          in `tests/data/blocks/`.\n\n| scheme | element | block | scale | block maximum | scale rule | \
          per-tensor scale | element step | element rounding | dequantize | casts | NaN of NaN times NaN | \
-         NaN block maximum | bfloat16 NaN | short last block | layout | implementation | version | functions | \
-         checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         NaN of NaN scale times NaN per-tensor scale | NaN block maximum | bfloat16 NaN | short last block | layout | implementation | version | functions | \
+         checked by |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, r) in recipes() {
         let cells = [
@@ -362,6 +362,12 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.dequantize),
             r.profile.name().to_string(),
             format!("the {:?}'s", r.product_nan).to_lowercase(),
+            match r.global_nan_tail {
+                (_, 0) => "as the previous column".to_string(),
+                (step, period) => format!(
+                    "the per-tensor scale's, the block scale's in the last (r - 1) % {period} of N, r = N % {step}"
+                ),
+            },
             if r.nan_lanes.is_empty() {
                 "0x7FC00000".to_string()
             } else {

@@ -356,6 +356,11 @@ pub struct Recipe {
     pub nan_lanes: &'static [(DType, usize)],
     /// Which NaN a dequantized product of two NaNs keeps.
     pub product_nan: ProductNan,
+    /// Where a NaN per-tensor scale meets a NaN block scale: `(step, period)` of torch's
+    /// vector-times-0-dim multiply over the N block scales, which keeps the per-tensor scale's NaN
+    /// except in the last `(r - 1) % period` products, `r = N % step` (none when `r` is 0), which
+    /// keep the block scale's (engine's `global_tail_nans`; `(0, 0)`: no such multiply).
+    pub global_nan_tail: (usize, usize),
     /// Whose casts the row's element and scale conversions are, both ways (the NaN codes and
     /// payloads they write): `torch` where the implementation calls torch's `Tensor.to`.
     pub profile: Profile,
@@ -415,6 +420,7 @@ const fn torchao_mx(
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
@@ -487,6 +493,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: ALL_FLOATS,
         profile: Profile::Spec,
         product_nan: ProductNan::Element,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
@@ -521,6 +528,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (16, 4),
         nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
@@ -562,6 +570,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: ALL_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (16, 4),
         nan_lanes: CT_NAN_LANES,
         bfloat16_nan: None,
         source: Source {
@@ -611,6 +620,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (0, 0),
         nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
@@ -650,6 +660,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (0, 0),
         nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
@@ -679,6 +690,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: &[],
         profile: Profile::Spec,
         product_nan: ProductNan::Element,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source: GGML,
@@ -715,6 +727,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source: Source {
@@ -756,6 +769,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
         product_nan: ProductNan::Factor,
+        global_nan_tail: (0, 0),
         nan_lanes: CT_NAN_LANES,
         bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
         source: Source {
@@ -827,6 +841,7 @@ const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
         inputs: &[],
         profile: Profile::Spec,
         product_nan: ProductNan::Element,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source,
@@ -858,6 +873,7 @@ const fn ggml_q4_0(
         inputs: &[],
         profile: Profile::Spec,
         product_nan: ProductNan::Element,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source,
@@ -883,6 +899,7 @@ const fn ggml_mxfp4(family: &'static str, options: &'static str, amax: Amax, sou
         inputs: &[],
         profile: Profile::Spec,
         product_nan: ProductNan::Element,
+        global_nan_tail: (0, 0),
         nan_lanes: &[],
         bfloat16_nan: None,
         source,
