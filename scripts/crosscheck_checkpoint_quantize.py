@@ -255,7 +255,7 @@ def check_gguf(tally, path, ours, originals, qtype_name):
                        theirs.reshape(-1))
 
 
-def run(binary):
+def run(binary, record=False):
     check_pins()
     tally = Tally()
     rng = np.random.default_rng(2711)
@@ -300,6 +300,13 @@ def run(binary):
     for what, n in tally.counts.items():
         print(f"  {what}: {n} compared")
     print(f"compared {tally.compared} elements/bytes, {len(tally.differ)} differences")
+    if record and tally.compared:
+        import crosscheck_record
+
+        crosscheck_record.record(
+            "crosscheck_checkpoint_quantize.py", dict(PINS), 2711, "",
+            [{"what": f"{what}: stored elements, scales and bytes", "compared": n,
+              "differences": sum(d.startswith(what) for d in tally.differ)} for what, n in tally.counts.items()])
     if tally.compared == 0 or tally.differ:
         sys.exit(1)
 
@@ -414,11 +421,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lowbit", default="target/release/lowbit")
     parser.add_argument("--write-fixtures", metavar="DIR")
+    parser.add_argument("--record", action="store_true",
+                        help="write the figures into docs/crosschecks.json and docs/crosschecks.md")
     args = parser.parse_args()
     if args.write_fixtures:
         write_fixtures(args.write_fixtures)
     else:
-        run(args.lowbit)
+        run(args.lowbit, args.record)
 
 
 if __name__ == "__main__":

@@ -44,15 +44,15 @@ def record(script, peers, seed, options, rows):
 
 
 def render(runs):
-    """docs/crosschecks.md from the stored runs."""
-    lines = [HEADER.rstrip("\n"), "",
-             "| script | what | peers | values compared | blocks | differences | run |",
-             "|---|---|---|---:|---:|---:|---|"]
+    """docs/crosschecks.md from the stored runs: per script its peers and run, then its rows."""
+    lines = [HEADER.rstrip("\n")]
     for script, run in runs.items():
         peers = ", ".join(f"{k} {v}".strip() for k, v in run["peers"].items())
-        how = f"{run['date']}, seed {run['seed']}" + (f", `{run['options']}`" if run["options"] else "")
+        options = f", `{run['options']}`" if run["options"] else ""
+        where = "scripts/" + script
+        lines += ["", f"`{where}` against {peers}; run {run['date']}, seed {run['seed']}{options}:", "",
+                  "| compared | values | blocks | differences |", "|---|---:|---:|---:|"]
         for r in run["rows"]:
             blocks = "" if r["blocks"] is None else f"{r['blocks']:,}"
-            lines.append(f"| `scripts/{script}` | {r['what']} | {peers} | {r['compared']:,} | {blocks} | "
-                         f"{r['differences']:,} | {how} |")
+            lines.append(f"| {r['what']} | {r['compared']:,} | {blocks} | {r['differences']:,} |")
     return "\n".join(lines) + "\n"

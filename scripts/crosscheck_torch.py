@@ -302,7 +302,9 @@ def run_capability(args):
           f"{len(tally.rows)} pairs and attribute sets, {differing:,} differ; {len(tally.raises)} pairs torch raises "
           f"on", flush=True)
     if args.digest_file:
-        pathlib.Path(args.digest_file).write_text(json.dumps({"capability": cap, "digests": digests}))
+        pathlib.Path(args.digest_file).write_text(json.dumps({"capability": cap, "digests": digests,
+                                                              "profile": args.profile, "compared": compared,
+                                                              "differences": differing}))
     if compared == 0:
         print("nothing compared: failing", flush=True)
         return 1
@@ -323,6 +325,8 @@ def main():
                     help="run under this ATEN_CPU_CAPABILITY only ('native': the machine's own); default: "
                          "default, avx2 and the machine's own")
     ap.add_argument("--quiet", action="store_true", help="print only the pairs with differences")
+    ap.add_argument("--record", action="store_true",
+                    help="write the figures into docs/crosschecks.json and docs/crosschecks.md")
     ap.add_argument("--digest-file", default="", help=argparse.SUPPRESS)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -366,6 +370,15 @@ def main():
         print(f"torch's answers per capability ({dispatched}): {len(depends)} of {len(pairs)} pairs differ between "
               f"capabilities{': ' + ', '.join(depends) if depends else ''}")
     print("FAILED" if status else "OK: 0 differences")
+    if args.record and seen:
+        import crosscheck_record
+
+        options = " ".join(o for o in (f"--random {args.random}", f"--only {args.only}" if args.only else "",
+                                       f"--capability {args.capability}" if args.capability else "") if o)
+        crosscheck_record.record(
+            "crosscheck_torch.py", {PEER: ""}, args.seed, options,
+            [{"what": f"`{r['profile']}` profile, ATEN_CPU_CAPABILITY {r['capability']}: every pair of torch's dtypes",
+              "compared": r["compared"], "differences": r["differences"]} for r in seen.values()])
     return status
 
 

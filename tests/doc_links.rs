@@ -184,3 +184,33 @@ fn every_cited_repository_path_exists() {
     // The scan reads the citations there are (279 when this was written), not none.
     assert!(checked > 200, "only {checked} citations found");
 }
+
+/// The live cross-check figures the docs show are the ones the scripts wrote: the text between
+/// `<!-- crosschecks:begin -->` and `<!-- crosschecks:end -->` (in README.md or a chapter of
+/// docs/guide/, exactly once) is docs/crosschecks.md below its title, which
+/// `scripts/crosscheck_record.py` writes from docs/crosschecks.json; nobody types the figures.
+#[test]
+fn the_cross_check_figures_are_the_scripts() {
+    let written = std::fs::read_to_string(root().join("docs/crosschecks.md")).unwrap();
+    let body = written.split_once('\n').map_or("", |(_, rest)| rest).trim();
+    assert!(body.contains("| 0 |"), "docs/crosschecks.md holds no compared row");
+    let mut docs = vec![root().join("README.md")];
+    if let Ok(dir) = std::fs::read_dir(root().join("docs/guide")) {
+        docs.extend(dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "md")));
+    }
+    let mut quotes = Vec::new();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for part in text.split("<!-- crosschecks:begin -->").skip(1) {
+            let (quoted, _) =
+                part.split_once("<!-- crosschecks:end -->").expect("an end marker after the begin marker");
+            quotes.push((doc.clone(), quoted.trim().to_string()));
+        }
+    }
+    assert_eq!(quotes.len(), 1, "the figures are quoted once: {:?}", quotes.iter().map(|q| &q.0).collect::<Vec<_>>());
+    assert!(
+        quotes[0].1 == body,
+        "{} quotes other figures than docs/crosschecks.md: copy its text below the title between the markers",
+        quotes[0].0.display()
+    );
+}
