@@ -275,7 +275,7 @@ fn compare_weight(
                 for (x, y) in bytes[offset..offset + n].chunks_exact(4).zip(pending[..n].chunks_exact(4)) {
                     let (x, y) =
                         (f32::from_le_bytes(x.try_into().expect("4")), f32::from_le_bytes(y.try_into().expect("4")));
-                    if x.to_bits() != y.to_bits() && !(x.is_nan() && y.is_nan()) {
+                    if x.to_bits() != y.to_bits() {
                         d.differing += 1;
                         d.largest_abs = d.largest_abs.max((f64::from(x) - f64::from(y)).abs());
                         d.largest_ulps = d.largest_ulps.max(f32_ulps(x, y));
