@@ -3,7 +3,7 @@
 A cross-check script run with `--record` stores what it compared in docs/crosschecks.json (one
 entry per script: the date, the peers and their versions, the seed and options, and per row the
 values and blocks compared and the differences), then writes docs/crosschecks.md, the table the
-guide quotes between its `<!-- crosschecks:begin -->` and `<!-- crosschecks:end -->` lines
+docs quote between their `<!-- crosschecks:begin -->` and `<!-- crosschecks:end -->` lines
 (tests/doc_links.rs fails when the quote and the file disagree). Nothing here is typed by hand.
 """
 import datetime
@@ -56,3 +56,26 @@ def render(runs):
             blocks = "" if r["blocks"] is None else f"{r['blocks']:,}"
             lines.append(f"| {r['what']} | {r['compared']:,} | {blocks} | {r['differences']:,} |")
     return "\n".join(lines) + "\n"
+
+
+def quote(path):
+    """Copies docs/crosschecks.md below its title between the markers of `path` (the README or
+    the guide's chapter that quotes it), as tests/doc_links.rs checks."""
+    doc = pathlib.Path(path)
+    text = doc.read_text()
+    begin, end = "<!-- crosschecks:begin -->", "<!-- crosschecks:end -->"
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise SystemExit(f"{path}: needs one {begin} and one {end}")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    body = TABLE.read_text().split("\n", 1)[1].strip()
+    doc.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
+    print(f"{path}: quotes {TABLE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "--quote":
+        raise SystemExit("usage: python3 scripts/crosscheck_record.py --quote FILE (the document that quotes the figures)")
+    quote(sys.argv[2])

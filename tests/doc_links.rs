@@ -210,7 +210,7 @@ fn the_cross_check_figures_are_the_scripts() {
     assert_eq!(quotes.len(), 1, "the figures are quoted once: {:?}", quotes.iter().map(|q| &q.0).collect::<Vec<_>>());
     assert!(
         quotes[0].1 == body,
-        "{} quotes other figures than docs/crosschecks.md: copy its text below the title between the markers",
+        "{} quotes other figures than docs/crosschecks.md: python3 scripts/crosscheck_record.py --quote FILE",
         quotes[0].0.display()
     );
 }
