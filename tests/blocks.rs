@@ -545,3 +545,15 @@ fn fp8_bfloat16_input_nan_codes_are_positive() {
     let got = blocks::quantize(&x, &[1, 16], &s, -1, None).unwrap();
     assert!(got.elements.iter().all(|&c| c == 0x7F), "{:x?}", got.elements);
 }
+
+/// `fp8:tensor` of an empty tensor has no maximum for its one scale: refused by the library call
+/// itself (compressed-tensors' torch.aminmax raises too); per-channel scales of no rows are empty.
+#[test]
+fn empty_tensor_under_one_scale_is_refused() {
+    let tensor = Scheme::parse("fp8:tensor").unwrap();
+    let e = blocks::quantize::<f32>(&[], &[0, 4], &tensor, -1, None).unwrap_err().to_string();
+    assert!(e.contains("has no elements"), "{e}");
+    let channel = Scheme::parse("fp8:channel").unwrap();
+    let q = blocks::quantize::<f32>(&[], &[0, 4], &channel, -1, None).unwrap();
+    assert!(q.elements.is_empty());
+}

@@ -244,6 +244,8 @@ pub(super) fn quantize_with<T: BlockInput>(
             why: "the implementation this scheme reproduces does not take this input dtype",
         });
     }
+    // One scale for no elements: refused here too, not only by the faces that check first.
+    crate::quant::check_blocks_input(shape, scheme)?;
     let g = Geometry::new(shape, scheme, axis)?;
     if x.len() != g.elements() {
         return Err(Error::ShapeMismatch { shape: shape.to_vec(), elements: g.elements(), actual: x.len() });
