@@ -7,8 +7,8 @@ use super::recipes::{
 };
 use super::rules::{
     amax_fold, bits_of, block_scales, c_int8_x86, casts, clamp, decode, element_factors, fused_multiply_add,
-    ggml_ue4m3_value, nan_code, nan_first, nearest_kvalue, pow2, product, round_all_as, round_to, scale_casts,
-    BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
+    ggml_ue4m3_value, nan_code, nan_first, nearest_kvalue, place_nan_maxima, pow2, product, round_all_as, round_to,
+    scale_casts, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
@@ -277,7 +277,9 @@ pub(super) fn quantize_with<T: BlockInput>(
         super::fast::quantize_rows(recipe, values, g.len, g.block_cols, g.block_rows, global_from, compute)?
     } else {
         let global = global_of(recipe, from_amax, global_scale, &mut || super::fast::tensor_amax(values), compute);
-        let amaxes = block_amax(recipe.amax, values, &g);
+        let mut amaxes = block_amax(recipe.amax, values, &g);
+        let count = amaxes.len();
+        place_nan_maxima(recipe, compute, &mut amaxes, 0, count);
         let scales = block_scales(recipe, &amaxes, global, compute, scale_casts(recipe)?.as_ref())?;
         let codes = element_codes(recipe, values, &g, &scales, global, compute)?;
         (codes, scales.iter().map(|s| s.stored).collect(), global)

@@ -578,11 +578,10 @@ pub(super) fn quantize_rows(
 ) -> Result<(Vec<u8>, Vec<u32>, Option<f32>)> {
     let blocks_per_row = row.div_ceil(block);
     let rows = values.len() / row;
-    // A row whose NaN scales depend on the block's place among all blocks takes one chunk.
-    let whole = !recipe.nan_lanes.is_empty();
-    let chunk = if whole { values.len() } else { (CHUNK / (band * row)).max(1) * band * row };
+    let chunk = (CHUNK / (band * row)).max(1) * band * row;
     let mut codes = vec![0u8; values.len()];
-    let mut stored = vec![0u32; rows.div_ceil(band) * blocks_per_row];
+    let stored_blocks = rows.div_ceil(band) * blocks_per_row;
+    let mut stored = vec![0u32; stored_blocks];
     // The element plan and the scales' casts once for all chunks.
     let plan = match recipe.round {
         ElementRound::Cast { .. } => Some(Plan::new(DType::Float, recipe.element, &rules::casts(recipe.profile))?),
@@ -627,7 +626,9 @@ pub(super) fn quantize_rows(
         let maxima = if recipe.nan_lanes.is_empty() || !maxima.iter().any(|m| m.is_nan()) {
             maxima
         } else {
-            placed = rules::nan_lane_maxima(recipe, compute, maxima);
+            let mut m = maxima.to_vec();
+            rules::place_nan_maxima(recipe, compute, &mut m, c * chunk_blocks, stored_blocks);
+            placed = m;
             &placed[..]
         };
         let chunk_scales = match recipe.scale_rule {

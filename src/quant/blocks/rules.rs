@@ -285,13 +285,6 @@ pub(super) fn block_scales(
     compute: DType,
     casts: Option<&ScaleCasts>,
 ) -> Result<Vec<BlockScale>> {
-    let placed;
-    let amaxes = if recipe.nan_lanes.is_empty() || !amaxes.iter().any(|a| a.is_nan()) {
-        amaxes
-    } else {
-        placed = nan_lane_maxima(recipe, compute, amaxes);
-        &placed[..]
-    };
     if matches!(recipe.scale_rule, ScaleRule::PowerOfTwoLog2 { .. }) {
         return Ok(amaxes.iter().map(|&a| block_scale(recipe, a, global, compute)).collect());
     }
@@ -335,16 +328,17 @@ pub(super) fn block_scales(
 /// (bfloat16: 0xFFFF), and the scalar tail passes the input's positive NaN (0x7FC00000).
 /// Observed with torch 2.15.0: 16 float32 / 32 bfloat16 blocks on both the AVX-512 and the
 /// AVX2 dispatch; under ATEN_CPU_CAPABILITY=default every NaN stays positive.
-/// The block maxima with each NaN replaced by the bits of its place ([`nan_amax_bits`], the
-/// row's `nan_lanes` for `compute`); the blocks in the scale tensor's order.
-pub(super) fn nan_lane_maxima(recipe: &Recipe, compute: DType, amaxes: &[f32]) -> Vec<f32> {
+/// Each NaN of `amaxes` (blocks `first..` of `count`, in the scale tensor's order) replaced by the
+/// bits of its place ([`nan_amax_bits`], the row's `nan_lanes` for `compute`), before the scales
+/// are computed; rows without `nan_lanes` keep their maxima.
+pub(super) fn place_nan_maxima(recipe: &Recipe, compute: DType, amaxes: &mut [f32], first: usize, count: usize) {
+    if recipe.nan_lanes.is_empty() {
+        return;
+    }
     let lanes = recipe.nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
-    let n = amaxes.len();
-    amaxes
-        .iter()
-        .enumerate()
-        .map(|(b, &a)| if a.is_nan() { f32::from_bits(nan_amax_bits(b, n, lanes)) } else { a })
-        .collect()
+    for (b, a) in amaxes.iter_mut().enumerate().filter(|(_, a)| a.is_nan()) {
+        *a = f32::from_bits(nan_amax_bits(first + b, count, lanes));
+    }
 }
 
 pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
