@@ -29,7 +29,10 @@ const SKIPPED: &[(&str, &str)] = &[
     ("cargo build", "a release build (CI's job)"),
     ("cargo bench", "a benchmark"),
     ("lowbit tables", "every table with the 2^32-input sweep digests: tests/tables.rs covers it"),
-    ("lowbit sweep --from f32", "all 2^32 float32 inputs: minutes in a test build (tests/verify_cli.rs sweeps narrower sources)"),
+    (
+        "lowbit sweep --from f32",
+        "all 2^32 float32 inputs: minutes in a test build (tests/verify_cli.rs sweeps narrower sources)",
+    ),
     ("lowbit bench", "a benchmark"),
     ("PY=$(bash scripts/", "a Python venv with peers from the package registry"),
     ("python3 -m venv", "a Python venv from the package registry"),
