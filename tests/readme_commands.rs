@@ -31,7 +31,7 @@ const SKIPPED: &[(&str, &str)] = &[
     ("lowbit tables", "every table with the 2^32-input sweep digests: tests/tables.rs covers it"),
     (
         "lowbit sweep --from f32",
-        "all 2^32 float32 inputs: minutes in a test build (tests/verify_cli.rs sweeps narrower sources)",
+        "all 2^32 float32 inputs: minutes in a test build (tests/cli_trust.rs sweeps narrower sources)",
     ),
     ("lowbit bench", "a benchmark"),
     ("PY=$(bash scripts/", "a Python venv with peers from the package registry"),
