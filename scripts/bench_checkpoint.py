@@ -10,7 +10,7 @@ the floor of any dequantize that writes that file), and with --baseline BIN anot
 (e.g. one built from an earlier commit). The machine is shared: read the ratios, not the absolute
 figures.
 
-Only numpy and the standard library: python scripts/bench_checkpoint.py --bin target/release/lowbit
+Only numpy and the standard library: python scripts/bench_checkpoint.py --bin PATH/TO/release/lowbit
 """
 
 import argparse
@@ -124,7 +124,7 @@ def _run(binary, folder, out, dtype):
     return wall, (after.ru_utime - before.ru_utime), (after.ru_stime - before.ru_stime), size
 
 
-# The conventions measured, in the README's order.
+# The conventions measured, in docs/guide/speed.md's order.
 KINDS = ["gpt-oss-mxfp4", "modelopt-nvfp4", "compressed-tensors-nvfp4", "deepseek-fp8",
          "gguf-q8_0", "gguf-q4_0", "gguf-mxfp4", "gguf-nvfp4"]
 

@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from cargo_target import release_lowbit
+
 
 SMALL = ["BOOL", "INT8", "UINT8", "INT16", "UINT16", "FLOAT16", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
          "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0", "FLOAT6E2M3", "FLOAT6E3M2", "FLOAT4E2M1", "INT4", "UINT4",
@@ -43,7 +44,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=1 << 22)
     ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--lowbit", default=str(ROOT / "target" / "release" / "lowbit"))
+    ap.add_argument("--lowbit", default=str(release_lowbit()))
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--slowest", type=int, default=25)
     ap.add_argument("--retries", type=int, default=4, help="more processes for a pair under 1 G/s")

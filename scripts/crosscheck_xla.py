@@ -99,7 +99,9 @@ def main():
                 cc.compare_variant(tally, profiles, PROFILE, REFUSALS, key, src, to, payload, n, theirs, error, codes,
                                    saturate, round_mode)
         print(f"{src}: done", file=sys.stderr, flush=True)
-    return tally.report(PROFILE)
+    status = tally.report(PROFILE)
+    cc.record("crosscheck_xla.py", args, {PROFILE: tally})
+    return status
 
 
 if __name__ == "__main__":

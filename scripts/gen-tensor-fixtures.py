@@ -21,9 +21,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto as T, helper, numpy_helper
 
+from cargo_target import release_lowbit
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "tensor_proto"
-LOWBIT = ROOT / "target" / "release" / "lowbit"
+LOWBIT = release_lowbit()
 
 f32_specials = [0.0, -0.0, 1.5, -2.25, 3.4e38, 1e-45, float("inf"), float("-inf")]
 VALUES = {

@@ -83,7 +83,7 @@ def f32(bits):
 
 
 def motifs():
-    """The edge blocks of the issue, each 16 values (tiled to the scheme's block length)."""
+    """The edge blocks of the recipes, each 16 values (tiled to the scheme's block length)."""
     nan, inf = float("nan"), float("inf")
     below4 = f32(0x407FFFFF)  # largest float32 below 4
     above4 = f32(0x40800001)

@@ -190,3 +190,8 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's library chapter, whose Rust example is a doctest too.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide/library.md")]
+pub struct GuideLibraryDoctests;

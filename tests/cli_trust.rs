@@ -1,4 +1,4 @@
-//! The command line a CI can trust (issue 30): an empty input is never a pass, `run` checks its
+//! The command line a CI can trust: an empty input is never a pass, `run` checks its
 //! inputs against the graph, integers from text are integers, `check` reads what `vectors`
 //! writes. Every case runs the built binary.
 

@@ -1,5 +1,4 @@
-//! Standard output that fails (a closed pipe, a full device) and raw input streamed in pieces
-//! (issue: hostile input and failing outputs, classes 1, 2 and 5).
+//! Standard output that fails (a closed pipe, a full device) and raw input streamed in pieces.
 
 use lowbit::packing;
 use lowbit::CastOptions;

@@ -60,19 +60,19 @@ fn c_program_passes_against_static_and_shared_library() {
     run(&shared_program, Some(&libs));
 }
 
-/// The README's C example (the first C block of "In your testbench") builds and prints what its
-/// comment says.
+/// The guide's C example (the first C block of docs/guide/testbenches.md's "C" section) builds
+/// and prints what its comment says.
 #[test]
-fn readme_example_builds_and_prints_its_comment() {
+fn guide_example_builds_and_prints_its_comment() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(manifest.join("../README.md")).expect("README.md");
-    let section = &readme[readme.find("## In your testbench").expect("the section")..];
+    let guide = std::fs::read_to_string(manifest.join("../docs/guide/testbenches.md")).expect("testbenches.md");
+    let section = &guide[guide.find("## C (and anything").expect("the section")..];
     let start = section.find("```c\n").expect("a C block") + 5;
     let code = &section[start..start + section[start..].find("```").expect("its end")];
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let source = out.join("readme_tb.c");
+    let source = out.join("guide_tb.c");
     std::fs::write(&source, code).expect("a writable target folder");
-    let program = out.join("readme_tb");
+    let program = out.join("guide_tb");
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let archive = library_dir().join("liblowbit_capi.a");
     let status = Command::new(&compiler)
@@ -85,7 +85,7 @@ fn readme_example_builds_and_prints_its_comment() {
         .arg(&program)
         .status()
         .expect("cc starts");
-    assert!(status.success(), "the README's example does not build");
+    assert!(status.success(), "the guide's example does not build");
     let output = Command::new(&program).output().expect("it runs");
     assert!(output.status.success());
     // 300 rounded toward zero overflows e4m3,special=ieee to its MAX 0x77 with OVERFLOW|INEXACT.

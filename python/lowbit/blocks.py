@@ -1,4 +1,4 @@
-"""Block-scaled recipes (issue 26): MX in every scale mode, NVFP4, ggml blocks, FP8 blocks, each
+"""Block-scaled recipes: MX in every scale mode, NVFP4, ggml blocks, FP8 blocks, each
 exactly as the implementation that made the weights computes it (``lowbit::quant::blocks``).
 
 ``SCHEMES`` lists the scheme names with their sources, e.g. ``torchao:mxfp4,scale=rceil``,

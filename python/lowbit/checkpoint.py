@@ -111,7 +111,7 @@ class Checkpoint(Mapping[str, np.ndarray]):
         return f"<lowbit.checkpoint.Checkpoint {self.container}, {len(self)} tensors, {len(self._weights)} weights>"
 
 
-def open(path: Any) -> Checkpoint:  # noqa: A001 (the name the issue asks for)
+def open(path: Any) -> Checkpoint:  # noqa: A001 (`lowbit.checkpoint.open`, as `open` reads a file)
     """Opens a checkpoint: a ``.safetensors`` file, a GGUF file, a shard index, or a folder holding
     one (with its ``config.json`` / ``hf_quant_config.json``)."""
     return Checkpoint(path)

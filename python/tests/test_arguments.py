@@ -3,8 +3,6 @@ the same message the command line prints for the same mistake (both call lowbit:
 CLI's messages are read from the built `lowbit` binary when it is there (CI builds it before the
 Python tests); the Python side is checked against hand-written messages either way."""
 
-import os
-import pathlib
 import subprocess
 
 import ml_dtypes  # noqa: F401  (registers the dtypes numpy needs for the quantized outputs)
@@ -12,21 +10,13 @@ import numpy as np
 import pytest
 
 import lowbit
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from lowbit_binary import lowbit_binary
 
 
 def _binary():
-    """The `lowbit` binary of this checkout: $LOWBIT_BIN, else release or debug under the
-    target folder (CARGO_TARGET_DIR or target/)."""
-    if os.environ.get("LOWBIT_BIN"):
-        return pathlib.Path(os.environ["LOWBIT_BIN"])
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    for profile in ("release", "debug"):
-        path = target / profile / "lowbit"
-        if path.exists():
-            return path
-    return None
+    """The `lowbit` binary of this checkout: $LOWBIT_BIN, else release or debug under cargo's
+    target directory (lowbit_binary.py)."""
+    return lowbit_binary(("release", "debug"))
 
 
 def _cli_error(args, tmp_path):

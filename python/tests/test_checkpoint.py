@@ -4,7 +4,6 @@
 and hand-built files with hand-computed values. Expected values never come from lowbit."""
 
 import json
-import os
 import pathlib
 import struct
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 
 import lowbit
 import lowbit.checkpoint
+from lowbit_binary import lowbit_binary
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy", reason="the safetensors package (0.8.0) is not installed")
 gguf = pytest.importorskip("gguf", reason="the gguf package (0.19.0) is not installed")
@@ -24,13 +24,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "checkpoints"
 
 
 def _binary():
-    if os.environ.get("LOWBIT_BIN"):
-        return pathlib.Path(os.environ["LOWBIT_BIN"])
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    for profile in ("release", "debug"):
-        if (target / profile / "lowbit").exists():
-            return target / profile / "lowbit"
-    return None
+    return lowbit_binary(("release", "debug"))
 
 
 def test_safetensors_written_by_the_package_read_back_zero_copy(tmp_path):

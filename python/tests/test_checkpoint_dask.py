@@ -1,5 +1,5 @@
 """A sharded checkpoint converted on a dask.distributed LocalCluster, one task per shard, with the
-Python API (`lowbit.checkpoint.dequantize(..., shard=(k, n))`), as the README shows: the n parts
+Python API (`lowbit.checkpoint.dequantize(..., shard=(k, n))`), as docs/guide/checkpoints.md shows: the n parts
 hold every weight once, bit for bit what one whole dequantize writes. Skipped with a message when
 dask is not installed (CI installs dask[distributed], pinned)."""
 

@@ -1,28 +1,23 @@
 """Bounded memory: `lowbit checkpoint compare` and `dequantize` on a generated sparse-file
 checkpoint (DeepSeek FP8 layout: FLOAT8E4M3FN weights of zeros with float32 scale_inv tiles)
 keep the peak resident memory of the process (ru_maxrss of the child) under a fixed bound
-whatever the checkpoint's size. The size is LOWBIT_CHECKPOINT_GB (default 1; the README's
+whatever the checkpoint's size. The size is LOWBIT_CHECKPOINT_GB (default 1; docs/guide/speed.md's
 figure is for 8), the bound 1 GB."""
 
 import json
 import os
-import pathlib
 import resource
 import struct
 import subprocess
 
 import pytest
+from lowbit_binary import lowbit_binary
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 ROWS = COLS = 8192  # one 64 MiB FP8 weight, 64 x 64 scale tiles of 128 x 128
 
 
 def _binary():
-    if os.environ.get("LOWBIT_BIN"):
-        return pathlib.Path(os.environ["LOWBIT_BIN"])
-    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    path = target / "release" / "lowbit"
-    return path if path.exists() else None
+    return lowbit_binary(("release",))
 
 
 def _sparse_checkpoint(folder, gigabytes, scale_bytes):

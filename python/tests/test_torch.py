@@ -1,7 +1,7 @@
 """torch.Tensor in and out of lowbit.cast, pack, unpack, quantize_linear and lowbit.blocks
 (lowbit/_torch.py).
 
-torch is optional: these tests skip without it (README, "Python": how to run them with torch
+torch is optional: these tests skip without it (docs/guide/python.md, "torch tensors": how to run them with torch
 2.15.0). The import test runs everywhere."""
 
 import subprocess
@@ -25,7 +25,7 @@ except ImportError:
     torch = None
 
 # Every test below needs torch; the module's other tests run without it.
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (README: Python, torch tensors)")
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (docs/guide/python.md: torch tensors)")
 
 
 def _bytes(t):

@@ -265,7 +265,8 @@ impl BlockUnit {
         Ok(BlockVector { case, inputs, global, scale, elements, values })
     }
 
-    /// The edge blocks of issue 26, each `block` patterns of the input dtype.
+    /// The edge blocks of the recipes (all zero, negative zeros, NaN, infinities, subnormals, the
+    /// largest finite inputs, powers of two, ties), each `block` patterns of the input dtype.
     fn edge_blocks(&self) -> Result<Vec<Block>> {
         let n = self.block;
         let enc = |x: f32| -> u32 {

@@ -1015,7 +1015,7 @@ pub fn encode_int_from_float8_special(v: &OValue, bits: u32, signed: bool) -> Op
 
 // ---------------------------------------------------------------------------------------------
 // IEEE-style conversions with every rounding mode and the exception flags (hardware
-// verification). Written from the rules in the verification issue and IEEE 754 / SoftFloat's
+// verification). Written from IEEE 754 and SoftFloat's
 // documented conventions (TestFloat flag layout; underflow only when tiny and inexact; x86
 // "integer indefinite" for invalid integer results), with exact big-integer arithmetic.
 

@@ -13,7 +13,7 @@
 //! Nothing here decides a result the engine does not: lanes the kernels do not answer (NaN and
 //! infinite scaled values, blocks holding a NaN) go back to the engine's own functions, and the
 //! tests compare this path with the engine's general one on random data and on every edge class
-//! of issue 26, for every row.
+//! of the recipes' edge list, for every row.
 
 use super::recipes::{Amax, ElementRound, NanElement, ProductNan, Recipe, ScaleRule};
 use super::rules::{self, BlockScale, DivideSteps, ScaleCasts};
@@ -1302,7 +1302,7 @@ fn run_values<V: CodeValue, F: Finish>(
 #[cfg(test)]
 mod tests {
     //! The fused path against the engine's general one (the definition), bit for bit, on every
-    //! row: random data and the edge classes of issue 26, float32, bfloat16 and float16 input,
+    //! row: random data and the edge classes of the recipes, float32, bfloat16 and float16 input,
     //! with and without a per-tensor scale (0, Inf and NaN among them). CI runs these with the
     //! widest instruction set, with `LOWBIT_NO_AVX512=1` and with `LOWBIT_PORTABLE=1`.
     use super::super::engine::{dequantize_into_with, quantize_with};
@@ -1375,7 +1375,7 @@ mod tests {
         }
     }
 
-    /// A run of `n` values of edge class `class` (issue 26's list).
+    /// A run of `n` values of edge class `class` (the recipes' edge list).
     fn edge_run(class: u64, n: usize, rng: &mut Rng) -> Vec<f32> {
         let mut v: Vec<f32> = (0..n).map(|_| rng.unit()).collect();
         let at = rng.below(n as u64) as usize;

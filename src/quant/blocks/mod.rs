@@ -1,5 +1,5 @@
 //! **Block-scaled recipes**: MX in every scale mode, NVFP4, ggml blocks, FP8 blocks, each exactly
-//! as the implementation that made the weights computes it (issue 26).
+//! as the implementation that made the weights computes it.
 //!
 //! A [`Scheme`] is a named recipe with its options (`torchao:mxfp4,scale=rceil`,
 //! `modelopt:nvfp4`, `ggml:q8_0`, `deepseek:fp8,tile=1x128`, `fp8:channel`, `ocp:mxfp8e4m3`;
