@@ -195,7 +195,7 @@ pub(super) fn fast_weight<'a>(
             .transpose()?;
         let scale_count = grid.scale_rows() * grid.scale_cols;
         let tables = grid.rows * grid.cols / scale_count.max(1) >= ELEMENTS_PER_SCALE_FOR_TABLES;
-        Values::Products { elements, nan: recipe.product_nan, plan, tables }
+        Values::Products { elements, nan: recipe.nan.product, plan, tables }
     } else {
         return Ok(None);
     };

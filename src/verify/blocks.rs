@@ -938,9 +938,9 @@ impl BlockUnit {
         let mut out = Vec::new();
         match self.direction {
             // Each vector is a block quantized as a tensor of its own. Rows whose NaN block maximum
-            // depends on the block's place in the tensor (`nan_lanes`) are checked one block at a
+            // depends on the block's place in the tensor (`nan.lanes`) are checked one block at a
             // time, as they were made; the others in one batch, which gives the same codes.
-            BlockDirection::Quantize if !self.scheme.recipe().nan_lanes.is_empty() => {
+            BlockDirection::Quantize if !self.scheme.recipe().nan.lanes.is_empty() => {
                 for r in run {
                     let q = self.quantize(&r.inputs, global).map_err(|e| line_error(r, e))?;
                     let scale = scale_bits(&q.scales, 0);

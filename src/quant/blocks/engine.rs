@@ -542,7 +542,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
             Dequantize::Multiply | Dequantize::MultiplyNegativeZeroAsPositive,
             GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode,
             Some(gs),
-        ) => product(recipe.product_nan, s, gs),
+        ) => product(recipe.nan.product, s, gs),
         (Dequantize::DivideGlobalToBf16, _, Some(gs)) => s / gs,
         _ => s,
     };
@@ -595,7 +595,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     g.runs(&codes, 1, products, 1, |b, cs, os| {
         let f = factors[b];
         cs.iter().zip(os.iter_mut()).for_each(|(&c, o)| {
-            *o = product(recipe.product_nan, table[usize::from(c)], f);
+            *o = product(recipe.nan.product, table[usize::from(c)], f);
         });
     });
     if rounding != DType::Float {
@@ -612,11 +612,11 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
 /// the factor keeps depends on the block's place: torch multiplies the vector of scales by the
 /// 0-dim per-tensor scale keeping the second operand's NaN, except in the last `(r - 1) % 4`
 /// products, `r = N % 16` (none when `r` is 0), which keep the first's (the row's
-/// `global_nan_tail`, observed with torch 2.15 on x86-64 for every N from 1 to 72). Every other
-/// factor is as the row's `product_nan` made it.
+/// `nan.global_tail`, observed with torch 2.15 on x86-64 for every N from 1 to 72). Every other
+/// factor is as the row's `nan.product` made it.
 fn global_tail_nans(recipe: &Recipe, q: &Quantized, factors: &mut [f32]) {
     let (Some(gs), Scales::Codes(codes)) = (q.global_scale, &q.scales) else { return };
-    let (step, period) = recipe.global_nan_tail;
+    let (step, period) = recipe.nan.global_tail;
     if period == 0 || !gs.is_nan() || recipe.scale != ScaleFormat::E4M3 {
         return;
     }
@@ -633,13 +633,13 @@ fn global_tail_nans(recipe: &Recipe, q: &Quantized, factors: &mut [f32]) {
 
 /// torch's bfloat16 multiply writes a NaN product as 0xFFFF in its vectorized loop but as 0x7FC0
 /// in the scalar tail of each inner loop (the elements past the last whole step of the row's
-/// `nan_lanes`). For a row that dequantizes in its compute dtype, the inner loop of `q * scale`
+/// `nan.lanes`). For a row that dequantizes in its compute dtype, the inner loop of `q * scale`
 /// is a block's run along the last axis (a scale per row, group or tile column), or the whole
 /// tensor under one scale; the NaNs `round_all_as` wrote as the vectorized loop's get the tail's
 /// bits there. Blocks along another axis are left as they are (the implementations block the
 /// last axis only).
 fn scalar_tail_nans(recipe: &Recipe, g: &Geometry, rounding: DType, out: &mut [f32]) {
-    let lanes = recipe.nan_lanes.iter().find(|(d, _)| *d == rounding).map_or(0, |l| l.1);
+    let lanes = recipe.nan.lanes.iter().find(|(d, _)| *d == rounding).map_or(0, |l| l.1);
     if rounding != DType::Bfloat16 || recipe.dequantize != Dequantize::MultiplyInComputeDtype || lanes == 0 {
         return;
     }

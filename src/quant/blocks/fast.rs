@@ -623,7 +623,7 @@ pub(super) fn quantize_rows(
             }
         };
         let placed;
-        let maxima = if recipe.nan_lanes.is_empty() || !maxima.iter().any(|m| m.is_nan()) {
+        let maxima = if recipe.nan.lanes.is_empty() || !maxima.iter().any(|m| m.is_nan()) {
             maxima
         } else {
             let mut m = maxima.to_vec();
@@ -1213,18 +1213,18 @@ pub(super) fn values_times_factors(
         |value: &dyn Fn(u8) -> f32| (0..=255u8).all(|c| value(c).to_bits() == table[usize::from(c)].to_bits());
     let marks = if rounding == DType::Float {
         if matches(&|c| ByteInteger::<true>(offset).value(c)) {
-            run_values(ByteInteger::<true>(offset), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
+            run_values(ByteInteger::<true>(offset), Exact, recipe.nan.product, &factors, row, block, codes, bytes)
         } else if matches(&|c| ByteInteger::<false>(offset).value(c)) {
-            run_values(ByteInteger::<false>(offset), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
+            run_values(ByteInteger::<false>(offset), Exact, recipe.nan.product, &factors, row, block, codes, bytes)
         } else if let Some(decoded) = plan_decoded(recipe).filter(|d| matches(&|c| d.value(c))) {
             // AVX-512 only (see `plan_decoded`).
-            run_values(decoded, Exact, recipe.product_nan, &factors, row, block, codes, bytes)
+            run_values(decoded, Exact, recipe.nan.product, &factors, row, block, codes, bytes)
         } else {
-            run_values(Table(table), Exact, recipe.product_nan, &factors, row, block, codes, bytes)
+            run_values(Table(table), Exact, recipe.nan.product, &factors, row, block, codes, bytes)
         }
     } else if rounding == DType::Bfloat16 {
         let plan = Plan::new(DType::Float, rounding, &rules::casts(recipe.profile))?;
-        let pass = RoundedValues { table, nan: recipe.product_nan, factors: &factors, row, block, codes, out: bytes };
+        let pass = RoundedValues { table, nan: recipe.nan.product, factors: &factors, row, block, codes, out: bytes };
         match plan.with_finite_lane_encoder(pass) {
             Some(marks) => marks,
             // No lane kernel: every block to the engine's rounding.
@@ -1242,7 +1242,7 @@ pub(super) fn values_times_factors(
         let end = (start + block).min(r * row + row);
         let f = factors[b];
         for (o, &c) in out[start..end].iter_mut().zip(&codes[start..end]) {
-            *o = rules::product(recipe.product_nan, table[usize::from(c)], f);
+            *o = rules::product(recipe.nan.product, table[usize::from(c)], f);
         }
         if rounding != DType::Float {
             rules::round_all_as(recipe, rounding, &mut out[start..end])?;

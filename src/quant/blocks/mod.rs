@@ -37,8 +37,8 @@ pub use layout::from_arrays;
 pub(crate) use rules::product;
 
 pub use recipes::{
-    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, Pow2, ProductNan, Recipe,
-    ScaleFormat, ScaleRule, ShortBlock, Source, ZeroScale,
+    Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, NanRules, Pow2,
+    ProductNan, Recipe, ScaleFormat, ScaleRule, ShortBlock, Source, ZeroScale,
 };
 
 use crate::alloc_prelude::*;
@@ -361,20 +361,20 @@ pub fn recipes_markdown() -> String {
             format!("{:?}", r.round),
             format!("{:?}", r.dequantize),
             r.profile.name().to_string(),
-            format!("the {:?}'s", r.product_nan).to_lowercase(),
-            match r.global_nan_tail {
+            format!("the {:?}'s", r.nan.product).to_lowercase(),
+            match r.nan.global_tail {
                 (_, 0) => "as the previous column".to_string(),
                 (step, period) => format!(
                     "the per-tensor scale's, the block scale's in the last (r - 1) % {period} of N, r = N % {step}"
                 ),
             },
-            if r.nan_lanes.is_empty() {
+            if r.nan.lanes.is_empty() {
                 "0x7FC00000".to_string()
             } else {
-                let lanes: Vec<String> = r.nan_lanes.iter().map(|(d, n)| format!("{} {n}", d.onnx_name())).collect();
+                let lanes: Vec<String> = r.nan.lanes.iter().map(|(d, n)| format!("{} {n}", d.onnx_name())).collect();
                 format!("every bit set in lanes of {}, 0x7FC00000 in the tail", lanes.join(", "))
             },
-            r.bfloat16_nan.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
+            r.nan.bfloat16.map_or_else(|| "the core's".to_string(), |b| format!("{b:#06X}")),
             format!("{:?}", r.short_block),
             format!("{:?}", r.layout),
             r.source.implementation.to_string(),

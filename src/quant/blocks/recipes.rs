@@ -247,7 +247,7 @@ pub enum NanElement {
     Code(u8),
     /// This magnitude code, with the sign of the NaN the implementation stores in the input dtype
     /// before it packs its values by their sign bit: positive in float32, the sign of the row's
-    /// `bfloat16_nan` in bfloat16 (compressed-tensors: see its row).
+    /// `nan.bfloat16` in bfloat16 (compressed-tensors: see its row).
     StoredNan(u8),
     /// torchao's `_f32_to_floatx_unpacked` bit arithmetic on the NaN's bits: a NaN scale factor's
     /// bits where the factor is NaN (an E4M3 NaN scale decodes, as torch decodes it, to
@@ -316,6 +316,50 @@ pub enum Layout {
     GgmlNvfp4,
 }
 
+/// The NaN bits an implementation's arithmetic writes, where they are not the operands' (each
+/// observed on x86-64; `docs/research/block_recipes.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NanRules {
+    /// Which NaN a dequantized product of two NaNs keeps.
+    pub product: ProductNan,
+    /// Where a NaN per-tensor scale meets a NaN block scale: `(step, period)` of torch's
+    /// vector-times-0-dim multiply over the N block scales, which keeps the per-tensor scale's NaN
+    /// except in the last `(r - 1) % period` products, `r = N % step` (none when `r` is 0), which
+    /// keep the block scale's (engine's `global_tail_nans`; `(0, 0)`: no such multiply).
+    pub global_tail: (usize, usize),
+    /// How many blocks torch's vectorized elementwise max takes at once, per input dtype, where
+    /// the implementation takes its block maxima through one (`torch.maximum(|min|, |max|)` of
+    /// the per-block minima and maxima: compressed-tensors' `calculate_qparams`, ModelOpt's
+    /// `reduce_amax`): a NaN block maximum then has every bit set in the vectorized part and is
+    /// positive in the scalar tail (`rules::nan_amax_bits`); also the lanes of its bfloat16
+    /// multiply's vector loop. Empty: torch's reductions' positive NaN, or the implementation's
+    /// own maximum.
+    pub lanes: &'static [(DType, usize)],
+    /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
+    /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
+    pub bfloat16: Option<u16>,
+}
+
+/// Arithmetic that keeps the operands' NaNs in the order written (ggml's C, the OCP rule).
+const AS_WRITTEN: NanRules = NanRules { product: ProductNan::Element, global_tail: (0, 0), lanes: &[], bfloat16: None };
+
+/// torch 2.15's elementwise max on x86-64 (AVX2 and AVX-512 dispatch: the same counts observed)
+/// takes 16 float32 or 32 bfloat16 values per vectorized step.
+const TORCH_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
+/// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
+/// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
+/// 0x7FC0 (observed).
+const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
+
+/// torch's multiply (torchao MX, the DeepSeek transcription): the second operand's NaN.
+const TORCH: NanRules = NanRules { product: ProductNan::Factor, ..AS_WRITTEN };
+/// torch's multiply by a 0-dim per-tensor scale as well (torchao NVFP4).
+const TORCH_PER_TENSOR: NanRules = NanRules { global_tail: (16, 4), ..TORCH };
+/// ModelOpt: block maxima through torch's vectorized max, and the per-tensor multiply.
+const MODELOPT: NanRules = NanRules { lanes: TORCH_LANES, ..TORCH_PER_TENSOR };
+/// compressed-tensors: block maxima through torch's vectorized max, bfloat16 arithmetic.
+const COMPRESSED_TENSORS: NanRules = NanRules { lanes: TORCH_LANES, bfloat16: Some(TORCH_BFLOAT16_NAN), ..TORCH };
+
 /// One recipe: a named set of choices (module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Recipe {
@@ -347,26 +391,11 @@ pub struct Recipe {
     pub layout: Layout,
     /// Input dtypes the implementation takes beyond float32 (bfloat16, float16).
     pub inputs: &'static [DType],
-    /// How many blocks torch's vectorized elementwise max takes at once, per input dtype, where
-    /// the implementation takes its block maxima through one (`torch.maximum(|min|, |max|)` of
-    /// the per-block minima and maxima: compressed-tensors' `calculate_qparams`, ModelOpt's
-    /// `reduce_amax`): a NaN block maximum then has every bit set in the vectorized part and is
-    /// positive in the scalar tail (`rules::nan_amax_bits`). Empty: torch's reductions' positive
-    /// NaN, or the implementation's own maximum.
-    pub nan_lanes: &'static [(DType, usize)],
-    /// Which NaN a dequantized product of two NaNs keeps.
-    pub product_nan: ProductNan,
-    /// Where a NaN per-tensor scale meets a NaN block scale: `(step, period)` of torch's
-    /// vector-times-0-dim multiply over the N block scales, which keeps the per-tensor scale's NaN
-    /// except in the last `(r - 1) % period` products, `r = N % step` (none when `r` is 0), which
-    /// keep the block scale's (engine's `global_tail_nans`; `(0, 0)`: no such multiply).
-    pub global_nan_tail: (usize, usize),
     /// Whose casts the row's element and scale conversions are, both ways (the NaN codes and
     /// payloads they write): `torch` where the implementation calls torch's `Tensor.to`.
     pub profile: Profile,
-    /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
-    /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
-    pub bfloat16_nan: Option<u16>,
+    /// The NaN bits the implementation's arithmetic writes ([`NanRules`]).
+    pub nan: NanRules,
     /// Where the facts come from.
     pub source: Source,
 }
@@ -377,14 +406,7 @@ const FIXTURES: &str = "scripts/gen_block_fixtures.py (tests/data/blocks)";
 const F32_MIN_NORMAL: f32 = 1.1754944e-38;
 const E4M3_MAX: f32 = 448.0;
 const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
-/// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
-/// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
-/// 0x7FC0 (observed).
-const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
-/// torch 2.15's elementwise max on x86-64 (AVX2 and AVX-512 dispatch: the same counts observed)
-/// takes 16 float32 or 32 bfloat16 values per vectorized step.
-const CT_NAN_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
 
 const TORCHAO_MX_SHORT: ShortBlock =
     ShortBlock::Refuse("torchao's to_mx asserts the last dimension is divisible by block_size 32");
@@ -419,10 +441,7 @@ const fn torchao_mx(
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: TORCH,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -492,10 +511,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
         profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: AS_WRITTEN,
         source: Source {
             implementation: "OCP Microscaling Formats (MX) v1.0 (lowbit quant::mx)",
             version: "1.0",
@@ -527,10 +543,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (16, 4),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: TORCH_PER_TENSOR,
         source: Source {
             implementation: TORCHAO,
             version: TORCHAO_V,
@@ -569,10 +582,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: ALL_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (16, 4),
-        nan_lanes: CT_NAN_LANES,
-        bfloat16_nan: None,
+        nan: MODELOPT,
         source: Source {
             implementation: "nvidia-modelopt",
             version: "0.47.0",
@@ -607,7 +617,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             // (forward_helpers.py, `output.flatten(start_dim=-2).to(output_dtype)`): float32
             // keeps it positive, but torch's float32 -> bfloat16 `.to()` writes every NaN as
             // 0xFFFF on its AVX2 and AVX-512 dispatch (ATen's vectorized cvtfp32_bf16; 0x7FC0 only
-            // under ATEN_CPU_CAPABILITY=default: `bfloat16_nan`), and pack_fp4_to_uint8 takes
+            // under ATEN_CPU_CAPABILITY=default: `nan.bfloat16`), and pack_fp4_to_uint8 takes
             // torch.signbit: code 8 for bfloat16 input.
             nan: NanElement::StoredNan(0),
             through_input_dtype: false,
@@ -619,10 +629,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (0, 0),
-        nan_lanes: CT_NAN_LANES,
-        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
+        nan: COMPRESSED_TENSORS,
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
@@ -659,10 +666,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (0, 0),
-        nan_lanes: CT_NAN_LANES,
-        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
+        nan: COMPRESSED_TENSORS,
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
@@ -689,10 +693,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::GgmlNvfp4,
         inputs: &[],
         profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: AS_WRITTEN,
         source: GGML,
     },
     Recipe {
@@ -726,10 +727,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: TORCH,
         source: Source {
             implementation: "DeepSeek-V3 inference/kernel.py (transcribed, not run: Triton needs CUDA)",
             version: "9b4e9788e4a3",
@@ -768,10 +766,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         layout: Layout::Onnx,
         inputs: TORCH_FLOATS,
         profile: Profile::Torch,
-        product_nan: ProductNan::Factor,
-        global_nan_tail: (0, 0),
-        nan_lanes: CT_NAN_LANES,
-        bfloat16_nan: Some(TORCH_BFLOAT16_NAN),
+        nan: COMPRESSED_TENSORS,
         source: Source {
             implementation: "compressed-tensors",
             version: "0.20.0",
@@ -840,10 +835,7 @@ const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
         layout: Layout::GgmlQ8_0,
         inputs: &[],
         profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: AS_WRITTEN,
         source,
     }
 }
@@ -872,10 +864,7 @@ const fn ggml_q4_0(
         layout: Layout::GgmlQ4_0,
         inputs: &[],
         profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: AS_WRITTEN,
         source,
     }
 }
@@ -898,10 +887,7 @@ const fn ggml_mxfp4(family: &'static str, options: &'static str, amax: Amax, sou
         layout: Layout::GgmlMxfp4,
         inputs: &[],
         profile: Profile::Spec,
-        product_nan: ProductNan::Element,
-        global_nan_tail: (0, 0),
-        nan_lanes: &[],
-        bfloat16_nan: None,
+        nan: AS_WRITTEN,
         source,
     }
 }

@@ -51,7 +51,7 @@ pub(super) fn decode(profile: Profile, dtype: DType, code: u64) -> f32 {
 }
 
 /// Every value through the rounding core's plan to `dtype` and back (bfloat16 arithmetic as
-/// torch does it: the float32 result rounded), then every NaN as the row's `bfloat16_nan`.
+/// torch does it: the float32 result rounded), then every NaN as the row's `nan.bfloat16`.
 pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) -> Result<()> {
     let n = values.len();
     let mut src = vec![0u8; 4 * n];
@@ -62,7 +62,7 @@ pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) ->
     for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
         *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
-    if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.bfloat16_nan) {
+    if let (DType::Bfloat16, Some(bits)) = (dtype, recipe.nan.bfloat16) {
         let nan = f32::from_bits(u32::from(bits) << 16);
         values.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = nan);
     }
@@ -329,13 +329,13 @@ pub(super) fn block_scales(
 /// Observed with torch 2.15.0: 16 float32 / 32 bfloat16 blocks on both the AVX-512 and the
 /// AVX2 dispatch; under ATEN_CPU_CAPABILITY=default every NaN stays positive.
 /// Each NaN of `amaxes` (blocks `first..` of `count`, in the scale tensor's order) replaced by the
-/// bits of its place ([`nan_amax_bits`], the row's `nan_lanes` for `compute`), before the scales
-/// are computed; rows without `nan_lanes` keep their maxima.
+/// bits of its place ([`nan_amax_bits`], the row's `nan.lanes` for `compute`), before the scales
+/// are computed; rows without `nan.lanes` keep their maxima.
 pub(super) fn place_nan_maxima(recipe: &Recipe, compute: DType, amaxes: &mut [f32], first: usize, count: usize) {
-    if recipe.nan_lanes.is_empty() {
+    if recipe.nan.lanes.is_empty() {
         return;
     }
-    let lanes = recipe.nan_lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
+    let lanes = recipe.nan.lanes.iter().find(|(d, _)| *d == compute).map_or(1, |l| l.1);
     for (b, a) in amaxes.iter_mut().enumerate().filter(|(_, a)| a.is_nan()) {
         *a = f32::from_bits(nan_amax_bits(first + b, count, lanes));
     }
@@ -611,7 +611,7 @@ pub(super) fn nan_code(recipe: &Recipe, rule: NanElement, compute: DType, y: f32
         NanElement::Cast => unreachable!("the cast's own code"),
         NanElement::Code(c) => c,
         NanElement::StoredNan(code) => {
-            let stored_negative = compute == DType::Bfloat16 && recipe.bfloat16_nan.is_some_and(|b| b & 0x8000 != 0);
+            let stored_negative = compute == DType::Bfloat16 && recipe.nan.bfloat16.is_some_and(|b| b & 0x8000 != 0);
             code | (u8::from(stored_negative) << (bits - 1))
         }
         NanElement::TorchaoBits => {
