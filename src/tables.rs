@@ -510,6 +510,20 @@ pub fn write(dir: &Path) -> Result<usize> {
 /// (missing, different or stray) on a line of its own. The sweeps of `verify/` run last, once
 /// everything else matches. Returns the number of files checked.
 pub fn check(dir: &Path) -> Result<usize> {
+    // A folder that is not there, or holds nothing, is said as such (not as every file missing).
+    let empty = match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::TableMismatch { path: dir.display().to_string(), detail: "no such folder".into() })
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    if empty {
+        return Err(Error::TableMismatch {
+            path: dir.display().to_string(),
+            detail: "the folder is empty (write the tables with `lowbit tables --out DIR`)".into(),
+        });
+    }
     let set = render();
     let mut differences = compare(dir, &set, &[PathBuf::new(), PathBuf::from("cast")])?;
     let mut checked = set.len();

@@ -95,8 +95,14 @@ fn check_reports_every_difference_and_a_missing_folder() {
     for name in ["float8e4m3fn-float4e2m1.csv: line", "int4-uint4.csv", "float7-int3.csv: lowbit does not generate"] {
         assert!(err.contains(name), "{name}\n{err}");
     }
-    // A folder without the tables: every file is reported missing, not a pass.
+    // An empty folder and a missing one are said as such, not as 214 missing files; a folder
+    // that holds something else still lists every file.
     let empty = tempfile::tempdir().unwrap();
+    let err = lowbit::tables::check(empty.path()).unwrap_err().to_string();
+    assert!(err.contains("the folder is empty") && err.len() < 300, "{err}");
+    let err = lowbit::tables::check(&empty.path().join("nope")).unwrap_err().to_string();
+    assert!(err.contains("no such folder") && err.len() < 300, "{err}");
+    std::fs::write(empty.path().join("notes.txt"), "x").unwrap();
     let err = lowbit::tables::check(empty.path()).unwrap_err().to_string();
     assert!(err.contains("214 of 214 files differ"), "{err}");
 }
