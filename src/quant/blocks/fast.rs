@@ -1123,6 +1123,14 @@ impl<E: LaneEncoder> Finish for Bfloat16Lane<E> {
     }
 }
 
+/// A factor whose products make no NaN of their own (finite and not zero: no 0 x Inf, no NaN
+/// factor), so a product is NaN only where the value is, and that NaN is the value's under
+/// either [`ProductNan`] rule.
+#[inline(always)]
+fn ordinary(factor: f32) -> bool {
+    factor.is_finite() && factor != 0.0
+}
+
 /// The dequantizing pass: each code's value times its block's factor, finished; a block with a
 /// lane the finish does not answer is marked in the scratch.
 struct ValuesTimesFactor<V, F> {
@@ -1182,8 +1190,16 @@ impl<V: CodeValue, F: Finish> ValuesTimesFactor<V, F> {
             let cs: &[u8; B] = cs.try_into().expect("B codes");
             let os: &mut [u8; BYTES] = os.try_into().expect("BYTES bytes");
             let mut ys = [0.0f32; B];
-            for (y, &c) in ys.iter_mut().zip(cs) {
-                *y = rules::product(self.nan, self.values.value(c), f);
+            if ordinary(f) {
+                // No NaN but a NaN value's can come out: the plain product, vectorised.
+                for (y, &c) in ys.iter_mut().zip(cs) {
+                    let v = self.values.value(c);
+                    *y = rules::nan_first(v, v * f);
+                }
+            } else {
+                for (y, &c) in ys.iter_mut().zip(cs) {
+                    *y = rules::product(self.nan, self.values.value(c), f);
+                }
             }
             for (o, &y) in os.chunks_exact_mut(4).zip(&ys) {
                 o.copy_from_slice(&self.finish.finish(y).to_ne_bytes());
