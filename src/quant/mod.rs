@@ -22,6 +22,8 @@
 #[cfg(feature = "std")]
 pub mod blocks;
 pub mod dynamic;
+#[cfg(feature = "std")]
+pub(crate) mod ggml;
 pub mod linear;
 pub mod mx;
 

@@ -1,0 +1,5 @@
+//! ggml's iquants block types.
+
+use super::Codec;
+
+pub(super) const CODECS: &[Codec] = &[];

@@ -1,0 +1,5 @@
+//! ggml's kquants block types.
+
+use super::Codec;
+
+pub(super) const CODECS: &[Codec] = &[];
