@@ -14,6 +14,9 @@
 package lowbit_dpi;
     // Status codes (0 is success; the others are the C ABI's LOWBIT_ERR_* values).
     localparam int LOWBIT_OK = 0;
+    localparam int LOWBIT_ERR_FORMAT = -2;   // an unknown format or scheme name
+    localparam int LOWBIT_ERR_SIZE = -9;     // an array too small (or a size that overflows)
+    localparam int LOWBIT_ERR_DATA = -11;    // data that does not fit a block scheme
 
     // Rounding modes (the C ABI's values).
     localparam int LOWBIT_RNE = 0;         // nearest, ties to even
@@ -60,6 +63,26 @@ package lowbit_dpi;
         input  int        random_width,
         output bit [63:0] result,
         output bit [4:0]  flags
+    );
+
+    // Block-scaled schemes by name ("ocp:mxfp4", "ggml:q8_0", "modelopt:nvfp4", ...; `lowbit
+    // schemes` lists them) on a 1-D tensor of float32 bit patterns, blocked along it. Quantize
+    // writes the scheme's storage layout (the bytes lowbit.blocks' to_bytes() gives) into
+    // `layout`, which must be sized first (`written` gets the byte count; a too small array
+    // gives LOWBIT_ERR_SIZE, and `written` says what is needed); dequantize reads a layout and
+    // fills `y_bits`, sized to the element count. Both return LOWBIT_OK or the C ABI's error
+    // code (LOWBIT_ERR_FORMAT for an unknown scheme, LOWBIT_ERR_DATA for a layout of the wrong
+    // size or an input the scheme's implementation refuses).
+    import "DPI-C" function int lowbit_dpi_blocks_quantize(
+        input  string       scheme,
+        input  int unsigned x_bits[],
+        output byte unsigned layout[],
+        output int          written
+    );
+    import "DPI-C" function int lowbit_dpi_blocks_dequantize(
+        input  string        scheme,
+        input  byte unsigned layout[],
+        output int unsigned  y_bits[]
     );
 
     // The handle of a format; a name lowbit does not know stops the simulation with its message.

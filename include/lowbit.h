@@ -43,6 +43,10 @@
 // A bug in lowbit (a panic caught at the boundary); the message says where.
 #define LOWBIT_ERR_INTERNAL -10
 
+// Data that does not fit a block scheme: a byte count or shape its layout cannot hold, or an
+// input the implementation the scheme reproduces refuses (the message says which).
+#define LOWBIT_ERR_DATA -11
+
 // `check` bit: a NaN result must have the expected encoding and sign.
 #define LOWBIT_CHECK_NANS 1
 
@@ -313,6 +317,48 @@ const char *lowbit_last_error_message(void);
 
 // The status code of the last failing call on the calling thread (`LOWBIT_OK` if none has failed).
 int32_t lowbit_last_error_code(void);
+
+// Quantizes the float32 tensor `x` of `shape` (`ndim` sizes, row-major) under `scheme`, in blocks
+// along `axis` (negative counts from the end; tiles: the last two axes), and writes its storage
+// layout into `out`. `global_scale`, unless NULL, is the per-tensor scale of the two-level
+// recipes that take one from the caller (as `lowbit.blocks.quantize(..., global_scale=)`).
+//
+// `*written` receives the layout's byte count. When `capacity` is smaller (call with
+// `out` NULL and `capacity` 0 to learn it), nothing is written to `out` and the status is
+// `LOWBIT_ERR_SIZE`. Returns `LOWBIT_OK`, or `LOWBIT_ERR_NULL`, `LOWBIT_ERR_FORMAT` (an unknown
+// scheme or option, not UTF-8), `LOWBIT_ERR_SIZE` or `LOWBIT_ERR_DATA` (a shape the scheme
+// cannot block, an input its implementation refuses); `out` is written only on success.
+//
+// # Safety
+// `scheme` is NULL or NUL-terminated; `shape` points to `ndim` sizes; `x` to the product of
+// them in float32; `global_scale` is NULL or readable; `out` is NULL or points to `capacity`
+// writable bytes not overlapping `x`; `written` points to a writable `size_t`.
+int32_t lowbit_blocks_quantize(const char *scheme,
+                               const float *x,
+                               const size_t *shape,
+                               size_t ndim,
+                               int64_t axis,
+                               const float *global_scale,
+                               uint8_t *out,
+                               size_t capacity,
+                               size_t *written);
+
+// Dequantizes `len` bytes of `scheme`'s storage layout holding a tensor of `shape` (blocked along
+// `axis`) into `out`, float32 as the scheme's implementation dequantizes them. Returns
+// `LOWBIT_OK`, or `LOWBIT_ERR_NULL`, `LOWBIT_ERR_FORMAT`, `LOWBIT_ERR_SIZE` or `LOWBIT_ERR_DATA`
+// (`len` is not the layout's size for that shape, a byte no element of the format);
+// `out` is written only on success.
+//
+// # Safety
+// `scheme` is NULL or NUL-terminated; `shape` points to `ndim` sizes; `data` to `len` readable
+// bytes; `out` to the product of the sizes in writable float32 values, apart from `data`.
+int32_t lowbit_blocks_dequantize(const char *scheme,
+                                 const uint8_t *data,
+                                 size_t len,
+                                 const size_t *shape,
+                                 size_t ndim,
+                                 int64_t axis,
+                                 float *out);
 
 // Converts `n` codes of `from` in `src` into `to` in `dst` (each in the layout of
 // `lowbit_format_bytes`), with `*opts`, on every core. `flags`, unless NULL, receives one flag

@@ -28,6 +28,9 @@ pub const LOWBIT_ERR_TOO_MANY_FORMATS: i32 = -8;
 pub const LOWBIT_ERR_SIZE: i32 = -9;
 /// A bug in lowbit (a panic caught at the boundary); the message says where.
 pub const LOWBIT_ERR_INTERNAL: i32 = -10;
+/// Data that does not fit a block scheme: a byte count or shape its layout cannot hold, or an
+/// input the implementation the scheme reproduces refuses (the message says which).
+pub const LOWBIT_ERR_DATA: i32 = -11;
 
 /// A failure: its status code and its message.
 #[derive(Debug)]

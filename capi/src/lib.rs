@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod blocks;
 mod boundary;
 mod bulk;
 mod check;
@@ -19,9 +20,11 @@ mod conversion;
 mod handles;
 mod tables;
 
+pub use blocks::{lowbit_blocks_dequantize, lowbit_blocks_quantize};
 pub use boundary::{
-    LOWBIT_ERR_BITS, LOWBIT_ERR_FORMAT, LOWBIT_ERR_HANDLE, LOWBIT_ERR_INTERNAL, LOWBIT_ERR_LINE, LOWBIT_ERR_NULL,
-    LOWBIT_ERR_OPTIONS, LOWBIT_ERR_SIZE, LOWBIT_ERR_TOO_MANY_FORMATS, LOWBIT_ERR_UNSUPPORTED, LOWBIT_OK,
+    LOWBIT_ERR_BITS, LOWBIT_ERR_DATA, LOWBIT_ERR_FORMAT, LOWBIT_ERR_HANDLE, LOWBIT_ERR_INTERNAL, LOWBIT_ERR_LINE,
+    LOWBIT_ERR_NULL, LOWBIT_ERR_OPTIONS, LOWBIT_ERR_SIZE, LOWBIT_ERR_TOO_MANY_FORMATS, LOWBIT_ERR_UNSUPPORTED,
+    LOWBIT_OK,
 };
 pub use bulk::lowbit_convert_n;
 pub use check::{

@@ -3,6 +3,7 @@
 #include "lowbit.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -267,6 +268,38 @@ int main(void) {
     o = lowbit_options_default();
     CHECK(lowbit_convert_n(F32, E2M1, NULL, dst, 3, &o, NULL) == LOWBIT_ERR_NULL);
     CHECK(lowbit_check_line(F32, E4M3, NULL, &o, 0, &v) == LOWBIT_ERR_NULL);
+
+    /* Block schemes over their names. ggml Q8_0, one block of 32 with x[0] = 1: d = 1/127 rounded
+     * to float16 is 0x2008 (2^-7 * 1.0078125), stored little-endian before the 32 int8 codes;
+     * x[0] * (1/d) rounds to 127. Back: 127 * 0.00787353515625 = 131064/131072 = 0.99993896484375. */
+    {
+        float x[32] = {1.0f};
+        size_t shape[1] = {32};
+        uint8_t layout[64];
+        size_t written = 0;
+        CHECK(lowbit_blocks_quantize("ggml:q8_0", x, shape, 1, -1, NULL, NULL, 0, &written) == LOWBIT_ERR_SIZE &&
+              written == 34);
+        CHECK(lowbit_blocks_quantize("ggml:q8_0", x, shape, 1, -1, NULL, layout, sizeof layout, &written) ==
+                  LOWBIT_OK &&
+              written == 34);
+        int zeros = 1;
+        for (int i = 3; i < 34; i++) zeros &= layout[i] == 0;
+        CHECK(layout[0] == 0x08 && layout[1] == 0x20 && layout[2] == 127 && zeros);
+        float back[32];
+        CHECK(lowbit_blocks_dequantize("ggml:q8_0", layout, 34, shape, 1, -1, back) == LOWBIT_OK);
+        CHECK(back[0] == 0.99993896484375f && back[1] == 0.0f);
+        /* Layout sizes are checked; unknown schemes are format errors. */
+        CHECK(lowbit_blocks_dequantize("ggml:q8_0", layout, 33, shape, 1, -1, back) == LOWBIT_ERR_DATA);
+        CHECK(lowbit_blocks_quantize("ggml:q9_0", x, shape, 1, -1, NULL, layout, sizeof layout, &written) ==
+              LOWBIT_ERR_FORMAT);
+        /* OCP MXFP4, x[0] = 6: the shared exponent floor(log2 6) - 2 = 0 is E8M0 0x7F; 6 is E2M1 0x7,
+         * packed low nibble first (ONNX's FLOAT4E2M1 packing) in 16 bytes, the scale after them. */
+        float y[32] = {6.0f};
+        CHECK(lowbit_blocks_quantize("ocp:mxfp4", y, shape, 1, -1, NULL, layout, sizeof layout, &written) ==
+                  LOWBIT_OK &&
+              written == 17 && layout[0] == 0x07 && layout[1] == 0 && layout[16] == 0x7F);
+        CHECK(lowbit_blocks_dequantize("ocp:mxfp4", layout, 17, shape, 1, -1, back) == LOWBIT_OK && back[0] == 6.0f);
+    }
 
     /* Threads: RNE and RTZ at once on the same handles. */
     struct job jobs[4] = {{LOWBIT_RNE, 0x3A, 0}, {LOWBIT_RTZ, 0x39, 0}, {LOWBIT_RMM, 0x3A, 0}, {LOWBIT_ROD, 0x39, 0}};

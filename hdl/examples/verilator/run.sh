@@ -3,7 +3,8 @@
 # correct unit, which must pass, and with LOWBIT_PLANT_BUG (ties away from zero), which must fail
 # with mismatches: its summary line must count conversions compared and at least one mismatch, and
 # it must end on that mismatch (a crash, or a failure before the comparisons, is not a caught bug).
-# Exits 0 only if both outcomes are as expected.
+# Then the block-scheme entry points (tb_blocks.sv: values derived by hand) must pass.
+# Exits 0 only if all three outcomes are as expected.
 #   bash hdl/examples/verilator/run.sh [+cases=N] [+seed=S]   (plusargs go to both runs)
 # Needs Verilator 5 (Debian: apt-get install verilator), a C++ compiler and cargo.
 set -euo pipefail
@@ -29,6 +30,11 @@ build_one() { # name, extra verilator options
 mkdir -p "$build"
 build_one correct
 build_one bug +define+LOWBIT_PLANT_BUG
+verilator --binary --timing -j 2 -Wno-fatal --top-module tb_blocks -Mdir "$build/blocks" \
+    -CFLAGS "-I$root/include" \
+    -LDFLAGS "-L$lib -llowbit_capi -Wl,-rpath,$lib" \
+    "$root/hdl/lowbit_dpi.sv" "$root/hdl/lowbit_dpi.c" "$here/tb_blocks.sv" \
+    > "$build/blocks.build.log" 2>&1 || { cat "$build/blocks.build.log"; exit 1; }
 
 echo "== the correct unit (must pass)"
 "$build/correct/Vtb_cast" "$@"
@@ -50,3 +56,6 @@ if [ "$compared" -eq 0 ] || [ "$mismatches" -eq 0 ] \
     exit 1
 fi
 echo "planted bug caught: $mismatches of $compared conversions differ from lowbit"
+
+echo "== block schemes through DPI-C (must pass)"
+"$build/blocks/Vtb_blocks"
