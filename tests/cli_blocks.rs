@@ -394,8 +394,11 @@ fn schemes_lists_every_family_with_its_source() {
         let e = entries.iter().find(|e| e["name"].as_str().unwrap().starts_with(family)).unwrap();
         assert!(e["source"].as_str().unwrap().contains(source), "{e}");
     }
+    let layouts: Vec<&str> =
+        v["scale_layouts"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(layouts, ["linear", "cublas128x4"]);
     let (ok, text, _) = lowbit(&["schemes"]);
-    assert!(ok && names.iter().all(|n| text.contains(n)), "{text}");
+    assert!(ok && names.iter().chain(&layouts).all(|n| text.contains(n)), "{text}");
 }
 
 #[test]

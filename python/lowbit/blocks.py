@@ -93,9 +93,10 @@ class Quantized:
             self._elements = _torch.out(elements, True) if self._torch_out else _read_only(elements)
         return self._elements
 
-    def to_bytes(self) -> bytes:
-        """The tensor in its scheme's storage layout."""
-        return self._native.to_bytes().tobytes()
+    def to_bytes(self, layout: str = "linear") -> bytes:
+        """The tensor in its scheme's storage layout; `layout` places one-byte scales as a
+        kernel reads them (:data:`SCALE_LAYOUTS`: ``"cublas128x4"``, padded)."""
+        return self._native.to_bytes(layout).tobytes()
 
     def dequantize(self, dtype: Any = np.float32) -> Any:
         """The values as the implementation dequantizes them (float32), cast to `dtype` (a numpy,
@@ -130,14 +131,15 @@ def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None,
     return Quantized(native, scheme, int(axis), want_torch)
 
 
-def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, out_type: Optional[str] = None) -> Quantized:
+def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: str = "linear",
+               out_type: Optional[str] = None) -> Quantized:
     """The reverse of :meth:`Quantized.to_bytes` for a tensor of `shape` (`data`: bytes, a uint8
-    array or a uint8 CPU tensor)."""
+    array or a uint8 CPU tensor) whose scales are in `layout`."""
     from . import _as_bytes, _shape
 
     want_torch = _torch.wants_torch(out_type, data)
     dims = _shape(shape)
-    native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis))
+    native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis), str(layout))
     return Quantized(native, scheme, int(axis), want_torch)
 
 
@@ -157,4 +159,34 @@ def from_arrays(elements: Any, scales: Any, scheme: str, *, axis: int = -1,
     return Quantized(native, scheme, int(axis), want_torch)
 
 
-__all__ = ["SCHEMES", "Quantized", "quantize", "from_bytes", "from_arrays"]
+SCALE_LAYOUTS: Tuple[Tuple[str, str], ...] = tuple(tuple(s) for s in _native.blocks_scale_layouts())
+"""Every layout of one-byte block scales: ``(name, source)``."""
+
+
+def swizzle_scales(scales: Any, layout: str = "cublas128x4") -> np.ndarray:
+    """A 2-D uint8 array of block scales (rows, scale columns; numpy or CPU torch) in `layout`:
+    the padded bytes as the kernels read them (uint8, 1-D)."""
+    s = np.asarray(_torch.numpy_in(scales))
+    if s.dtype != np.uint8 and s.dtype.itemsize == 1:
+        s = s.view(np.uint8)
+    if s.dtype != np.uint8 or s.ndim != 2:
+        raise DTypeError(f"scales are a 2-D uint8 array, not {s.ndim}-D {s.dtype}")
+    rows, cols = (int(d) for d in s.shape)
+    return _native.blocks_swizzle_scales(np.ascontiguousarray(s).reshape(-1), rows, cols, str(layout))
+
+
+def unswizzle_scales(data: Any, shape: Any, layout: str = "cublas128x4") -> np.ndarray:
+    """The reverse of :func:`swizzle_scales`: the (rows, scale columns) uint8 scales of `data`
+    (bytes or a uint8 array holding the padded layout)."""
+    from . import _as_bytes, _shape
+
+    dims = _shape(shape)
+    if len(dims) != 2:
+        raise DTypeError(f"the scales' shape is 2-D (rows, scale columns), not {tuple(dims)}")
+    rows, cols = (int(d) for d in dims)
+    out = _native.blocks_unswizzle_scales(_as_bytes(_torch.numpy_in(data)), rows, cols, str(layout))
+    return out.reshape(rows, cols)
+
+
+__all__ = ["SCHEMES", "SCALE_LAYOUTS", "Quantized", "quantize", "from_bytes", "from_arrays", "swizzle_scales",
+           "unswizzle_scales"]

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 SCHEMES: Tuple[Tuple[str, str], ...]
+SCALE_LAYOUTS: Tuple[Tuple[str, str], ...]
 
 class Quantized:
     scheme: str
@@ -16,7 +17,7 @@ class Quantized:
     def elements(self) -> Any: ...
     scales: Any
     global_scale: Optional[np.float32]
-    def to_bytes(self) -> bytes: ...
+    def to_bytes(self, layout: str = ...) -> bytes: ...
     def dequantize(self, dtype: Any = ...) -> Any: ...
 
 def quantize(
@@ -27,7 +28,9 @@ def quantize(
     global_scale: Optional[Any] = None,
     out_type: Optional[str] = None,
 ) -> Quantized: ...
-def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, out_type: Optional[str] = None) -> Quantized: ...
+def from_bytes(
+    data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: str = ..., out_type: Optional[str] = None
+) -> Quantized: ...
 def from_arrays(
     elements: Any,
     scales: Any,
@@ -37,3 +40,5 @@ def from_arrays(
     global_scale: Optional[Any] = None,
     out_type: Optional[str] = None,
 ) -> Quantized: ...
+def swizzle_scales(scales: Any, layout: str = ...) -> npt.NDArray[np.uint8]: ...
+def unswizzle_scales(data: Any, shape: Any, layout: str = ...) -> npt.NDArray[np.uint8]: ...

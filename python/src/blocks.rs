@@ -4,7 +4,7 @@
 //! `codes`, `float16`, `bfloat16` or `float32`, and little-endian bytes).
 
 use crate::{guarded, slice, usage, OrRaise};
-use lowbit::quant::blocks::{self, Quantized, Scales, Scheme};
+use lowbit::quant::blocks::{self, Quantized, ScaleLayout, Scales, Scheme};
 use lowbit::DType;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
@@ -58,9 +58,13 @@ impl BlocksQuantized {
         })
     }
 
-    /// The tensor in its scheme's storage layout.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u8>>> {
-        guarded(py, || Ok(PyArray1::from_vec(py, self.quantized.to_bytes().or_raise(py)?)))
+    /// The tensor in its scheme's storage layout, the scales in `layout` (a scale layout's name).
+    #[pyo3(signature = (layout = "linear"))]
+    fn to_bytes<'py>(&self, py: Python<'py>, layout: &str) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        guarded(py, || {
+            let layout = ScaleLayout::parse(layout).or_raise(py)?;
+            Ok(PyArray1::from_vec(py, blocks::to_bytes_in(&self.quantized, layout).or_raise(py)?))
+        })
     }
 }
 
@@ -149,11 +153,52 @@ pub(crate) fn blocks_from_bytes(
     scheme: &str,
     shape: Vec<usize>,
     axis: i64,
+    layout: &str,
 ) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
-        let quantized = blocks::from_bytes(slice(py, &data, "data")?, &scheme, &shape, axis).or_raise(py)?;
+        let layout = ScaleLayout::parse(layout).or_raise(py)?;
+        let quantized =
+            blocks::from_bytes_in(slice(py, &data, "data")?, &scheme, &shape, axis, layout).or_raise(py)?;
         Ok(BlocksQuantized { quantized })
+    })
+}
+
+/// Every scale layout: name and source.
+#[pyfunction]
+pub(crate) fn blocks_scale_layouts() -> Vec<(&'static str, &'static str)> {
+    blocks::SCALE_LAYOUTS.iter().map(|l| (l.name, l.source)).collect()
+}
+
+/// `rows` x `cols` one-byte scales (row-major) in `layout`, padded.
+#[pyfunction]
+pub(crate) fn blocks_swizzle_scales<'py>(
+    py: Python<'py>,
+    scales: PyReadonlyArray1<'_, u8>,
+    rows: usize,
+    cols: usize,
+    layout: &str,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    guarded(py, || {
+        let layout = ScaleLayout::parse(layout).or_raise(py)?;
+        let out = blocks::swizzle_scales(slice(py, &scales, "scales")?, rows, cols, layout).or_raise(py)?;
+        Ok(PyArray1::from_vec(py, out))
+    })
+}
+
+/// The reverse of `blocks_swizzle_scales`.
+#[pyfunction]
+pub(crate) fn blocks_unswizzle_scales<'py>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'_, u8>,
+    rows: usize,
+    cols: usize,
+    layout: &str,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    guarded(py, || {
+        let layout = ScaleLayout::parse(layout).or_raise(py)?;
+        let out = blocks::unswizzle_scales(slice(py, &data, "data")?, rows, cols, layout).or_raise(py)?;
+        Ok(PyArray1::from_vec(py, out))
     })
 }
 
@@ -165,5 +210,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks_quantize, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_arrays, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks_scale_layouts, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks_swizzle_scales, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks_unswizzle_scales, m)?)?;
     Ok(())
 }

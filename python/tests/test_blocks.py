@@ -1,8 +1,8 @@
 """lowbit.blocks against the live implementations' outputs (tests/data/blocks, made by
 scripts/gen_block_fixtures.py from torchao, ModelOpt, compressed-tensors and gguf) and against
-blocks computed by hand. The fixture walk counts what it compared and fails on zero; NaN values
-and NaN-derived codes are compared as "a NaN" where the fixtures' bits come from the CPU (see
-tests/blocks_fixtures.rs, which checks every value of every case)."""
+blocks computed by hand. The fixture walk counts what it compared and fails on zero; every value
+is compared bit for bit, NaN payloads and signs included (as tests/blocks_fixtures.rs does for
+every case)."""
 
 import json
 import pathlib
@@ -146,3 +146,37 @@ def test_empty_tensor():
         blocks.quantize(np.zeros((0, 4), np.float32), "fp8:tensor")
     q = blocks.quantize(np.zeros((0, 4), np.float32), "fp8:channel")
     assert q.elements.shape == (0, 4) and q.scales.shape == (0, 1)
+
+
+def test_cublas_scale_layout_equals_torchaos_to_blocked():
+    """The fixture recorded from torchao's to_blocked (scripts/gen_scale_layout_fixtures.py)."""
+    record = json.loads((DATA.parent / "scale_layout" / "cublas128x4.json").read_text())
+    compared = 0
+    for case in record["cases"]:
+        rows, cols = case["rows"], case["cols"]
+        scales = ((7 * np.arange(rows * cols) + 3) % 256).astype(np.uint8).reshape(rows, cols)
+        want = np.frombuffer(bytes.fromhex(case["swizzled"]), np.uint8)
+        got = blocks.swizzle_scales(scales)
+        assert got.dtype == np.uint8 and np.array_equal(got, want), (rows, cols)
+        assert np.array_equal(blocks.unswizzle_scales(want, (rows, cols)), scales)
+        compared += want.size
+    assert compared > 10_000
+    assert [name for name, _ in blocks.SCALE_LAYOUTS] == ["linear", "cublas128x4"]
+
+
+def test_to_bytes_layout_round_trip():
+    x = np.linspace(-3, 3, 130 * 64, dtype=np.float32).reshape(130, 64)
+    q = blocks.quantize(x, "modelopt:nvfp4")
+    linear, swizzled = q.to_bytes(), q.to_bytes(layout="cublas128x4")
+    scales = q.scales.shape
+    assert scales == (130, 4)
+    start = 130 * 32  # packed E2M1 elements
+    assert swizzled[:start] == linear[:start]
+    assert swizzled[start:start + 256 * 4] == blocks.swizzle_scales(np.asarray(q.scales).view(np.uint8)).tobytes()
+    assert swizzled[-4:] == linear[-4:]  # the per-tensor scale
+    back = blocks.from_bytes(swizzled, "modelopt:nvfp4", (130, 64), layout="cublas128x4")
+    assert np.array_equal(back.dequantize().view(np.uint32), q.dequantize().view(np.uint32))
+    with pytest.raises(lowbit.Error, match="not a scale layout"):
+        q.to_bytes(layout="cublas")
+    with pytest.raises(lowbit.Error, match="one-byte scales"):
+        blocks.quantize(np.ones(32, np.float32), "ggml:q8_0").to_bytes(layout="cublas128x4")

@@ -29,12 +29,14 @@ mod fast;
 mod layout;
 mod recipes;
 mod rules;
+mod scale_layout;
 
 pub use engine::quantize;
 pub use layout::from_arrays;
 /// The checkpoint tiles multiply as the engine does.
 #[cfg(feature = "checkpoint")]
 pub(crate) use rules::product;
+pub use scale_layout::{from_bytes_in, swizzle_scales, to_bytes_in, unswizzle_scales, ScaleLayout, SCALE_LAYOUTS};
 
 pub use recipes::{
     Amax, BlockShape, Dequantize, ElementRound, ElementStep, GlobalRule, Layout, NanElement, NanRules, Pow2,
