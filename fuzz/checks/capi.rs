@@ -12,13 +12,16 @@
 //! `LOWBIT_FLAG_ERROR` with the same status recorded); a result fits its format and its flags are
 //! TestFloat's five bits (none under `onnx_cast`); an operand wider than its format is
 //! `LOWBIT_ERR_BITS`; a format text parses to the same handle twice; and the dump line made of
-//! the operand, the result and the flags checks as a match under the same options.
+//! the operand, the result and the flags checks as a match under the same options. The target
+//! format's text is also tried as a block scheme name over the array (as float32 values to
+//! quantize, and as a layout to dequantize, of a shape from control bytes 12-13): documented
+//! codes only, and a layout that quantize wrote dequantizes.
 
 use lowbit::verify::testfloat::hex_digits;
 use lowbit_capi::*;
 use std::ffi::{CStr, CString};
 
-const STATUSES: [i32; 11] = [
+const STATUSES: [i32; 12] = [
     LOWBIT_OK,
     LOWBIT_ERR_NULL,
     LOWBIT_ERR_FORMAT,
@@ -30,6 +33,7 @@ const STATUSES: [i32; 11] = [
     LOWBIT_ERR_TOO_MANY_FORMATS,
     LOWBIT_ERR_SIZE,
     LOWBIT_ERR_INTERNAL,
+    LOWBIT_ERR_DATA,
 ];
 
 fn documented(status: i32) {
@@ -189,4 +193,69 @@ pub fn run(data: &[u8]) {
             assert!(array_flags.iter().all(|&f| f & !0x1F == 0));
         }
     }
+
+    if let Ok(scheme) = CString::new(to_text) {
+        blocks(&scheme, control, array);
+    }
+}
+
+/// The block-scheme entry points on hostile names, shapes and bytes.
+fn blocks(scheme: &CStr, control: &[u8], array: &[u8]) {
+    let x: Vec<f32> = array.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    // A shape of one or two axes whose product is at most the values there are (or zero).
+    let cols = usize::from(control[12]) + 1;
+    let rows = usize::from(control[13] % 4);
+    let shape = if rows == 0 { vec![cols] } else { vec![rows, cols] };
+    let count: usize = shape.iter().product();
+    if count > x.len() {
+        return;
+    }
+    let (mut out, mut written) = (vec![0u8; 4 * count + 64], 0usize);
+    // SAFETY: a NUL-terminated name, `count` readable float32 values, `shape.len()` sizes, an
+    // output of `out.len()` bytes, a writable size_t.
+    let status = unsafe {
+        lowbit_blocks_quantize(
+            scheme.as_ptr(),
+            x.as_ptr(),
+            shape.as_ptr(),
+            shape.len(),
+            -1,
+            std::ptr::null(),
+            out.as_mut_ptr(),
+            out.len(),
+            &mut written,
+        )
+    };
+    documented(status);
+    let mut values = vec![0f32; count];
+    if status == LOWBIT_OK {
+        assert!(written <= out.len());
+        // SAFETY: `written` readable bytes, `count` writable float32 values.
+        let back = unsafe {
+            lowbit_blocks_dequantize(
+                scheme.as_ptr(),
+                out.as_ptr(),
+                written,
+                shape.as_ptr(),
+                shape.len(),
+                -1,
+                values.as_mut_ptr(),
+            )
+        };
+        assert_eq!(back, LOWBIT_OK, "a layout quantize wrote does not dequantize: {}", last_message());
+    }
+    // The raw bytes as a layout.
+    // SAFETY: `array.len()` readable bytes, `count` writable float32 values.
+    let status = unsafe {
+        lowbit_blocks_dequantize(
+            scheme.as_ptr(),
+            array.as_ptr(),
+            array.len(),
+            shape.as_ptr(),
+            shape.len(),
+            -1,
+            values.as_mut_ptr(),
+        )
+    };
+    documented(status);
 }
