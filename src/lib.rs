@@ -112,6 +112,8 @@ pub mod arguments;
 pub mod bulk;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
+#[cfg(feature = "dot")]
+pub mod dot;
 #[cfg(feature = "std")]
 pub mod files;
 pub mod format;

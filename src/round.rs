@@ -65,6 +65,34 @@ impl RoundingMode {
         ]
     }
 
+    /// The mode a word names: `rne`, `rtz`, `rdn`, `rup`, `rmm`, `raz`, `rod`, `sr:R` (R from 1
+    /// to 63), or TestFloat's names (`near_even`, `minMag`, `min`, `max`, `near_maxMag`, `odd`,
+    /// with or without testfloat_ver's `-r` prefix).
+    #[must_use]
+    pub fn from_word(word: &str) -> Option<RoundingMode> {
+        let word = word.strip_prefix("-r").unwrap_or(word);
+        Some(match word {
+            "rne" | "near_even" => RoundingMode::NearestEven,
+            "rtz" | "minMag" | "minmag" => RoundingMode::TowardZero,
+            "rdn" | "min" => RoundingMode::TowardNegative,
+            "rup" | "max" => RoundingMode::TowardPositive,
+            "rmm" | "near_maxMag" | "near_maxmag" => RoundingMode::NearestTiesAway,
+            "raz" => RoundingMode::AwayFromZero,
+            "rod" | "odd" => RoundingMode::ToOdd,
+            _ => {
+                let bits = word.strip_prefix("sr:")?;
+                if bits.is_empty() || bits.len() > 2 || !bits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let bits: u32 = bits.parse().ok()?;
+                if !(1..=63).contains(&bits) {
+                    return None;
+                }
+                RoundingMode::Stochastic { bits }
+            }
+        })
+    }
+
     /// IEEE 754 overflow for this mode: whether a finite value too large for the target becomes
     /// the largest finite value (rather than infinity) when rounding a value of this sign.
     /// Toward zero, round to odd and the direction toward the other sign's infinity keep MAX.

@@ -54,6 +54,7 @@ __all__ = [
     "dequantize_linear",
     "mx",
     "blocks",
+    "dot",
     "convert",
     "checkpoint",
     "vectors",
@@ -742,3 +743,4 @@ def info(dtype: Any) -> Dict[str, Any]:
 from . import mx  # noqa: E402  (the submodule uses the helpers above)
 from . import blocks  # noqa: E402
 from . import checkpoint  # noqa: E402
+from . import dot  # noqa: E402

@@ -9,6 +9,7 @@ import numpy.typing as npt
 from . import blocks as blocks
 from . import mx as mx
 from . import checkpoint as checkpoint
+from . import dot as dot
 from ._errors import (
     DTypeError as DTypeError,
     Error as Error,

@@ -34,6 +34,7 @@ mod block_vectors;
 mod blocks;
 mod checkpoint;
 mod checkpoint_tools;
+mod dot;
 mod scalar;
 
 // ------------------------------------------------------------------------------------------------
@@ -1187,6 +1188,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scalar::convert_scalar, m)?)?;
     checkpoint::register(m)?;
     checkpoint_tools::register(m)?;
+    dot::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

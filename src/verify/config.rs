@@ -43,32 +43,11 @@ fn config_error(text: &str, word: &str, why: &str) -> Error {
     Error::InvalidOp { op: format!("configuration {}", quoted(text)), message: format!("word {}: {why}", quoted(word)) }
 }
 
-/// Parses a rounding-mode word: `rne`, `rtz`, `rdn`, `rup`, `rmm`, `raz`, `rod`, `sr:R`
-/// (R from 1 to 63), or TestFloat's names (`near_even`, `minMag`, `min`, `max`, `near_maxMag`,
-/// `odd`, with or without testfloat_ver's `-r` prefix).
+/// Parses a rounding-mode word ([`RoundingMode::from_word`]: `rne`, `rtz`, `rdn`, `rup`, `rmm`,
+/// `raz`, `rod`, `sr:R`, or TestFloat's names).
 #[must_use]
 pub fn parse_mode(word: &str) -> Option<RoundingMode> {
-    let word = word.strip_prefix("-r").unwrap_or(word);
-    Some(match word {
-        "rne" | "near_even" => RoundingMode::NearestEven,
-        "rtz" | "minMag" | "minmag" => RoundingMode::TowardZero,
-        "rdn" | "min" => RoundingMode::TowardNegative,
-        "rup" | "max" => RoundingMode::TowardPositive,
-        "rmm" | "near_maxMag" | "near_maxmag" => RoundingMode::NearestTiesAway,
-        "raz" => RoundingMode::AwayFromZero,
-        "rod" | "odd" => RoundingMode::ToOdd,
-        _ => {
-            let bits = word.strip_prefix("sr:")?;
-            if bits.is_empty() || bits.len() > 2 || !bits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let bits: u32 = bits.parse().ok()?;
-            if !(1..=63).contains(&bits) {
-                return None;
-            }
-            RoundingMode::Stochastic { bits }
-        }
-    })
+    RoundingMode::from_word(word)
 }
 
 /// The short word of a mode (`rne`, ..., `sr:R`).

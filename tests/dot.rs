@@ -1,0 +1,97 @@
+//! `lowbit::dot` against sums computed without lowbit (scripts/gen_dot_fixtures.py: Python's
+//! exact rationals and its own float32 rounding, operands decoded by ml_dtypes), bit for bit,
+//! and the special cases of every model by hand.
+#![cfg(feature = "dot")]
+
+use lowbit::dot::{matmul_t, Accumulation};
+use lowbit::DType;
+
+fn codes(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
+}
+
+#[test]
+fn every_model_equals_the_rational_computation() {
+    let record: serde_json::Value = serde_json::from_str(include_str!("data/dot/gemms.json")).unwrap();
+    let mut compared = 0;
+    for case in record["cases"].as_array().unwrap() {
+        let dtype = DType::parse(case["dtype"].as_str().unwrap()).unwrap();
+        let dims = ["m", "n", "k"].map(|d| case[d].as_u64().unwrap() as usize);
+        let (a, b) = (codes(&case["a"]), codes(&case["b"]));
+        for model in ["exact", "sequential-fp32", "fma,format=float32"] {
+            let got =
+                matmul_t(&a, &b, dims[0], dims[1], dims[2], dtype, &Accumulation::parse(model).unwrap(), DType::Float)
+                    .unwrap();
+            let want = codes(&case[model]);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{dtype:?} {dims:?} {model} element {i}: {g:#010x} vs {w:#010x}");
+            }
+            assert_eq!(got.len(), want.len());
+            compared += want.len();
+        }
+    }
+    assert!(compared >= 700, "{compared} dot products compared");
+}
+
+fn f32s(v: &[f32]) -> Vec<u64> {
+    v.iter().map(|x| u64::from(x.to_bits())).collect()
+}
+
+fn one(a: &[f32], b: &[f32], model: &str) -> u32 {
+    let out =
+        matmul_t(&f32s(a), &f32s(b), 1, 1, a.len(), DType::Float, &Accumulation::parse(model).unwrap(), DType::Float)
+            .unwrap();
+    out[0] as u32
+}
+
+#[test]
+fn specials_and_zero_signs() {
+    let inf = f32::INFINITY;
+    for model in ["exact", "sequential-fp32", "fma,format=float32"] {
+        // NaN anywhere, Inf x 0 and Inf - Inf: the default quiet NaN.
+        assert_eq!(one(&[1.0, f32::NAN], &[1.0, 1.0], model), 0x7FC0_0000, "{model}");
+        assert_eq!(one(&[inf, 1.0], &[0.0, 1.0], model), 0x7FC0_0000, "{model}");
+        assert_eq!(one(&[inf, -inf], &[1.0, 1.0], model), 0x7FC0_0000, "{model}");
+        assert_eq!(one(&[inf, 1e30], &[-1.0, 1.0], model), 0xFF80_0000, "{model}");
+        // Zeros: cancellation gives +0, the empty sum +0; every product -0 gives -0 when summed
+        // exactly, +0 from the chains (which start from +0, as `float acc = 0` does).
+        let negative_zeros = if model == "exact" { 0x8000_0000 } else { 0 };
+        assert_eq!(one(&[-0.0, 0.0], &[1.0, -1.0], model), negative_zeros, "{model}");
+        assert_eq!(one(&[-0.0, 0.0], &[1.0, 1.0], model), 0, "{model}");
+        assert_eq!(one(&[3.0, -3.0], &[1.0, 1.0], model), 0, "{model}");
+        assert_eq!(one(&[], &[], model), 0, "{model}");
+    }
+    // A product past float32's range: infinite once rounded (sequential), exact otherwise.
+    let (a, b) = ([1e30f32, -1e30], [1e30f32, 1e30]);
+    assert_eq!(one(&a, &b, "sequential-fp32"), 0x7FC0_0000); // +Inf + -Inf
+    assert_eq!(one(&a, &b, "exact"), 0);
+    assert_eq!(one(&a, &b, "fma,format=float32"), 0x7F80_0000); // +1e60 rounds to +Inf; Inf - 1e60 is Inf
+                                                                // Rounding toward negative: a cancellation is -0.
+    assert_eq!(one(&[3.0, -3.0], &[1.0, 1.0], "fma,format=float32,round=rdn"), 0x8000_0000);
+    // The models part: 2^24, 1 and 1 in float32 sum to 2^24 (ties to even twice), exactly to 2^24 + 2.
+    let (a, b) = ([16_777_216.0f32, 1.0, 1.0], [1.0f32; 3]);
+    assert_eq!(f32::from_bits(one(&a, &b, "exact")), 16_777_218.0);
+    assert_eq!(f32::from_bits(one(&a, &b, "sequential-fp32")), 16_777_216.0);
+    // A product that float32 rounds but a fused step keeps: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24.
+    let x = 1.0f32 + f32::powi(2.0, -12);
+    let (a, b) = ([x, -1.0], [x, 1.0 + f32::powi(2.0, -11)]);
+    assert_eq!(one(&a, &b, "sequential-fp32"), 0); // the product rounds to 1 + 2^-11: they cancel
+    assert_eq!(f32::from_bits(one(&a, &b, "fma,format=float32")), 0.0); // fma: x*x - 0 then +(-1-2^-11)
+    assert_eq!(f32::from_bits(one(&a, &b, "exact")), f32::powi(2.0, -24));
+}
+
+#[test]
+fn models_parse_and_refuse() {
+    assert!(Accumulation::parse("fma,format=bfloat16,round=rtz").is_ok());
+    assert!(Accumulation::parse("sequential,format=float16").is_ok());
+    for bad in
+        ["exact,format=float32", "fma", "fma,format=int8", "fma,format=float32,round=sr:3", "kahan", "sequential"]
+    {
+        assert!(Accumulation::parse(bad).is_err(), "{bad}");
+    }
+    let a = f32s(&[1.0; 6]);
+    let model = Accumulation::parse("exact").unwrap();
+    assert!(matmul_t(&a, &a, 2, 2, 2, DType::Float, &model, DType::Float).is_err(), "6 codes are not 2 x 2");
+    assert!(matmul_t(&a, &a, 2, 3, 3, DType::Float, &model, DType::Int8).is_err(), "an integer result");
+    assert!(matmul_t(&[], &[], usize::MAX, 2, 2, DType::Float, &model, DType::Float).is_err());
+}
