@@ -1,7 +1,7 @@
 //! `lowbit schemes`: the block-scaled recipes `--scheme` takes, with their sources.
 
 use crate::{printed, Outcome};
-use lowbit::quant::blocks::SCHEMES;
+use lowbit::quant::blocks::schemes;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,9 +14,9 @@ pub struct Args {
 pub fn run(args: Args) -> Outcome {
     if args.json {
         let entries: Vec<serde_json::Value> =
-            SCHEMES.iter().map(|(name, source)| serde_json::json!({ "name": name, "source": source })).collect();
+            schemes().iter().map(|(name, source)| serde_json::json!({ "name": name, "source": source })).collect();
         return printed(&serde_json::json!({ "schemes": entries }).to_string());
     }
-    let lines: Vec<String> = SCHEMES.iter().map(|(name, source)| format!("{name}\n    {source}")).collect();
+    let lines: Vec<String> = schemes().iter().map(|(name, source)| format!("{name}\n    {source}")).collect();
     printed(&lines.join("\n"))
 }

@@ -7,7 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::arith::{abs, add, div, max, mul, nearest_int, neg, sqrt, sub};
-use super::{half_at, put_half, Codec};
+use super::{finite, half_at, put_half, Codec, Exact, Finite, Ops};
 use crate::error::Result;
 
 const SOURCE: &str = "ggml 0.10.1 (ggml-py 0.10.1) ggml-quants.c: dequantize_row_*, quantize_row_*_ref, quantize_* \
@@ -89,7 +89,7 @@ pub(super) const CODECS: &[Codec] = &[
 /// Q2_K: `scales[16]` (scale nibble low, min nibble high), `qs[64]` (2-bit codes: byte l of
 /// each 32 holds elements l, l + 32, l + 64, l + 96 of its 128), `d`, `dmin`;
 /// `(d * sc) * q - dmin * m`.
-fn decode_q2_k(block: &[u8], out: &mut [f32]) {
+fn decode_q2_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let (d, min) = (half_at(block, 80), half_at(block, 82));
     let mut y = 0;
     let mut is = 0;
@@ -99,13 +99,21 @@ fn decode_q2_k(block: &[u8], out: &mut [f32]) {
             for part in 0..2 {
                 let sc = block[is];
                 is += 1;
-                let (dl, ml) = (mul(d, f32::from(sc & 0xF)), mul(min, f32::from(sc >> 4)));
+                let (dl, ml) = (O::mul(d, f32::from(sc & 0xF)), O::mul(min, f32::from(sc >> 4)));
                 for l in 0..16 {
-                    out[y] = sub(mul(dl, f32::from((q[l + 16 * part] >> shift) & 3)), ml);
+                    out[y] = O::sub(O::mul(dl, f32::from((q[l + 16 * part] >> shift) & 3)), ml);
                     y += 1;
                 }
             }
         }
+    }
+}
+
+fn decode_q2_k(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[80, 82]) {
+        decode_q2_k_with::<Finite>(block, out)
+    } else {
+        decode_q2_k_with::<Exact>(block, out)
     }
 }
 
@@ -125,7 +133,7 @@ fn q3_scales(packed: &[u8]) -> [i8; 16] {
 
 /// Q3_K: `hmask[32]` (the high bit, clear: less 4), `qs[64]`, `scales[12]`, `d`;
 /// `(d * (sc - 32)) * q`.
-fn decode_q3_k(block: &[u8], out: &mut [f32]) {
+fn decode_q3_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d_all = half_at(block, 108);
     let scales = q3_scales(&block[96..108]);
     let hm = &block[0..32];
@@ -136,17 +144,25 @@ fn decode_q3_k(block: &[u8], out: &mut [f32]) {
         let q = &block[32 + 32 * half..32 + 32 * half + 32];
         for shift in [0, 2, 4, 6] {
             for part in 0..2 {
-                let dl = mul(d_all, f32::from(i16::from(scales[is]) - 32));
+                let dl = O::mul(d_all, f32::from(i16::from(scales[is]) - 32));
                 is += 1;
                 for l in 0..16 {
                     let k = l + 16 * part;
                     let v = i32::from((q[k] >> shift) & 3) - if hm[k] & m != 0 { 0 } else { 4 };
-                    out[y] = mul(dl, v as f32);
+                    out[y] = O::mul(dl, v as f32);
                     y += 1;
                 }
             }
             m <<= 1;
         }
+    }
+}
+
+fn decode_q3_k(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[108]) {
+        decode_q3_k_with::<Finite>(block, out)
+    } else {
+        decode_q3_k_with::<Exact>(block, out)
     }
 }
 
@@ -162,25 +178,33 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
 
 /// Q4_K: `d`, `dmin`, `scales[12]`, `qs[128]` (byte l of each 32: element l low, l + 32 high);
 /// `(d * sc) * q - dmin * m`.
-fn decode_q4_k(block: &[u8], out: &mut [f32]) {
+fn decode_q4_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let (d, min) = (half_at(block, 0), half_at(block, 2));
     let scales = &block[4..16];
     for (n, y) in out.chunks_exact_mut(64).enumerate() {
         let q = &block[16 + 32 * n..48 + 32 * n];
         let (sc1, m1) = scale_min_k4(2 * n, scales);
         let (sc2, m2) = scale_min_k4(2 * n + 1, scales);
-        let (d1, m1) = (mul(d, f32::from(sc1)), mul(min, f32::from(m1)));
-        let (d2, m2) = (mul(d, f32::from(sc2)), mul(min, f32::from(m2)));
+        let (d1, m1) = (O::mul(d, f32::from(sc1)), O::mul(min, f32::from(m1)));
+        let (d2, m2) = (O::mul(d, f32::from(sc2)), O::mul(min, f32::from(m2)));
         for l in 0..32 {
-            y[l] = sub(mul(d1, f32::from(q[l] & 0xF)), m1);
-            y[l + 32] = sub(mul(d2, f32::from(q[l] >> 4)), m2);
+            y[l] = O::sub(O::mul(d1, f32::from(q[l] & 0xF)), m1);
+            y[l + 32] = O::sub(O::mul(d2, f32::from(q[l] >> 4)), m2);
         }
+    }
+}
+
+fn decode_q4_k(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[0, 2]) {
+        decode_q4_k_with::<Finite>(block, out)
+    } else {
+        decode_q4_k_with::<Exact>(block, out)
     }
 }
 
 /// Q5_K: `d`, `dmin`, `scales[12]`, `qh[32]` (bit 2n and 2n + 1 of byte l: the fifth bit of
 /// elements l and l + 32 of the n-th 64), `qs[128]`.
-fn decode_q5_k(block: &[u8], out: &mut [f32]) {
+fn decode_q5_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let (d, min) = (half_at(block, 0), half_at(block, 2));
     let scales = &block[4..16];
     let qh = &block[16..48];
@@ -188,20 +212,28 @@ fn decode_q5_k(block: &[u8], out: &mut [f32]) {
         let ql = &block[48 + 32 * n..80 + 32 * n];
         let (sc1, m1) = scale_min_k4(2 * n, scales);
         let (sc2, m2) = scale_min_k4(2 * n + 1, scales);
-        let (d1, m1) = (mul(d, f32::from(sc1)), mul(min, f32::from(m1)));
-        let (d2, m2) = (mul(d, f32::from(sc2)), mul(min, f32::from(m2)));
+        let (d1, m1) = (O::mul(d, f32::from(sc1)), O::mul(min, f32::from(m1)));
+        let (d2, m2) = (O::mul(d, f32::from(sc2)), O::mul(min, f32::from(m2)));
         let (u1, u2) = (1u8 << (2 * n), 2u8 << (2 * n));
         for l in 0..32 {
             let h1 = if qh[l] & u1 != 0 { 16 } else { 0 };
             let h2 = if qh[l] & u2 != 0 { 16 } else { 0 };
-            y[l] = sub(mul(d1, f32::from((ql[l] & 0xF) + h1)), m1);
-            y[l + 32] = sub(mul(d2, f32::from((ql[l] >> 4) + h2)), m2);
+            y[l] = O::sub(O::mul(d1, f32::from((ql[l] & 0xF) + h1)), m1);
+            y[l + 32] = O::sub(O::mul(d2, f32::from((ql[l] >> 4) + h2)), m2);
         }
     }
 }
 
+fn decode_q5_k(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[0, 2]) {
+        decode_q5_k_with::<Finite>(block, out)
+    } else {
+        decode_q5_k_with::<Exact>(block, out)
+    }
+}
+
 /// Q6_K: `ql[128]`, `qh[64]`, `scales[16]` (int8), `d`; `(d * sc) * (q - 32)`.
-fn decode_q6_k(block: &[u8], out: &mut [f32]) {
+fn decode_q6_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d = half_at(block, 208);
     for (n, y) in out.chunks_exact_mut(128).enumerate() {
         let ql = &block[64 * n..64 * n + 64];
@@ -214,19 +246,35 @@ fn decode_q6_k(block: &[u8], out: &mut [f32]) {
             let q3 = i32::from((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
             let q4 = i32::from((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
             let s = |k: usize| f32::from(sc[is + k] as i8);
-            y[l] = mul(mul(d, s(0)), q1 as f32);
-            y[l + 32] = mul(mul(d, s(2)), q2 as f32);
-            y[l + 64] = mul(mul(d, s(4)), q3 as f32);
-            y[l + 96] = mul(mul(d, s(6)), q4 as f32);
+            y[l] = O::mul(O::mul(d, s(0)), q1 as f32);
+            y[l + 32] = O::mul(O::mul(d, s(2)), q2 as f32);
+            y[l + 64] = O::mul(O::mul(d, s(4)), q3 as f32);
+            y[l + 96] = O::mul(O::mul(d, s(6)), q4 as f32);
         }
     }
 }
 
+fn decode_q6_k(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[208]) {
+        decode_q6_k_with::<Finite>(block, out)
+    } else {
+        decode_q6_k_with::<Exact>(block, out)
+    }
+}
+
 /// Q8_K: a float32 `d` (its bits as stored), `qs[256]`, `bsums[16]` (not read); `d * q`.
-fn decode_q8_k(block: &[u8], out: &mut [f32]) {
+fn decode_q8_k_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
     for (o, &q) in out.iter_mut().zip(&block[4..260]) {
-        *o = mul(d, f32::from(q as i8));
+        *o = O::mul(d, f32::from(q as i8));
+    }
+}
+
+fn decode_q8_k(block: &[u8], out: &mut [f32]) {
+    if f32::from_le_bytes([block[0], block[1], block[2], block[3]]).is_finite() {
+        decode_q8_k_with::<Finite>(block, out)
+    } else {
+        decode_q8_k_with::<Exact>(block, out)
     }
 }
 

@@ -6,7 +6,7 @@
 //! `ggml_quantize_chunk` refuses it.
 
 use super::arith::{abs, add, div, mul, sqrt, sub, to_int};
-use super::{half_at, put_half, Codec};
+use super::{finite, half_at, put_half, Codec, Exact, Finite, Ops};
 use crate::error::Result;
 
 const SOURCE: &str = "ggml 0.10.1 (ggml-py 0.10.1) ggml-quants.c: dequantize_row_*, quantize_row_*_ref, quantize_* \
@@ -56,12 +56,20 @@ pub(super) const CODECS: &[Codec] = &[
 ];
 
 /// Q4_1: `d`, `m`, 16 bytes of nibbles (element j low, j + 16 high); `x * d + m`.
-fn decode_q4_1(block: &[u8], out: &mut [f32]) {
+fn decode_q4_1_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let (d, m) = (half_at(block, 0), half_at(block, 2));
     for j in 0..16 {
         let q = block[4 + j];
-        out[j] = add(mul(f32::from(q & 0x0F), d), m);
-        out[j + 16] = add(mul(f32::from(q >> 4), d), m);
+        out[j] = O::add(O::mul(f32::from(q & 0x0F), d), m);
+        out[j + 16] = O::add(O::mul(f32::from(q >> 4), d), m);
+    }
+}
+
+fn decode_q4_1(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[0, 2]) {
+        decode_q4_1_with::<Finite>(block, out)
+    } else {
+        decode_q4_1_with::<Exact>(block, out)
     }
 }
 
@@ -74,24 +82,40 @@ fn five_bit(qh: u32, qs: &[u8], j: usize) -> (u8, u8) {
 }
 
 /// Q5_0: `d`, `qh`, `qs`; `(code - 16) * d`.
-fn decode_q5_0(block: &[u8], out: &mut [f32]) {
+fn decode_q5_0_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d = half_at(block, 0);
     let qh = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
     for j in 0..16 {
         let (a, b) = five_bit(qh, &block[6..22], j);
-        out[j] = mul((i32::from(a) - 16) as f32, d);
-        out[j + 16] = mul((i32::from(b) - 16) as f32, d);
+        out[j] = O::mul((i32::from(a) - 16) as f32, d);
+        out[j + 16] = O::mul((i32::from(b) - 16) as f32, d);
+    }
+}
+
+fn decode_q5_0(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[0]) {
+        decode_q5_0_with::<Finite>(block, out)
+    } else {
+        decode_q5_0_with::<Exact>(block, out)
     }
 }
 
 /// Q5_1: `d`, `m`, `qh`, `qs`; `code * d + m`.
-fn decode_q5_1(block: &[u8], out: &mut [f32]) {
+fn decode_q5_1_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let (d, m) = (half_at(block, 0), half_at(block, 2));
     let qh = u32::from_le_bytes([block[4], block[5], block[6], block[7]]);
     for j in 0..16 {
         let (a, b) = five_bit(qh, &block[8..24], j);
-        out[j] = add(mul(f32::from(a), d), m);
-        out[j + 16] = add(mul(f32::from(b), d), m);
+        out[j] = O::add(O::mul(f32::from(a), d), m);
+        out[j + 16] = O::add(O::mul(f32::from(b), d), m);
+    }
+}
+
+fn decode_q5_1(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[0, 2]) {
+        decode_q5_1_with::<Finite>(block, out)
+    } else {
+        decode_q5_1_with::<Exact>(block, out)
     }
 }
 

@@ -12,9 +12,6 @@
 //! instruction writes ([`arith`]): a NaN operand's bits quieted (the first operand's when both
 //! are NaN), the default NaN `0xFFC00000` for an invalid operation on numbers.
 
-// Until the blocks API reads the table, parts of it stand unused.
-#![allow(dead_code)]
-
 mod iquants;
 mod kquants;
 mod legacy;
@@ -252,6 +249,57 @@ pub(crate) mod arith {
             b
         }
     }
+}
+
+/// The float32 operations of a decoder.
+pub(crate) trait Ops {
+    fn mul(a: f32, b: f32) -> f32;
+    fn add(a: f32, b: f32) -> f32;
+    fn sub(a: f32, b: f32) -> f32;
+}
+
+/// x86-64's operations, NaN bits included ([`arith`]).
+pub(crate) struct Exact;
+
+/// The plain operations: the same bits as [`Exact`] wherever no operand is NaN and no operation
+/// is invalid (0 * Inf, Inf - Inf), which holds in a block whose scales (`d`, `dmin`) are
+/// finite; the compiler vectorises them.
+pub(crate) struct Finite;
+
+impl Ops for Exact {
+    #[inline(always)]
+    fn mul(a: f32, b: f32) -> f32 {
+        arith::mul(a, b)
+    }
+    #[inline(always)]
+    fn add(a: f32, b: f32) -> f32 {
+        arith::add(a, b)
+    }
+    #[inline(always)]
+    fn sub(a: f32, b: f32) -> f32 {
+        arith::sub(a, b)
+    }
+}
+
+impl Ops for Finite {
+    #[inline(always)]
+    fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    #[inline(always)]
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+}
+
+/// Whether the float16 fields at `at` are all finite (neither Inf nor NaN).
+#[inline(always)]
+pub(crate) fn finite(block: &[u8], at: &[usize]) -> bool {
+    at.iter().all(|&i| u16::from_le_bytes([block[i], block[i + 1]]) & 0x7C00 != 0x7C00)
 }
 
 /// ggml's `GGML_FP16_TO_FP32` (exact; a NaN quieted, its payload's top bits kept), by the

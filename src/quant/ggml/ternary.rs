@@ -3,7 +3,7 @@
 //! with one float16 `d` stored last; values `(q - 1) * d`.
 
 use super::arith::{abs, div, lround, max, mul};
-use super::{half_at, put_half, Codec};
+use super::{finite, half_at, put_half, Codec, Exact, Finite, Ops};
 use crate::error::Result;
 
 const SOURCE: &str = "ggml 0.10.1 (ggml-py 0.10.1) ggml-quants.c: dequantize_row_tq*_0, quantize_row_tq*_0_ref (no \
@@ -44,37 +44,53 @@ fn trit(byte: u8, n: usize) -> f32 {
 
 /// TQ1_0: `qs[48]` (bytes 0..32 give elements m + 32 n, bytes 32..48 elements 160 + m + 16 n,
 /// n the trit), `qh[4]` (elements 240 + j + 4 n), `d`.
-fn decode_tq1_0(block: &[u8], out: &mut [f32]) {
+fn decode_tq1_0_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d = half_at(block, 52);
     let mut y = 0;
     for (start, width) in [(0, 32), (32, 16)] {
         for n in 0..5 {
             for m in 0..width {
-                out[y] = mul(trit(block[start + m], n), d);
+                out[y] = O::mul(trit(block[start + m], n), d);
                 y += 1;
             }
         }
     }
     for n in 0..4 {
         for j in 0..4 {
-            out[y] = mul(trit(block[48 + j], n), d);
+            out[y] = O::mul(trit(block[48 + j], n), d);
             y += 1;
         }
     }
 }
 
+fn decode_tq1_0(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[52]) {
+        decode_tq1_0_with::<Finite>(block, out)
+    } else {
+        decode_tq1_0_with::<Exact>(block, out)
+    }
+}
+
 /// TQ2_0: `qs[64]` (byte m of each 32: elements m + 32 l at bits 2 l), `d`.
-fn decode_tq2_0(block: &[u8], out: &mut [f32]) {
+fn decode_tq2_0_with<O: Ops>(block: &[u8], out: &mut [f32]) {
     let d = half_at(block, 64);
     let mut y = 0;
     for j in [0, 32] {
         for l in 0..4 {
             for m in 0..32 {
                 let q = (block[j + m] >> (2 * l)) & 3;
-                out[y] = mul(f32::from(q) - 1.0, d);
+                out[y] = O::mul(f32::from(q) - 1.0, d);
                 y += 1;
             }
         }
+    }
+}
+
+fn decode_tq2_0(block: &[u8], out: &mut [f32]) {
+    if finite(block, &[64]) {
+        decode_tq2_0_with::<Finite>(block, out)
+    } else {
+        decode_tq2_0_with::<Exact>(block, out)
     }
 }
 
