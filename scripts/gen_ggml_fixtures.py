@@ -96,6 +96,12 @@ def rows_for(rng, cols, scale):
         r = rng.standard_normal(cols).astype(np.float32)
         r[int(rng.integers(0, cols))] = f32(bits)
         rows.append(r)
+    # Two NaNs of other signs and payloads in one row: which one a sum keeps is gcc's operand
+    # order (scripts/crosscheck_ggml.py runs many more).
+    for first, second in ((0x7FC00001, 0xFFC00000), (0xFFC00000, 0x7FC00001)):
+        r = rng.standard_normal(cols).astype(np.float32)
+        r[5], r[22] = f32(first), f32(second)
+        rows.append(r)
     for v in (np.inf, -np.inf):
         r = rng.standard_normal(cols).astype(np.float32)
         r[int(rng.integers(0, cols))] = v

@@ -610,11 +610,7 @@ fn pack_2bit(codes: &[u8], qs: &mut [u8]) {
 
 /// `sum(x*x) / 256` times `factor` over one super-block.
 fn sigma2(x: &[f32], factor: f32) -> f32 {
-    let mut s = 0.0f32;
-    for &v in x {
-        s = add(s, mul(v, v));
-    }
-    div(mul(factor, s), QK_K as f32)
+    div(mul(factor, super::sum_of_squares(x)), QK_K as f32)
 }
 
 fn quantize_q2_k(x: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], _row: usize) -> Result<()> {
@@ -681,7 +677,7 @@ fn quantize_q2_k(x: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], _row: usize
                 for j in 0..16 {
                     let xs = &xb[16 * j..16 * j + 16];
                     for l in 0..16 {
-                        weights[l] = mul(qw[16 * j + l], sqrt(add(s2, mul(xs[l], xs[l]))));
+                        weights[l] = super::importance_weight(qw[16 * j + l], s2, xs[l]);
                     }
                     for &w in &weights {
                         sw[j] = add(sw[j], w);
@@ -772,7 +768,7 @@ fn quantize_q3_k(x: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], _row: usize
                 for j in 0..16 {
                     let xs = &xb[16 * j..16 * j + 16];
                     for l in 0..16 {
-                        weight[l] = mul(qw[16 * j + l], sqrt(add(s2, mul(xs[l], xs[l]))));
+                        weight[l] = super::importance_weight(qw[16 * j + l], s2, xs[l]);
                     }
                     let mut sumw = 0.0f32;
                     for &w in &weight {
@@ -892,7 +888,7 @@ fn q45_k_block(nmax: i32, xb: &[f32], qw: Option<&[f32]>, y: &mut [u8], big_l: &
             for j in 0..8 {
                 let xs = &xb[32 * j..32 * j + 32];
                 for l in 0..32 {
-                    weights[l] = mul(qw[32 * j + l], sqrt(add(s2, mul(xs[l], xs[l]))));
+                    weights[l] = super::importance_weight(qw[32 * j + l], s2, xs[l]);
                 }
                 let mut sumw = 0.0f32;
                 for &w in &weights {

@@ -5,7 +5,7 @@
 //! Q8_1 no `to_float`; it is an activation format for the CPU's dot products), and
 //! `ggml_quantize_chunk` refuses it.
 
-use super::arith::{abs, add, div, mul, sqrt, sub, to_int};
+use super::arith::{abs, add, div, mul, sub, to_int};
 use super::{finite, half_at, put_half, Codec, Exact, Finite, Ops};
 use crate::error::Result;
 
@@ -152,17 +152,13 @@ fn to_i8(f: f32) -> i8 {
 
 /// The row's sum of squares over its length (`sigma2` of the `quantize_*_impl` with weights).
 fn row_sigma2(x: &[f32]) -> f32 {
-    let mut s = 0.0f32;
-    for &v in x {
-        s = add(s, mul(v, v));
-    }
-    div(s, x.len() as f32)
+    div(super::sum_of_squares(x), x.len() as f32)
 }
 
 /// `qw[j] * sqrtf(sigma2 + x[j]*x[j])`.
 fn weights(qw: &[f32], x: &[f32], sigma2: f32, out: &mut [f32]) {
     for ((w, &q), &v) in out.iter_mut().zip(qw).zip(x) {
-        *w = mul(q, sqrt(add(sigma2, mul(v, v))));
+        *w = super::importance_weight(q, sigma2, v);
     }
 }
 

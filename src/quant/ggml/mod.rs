@@ -251,6 +251,28 @@ pub(crate) mod arith {
     }
 }
 
+/// `sum(x * x)` as gcc compiles ggml's `sum_x2 += x[j]*x[j]` loops for x86-64 (seen in
+/// libggml-base's `quantize_q4_1`, `quantize_q5_0`, `quantize_q5_1`): the squares four at a time,
+/// added in order with the operands of the second and third addition swapped, which decides
+/// which of two NaNs the sum keeps. `x.len()` is a multiple of 4 (whole blocks).
+pub(crate) fn sum_of_squares(x: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for q in x.chunks_exact(4) {
+        s = arith::add(s, arith::mul(q[0], q[0]));
+        s = arith::add(arith::mul(q[1], q[1]), s);
+        s = arith::add(arith::mul(q[2], q[2]), s);
+        s = arith::add(s, arith::mul(q[3], q[3]));
+    }
+    s
+}
+
+/// ggml's importance weight `qw * sqrtf(sigma2 + x*x)`, with the operands as gcc orders them
+/// (`x*x + sigma2`, then `sqrt * qw`: which NaN the weight keeps).
+#[inline(always)]
+pub(crate) fn importance_weight(qw: f32, sigma2: f32, x: f32) -> f32 {
+    arith::mul(arith::sqrt(arith::add(arith::mul(x, x), sigma2)), qw)
+}
+
 /// The float32 operations of a decoder.
 pub(crate) trait Ops {
     fn mul(a: f32, b: f32) -> f32;
