@@ -102,6 +102,14 @@ def rows_for(rng, cols, scale):
         r = rng.standard_normal(cols).astype(np.float32)
         r[5], r[22] = f32(first), f32(second)
         rows.append(r)
+    # A super-block scale that overflows float16 (d = dmin = Inf: a sub-block scale code 0 makes
+    # d * 0 a NaN) with a NaN element at each of the last four places of a 32 (gcc's last
+    # vector of four in Q4_K/Q5_K's requantizing loop).
+    for at in (28, 29, 30, 31):
+        r = (rng.standard_normal(cols) * 1e-5).astype(np.float32)
+        r[7] = np.float32(1e8)
+        r[64 + at] = f32(0x7FC00001)
+        rows.append(r)
     for v in (np.inf, -np.inf):
         r = rng.standard_normal(cols).astype(np.float32)
         r[int(rng.integers(0, cols))] = v

@@ -922,7 +922,10 @@ fn q45_k_block(nmax: i32, xb: &[f32], qw: Option<&[f32]>, y: &mut [u8], big_l: &
         }
         let dm = mul(dmin_all, f32::from(m));
         for ii in 0..32 {
-            let l = nearest_int(div(add(xb[32 * j + ii], dm), d));
+            // gcc vectorises this loop of the reference quantizers four at a time and adds the
+            // last four as `dm + x` (`addps`: which of two NaNs is kept), the others as `x + dm`.
+            let sum = if qw.is_none() && ii >= 28 { add(dm, xb[32 * j + ii]) } else { add(xb[32 * j + ii], dm) };
+            let l = nearest_int(div(sum, d));
             big_l[32 * j + ii] = 0.max(nmax.min(l)) as u8;
         }
     }
