@@ -718,6 +718,85 @@ def blocks_main(args):
     return 0
 
 
+# ------------------------------------------------------------------------------------------------
+# ggml's block types of lowbit's table (--ggml-codecs)
+
+
+def ggml_codecs_main(args):
+    """Each `ggml:` block type of lowbit's table (found as scripts/crosscheck_ggml.py finds them):
+    dequantize of C's bytes by lowbit (`from_bytes(...).dequantize()`, Python, one thread), ggml's
+    C `dequantize_row_*` (ctypes, numpy allocating the output) and gguf-py's numpy
+    `gguf.quants.dequantize`; quantize by lowbit (`lowbit.blocks.quantize`) and ggml's C
+    `quantize_row_*_ref` (no importance matrix). Needs ggml-py 0.10.1, gguf 0.19.0 and lowbit's
+    Python package in this interpreter."""
+    import gguf
+    import lowbit
+    import lowbit.blocks
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import crosscheck_ggml as cg
+
+    cg.GGML, cg.BASE = cg.load_ggml()
+    cg.lowbit = lowbit
+    cg.find_codecs()
+    n = args.elements
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((n // ROW, ROW)).astype(np.float32)
+    rows = []
+    wanted = [s.strip() for s in args.schemes.split(";") if s.strip()] if args.schemes_given else list(cg.CODECS)
+    for scheme in wanted:
+        t, block, nbytes, to_float, _ = cg.CODECS[scheme]
+        spelled = cg.BASE.ggml_type_name(t).decode()
+        ref = getattr(cg.BASE, f"quantize_row_{spelled}_ref")
+        ref.argtypes, ref.restype = cg.ROW_FN, None
+        raw = np.zeros(n // block * nbytes, np.uint8)
+        c_quantize = lambda: ref(x.ctypes.data_as(ctypes.c_void_p), raw.ctypes.data_as(ctypes.c_void_p), n)  # noqa: E731
+        c_quantize()
+
+        def c_dequantize():
+            out = np.empty(n, np.float32)
+            to_float(raw.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p), n)
+            return out
+
+        qtype = getattr(gguf.GGMLQuantizationType, spelled.upper())
+        gguf_dequantize = None
+        try:
+            gguf.quants.dequantize(raw.reshape(n // ROW, -1)[:4], qtype)
+            gguf_dequantize = lambda: gguf.quants.dequantize(raw.reshape(n // ROW, -1), qtype)  # noqa: E731
+        except NotImplementedError:
+            pass
+        data = raw.tobytes()
+        ours = lowbit.blocks.from_bytes(data, scheme, (n // ROW, ROW))
+        if not np.array_equal(np.asarray(ours.dequantize()).reshape(-1).view(np.uint32), c_dequantize().view(np.uint32)):
+            raise RuntimeError(f"{scheme}: lowbit's dequantize differs from ggml's; no figures for it")
+        figures = {
+            "lowbit_dequantize": best_rate(lambda: lowbit.blocks.from_bytes(data, scheme, (n // ROW, ROW)).dequantize(),
+                                           n, args.reps),
+            "c_dequantize": best_rate(c_dequantize, n, args.reps),
+            "gguf_dequantize": best_rate(gguf_dequantize, n, args.reps) if gguf_dequantize else None,
+            "lowbit_quantize": best_rate(lambda: lowbit.blocks.quantize(x, scheme), n, args.reps),
+            "c_quantize": best_rate(c_quantize, n, args.reps),
+        }
+        print(f"  {scheme}: {figures}", file=sys.stderr)
+        rows.append({"scheme": scheme, "elements": n, "m_elements_per_s": figures})
+    lines = [f"Single thread, {n:,} float32 elements ([n / {ROW}, {ROW}], normal), M elements/s, best of {args.reps}; "
+             f"{cpu_name()}; ggml-py {cg.GGML_PY} (ggml's C), gguf {gguf.__version__ if hasattr(gguf, '__version__') else '0.19.0'}, "
+             f"numpy {np.__version__}", "",
+             "| scheme | dequantize: lowbit | ggml C | ratio | gguf numpy | ratio | quantize: lowbit | ggml C ref | ratio |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        f = r["m_elements_per_s"]
+        lines.append(f"| `{r['scheme']}` | {fmt(f['lowbit_dequantize'])} | {fmt(f['c_dequantize'])} | "
+                     f"{ratio(f['lowbit_dequantize'], f['c_dequantize'])} | {fmt(f['gguf_dequantize'])} | "
+                     f"{ratio(f['lowbit_dequantize'], f['gguf_dequantize'])} | {fmt(f['lowbit_quantize'])} | "
+                     f"{fmt(f['c_quantize'])} | {ratio(f['lowbit_quantize'], f['c_quantize'])} |")
+    print("\n".join(lines))
+    if args.json:
+        args.json.write_text(json.dumps({"cpu": cpu_name(), "elements": n, "reps": args.reps, "unit": "M elements/s",
+                                         "ggml_codecs": rows}, indent=2) + "\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=parse_pairs, help="comma-separated FROM:TO with ONNX dtype names")
@@ -739,7 +818,15 @@ def main():
                     help="the block-scaled recipes instead (lowbit bench --scheme against torchao, ModelOpt, "
                          "compressed-tensors and gguf; run in the venv of scripts/crosscheck_blocks.py)")
     ap.add_argument("--schemes", default=";".join(BLOCK_SCHEMES), help="schemes (--blocks; semicolon-separated)")
+    ap.add_argument("--ggml-codecs", action="store_true",
+                    help="ggml's block types of lowbit's table (ggml:q4_k, ...) against ggml's C and gguf's numpy "
+                         "(lowbit's Python package, ggml-py 0.10.1 and gguf 0.19.0 in this interpreter)")
     args = ap.parse_args()
+    args.schemes_given = "--schemes" in sys.argv
+    if args.ggml_codecs:
+        if args.elements % ROW:
+            ap.error(f"--ggml-codecs takes --elements as a multiple of {ROW}")
+        return ggml_codecs_main(args)
     if args.blocks:
         if args.elements % ROW:
             ap.error(f"--blocks takes --elements as a multiple of {ROW}")

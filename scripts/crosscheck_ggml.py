@@ -36,6 +36,24 @@ Compared, every bit (NaN codes and payloads, the sign of zero; no equivalence cl
 A C function never raises; an exception from the ctypes call is a failure. lowbit refusing a
 tensor is a difference. (No peer refusal is declared: `DECLARED_REFUSALS` is empty.)
 
+ggml's block types of lowbit's table (`ggml:q4_1`, `ggml:q4_k`, `ggml:tq1_0`, ... every `ggml:`
+scheme `lowbit.blocks.SCHEMES` lists beyond the four above, so new rows join by themselves) are
+found in ggml by name (`ggml_type_name`), their block and functions from `ggml_get_type_traits`
+(`to_float` = `dequantize_row_*`; quantize through `ggml_quantize_chunk`, Q8_K, which it has
+not, through `from_float_ref` = `quantize_row_q8_K_ref`). Per type:
+  * quantize, without and with an importance matrix (positive weights over 2^-8 .. 2^8, some 0),
+    of the random rows and the edge blocks above (each edge block a row), bytes against
+    `ggml_quantize_chunk`'s; lowbit's dequantize against `to_float` of lowbit's bytes;
+    `from_bytes(C's bytes).dequantize()` against `to_float` of C's bytes;
+  * dequantize of random blocks whose float16 `d` (and `dmin`) take each of the 65536 codes
+    (NaN and Inf included; below `--sample 64` the NaN and Inf codes and a random sample), and
+    whose packed scale bytes take each byte value in turn (every 6-bit scale and min pattern
+    of Q4_K/Q5_K, every Q3_K/Q2_K/Q6_K scale byte);
+  * inputs on which ggml's C aborts (GGML_ASSERT kills the process) are not given to C; lowbit
+    must refuse them with an error naming why (`C_ABORTS`, listed in the output as declared
+    refusals): a row that is not a whole number of blocks (ggml_row_size asserts), and no
+    importance matrix for a type that requires one (ggml_quantize_chunk asserts).
+
 `--library PATH --contract fma` checks the `ggml:q4_0,contract=fma` and `ggml:mxfp4,contract=fma`
 rows against another build of ggml's reference functions (a shared library exporting
 `quantize_row_*_ref` and `dequantize_row_*`, e.g. ggml-quants.c compiled by gcc with
@@ -67,6 +85,216 @@ SCHEMES = {
     "ggml:mxfp4": (39, 32, 17, "dequantize_row_mxfp4"),
     "ggml:nvfp4": (40, 64, 36, "dequantize_row_nvfp4"),
 }
+
+# ggml's block types of lowbit's table: where each block keeps its float16 d/dmin (byte offsets;
+# Q8_K's d is a float32 at 0) and its packed scale bytes (a range), for the random-bytes check.
+# A type not named here (a row added later) is read with d at byte 0 and no scale bytes.
+CODEC_FIELDS = {
+    "q4_1": ((0, 2), None), "q5_0": ((0,), None), "q5_1": ((0, 2), None), "q1_0": ((0,), None),
+    "q2_k": ((80, 82), (0, 16)), "q3_k": ((108,), (96, 108)), "q4_k": ((0, 2), (4, 16)),
+    "q5_k": ((0, 2), (4, 16)), "q6_k": ((208,), (192, 208)), "q8_k": ((), None),
+    "tq1_0": ((52,), None), "tq2_0": ((64,), None),
+}
+# Inputs on which ggml's C aborts, so not given to it: (what, the text lowbit's refusal names).
+C_ABORTS = [
+    ("a row that is not a whole number of blocks (ggml_row_size: GGML_ASSERT)", "not a whole number of blocks"),
+    ("no importance matrix for a type that requires one (ggml_quantize_chunk: GGML_ASSERT)", "importance matrix"),
+]
+CODECS = {}  # scheme: (ggml_type, block elements, block bytes, to_float, from_float_ref or None)
+
+
+ROW_FN = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+# Types ggml_quantize_chunk has no case for (its default asserts the size written, and aborts):
+# quantized by their exported quantize_row_*_ref instead, with no importance matrix.
+NOT_IN_CHUNK = {"q8_k"}
+
+
+def find_codecs():
+    """ggml's block types of lowbit's table: each `ggml:` scheme lowbit lists beyond SCHEMES,
+    looked up in ggml by name; returns the schemes ggml has no such type or function for."""
+    BASE.ggml_type_name.restype = ctypes.c_char_p
+    BASE.ggml_type_name.argtypes = [ctypes.c_int]
+    BASE.ggml_blck_size.restype = ctypes.c_int64
+    BASE.ggml_blck_size.argtypes = [ctypes.c_int]
+    BASE.ggml_type_size.restype = ctypes.c_size_t
+    BASE.ggml_type_size.argtypes = [ctypes.c_int]
+    by_name = {}
+    for t in range(int(GGML.GGML_TYPE_COUNT)):  # beyond it ggml_type_name reads past its table
+        name = BASE.ggml_type_name(t)
+        if name and name.decode().lower() not in by_name:
+            by_name[name.decode().lower()] = (t, name.decode())
+    missing = []
+    for scheme, _ in lowbit.blocks.SCHEMES:
+        if not scheme.startswith("ggml:") or "|" in scheme or "," in scheme or scheme in SCHEMES:
+            continue
+        found = by_name.get(scheme.split(":")[1])
+        try:
+            t, spelled = found
+            to_float = getattr(BASE, f"dequantize_row_{spelled}")
+        except (TypeError, AttributeError):
+            missing.append(scheme)
+            continue
+        to_float.argtypes, to_float.restype = ROW_FN, None
+        ref = None
+        if scheme.split(":")[1] in NOT_IN_CHUNK:
+            ref = getattr(BASE, f"quantize_row_{spelled}_ref")
+            ref.argtypes, ref.restype = ROW_FN, None
+        CODECS[scheme] = (t, int(BASE.ggml_blck_size(t)), int(BASE.ggml_type_size(t)), to_float, ref)
+    return missing
+
+
+def c_codec_quantize(scheme, x, imatrix):
+    """`ggml_quantize_chunk` (with `imatrix` or NULL) of rows `x`: the bytes."""
+    t, block, nbytes, _, ref = CODECS[scheme]
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    rows, n = x.shape
+    out = np.zeros(rows * n // block * nbytes, dtype=np.uint8)
+    if ref is not None:
+        ref(x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p), x.size)
+        return out
+    w = None if imatrix is None else np.ascontiguousarray(imatrix, np.float32).ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    written = GGML.ggml_quantize_chunk(t, x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                                       out.ctypes.data_as(ctypes.c_void_p), 0, rows, n, w)
+    if written != out.size:
+        raise RuntimeError(f"ggml_quantize_chunk wrote {written} bytes, not {out.size}")
+    return out
+
+
+def c_codec_dequantize(scheme, raw, count):
+    raw = np.ascontiguousarray(raw, dtype=np.uint8)
+    out = np.zeros(count, dtype=np.float32)
+    CODECS[scheme][3](raw.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p), count)
+    return out.view(np.uint32)
+
+
+def codec_random_bytes(scheme, rng, sample):
+    """Random blocks: each float16 field takes every code (NaN, Inf included) in turn, the
+    packed scale bytes every byte value."""
+    _, block, nbytes, _, _ = CODECS[scheme]
+    halves, scale_range = CODEC_FIELDS.get(scheme.split(":")[1], ((0,), None))
+    if sample >= 64:
+        codes = np.arange(65536, dtype=np.uint16)
+    else:
+        codes = np.concatenate([np.arange(0x7C00, 0x7E01, dtype=np.uint16), np.arange(0xFC00, 0xFE01, dtype=np.uint16),
+                                np.array([0, 0x8000, 1, 0x8001, 0x3C00, 0x7BFF], np.uint16),
+                                rng.integers(0, 65536, size=64 * sample, dtype=np.uint16)])
+    parts = []
+    for k, at in enumerate(halves or (None,)):
+        raw = rng.integers(0, 256, size=(len(codes), nbytes), dtype=np.uint8)
+        if at is None:  # Q8_K: a float32 d; its special values and random ones
+            specials = np.array([0, 0x80000000, 1, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001,
+                                 0xFFA5A5A5, 0x7FFFFFFF, 0x3F800000], np.uint32)
+            d = np.concatenate([specials, rng.integers(0, 2 ** 32, size=len(codes) - len(specials), dtype=np.uint32)])
+            raw[:, 0:4] = d.view(np.uint8).reshape(-1, 4)
+        else:
+            raw[:, at:at + 2] = codes.view(np.uint8).reshape(-1, 2)
+            for other in halves:  # the other field: finite, so that this one's NaN and Inf show
+                if other != at:
+                    raw[:, other:other + 2] = rng.integers(0, 0x7C00, size=len(codes), dtype=np.uint16).view(
+                        np.uint8).reshape(-1, 2)
+        if scale_range is not None:
+            lo, hi = scale_range
+            raw[:256, lo:hi] = np.arange(256, dtype=np.uint8)[:, None]
+        parts.append(raw)
+    raw = np.concatenate(parts)
+    return raw, len(raw) * block
+
+
+def codec_inputs(scheme, rng, sample):
+    """(name, rows x n float32) inputs for a codec's quantize: random rows and the edge blocks,
+    each edge block a row."""
+    block = CODECS[scheme][1]
+    rows = max(1, sample)
+    cols = block * max(1, 256 // block) * 2
+    edges = np.stack(edge_blocks(rng, block))
+    if sample < 64:
+        edges = edges[rng.permutation(len(edges))[: max(64, 8 * sample)]]
+    return [
+        ("random_wide", wide_random(rng, rows, cols, -140, 120)),
+        ("random_narrow", wide_random(rng, rows, cols, -20, 20)),
+        ("edge", edges.reshape(-1, block)),
+    ]
+
+
+def importance(rng, cols):
+    w = (np.abs(rng.standard_normal(cols)) * np.exp2(rng.integers(-8, 9, size=cols))).astype(np.float32)
+    w[rng.random(cols) < 0.05] = 0.0
+    return w
+
+
+def check_codec_quantize(tally, scheme, name, x, imatrix, inject):
+    _, block, nbytes, _, ref = CODECS[scheme]
+    key = f"{scheme} {name}{' imatrix' if imatrix is not None else ''}"
+    if imatrix is not None and ref is not None:
+        return  # ggml quantizes this type with no importance matrix
+    theirs, refused = peer_call(tally, key, c_codec_quantize, scheme, x, imatrix)
+    try:
+        q = lowbit.blocks.quantize(x, scheme, imatrix=imatrix)
+        ours = np.frombuffer(q.to_bytes(), dtype=np.uint8).copy()
+    except Exception as e:
+        if refused is None:
+            tally.failed(key, f"lowbit refuses ({type(e).__name__}: {e}) where ggml quantizes")
+        return
+    if theirs is None:
+        return
+    tally.elements += x.size
+    tally.blocks += x.size // block
+    if inject == "bytes":
+        ours[len(ours) // 2] ^= 0x10
+    tally.same(key, ours, theirs, "bytes", None, byte_position(nbytes))
+    mine = np.array(q.dequantize(dtype=np.float32), dtype=np.float32).reshape(-1).view(np.uint32).copy()
+    if inject == "values":
+        mine[len(mine) // 3] ^= 1
+    c_of_mine, _ = peer_call(tally, key, c_codec_dequantize, scheme, ours if inject != "bytes" else theirs, x.size)
+    if c_of_mine is not None:
+        tally.same(key, mine, c_of_mine, "dequantize (lowbit's bytes)", None, describe_input(x))
+    c_values, _ = peer_call(tally, key, c_codec_dequantize, scheme, theirs, x.size)
+    try:
+        back = lowbit.blocks.from_bytes(theirs.tobytes(), scheme, x.shape)
+        decoded = np.array(back.dequantize(dtype=np.float32), dtype=np.float32).reshape(-1).view(np.uint32)
+    except Exception as e:
+        tally.failed(key, f"lowbit refuses from_bytes of ggml's bytes ({type(e).__name__}: {e})")
+        return
+    if c_values is not None:
+        tally.same(key, decoded, c_values, "dequantize (ggml's bytes)", None, describe_input(x))
+
+
+def check_codec_random_bytes(tally, scheme, rng, sample, inject):
+    _, block, nbytes, _, _ = CODECS[scheme]
+    raw, count = codec_random_bytes(scheme, rng, sample)
+    key = f"{scheme} random bytes (every d, dmin and scale byte)"
+    theirs, _ = peer_call(tally, key, c_codec_dequantize, scheme, raw.reshape(-1), count)
+    try:
+        q = lowbit.blocks.from_bytes(raw.tobytes(), scheme, (len(raw), block))
+        ours = np.array(q.dequantize(dtype=np.float32), dtype=np.float32).reshape(-1).view(np.uint32).copy()
+    except Exception as e:
+        tally.failed(key, f"lowbit refuses from_bytes ({type(e).__name__}: {e})")
+        return
+    if theirs is None:
+        return
+    if inject == "values":
+        ours[0] ^= 0x80000000
+    tally.blocks += len(raw)
+    tally.same(key, ours, theirs, "dequantize", None, lambda i: f"block {i // block} bytes {raw[i // block][:4].tobytes().hex()}")
+
+
+def check_codec_refusals(tally, scheme, rng):
+    """The inputs ggml's C aborts on (not given to it): lowbit must refuse each, naming why."""
+    _, block, _, _, _ = CODECS[scheme]
+    cases = [(C_ABORTS[0], lambda: lowbit.blocks.quantize(rng.standard_normal((2, block + 1)).astype(np.float32), scheme))]
+    if GGML.ggml_quantize_requires_imatrix(CODECS[scheme][0]):
+        cases.append((C_ABORTS[1], lambda: lowbit.blocks.quantize(rng.standard_normal((2, block)).astype(np.float32),
+                                                                  scheme)))
+    for (what, text), call in cases:
+        try:
+            call()
+            tally.failed(f"{scheme} {what}", "lowbit quantizes what ggml aborts on")
+        except Exception as e:
+            if text not in str(e):
+                tally.failed(f"{scheme} {what}", f"lowbit's refusal does not say why: {e}")
+            else:
+                tally.refusals += 1
+
 
 # (exception type name, message substring) a peer may raise where lowbit must refuse too. ggml's C
 # functions have no error path for the inputs given here (whole blocks), so there is none.
@@ -301,6 +529,7 @@ class Tally:
         self.bytes = 0
         self.values = 0
         self.differences = 0
+        self.refusals = 0
         self.lines = []
 
     def same(self, key, ours, theirs, what, inputs, shown):
@@ -329,8 +558,9 @@ class Tally:
             print("DIFF", line)
         if len(self.lines) > 40:
             print(f"DIFF ... and {len(self.lines) - 40} more")
+        refused = f"; {self.refusals} declared refusals (inputs ggml aborts on) refused" if self.refusals else ""
         print(f"{self.scheme} vs ggml C: {self.elements:,} elements, {self.blocks:,} blocks; {self.bytes:,} bytes "
-              f"and {self.values:,} float32 values compared; {self.differences:,} differences")
+              f"and {self.values:,} float32 values compared; {self.differences:,} differences{refused}")
         if self.bytes + self.values == 0:
             print(f"FAIL {self.scheme}: nothing was compared")
             return 1
@@ -424,7 +654,7 @@ def check_random_bytes(tally, scheme, rng, sample, inject):
 
 
 def selected(only):
-    return [s for s in SCHEMES if only in s]
+    return [s for s in list(SCHEMES) + list(CODECS) if only in s]
 
 
 def run(args, inject=None):
@@ -438,6 +668,16 @@ def run(args, inject=None):
     tallies = []
     for scheme in chosen:
         tally = Tally(lowbit_name(scheme))
+        if scheme in CODECS:
+            for name, x in codec_inputs(scheme, rng, args.sample):
+                check_codec_quantize(tally, scheme, name, x, None, inject)
+                check_codec_quantize(tally, scheme, name, x, importance(rng, x.shape[1]), inject)
+            check_codec_random_bytes(tally, scheme, rng, args.sample, inject)
+            check_codec_refusals(tally, scheme, rng)
+            status |= tally.report()
+            total += tally.bytes + tally.values
+            tallies.append(tally)
+            continue
         for name, x in quantize_inputs(scheme, rng, args.sample):
             check_quantize(tally, scheme, name, x, inject)
         check_random_bytes(tally, scheme, rng, args.sample, inject)
@@ -466,7 +706,7 @@ def self_test(args):
                                                                sample=args.sample)), 1))
     print("self-test: every scheme as it is")
     results.append(("clean run", run(argparse.Namespace(only="", seed=args.seed, sample=args.sample)), 0))
-    for scheme in SCHEMES:
+    for scheme in list(SCHEMES) + list(CODECS):
         for inject in ("bytes", "values"):
             print(f"self-test: {scheme} with one {'byte' if inject == 'bytes' else 'value bit'} flipped")
             ns = argparse.Namespace(only=scheme, seed=args.seed, sample=args.sample)
@@ -508,6 +748,12 @@ def main():
 
     print(f"ggml-py {GGML_PY} ({pathlib.Path(GGML.__file__).parent / 'lib'}), lowbit {lowbit.__version__}",
           flush=True)
+    if OTHER is None:
+        missing = find_codecs()
+        if missing:
+            print(f"FAIL: ggml has no type or dequantize_row_* for {', '.join(missing)}")
+            sys.exit(1)
+        print(f"ggml block types of lowbit's table: {', '.join(CODECS)}", flush=True)
     sys.exit(self_test(args) if args.self_test else run(args))
 
 

@@ -330,7 +330,7 @@ fn refusals_name_the_rule() {
     assert!(blocks::quantize(&bf, &[32], &Scheme::parse("ggml:q8_0").unwrap(), -1, None).is_err());
     assert!(blocks::quantize(&[1.0f32; 32], &[32], &Scheme::parse("ggml:q8_0").unwrap(), -1, Some(1.0)).is_err());
     for bad in
-        ["torchao:mxfp4,scale=up", "ggml:q5_0", "nope", "fp8:group=0", "ocp:mxfp4,tile=2", "deepseek:fp8,tile=2x2"]
+        ["torchao:mxfp4,scale=up", "ggml:q9_9", "nope", "fp8:group=0", "ocp:mxfp4,tile=2", "deepseek:fp8,tile=2x2"]
     {
         assert!(Scheme::parse(bad).is_err(), "{bad}");
     }

@@ -15,6 +15,12 @@ per-tensor scale as float32) and ``dequantize(dtype=np.float32)``. The tensor it
 Rust; ``scales`` are taken out at once, ``elements`` when first asked for, each once and
 read-only (``from_arrays`` makes a new one from changed arrays).
 
+ggml's block types of its table (``ggml:q4_k``, ``ggml:q2_k``, ``ggml:tq1_0``, ... as ``SCHEMES``
+lists them) keep their scales inside the blocks: ``elements`` are the tensor's bytes as a GGUF
+holds them (uint8, shape ``x.shape[:-1] + (bytes per row,)``), ``scales`` is empty, and
+``quantize(x, "ggml:q4_k", imatrix=w)`` takes ggml's importance matrix (float32, one weight per
+column of the last axis), as ``ggml_quantize_chunk`` does.
+
 CPU ``torch.Tensor`` inputs are read in place as :func:`lowbit.cast` reads them; given a tensor,
 ``elements``, ``scales`` and ``dequantize()`` are tensors too (``out_type="numpy"`` keeps numpy,
 ``out_type="torch"`` asks for tensors from numpy input); ``global_scale`` stays a numpy float32.
@@ -89,7 +95,10 @@ class Quantized:
     def elements(self) -> Any:
         """The element codes: uint8, one per element, the tensor's shape (read-only)."""
         if self._elements is None:
-            elements = self._native.elements().reshape(tuple(self._native.shape()))
+            shape = tuple(self._native.shape())
+            if self._native.is_ggml_blocks():
+                shape = shape[:-1] + (-1,)
+            elements = self._native.elements().reshape(shape)
             self._elements = _torch.out(elements, True) if self._torch_out else _read_only(elements)
         return self._elements
 
@@ -116,18 +125,26 @@ class Quantized:
                 f"scales={tuple(self.scales.shape)} {self.scales.dtype}, global_scale={self.global_scale!r})")
 
 
-def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None,
+def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None, imatrix: Any = None,
              out_type: Optional[str] = None) -> Quantized:
     """Quantizes `x` (numpy float32, float16 or ml_dtypes.bfloat16, or a CPU torch tensor of
     those) with `scheme` in blocks along `axis` (tiles: the last two axes). `global_scale`: the
-    per-tensor scale of two-level recipes (None: computed as the implementation computes it)."""
+    per-tensor scale of two-level recipes (None: computed as the implementation computes it).
+    `imatrix`: ggml's importance matrix for ggml's block types (float32, one weight per column of
+    the last axis; None: ggml's quantizer without one)."""
     from . import _flat_bytes
 
     want_torch = _torch.wants_torch(out_type, x)
     a = np.asarray(_torch.numpy_in(x))
     name = _dtypes.of_array(a)
     shape = [int(d) for d in a.shape]
-    native = _native.blocks_quantize(_flat_bytes(a), name, shape, scheme, int(axis), _global(global_scale))
+    w = None
+    if imatrix is not None:
+        w = np.asarray(_torch.numpy_in(imatrix))
+        if w.dtype != np.float32:
+            raise DTypeError(f"imatrix is float32, not {w.dtype}")
+        w = np.ascontiguousarray(w).reshape(-1)
+    native = _native.blocks_quantize(_flat_bytes(a), name, shape, scheme, int(axis), _global(global_scale), w)
     return Quantized(native, scheme, int(axis), want_torch)
 
 

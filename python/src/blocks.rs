@@ -42,6 +42,11 @@ impl BlocksQuantized {
         Ok((kind, PyArray1::from_vec(py, bytes), shape))
     }
 
+    /// Whether the tensor is ggml's block bytes (`elements` are the blocks, row after row).
+    fn is_ggml_blocks(&self) -> bool {
+        self.quantized.scheme.is_ggml_blocks()
+    }
+
     /// The per-tensor scale, where the scheme has one.
     fn global_scale(&self) -> Option<f32> {
         self.quantized.global_scale
@@ -89,8 +94,8 @@ fn scales_of(py: Python<'_>, kind: &str, bytes: &[u8]) -> PyResult<Scales> {
 
 /// Every scheme family with its source.
 #[pyfunction]
-pub(crate) fn blocks_schemes() -> Vec<(&'static str, &'static str)> {
-    blocks::SCHEMES.to_vec()
+pub(crate) fn blocks_schemes() -> Vec<(String, String)> {
+    blocks::schemes()
 }
 
 /// The canonical check of a scheme name: the element's ONNX dtype name.
@@ -99,9 +104,11 @@ pub(crate) fn blocks_element_dtype(py: Python<'_>, scheme: &str) -> PyResult<&'s
     guarded(py, || Ok(Scheme::parse(scheme).or_raise(py)?.element_dtype().onnx_name()))
 }
 
-/// Quantizes `x` (raw little-endian FLOAT, FLOAT16 or BFLOAT16 of `shape`).
+/// Quantizes `x` (raw little-endian FLOAT, FLOAT16 or BFLOAT16 of `shape`); `imatrix` (ggml's
+/// block types: one float32 weight per column of the last axis) needs FLOAT input.
 #[pyfunction]
-#[pyo3(signature = (x, dtype_, shape, scheme, axis, global_scale))]
+#[pyo3(signature = (x, dtype_, shape, scheme, axis, global_scale, imatrix=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn blocks_quantize(
     py: Python<'_>,
     x: PyReadonlyArray1<'_, u8>,
@@ -110,13 +117,28 @@ pub(crate) fn blocks_quantize(
     scheme: &str,
     axis: i64,
     global_scale: Option<f32>,
+    imatrix: Option<PyReadonlyArray1<'_, f32>>,
 ) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let d = DType::parse(dtype_).or_raise(py)?;
         let raw = slice(py, &x, "x")?;
         lowbit::quant::check_blocks_input(&shape, &scheme).or_raise(py)?;
-        let quantized = py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?;
+        let quantized = match &imatrix {
+            None => py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?,
+            Some(w) => {
+                if d != DType::Float || global_scale.is_some() || (axis != -1 && axis + 1 != shape.len() as i64) {
+                    return Err(usage(
+                        py,
+                        "imatrix: float32 input blocked along the last axis, with no global_scale".to_string(),
+                    ));
+                }
+                let w = w.as_slice().map_err(|_| usage(py, "imatrix: not contiguous".to_string()))?;
+                let x: Vec<f32> =
+                    raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+                py.detach(|| blocks::quantize_with_importance(&x, &shape, &scheme, w)).or_raise(py)?
+            }
+        };
         Ok(BlocksQuantized { quantized })
     })
 }

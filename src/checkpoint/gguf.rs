@@ -132,10 +132,11 @@ impl GgmlType {
         self.plain
     }
 
-    /// True for the types lowbit reads and converts: the plain ones, Q8_0, Q4_0, MXFP4, NVFP4.
+    /// True for the types lowbit reads and converts: the plain ones, the block recipes (Q8_0,
+    /// Q4_0, MXFP4, NVFP4) and every type with a row in `quant::ggml`'s table of block types.
     #[must_use]
     pub fn is_decoded(self) -> bool {
-        self.decoded
+        self.decoded || crate::quant::ggml::codec_of_type(self.id).is_some()
     }
 }
 

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 /// A scheme name, checked when the flags are read (the message lists the families).
 pub fn scheme_name(text: &str) -> std::result::Result<String, String> {
     Scheme::parse(text).map(|_| text.to_string()).map_err(|e| {
-        let families: Vec<&str> = blocks::SCHEMES.iter().map(|(name, _)| *name).collect();
+        let families: Vec<String> = blocks::schemes().into_iter().map(|(name, _)| name).collect();
         format!("{e}; the schemes (`lowbit schemes` lists their sources): {}", families.join("; "))
     })
 }
@@ -141,6 +141,9 @@ pub fn quantize_files(
     limits: &Limits,
 ) -> Result<String> {
     let scheme = &mode.scheme;
+    if scheme.is_ggml_blocks() {
+        return ggml_blocks_quantize(mode, axis, input, out, limits);
+    }
     if mode.onnx.is_none() && (out.is_none() || mode.scales.is_none()) {
         return Err(usage("quantize", "--scheme needs --out E.pb (the elements) and --scales S.pb (the scales)"));
     }
@@ -230,6 +233,9 @@ pub fn dequantize_files(
     if mode.onnx.is_some() || mode.global_scale_value.is_some() {
         return Err(usage("dequantize", "--onnx and --global-scale-value are for quantize"));
     }
+    if scheme.is_ggml_blocks() {
+        return ggml_blocks_dequantize(mode, axis, input, out, limits);
+    }
     let scales_path = mode
         .scales
         .as_deref()
@@ -286,6 +292,86 @@ pub fn dequantize_files(
         }
     };
     let q = blocks::from_arrays(elements, &shape, scales, scheme, axis, global)?;
+    let y = Tensor::from_f32(&blocks::dequantize(&q)?).reshape(shape)?;
+    lowbit::onnx::tensor_proto::write_tensor_file(out, &y, None)?;
+    Ok(format!("wrote {}", describe(&y, out)))
+}
+
+// ------------------------------------------------------------------------------------------------
+// ggml's block types of its table (ggml:q4_k, ...): the GGUF bytes as one UINT8 tensor
+// ------------------------------------------------------------------------------------------------
+
+/// The options ggml's block types take: `--out` only (the scales are inside the blocks), the
+/// last axis.
+fn ggml_blocks_options(command: &str, mode: &BlockMode, axis: Option<i64>) -> Result<()> {
+    let scheme = &mode.scheme;
+    if mode.scales.is_some() || mode.global_scale.is_some() || mode.global_scale_value.is_some() || mode.onnx.is_some()
+    {
+        return Err(usage(
+            command,
+            format!(
+                "{scheme} keeps its scales inside its blocks: give --out only (no --scales, --global-scale, --onnx)"
+            ),
+        ));
+    }
+    if axis.is_some_and(|a| a != -1) {
+        return Err(usage(command, format!("{scheme} blocks the last axis (--axis -1)")));
+    }
+    Ok(())
+}
+
+/// `lowbit quantize --scheme ggml:q4_k IN.pb --out E.pb`: E is UINT8 of IN's shape with the
+/// last axis replaced by the bytes of a row, holding the rows' blocks as a GGUF holds them.
+fn ggml_blocks_quantize(
+    mode: &BlockMode,
+    axis: Option<i64>,
+    input: &Path,
+    out: Option<&Path>,
+    limits: &Limits,
+) -> Result<String> {
+    ggml_blocks_options("quantize", mode, axis)?;
+    let out = out.ok_or_else(|| usage("quantize", "--scheme needs --out E.pb (the blocks)"))?;
+    let x = read_tensor_file_with(input, limits)?;
+    let q = quantize_tensor(&x, &mode.scheme, -1, None)?;
+    let mut shape = q.shape.clone();
+    let rows: usize = shape[..shape.len() - 1].iter().product();
+    *shape.last_mut().expect("a shape with an axis") = q.elements.len().checked_div(rows).unwrap_or(0);
+    let codes: Vec<u64> = q.elements.iter().map(|&b| u64::from(b)).collect();
+    let t = Tensor::from_codes(DType::Uint8, shape, &codes)?;
+    lowbit::onnx::tensor_proto::write_tensor_file(out, &t, None)?;
+    Ok(format!("wrote {}", describe(&t, out)))
+}
+
+/// `lowbit dequantize --scheme ggml:q4_k E.pb --out OUT.pb`: the reverse (the last axis of E is
+/// a row's bytes, a whole number of blocks).
+fn ggml_blocks_dequantize(
+    mode: &BlockMode,
+    axis: Option<i64>,
+    input: &Path,
+    out: &Path,
+    limits: &Limits,
+) -> Result<String> {
+    ggml_blocks_options("dequantize", mode, axis)?;
+    let scheme = &mode.scheme;
+    let (per_block, block_bytes) = scheme.ggml_block().expect("one of ggml's block types");
+    let e = read_tensor_file_with(input, limits)?;
+    let row_bytes = e.shape().last().copied().unwrap_or(0);
+    if e.dtype() != DType::Uint8 || e.shape().is_empty() || row_bytes % block_bytes != 0 {
+        return Err(usage(
+            "dequantize",
+            format!(
+                "{} holds {} {:?}; {scheme} reads UINT8 rows of whole {block_bytes}-byte blocks",
+                input.display(),
+                e.dtype(),
+                e.shape()
+            ),
+        ));
+    }
+    let mut shape = e.shape().to_vec();
+    *shape.last_mut().expect("not empty") = row_bytes / block_bytes * per_block;
+    let bytes: Vec<u8> = e.codes()?.iter().map(|&c| c as u8).collect();
+    drop(e);
+    let q = blocks::from_bytes(&bytes, scheme, &shape, -1)?;
     let y = Tensor::from_f32(&blocks::dequantize(&q)?).reshape(shape)?;
     lowbit::onnx::tensor_proto::write_tensor_file(out, &y, None)?;
     Ok(format!("wrote {}", describe(&y, out)))

@@ -147,6 +147,10 @@ impl Geometry {
 /// The shape of the scales.
 pub(super) fn scales_shape(shape: &[usize], scheme: &Scheme, axis: i64) -> Result<Vec<usize>> {
     let g = Geometry::new(shape, scheme, axis)?;
+    if scheme.ggml_codec().is_some() {
+        // The scales live inside the blocks.
+        return Ok(vec![0]);
+    }
     Ok(match scheme.recipe.block {
         BlockShape::Tensor => vec![1],
         BlockShape::Tile(..) => vec![g.row_blocks, g.col_blocks],
@@ -236,6 +240,15 @@ pub(super) fn quantize_with<T: BlockInput>(
     global_scale: Option<f32>,
     fused: bool,
 ) -> Result<Quantized> {
+    if let Some(codec) = scheme.ggml_codec() {
+        if global_scale.is_some() {
+            return Err(Error::InvalidOp {
+                op: format!("{} quantize", scheme.name()),
+                message: "ggml's block types have no per-tensor scale; pass none".into(),
+            });
+        }
+        return super::codec::quantize(codec, x, shape, scheme, axis, None);
+    }
     let recipe = &scheme.recipe;
     if T::DTYPE != DType::Float && !recipe.inputs.contains(&T::DTYPE) && scheme.mx().is_none() {
         return Err(Error::UnsupportedDType {
@@ -510,6 +523,9 @@ pub(super) fn dequantize_into(q: &Quantized, out: &mut [f32]) -> Result<()> {
 /// is never zero-filled first).
 pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) -> Result<()> {
     let scheme = &q.scheme;
+    if let Some(codec) = scheme.ggml_codec() {
+        return super::codec::dequantize_into(codec, q, out);
+    }
     let recipe = &scheme.recipe;
     let g = Geometry::new(&q.shape, scheme, q.axis)?;
     let n = g.elements();

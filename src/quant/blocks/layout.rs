@@ -28,6 +28,9 @@ fn ggml_block(layout: Layout) -> Option<(usize, usize)> {
 /// Every length, shape and code of `q` against its scheme.
 pub(super) fn check_arrays(q: &Quantized) -> Result<()> {
     let scheme = &q.scheme;
+    if let Some(codec) = scheme.ggml_codec() {
+        return super::codec::check(codec, q);
+    }
     let n: usize = q.shape.iter().product();
     if q.elements.len() != n {
         return Err(Error::ShapeMismatch { shape: q.shape.clone(), elements: n, actual: q.elements.len() });
@@ -105,6 +108,9 @@ fn ggml_rows(q_shape: &[usize], axis: i64, per_block: usize, scheme: &Scheme) ->
 
 pub(super) fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
     check_arrays(q)?;
+    if q.scheme.ggml_codec().is_some() {
+        return Ok(q.elements.clone());
+    }
     let recipe = &q.scheme.recipe;
     let Some((per_block, block_bytes)) = ggml_block(recipe.layout) else {
         let dtype = recipe.element;
@@ -174,6 +180,9 @@ fn from_nibbles(bytes: &[u8], out: &mut [u8]) -> Result<()> {
 }
 
 pub(super) fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i64) -> Result<Quantized> {
+    if let Some(codec) = scheme.ggml_codec() {
+        return super::codec::from_bytes(codec, data, scheme, shape, axis);
+    }
     let recipe = &scheme.recipe;
     let n = shape
         .iter()

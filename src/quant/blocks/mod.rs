@@ -24,6 +24,7 @@
 //! # Ok::<(), lowbit::Error>(())
 //! ```
 
+mod codec;
 mod engine;
 mod fast;
 mod layout;
@@ -88,6 +89,18 @@ pub const SCHEMES: &[(&str, &str)] = &[
     ),
 ];
 
+/// [`SCHEMES`] and one row per ggml block type of `quant::ggml`'s table (`ggml:q4_k`, ...),
+/// with its source: every scheme `Scheme::parse` takes, as `lowbit schemes` lists them.
+#[must_use]
+pub fn schemes() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = SCHEMES.iter().map(|(n, s)| ((*n).to_string(), (*s).to_string())).collect();
+    for c in crate::quant::ggml::codecs() {
+        let imatrix = if c.needs_imatrix { " (an importance matrix required)" } else { "" };
+        out.push((format!("ggml:{}", c.name), format!("{}{imatrix}", c.source)));
+    }
+    out
+}
+
 /// A recipe with its options, parsed from its name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scheme {
@@ -97,6 +110,8 @@ pub struct Scheme {
     mx: Option<MxOptions>,
     /// torchao NVFP4 `global=amax`: the per-tensor scale computed from the tensor.
     global_from_amax: bool,
+    /// A ggml block type of `quant::ggml`'s table (its name there): the codec reads and writes it.
+    ggml_codec: Option<&'static str>,
 }
 
 impl Scheme {
@@ -110,6 +125,7 @@ impl Scheme {
         let (family, format) = head.split_once(':').ok_or_else(|| bad(name, "a scheme is family:format"))?;
         let mut global_from_amax = false;
         let mut mx = None;
+        let mut ggml_codec = None;
         let mut used = Vec::new();
         let option = |key: &str, used: &mut Vec<String>| {
             used.push(key.to_string());
@@ -165,6 +181,11 @@ impl Scheme {
                     }
                 }
                 r
+            }
+            "ggml" if crate::quant::ggml::codec(format).is_some() => {
+                let c = crate::quant::ggml::codec(format).expect("found");
+                ggml_codec = Some(c.name);
+                recipes::ggml_codec_row(c)
             }
             "gguf-py" if matches!(format, "q8_0" | "q4_0" | "mxfp4") => row(head),
             "deepseek" if format == "fp8" => {
@@ -223,7 +244,7 @@ impl Scheme {
         if let (Some(opts), BlockShape::Row(_)) = (mx, recipe.block) {
             recipe.block = BlockShape::Row(opts.block_size);
         }
-        Ok(Scheme { name: name.to_string(), recipe, mx, global_from_amax })
+        Ok(Scheme { name: name.to_string(), recipe, mx, global_from_amax, ggml_codec })
     }
 
     /// The name as given.
@@ -250,6 +271,24 @@ impl Scheme {
 
     pub(crate) fn global_from_amax(&self) -> bool {
         self.global_from_amax
+    }
+
+    /// The ggml block type of a scheme of ggml's table (`ggml:q4_k`, ...).
+    pub(crate) fn ggml_codec(&self) -> Option<&'static crate::quant::ggml::Codec> {
+        self.ggml_codec.and_then(crate::quant::ggml::codec)
+    }
+
+    /// Elements and bytes per block of one of ggml's block types of its table.
+    #[must_use]
+    pub fn ggml_block(&self) -> Option<(usize, usize)> {
+        self.ggml_codec().map(|c| (c.block_elements, c.block_bytes))
+    }
+
+    /// Whether the scheme is one of ggml's block types whose [`Quantized`] carries the GGUF
+    /// bytes (module `codec`: `elements` the blocks row after row, no separate scales).
+    #[must_use]
+    pub fn is_ggml_blocks(&self) -> bool {
+        self.ggml_codec.is_some()
     }
 }
 
@@ -452,6 +491,11 @@ impl Scales {
 /// A quantized tensor: one element code per element (the code in the low bits: the ONNX code of
 /// the element type; ggml Q8_0 the int8 byte, Q4_0 the stored nibble), the scales, and the
 /// per-tensor scale of two-level recipes.
+///
+/// ggml's block types of its table ([`Scheme::is_ggml_blocks`]: `ggml:q4_k`, `ggml:tq1_0`, ...,
+/// whose blocks hold sub-block scales, minima and bit planes) carry the tensor's bytes as a
+/// GGUF holds them instead: `elements` are the blocks, row after row (blocked along the last
+/// axis, a whole number of blocks per row), `scales` are empty and `scales_shape` is `[0]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quantized {
     /// The scheme.
@@ -467,6 +511,17 @@ pub struct Quantized {
     /// The per-tensor scale (a decode scale for torchao and ModelOpt, an encode scale for
     /// compressed-tensors, as each stores it).
     pub global_scale: Option<f32>,
+}
+
+/// [`quantize`] with an importance matrix, for ggml's block types that take one
+/// ([`Scheme::is_ggml_blocks`]; ggml's `ggml_quantize_chunk` with `imatrix`): `imatrix` holds
+/// one float32 weight per column of the last axis, the axis ggml blocks.
+pub fn quantize_with_importance(x: &[f32], shape: &[usize], scheme: &Scheme, imatrix: &[f32]) -> Result<Quantized> {
+    let codec = scheme.ggml_codec().ok_or_else(|| Error::InvalidOp {
+        op: format!("{} quantize", scheme.name()),
+        message: "an importance matrix is for ggml's block types of its table (ggml:q4_k, ...)".into(),
+    })?;
+    codec::quantize(codec, x, shape, scheme, -1, Some(imatrix))
 }
 
 /// float32, float16 or bfloat16 input.

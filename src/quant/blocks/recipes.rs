@@ -840,6 +840,20 @@ const fn ggml_q8_0(family: &'static str, amax: Amax, scale: ScaleFormat, source:
     }
 }
 
+/// The row a scheme of `quant::ggml`'s table of block types stands on: the type's block along
+/// the last axis, its bytes as the elements (the codec reads and writes them; the engine's
+/// fields beyond the block are not used), and the codec's source.
+pub(crate) fn ggml_codec_row(codec: &crate::quant::ggml::Codec) -> Recipe {
+    Recipe {
+        family: "ggml",
+        element: DType::Uint8,
+        block: BlockShape::Row(codec.block_elements),
+        short_block: ShortBlock::Refuse("ggml's ggml_row_size asserts a row is a whole number of blocks"),
+        source: Source { functions: codec.source, checked_by: "scripts/crosscheck_ggml.py", ..GGML },
+        ..ggml_q8_0("ggml", Amax::RunningMax, ScaleFormat::GgmlFloat16, GGML)
+    }
+}
+
 /// A ggml Q4_0 row (C and the port differ in the block maximum and a NaN d).
 const fn ggml_q4_0(
     family: &'static str,
