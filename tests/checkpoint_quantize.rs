@@ -387,3 +387,67 @@ fn the_commands_write_no_progress_text_into_a_pipe() {
     }
     assert!(quantized.join("model.safetensors").exists());
 }
+
+/// The fixture array `key` of `scheme`'s case `case` in tests/data/blocks (recorded from the
+/// implementations by scripts/gen_block_fixtures.py), with its input's bytes and shape.
+fn block_fixture(scheme: &str, case: &str, key: &str) -> (Vec<u8>, Vec<usize>, Vec<u8>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/blocks");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let slice = |file: &str, a: &serde_json::Value| {
+        let raw = std::fs::read(dir.join(file)).unwrap();
+        let (o, n) = (a["offset"].as_u64().unwrap() as usize, a["nbytes"].as_u64().unwrap() as usize);
+        raw[o..o + n].to_vec()
+    };
+    let s = m["schemes"].as_array().unwrap().iter().find(|s| s["scheme"] == scheme).unwrap();
+    let c = s["cases"].as_array().unwrap().iter().find(|c| c["case"] == case).unwrap();
+    let input = &m["inputs"][c["input"].as_str().unwrap()];
+    let shape = input["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    (slice(m["inputs_file"].as_str().unwrap(), input), shape, slice(s["file"].as_str().unwrap(), &c["arrays"][key]))
+}
+
+#[test]
+fn float16_weights_quantize_as_the_implementations_quantize_them() {
+    // A float16 weight, quantized by the schemes whose implementations take float16: the stored
+    // elements and scales are the implementation's own (recorded on the same float16 input).
+    let dir = tempfile::tempdir().unwrap();
+    let (input, shape, _) = block_fixture("fp8:channel", "random_f16", "elements");
+    let path = dir.path().join("half.safetensors");
+    let t = SafetensorsTensor { name: "w.weight".into(), dtype: DType::Float16, shape: shape.clone() };
+    write_safetensors(&path, &[t], &[], |_, out| out.write_all(&input).map_err(|e| Error::io(&path, e))).unwrap();
+    let ckpt = Checkpoint::open(&path).unwrap();
+    let only = Selection { only: Some(regex::Regex::new("w").unwrap()), skip: None };
+    let mut compared = 0;
+    for (scheme, elements, scale, scale_dtype) in [
+        ("fp8:channel", "w.weight", "w.weight_scale", DType::Float16),
+        ("fp8:group=128", "w.weight", "w.weight_scale", DType::Float16),
+        ("compressed-tensors:nvfp4", "w.weight_packed", "w.weight_scale", DType::Float8E4M3FN),
+        ("compressed-tensors:mxfp4", "w.weight_packed", "w.weight_scale", DType::Uint8),
+    ] {
+        let out = dir.path().join(scheme.replace([':', '=', ','], "_"));
+        quantize_selected(&ckpt, scheme, &only, &out).unwrap_or_else(|e| panic!("{scheme}: {e}"));
+        let q = Checkpoint::open(&out).unwrap();
+        let key = if elements.ends_with("packed") { "bytes" } else { "elements" };
+        for (name, key, dtype) in [(elements, key, None), (scale, "scales", Some(scale_dtype))] {
+            let stored = q.tensor(name).unwrap_or_else(|| panic!("{scheme}: no {name}"));
+            if let Some(d) = dtype {
+                assert_eq!(stored.stored, lowbit::checkpoint::StoredType::Plain(d), "{scheme} {name}");
+            }
+            let want = block_fixture(scheme, "random_f16", key).2;
+            assert_eq!(q.bytes(stored), &want[..], "{scheme} {name}");
+            compared += want.len();
+        }
+    }
+    assert!(compared > 2000, "{compared} bytes compared");
+    // torchao refuses float16 (its to_mx asserts): so does lowbit, naming the ways out.
+    let out = dir.path().join("never");
+    match quantize_selected(&ckpt, "torchao:mxfp4,scale=rceil", &only, &out) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"w.weight\"");
+            assert!(message.contains("FLOAT16") && message.contains("--skip REGEX"), "{message}");
+            assert!(message.contains("float32"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+}

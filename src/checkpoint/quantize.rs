@@ -307,9 +307,9 @@ pub(super) fn parts(
         Convention::CompressedTensorsFp8 | Convention::DeepSeek => {
             let suffix = if convention == Convention::DeepSeek { "_scale_inv" } else { "_scale" };
             // Recipes that compute the scale in the input's dtype store it so (compressed-tensors:
-            // BF16 for a bfloat16 model).
+            // BF16 for a bfloat16 model, F16 for a float16 one).
             let scale_dtype = match (scheme.recipe().scale, t.stored) {
-                (ScaleFormat::InputDtype, StoredType::Plain(DType::Bfloat16)) => DType::Bfloat16,
+                (ScaleFormat::InputDtype, StoredType::Plain(d @ (DType::Bfloat16 | DType::Float16))) => d,
                 _ => DType::Float,
             };
             vec![
