@@ -147,7 +147,7 @@ enum Command {
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info(info::Args),
-    /// Checkpoints (safetensors, GGUF): inspect, dequantize, compare.
+    /// Checkpoints (safetensors, GGUF): inspect, dequantize, compare, quantize, which, convert.
     Checkpoint(checkpoint::Args),
     /// Shell completions for bash, zsh or fish, generated from these definitions, on standard
     /// output (e.g. `lowbit completions bash > /etc/bash_completion.d/lowbit`).
