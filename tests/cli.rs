@@ -177,3 +177,35 @@ fn named_integers_int1_and_uint1_on_the_command_line() {
     assert!(ok, "{err}");
     assert_eq!(out, [0, 0xFF, 0, 0, 0, 0, 0, 0]);
 }
+
+#[test]
+fn a_checkpoint_given_where_a_tensor_file_goes_points_to_the_checkpoint_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    // A safetensors file: header length, the JSON header, the data.
+    let header = br#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    let mut safetensors = (header.len() as u64).to_le_bytes().to_vec();
+    safetensors.extend_from_slice(header);
+    safetensors.extend_from_slice(&1.0f32.to_le_bytes());
+    // A GGUF file's first bytes: the magic, version 3, no tensors, no metadata.
+    let mut gguf = b"GGUF".to_vec();
+    gguf.extend_from_slice(&3u32.to_le_bytes());
+    gguf.extend_from_slice(&[0; 16]);
+    for (name, bytes, kind) in [("model.safetensors", safetensors, "safetensors"), ("model.gguf", gguf, "GGUF")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = dir.path().join("out.pb");
+        let scales = dir.path().join("scales.pb");
+        let (p, o, sc) = (path.to_str().unwrap(), out.to_str().unwrap(), scales.to_str().unwrap());
+        for args in [
+            vec!["quantize", "--scheme", "ggml:q8_0", p, "--out", o, "--scales", sc],
+            vec!["cast", "--to", "float16", p, o],
+            vec!["dequantize", p, "--scale", "0.5", "--out", o],
+        ] {
+            let (ok, _, err) = lowbit(&args);
+            assert!(!ok, "{args:?}");
+            assert!(err.contains(&format!("this is a {kind} checkpoint, not an ONNX TensorProto")), "{args:?}: {err}");
+            assert!(err.contains("lowbit checkpoint inspect|quantize|dequantize"), "{err}");
+            assert!(!out.exists());
+        }
+    }
+}
