@@ -142,6 +142,20 @@ fn exact_integer(text: &str, dtype: DType) -> Result<Option<(bool, u64)>> {
     }
 }
 
+/// A `0x` literal (`0x7e`, `0X7F800001`) read as a bit pattern of a `bits`-wide type: its code,
+/// or an error where it has more significant bits than the type; None for any other text (a
+/// value to be read as a number).
+pub fn code_from_hex(text: &str, bits: u32) -> Option<Result<u64>> {
+    let digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"))?;
+    let code = u64::from_str_radix(digits, 16).ok().filter(|_| !digits.is_empty() && !digits.starts_with('+'));
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    Some(match code {
+        Some(c) if c & !mask == 0 => Ok(c),
+        Some(_) => Err(invalid("value", format!("{} has more bits than the type's {bits}", quoted(text)))),
+        None => Err(invalid("value", format!("{} is not a hexadecimal bit pattern", quoted(text)))),
+    })
+}
+
 /// The code of an integer `dtype` that a text holds: the text must be an integer within the
 /// type's range (`1.5`, `nan` and `300` into INT8 are errors naming the text).
 pub fn integer_from_text(text: &str, dtype: DType) -> Result<u64> {

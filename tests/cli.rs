@@ -209,3 +209,25 @@ fn a_checkpoint_given_where_a_tensor_file_goes_points_to_the_checkpoint_commands
         }
     }
 }
+
+#[test]
+fn a_hex_literal_is_the_source_bit_pattern() {
+    // 0x7E is FLOAT8E4M3FN's largest value, 448 (OCP table); 0x7F800001 a float32 signalling NaN;
+    // 0xFF the INT8 -1.
+    for (args, code) in [
+        (["cast", "--from", "e4m3fn", "--to", "f32", "0x7e", "--json"], "0x43e00000"),
+        (["cast", "--from", "f32", "--to", "f64", "0x7f800001", "--json"], "0x7ff8000020000000"),
+        (["cast", "--from", "int8", "--to", "f32", "0xFF", "--json"], "0xbf800000"),
+    ] {
+        let (ok, out, err) = lowbit(&args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(out.contains(&format!("\"code\":\"{code}\"")), "{args:?}: {out}");
+    }
+    let (ok, out, err) = lowbit(&["cast", "--from", "e4m3,bias=7", "--to", "e5m2", "0x3c"]);
+    assert!(ok, "{err}");
+    assert!(out.lines().last().unwrap().starts_with("0x3c                 0x3c       0x3e"), "{out}");
+    let (ok, _, err) = lowbit(&["cast", "--from", "e4m3fn", "--to", "f32", "0x17e"]);
+    assert!(!ok && err.contains("\"0x17e\" has more bits than the type's 8"), "{err}");
+    let (_, help, _) = lowbit(&["cast", "--help"]);
+    assert!(help.contains("a 0x literal is the source's bit pattern"), "{help}");
+}

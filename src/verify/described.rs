@@ -268,7 +268,14 @@ impl DescribedCast {
         let source_options = VerifyOptions { mode: RoundingMode::NearestEven, ..VerifyOptions::default() };
         let mut lines = vec![format!("{:<14} {:>10} {:>10} {:>6}  {}", "input", self.from, self.to, "flags", "value")];
         for text in values {
+            let width = match self.from {
+                Format::Onnx(d) => d.bits(),
+                Format::Described(f) => Some(f.width()),
+                Format::NamedInteger(i) => Some(i.bits),
+            };
+            let hex = width.and_then(|bits| crate::arguments::code_from_hex(text, bits)).transpose()?;
             let code = match self.from {
+                _ if hex.is_some() => hex.expect("a bit pattern"),
                 Format::Onnx(d) => strings::parse_to_code(text, d, StringGrammar::Spec, &CastOptions::default())?,
                 Format::Described(f) => {
                     let value = strings::parse_exact_value(text)?;

@@ -154,7 +154,8 @@ pub fn cast_values_table(values: &[String], from: DType, to: DType, opts: &CastO
 }
 
 /// Values typed on the command line are read as the source dtype with the `spec` grammar (the
-/// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it.
+/// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it; a
+/// `0x` literal is the source's bit pattern (`--from f32 0x7f800001`, a signalling NaN).
 /// An integer source takes integers only (`1.5` into int8 is an error naming it, never a silent
 /// truncation), as [`lowbit::arguments::integer_from_text`] reads them.
 fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Vec<u64>> {
@@ -162,9 +163,11 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let code = match from.kind() {
-                Kind::Integer { .. } => lowbit::arguments::integer_from_text(v, from),
-                _ => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
+            let hex = from.bits().and_then(|bits| lowbit::arguments::code_from_hex(v, bits));
+            let code = match (hex, from.kind()) {
+                (Some(code), _) => code,
+                (None, Kind::Integer { .. }) => lowbit::arguments::integer_from_text(v, from),
+                (None, _) => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
             };
             code.map_err(|e| {
                 let why = match e {
@@ -260,8 +263,9 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Values to cast, read as the source type (exact decimal, rounded once; an integer source
-    /// takes integers only); or IN.pb OUT.pb. Flags may follow; a value starting with `-` other
-    /// than a number (-inf, -nan) goes after `--`.
+    /// takes integers only; a 0x literal is the source's bit pattern: `--from e4m3fn 0x7e`,
+    /// `--from f32 0x7f800001`); or IN.pb OUT.pb. Flags may follow; a value starting with `-`
+    /// other than a number (-inf, -nan) goes after `--`.
     #[arg(allow_negative_numbers = true)]
     values: Vec<String>,
 }
