@@ -231,3 +231,44 @@ fn a_hex_literal_is_the_source_bit_pattern() {
     let (_, help, _) = lowbit(&["cast", "--help"]);
     assert!(help.contains("a 0x literal is the source's bit pattern"), "{help}");
 }
+
+#[test]
+fn dash_is_standard_output_and_binary_output_never_goes_to_a_terminal_without_raw() {
+    let x = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/x.pb");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("y.pb");
+    let (ok, _, err) = lowbit(&["cast", "--to", "f16", x, file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    // `-`: the same TensorProto bytes on standard output, and no "wrote" line among them.
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit")).args(["cast", "--to", "f16", x, "-"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, std::fs::read(&file).unwrap());
+    let q = dir.path().join("q.pb");
+    let (ok, _, err) = lowbit(&["quantize", x, "--scale", "0.5", "--out", q.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(["quantize", x, "--scale", "0.5", "--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, std::fs::read(&q).unwrap());
+    // A terminal on standard output (through script(1)): refused, naming --raw; --raw writes.
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("no /usr/bin/script: the terminal half is not run");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_lowbit");
+    for (command, refused) in [
+        (format!("{bin} cast --from f32 --to f16 < {x}"), true),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from string --to f16"), true),
+        (format!("{bin} cast --to f16 {x} -"), true),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from string --to f16 --raw"), false),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from f16 --to string"), false),
+    ] {
+        let out = Command::new("/usr/bin/script").args(["-qec", &command, "/dev/null"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(!out.status.success(), refused, "{command}: {text}");
+        if refused {
+            assert!(text.contains("standard output is a terminal") && text.contains("--raw"), "{command}: {text}");
+        }
+    }
+}

@@ -262,6 +262,10 @@ pub struct Args {
     /// target's width). The table's first line names the settings that applied.
     #[arg(long)]
     json: bool,
+    /// Write binary output (raw elements, or a TensorProto to `-`) even where standard output is
+    /// a terminal (refused otherwise).
+    #[arg(long)]
+    raw: bool,
     /// Values to cast, read as the source type (exact decimal, rounded once; an integer source
     /// takes integers only; a 0x literal is the source's bit pattern: `--from e4m3fn 0x7e`,
     /// `--from f32 0x7f800001`); or IN.pb OUT.pb. Flags may follow; a value starting with `-`
@@ -272,7 +276,7 @@ pub struct Args {
 
 /// `lowbit cast`.
 pub fn run(args: Args) -> crate::Outcome {
-    let Args { from, to, attributes, count, threads, max_input_bytes, json, values } = args;
+    let Args { from, to, attributes, count, threads, max_input_bytes, json, raw, values } = args;
     // A described format on a side: the IEEE conversion through the core, no saturation unless
     // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
@@ -323,6 +327,7 @@ pub fn run(args: Args) -> crate::Outcome {
             )
             .into());
         }
+        crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
         let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
         return crate::streamed(described.stream(&mut input, &mut output));
     }
@@ -347,8 +352,9 @@ pub fn run(args: Args) -> crate::Outcome {
         let out = cast(&tensor, to, &opts)?;
         // The output keeps the input tensor's name.
         let name = tensor_name(input.as_ref(), &limits);
-        lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, name.as_deref())?;
-        return crate::printed(&format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
+        let done = format!("wrote {} {:?} to {output}", out.dtype(), out.shape());
+        let path = std::path::Path::new(output.as_str());
+        return crate::printed(&crate::write_tensor_out("cast", path, &out, name.as_deref(), raw, done)?);
     };
     let from = DType::parse(&from)?;
     if values.is_empty() && json {
@@ -357,6 +363,7 @@ pub fn run(args: Args) -> crate::Outcome {
     if values.is_empty() && from != DType::String && to != DType::String {
         let plan = lowbit::Plan::new(from, to, &opts)?;
         let threads = crate::threads_or_all(threads);
+        crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
         let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
         return crate::streamed(plan.run_stream(&mut input, &mut output, count, threads));
     }
@@ -366,6 +373,9 @@ pub fn run(args: Args) -> crate::Outcome {
         let mut limit = DEFAULT_MAX_TEXT_INPUT_BYTES;
         crate::set_limit(&mut limit, max_input_bytes.as_deref())?;
         let input = read_input(std::io::stdin().lock(), limit)?;
+        if to != DType::String {
+            crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
+        }
         let out = cast_stream(&input, from, to, count, &opts)?;
         crate::write_stdout(&out)?;
         return Ok(std::process::ExitCode::SUCCESS);

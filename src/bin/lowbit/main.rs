@@ -475,6 +475,50 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     out.write_all(bytes).and_then(|()| out.flush()).map_err(output_failure)
 }
 
+/// Whether an output path is `-`: standard output.
+pub fn is_stdout(path: &std::path::Path) -> bool {
+    path == std::path::Path::new("-")
+}
+
+/// Binary output to standard output: refused where standard output is a terminal, unless `raw`
+/// (the bytes would garble the terminal and are lost anyway).
+pub fn binary_to_stdout(command: &str, raw: bool, alternative: &str) -> lowbit::Result<()> {
+    use std::io::IsTerminal;
+    if raw || !std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(usage(
+        command,
+        format!(
+            "the output is binary and standard output is a terminal: redirect it (> FILE, | od -An -tx1), \
+             {alternative}, or pass --raw to write it anyway"
+        ),
+    ))
+}
+
+/// Writes a tensor as a TensorProto to `path`, or to standard output for `-` (refused to a
+/// terminal unless `raw`); returns the line to print: what was written where, or nothing when
+/// the tensor itself went to standard output.
+pub fn write_tensor_out(
+    command: &str,
+    path: &std::path::Path,
+    t: &lowbit::Tensor,
+    name: Option<&str>,
+    raw: bool,
+    described: String,
+) -> lowbit::Result<String> {
+    if is_stdout(path) {
+        binary_to_stdout(command, raw, "give a file path instead of -")?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&t.to_tensor_proto_bytes(name))
+            .and_then(|()| out.flush())
+            .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+        return Ok(String::new());
+    }
+    lowbit::onnx::tensor_proto::write_tensor_file(path, t, name)?;
+    Ok(described)
+}
+
 /// Writes a command's text result (if any) as one line.
 pub fn print_text(text: &str) -> Result<(), Failure> {
     if text.is_empty() {
