@@ -364,8 +364,22 @@ fn json_outputs_follow_their_schemas() {
     // info, profiles, conformance, cast.
     let (ok, out, _) = lowbit(&["info", "e4m3fn", "--json"], b"");
     let v = field(&out);
-    assert!(ok && v["name"] == "FLOAT8E4M3FN (ONNX 17)");
-    assert!(v["lines"].as_array().unwrap().iter().any(|l| l == "max: 448 (code 0x7e)"), "{v}");
+    // Fields, with the keys of Python's lowbit.info (OCP FP8: max 448 at 0x7E, min normal 2^-6,
+    // min subnormal 2^-9, NaN 0x7F, no infinity).
+    assert!(ok && v["name"] == "FLOAT8E4M3FN" && v["onnx_number"] == 17 && v["kind"] == "float", "{v}");
+    assert_eq!((v["max"].as_f64(), v["codes"]["max"].as_u64()), (Some(448.0), Some(0x7E)), "{v}");
+    assert_eq!((v["min_normal"].as_f64(), v["min_subnormal"].as_f64()), (Some(0.015625), Some(0.001953125)));
+    assert_eq!(
+        (v["special"].as_str(), v["has_inf"].as_bool(), v["codes"]["nan"].as_u64()),
+        (Some("fn"), Some(false), Some(0x7F))
+    );
+    assert_eq!(
+        (v["exponent_bits"].as_u64(), v["mantissa_bits"].as_u64(), v["bias"].as_i64()),
+        (Some(4), Some(3), Some(7))
+    );
+    let (ok, out, _) = lowbit(&["info", "uint64", "--json"], b"");
+    let v = field(&out);
+    assert!(ok && v["kind"] == "integer" && v["min"] == 0 && v["max"] == u64::MAX && v["signed"] == false, "{v}");
     let (ok, out, _) = lowbit(&["profiles", "--json"], b"");
     assert!(ok && field(&out)["profiles"][0]["name"] == "spec");
     let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--json", "448", "500"], b"");
