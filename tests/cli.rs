@@ -272,3 +272,23 @@ fn dash_is_standard_output_and_binary_output_never_goes_to_a_terminal_without_ra
         }
     }
 }
+
+#[test]
+fn a_misspelt_scheme_gets_the_nearest_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, s) = (dir.path().join("e.pb"), dir.path().join("s.pb"));
+    let w = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/w.pb");
+    for (scheme, near) in [
+        ("torchao:mxfp9", "did you mean torchao:mxfp4?"),
+        ("ggml:q4k", "did you mean ggml:q4_0?"),
+        ("fp8:tensr", "did you mean fp8:tensor?"),
+        ("modelopt:nvfp5", "did you mean modelopt:nvfp4?"),
+    ] {
+        let (ok, _, err) =
+            lowbit(&["quantize", "--scheme", scheme, w, "--out", e.to_str().unwrap(), "--scales", s.to_str().unwrap()]);
+        assert!(!ok && err.contains(near), "{scheme}: {err}");
+    }
+    // A known head with a bad option is not "corrected".
+    let (ok, _, err) = lowbit(&["quantize", "--scheme", "ggml:q4_0,contract=no", w, "--out", "x.pb"]);
+    assert!(!ok && !err.contains("did you mean"), "{err}");
+}

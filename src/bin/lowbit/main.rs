@@ -201,21 +201,7 @@ pub fn profile_parser() -> impl clap::builder::TypedValueParser<Value = lowbit::
     clap::builder::PossibleValuesParser::new(lowbit::Profile::NAMES).try_map(|name| lowbit::Profile::parse(&name))
 }
 
-/// Levenshtein distance, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(previous + usize::from(ca != cb));
-            previous = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
+use lowbit::arguments::edit_distance as distance;
 
 /// The dtype names nearest to a mistyped one: within two edits of a name or an alias, or every
 /// name the text is an abbreviation of (`fp8` -> the float8 types).
