@@ -535,3 +535,25 @@ fn quantize_stops_at_an_unsupported_weight_unless_told_to_keep_it() {
     assert_eq!((half.stored.to_string().as_str(), q.bytes(half)), ("FLOAT16", &[0u8; 128][..]));
     assert!(q.tensor("ok.weight_blocks").is_some());
 }
+
+#[test]
+fn inspect_takes_the_fp8_layout_from_the_config_where_one_scale_fits_several() {
+    // Weights smaller than one 128 x 128 tile have one scale, as a per-tensor scale would: the
+    // file's config (strategy block, block_structure [128, 128]) says which.
+    let a = folder(&[("small.weight", DType::Float, &[4, 64], f32_bytes(&[0.25; 256]))], None, None);
+    for scheme in ["fp8:block=128x128", "fp8:block=128x64", "fp8:tensor", "fp8:channel"] {
+        let out = a.path().join(scheme.replace([':', '='], "_"));
+        let done = lowbit()
+            .args(["checkpoint", "quantize", "--scheme", scheme, "--out"])
+            .arg(&out)
+            .arg(a.path())
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "{scheme}: {}", String::from_utf8_lossy(&done.stderr));
+        let listed = lowbit().args(["checkpoint", "inspect", "--json"]).arg(&out).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        let w = v["weights"].as_array().unwrap().iter().find(|w| w["name"] == "small.weight").unwrap();
+        assert_eq!(w["scheme"], scheme, "{w}");
+        assert_eq!(w["problems"].as_array().unwrap().len(), 0, "{w}");
+    }
+}
