@@ -292,3 +292,33 @@ fn a_misspelt_scheme_gets_the_nearest_ones() {
     let (ok, _, err) = lowbit(&["quantize", "--scheme", "ggml:q4_0,contract=no", w, "--out", "x.pb"]);
     assert!(!ok && !err.contains("did you mean"), "{err}");
 }
+
+#[test]
+fn one_round_grammar_on_every_command_that_rounds() {
+    // 1.99 into e4m3 with infinities (1.875 and 2 the neighbours): toward zero 0x3F, nearest 0x40.
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "rtz", "1.99"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("round=rtz") && out.lines().last().unwrap().contains(" 0x3f "), "{out}");
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "1.99"]);
+    assert!(ok && out.lines().last().unwrap().contains(" 0x40 "), "{out}");
+    // ONNX's round_mode words stay E8M0's: 3 -> 2 (0x80) down.
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "down", "3"]);
+    assert!(ok && out.lines().last().unwrap().contains("0x80"), "{out}");
+    // A word that does not apply says which do; a word of neither grammar is the same error on
+    // every command.
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "rtz", "3"]);
+    assert!(!ok && err.contains("takes its round_mode up, down or nearest"), "{err}");
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "up", "1"]);
+    assert!(!ok && err.contains("rounds by rne, rtz"), "{err}");
+    let bogus: Vec<String> = [
+        vec!["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "bogus", "1"],
+        vec!["vectors", "--from", "f32", "--to", "e4m3fn", "--round", "bogus"],
+        vec!["diff", "--from", "f32", "--to", "e4m3fn", "rne", "rtz", "--round", "bogus"],
+    ]
+    .iter()
+    .map(|args| lowbit(args).2)
+    .collect();
+    for err in &bogus {
+        assert!(err.contains("\"bogus\" is not a rounding mode; use rne, rtz"), "{err}");
+    }
+}

@@ -281,21 +281,30 @@ pub fn run(args: Args) -> crate::Outcome {
     // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
         Some(from) => {
+            let onnx_words = attributes.round.as_deref().is_some_and(|w| ["up", "down", "nearest"].contains(&w));
             let opts = lowbit::CastOptions {
                 saturate: attributes.saturate.is_some_and(crate::Saturate::on),
-                round_mode: attributes.round.map_or(lowbit::RoundMode::Up, Into::into),
+                round_mode: if onnx_words { attributes.onnx_round_mode()? } else { lowbit::RoundMode::Up },
                 profile: attributes.profile,
             };
-            lowbit::verify::DescribedCast::under_profile(from, &to, &opts)?
+            let mode =
+                if onnx_words { lowbit::round::RoundingMode::NearestEven } else { attributes.ieee_rounding()? };
+            lowbit::verify::DescribedCast::under_profile_rounding(from, &to, &opts, mode)?
         }
         None => None,
     };
     if let Some(described) = described {
-        if attributes.round.is_some() && !described.follows_profile() {
+        if !described.follows_profile() {
+            // IEEE's conversion takes IEEE's words only (up, down, nearest are ONNX's).
+            attributes.ieee_rounding()?;
+        } else if attributes.round.is_some() && attributes.ieee_rounding().is_ok() {
             return Err(crate::usage(
                 "cast",
-                "--round up|down|nearest is ONNX's round_mode for FLOAT8E8M0; a described format rounds to nearest \
-                 even (other modes: `lowbit vectors --round`)",
+                format!(
+                    "--round {}: under --profile {} the profile's Cast rows decide (its round_mode up, down, nearest)",
+                    attributes.round.as_deref().unwrap_or_default(),
+                    attributes.profile.name()
+                ),
             )
             .into());
         }
@@ -303,7 +312,7 @@ pub fn run(args: Args) -> crate::Outcome {
             return Err(crate::usage("cast", "--json is for ONNX dtypes on both sides").into());
         }
         if !values.is_empty() {
-            // IEEE's conversion: nearest even, tininess after rounding; saturation as given
+            // IEEE's conversion: --round (nearest even by default), tininess after rounding; saturation as given
             // (it applies to targets of 8 bits or fewer).
             let from = from.as_deref().unwrap_or_default();
             let header = if described.follows_profile() {
@@ -314,7 +323,8 @@ pub fn run(args: Args) -> crate::Outcome {
                 let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
                     && to_format.float_format().is_some_and(|f| f.width() <= 8);
                 format!(
-                    "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
+                    "{from_format} -> {to_format}, IEEE 754: round={} tininess=after saturate={}",
+                    attributes.round.as_deref().unwrap_or("rne"),
                     u8::from(saturate)
                 )
             };

@@ -299,11 +299,12 @@ pub struct Attributes {
     /// between ONNX types (as ONNX Cast), 0 with a described format (IEEE).
     #[arg(long, value_enum)]
     pub saturate: Option<Saturate>,
-    /// Rounding: ONNX's round_mode attribute, the one rounding choice Cast has (FLOAT8E8M0
-    /// targets only; an error for other targets and for described formats, which round to
-    /// nearest even). Default up, as ONNX Cast.
-    #[arg(long, value_enum)]
-    pub round: Option<RoundModeArg>,
+    /// Rounding, the words every command that rounds takes: rne, rtz, rdn, rup, rmm, raz, rod,
+    /// sr:R where a described format is on a side (IEEE's conversion; default rne), and ONNX's
+    /// round_mode up, down, nearest for FLOAT8E8M0 targets between ONNX types (default up, as
+    /// ONNX Cast). ONNX Cast has no other rounding choice: a word that does not apply is an error.
+    #[arg(long, value_parser = round_word)]
+    pub round: Option<String>,
     /// Which implementation to be bit-exact with.
     #[arg(long, default_value = "spec", value_parser = profile_parser())]
     pub profile: lowbit::Profile,
@@ -320,12 +321,48 @@ impl Attributes {
             ));
         }
         if self.round.is_some() && to != lowbit::DType::Float8E8M0 {
-            return Err(usage("cast", format!("--round up|down|nearest applies to FLOAT8E8M0 targets, not {to}")));
+            return Err(usage(
+                "cast",
+                format!(
+                    "--round applies to FLOAT8E8M0 targets between ONNX types (up, down, nearest: ONNX's round_mode) \
+                     and to casts with a described format (rne, rtz, ...), not to {to}"
+                ),
+            ));
         }
         Ok(lowbit::CastOptions {
             saturate: self.saturate.is_none_or(Saturate::on),
-            round_mode: self.round.map_or(lowbit::RoundMode::Up, Into::into),
+            round_mode: self.onnx_round_mode()?,
             profile: self.profile,
+        })
+    }
+
+    /// ONNX's round_mode from --round (default up).
+    pub fn onnx_round_mode(&self) -> lowbit::Result<lowbit::RoundMode> {
+        match self.round.as_deref() {
+            None | Some("up") => Ok(lowbit::RoundMode::Up),
+            Some("down") => Ok(lowbit::RoundMode::Down),
+            Some("nearest") => Ok(lowbit::RoundMode::Nearest),
+            Some(word) => Err(usage(
+                "cast",
+                format!(
+                    "--round {word} is IEEE rounding, for casts with a described format; ONNX Cast into FLOAT8E8M0 \
+                     takes its round_mode up, down or nearest"
+                ),
+            )),
+        }
+    }
+
+    /// The IEEE rounding of a cast with a described format from --round (default rne).
+    pub fn ieee_rounding(&self) -> lowbit::Result<lowbit::round::RoundingMode> {
+        let word = self.round.as_deref().unwrap_or("rne");
+        lowbit::verify::config::parse_mode(word).ok_or_else(|| {
+            usage(
+                "cast",
+                format!(
+                    "--round {word} is ONNX's round_mode for FLOAT8E8M0; a cast with a described format rounds by \
+                     rne, rtz, rdn, rup, rmm, raz, rod or sr:R"
+                ),
+            )
         })
     }
 }
@@ -355,12 +392,16 @@ pub enum TininessArg {
     Delivered,
 }
 
-/// A rounding mode of the verification commands: one of the words, or sr:R.
-fn round_word(text: &str) -> Result<String, String> {
+/// The one --round grammar of every command that rounds: IEEE's words (rne, rtz, rdn, rup, rmm,
+/// raz, rod, sr:R) and ONNX's round_mode words (up, down, nearest: FLOAT8E8M0 targets of ONNX
+/// Cast); each command then says which apply to what it converts.
+pub fn round_word(text: &str) -> Result<String, String> {
     match lowbit::verify::config::parse_mode(text) {
         Some(_) => Ok(text.to_string()),
+        None if ["up", "down", "nearest"].contains(&text) => Ok(text.to_string()),
         None => Err(format!(
-            "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)",
+            "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63), or ONNX's \
+             round_mode up, down, nearest (FLOAT8E8M0 targets of cast)",
             lowbit::Error::quote(text)
         )),
     }
@@ -403,6 +444,16 @@ impl Rounding {
             TininessArg::After => "after",
             TininessArg::Delivered => "delivered",
         };
+        if lowbit::verify::config::parse_mode(&self.round).is_none() {
+            return Err(usage(
+                "--round",
+                format!(
+                    "{} is ONNX Cast's round_mode (lowbit cast, FLOAT8E8M0 targets); IEEE rounding here is rne, rtz, \
+                     rdn, rup, rmm, raz, rod or sr:R",
+                    self.round
+                ),
+            ));
+        }
         lowbit::verify::VerifyOptions::from_words(&self.round, tininess, if saturate { "1" } else { "0" })
     }
 }
