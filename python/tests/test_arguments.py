@@ -138,3 +138,15 @@ def test_info_json_of_the_command_line_has_the_keys_and_values_of_lowbit_info():
         assert cli == py, name
         compared += 1
     assert compared == 7
+
+
+def test_dir_of_lowbit_holds_its_api_and_no_borrowed_modules():
+    import lowbit
+
+    leaked = {"np", "os", "sys", "math", "operator", "annotations", "Any", "Dict", "List", "Optional",
+              "Sequence", "Tuple", "Union", "ml_dtypes", "numpy"}
+    public = {name for name in dir(lowbit) if not name.startswith("_")}
+    assert not public & leaked, sorted(public & leaked)
+    # Every public name is in __all__, or a submodule, or a dtype table.
+    extra = public - set(lowbit.__all__) - {"mx", "blocks", "checkpoint"}
+    assert not extra, sorted(extra)
