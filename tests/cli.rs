@@ -322,3 +322,26 @@ fn one_round_grammar_on_every_command_that_rounds() {
         assert!(err.contains("\"bogus\" is not a rounding mode; use rne, rtz"), "{err}");
     }
 }
+
+#[test]
+fn man_writes_a_page_per_command_from_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man");
+    let (ok, text, err) = lowbit(&["man", "--out", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(text.contains(&format!("wrote {} manual pages", names.len())), "{text}");
+    for page in ["lowbit.1", "lowbit-cast.1", "lowbit-checkpoint.1", "lowbit-checkpoint-quantize.1", "lowbit-man.1"] {
+        assert!(names.iter().any(|n| n == page), "{page} missing from {names:?}");
+    }
+    // Each page is its command's flags: quantize's holds --keep-unsupported, cast's --raw.
+    let quantize = std::fs::read_to_string(out.join("lowbit-checkpoint-quantize.1")).unwrap();
+    assert!(quantize.contains(r"\-\-keep\-unsupported") && quantize.starts_with(".ie"), "{quantize}");
+    let cast = std::fs::read_to_string(out.join("lowbit-cast.1")).unwrap();
+    assert!(cast.contains(r"\-\-raw") && !cast.contains(r"\-\-keep\-unsupported"));
+    // Without --out: the top page on standard output.
+    let (ok, page, _) = lowbit(&["man"]);
+    assert!(ok && page.contains(".TH lowbit 1"), "{page}");
+}

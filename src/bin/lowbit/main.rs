@@ -152,9 +152,10 @@ enum Command {
     /// Shell completions for bash, zsh or fish, generated from these definitions, on standard
     /// output (e.g. `lowbit completions bash > /etc/bash_completion.d/lowbit`).
     Completions(completions::CompletionsArgs),
-    /// The manual page (roff), generated from these definitions, on standard output (e.g.
-    /// `lowbit man > lowbit.1`).
-    Man,
+    /// The manual pages (roff), generated from these definitions: the top page on standard
+    /// output (`lowbit man > lowbit.1`), or with --out DIR one page per command
+    /// (`lowbit-cast.1`, `lowbit-checkpoint-quantize.1`, ...).
+    Man(completions::ManArgs),
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -624,7 +625,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),
         Command::Completions(args) => completions::completions(args),
-        Command::Man => completions::man(),
+        Command::Man(args) => completions::man(args),
     };
     let message = match outcome {
         Ok(code) => return code,
