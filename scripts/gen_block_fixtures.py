@@ -139,7 +139,7 @@ def motifs():
 
 
 def edge_input(block, dtype):
-    """[n_motifs, block] float32 (or bfloat16 bits): motif i tiled across row i."""
+    """[n_motifs, block] float32 (or bfloat16/float16): motif i tiled across row i."""
     rows = []
     names = []
     for name, values in motifs():
@@ -147,9 +147,7 @@ def edge_input(block, dtype):
         rows.append(np.tile(np.array(values, dtype=np.float32), max(1, block // 16)))
         names.append(name)
     x = np.stack(rows).astype(np.float32)
-    if dtype == "bf16":
-        x = x.astype(ml_dtypes.bfloat16)
-    return names, x
+    return names, in_dtype(x, dtype)
 
 
 def random_input(rows, cols, seed, dtype):
@@ -161,14 +159,25 @@ def random_input(rows, cols, seed, dtype):
     x *= np.repeat(np.exp2(groups.astype(np.float32)), 16, axis=1)[:, :cols]
     tails = rng.random((rows, cols)) < 0.01
     x[tails] *= 50.0
+    return in_dtype(x, dtype)
+
+
+def in_dtype(x, dtype):
+    """float32 values rounded to the case's input dtype (numpy's nearest-even casts; a float16
+    overflow is the infinity, a NaN keeps its sign and top payload bits)."""
     if dtype == "bf16":
-        x = x.astype(ml_dtypes.bfloat16)
+        return x.astype(ml_dtypes.bfloat16)
+    if dtype == "f16":
+        with np.errstate(all="ignore"):
+            return x.astype(np.float16)
     return x
 
 
 def to_torch(x):
     if x.dtype == ml_dtypes.bfloat16:
         return torch.from_numpy(x.view(np.uint16).astype(np.int16)).view(torch.bfloat16).clone()
+    if x.dtype == np.float16:
+        return torch.from_numpy(x.view(np.uint16).astype(np.int16)).view(torch.float16).clone()
     return torch.from_numpy(x.copy())
 
 
@@ -372,9 +381,9 @@ def compressed_tensors_fp8(x, strategy):
     deq = dequantize(q, scale, zp, args, dtype=torch.float32)
     return {
         "elements": q.view(torch.uint8).numpy().copy(),
-        "scales": scale.detach().numpy().copy() if scale.dtype != torch.bfloat16
+        "scales": scale.detach().numpy().copy() if scale.dtype == torch.float32
         else scale.view(torch.int16).numpy().view(np.uint16).copy(),
-        "scales_dtype": "bf16" if scale.dtype == torch.bfloat16 else "f32",
+        "scales_dtype": {torch.bfloat16: "bf16", torch.float16: "f16"}.get(scale.dtype, "f32"),
         "dequantized": as_f32(deq),
     }
 
@@ -533,21 +542,21 @@ def schemes():
     out = []
     for fmt in ("mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4"):
         for mode in ("floor", "rceil", "ceil", "even"):
-            out.append((f"torchao:{fmt},scale={mode}", 32, ("f32", "bf16"),
+            out.append((f"torchao:{fmt},scale={mode}", 32, ("f32", "bf16", "f16"),
                         lambda x, f=fmt, m=mode, g=None: torchao_mx(x, f, m),
                         "torchao 0.18.0 torchao.prototype.mx_formats.mx_tensor.to_mx + to_dtype"))
-    out.append(("torchao:nvfp4", 16, ("f32", "bf16"), lambda x, g=None: torchao_nvfp4(x, g),
+    out.append(("torchao:nvfp4", 16, ("f32", "bf16", "f16"), lambda x, g=None: torchao_nvfp4(x, g),
                 "torchao 0.18.0 NVFP4Tensor.to_nvfp4 (nvfp4_quantize) + dequantize"))
-    out.append(("torchao:nvfp4,global=amax", 16, ("f32", "bf16"),
+    out.append(("torchao:nvfp4,global=amax", 16, ("f32", "bf16", "f16"),
                 lambda x, g="amax": torchao_nvfp4(x, g),
                 "torchao 0.18.0 NVFP4Tensor.to_nvfp4(per_tensor_scale=per_tensor_amax_to_scale(amax))"))
-    out.append(("modelopt:nvfp4", 16, ("f32", "bf16"), lambda x, g="amax": modelopt_nvfp4(x, g),
+    out.append(("modelopt:nvfp4", 16, ("f32", "bf16", "f16"), lambda x, g="amax": modelopt_nvfp4(x, g),
                 "nvidia-modelopt 0.47.0 NVFP4QTensor.quantize + dequantize"))
-    out.append(("compressed-tensors:nvfp4", 16, ("f32", "bf16"),
+    out.append(("compressed-tensors:nvfp4", 16, ("f32", "bf16", "f16"),
                 lambda x, g="amax": compressed_tensors_nvfp4(x, g),
                 "compressed-tensors 0.20.0 generate_gparam + calculate_qparams + "
                 "quantize_and_pack_fp4 + NVFP4PackedCompressor.decompress"))
-    out.append(("compressed-tensors:mxfp4", 32, ("f32", "bf16"),
+    out.append(("compressed-tensors:mxfp4", 32, ("f32", "bf16", "f16"),
                 lambda x, g=None: compressed_tensors_mxfp4(x),
                 "compressed-tensors 0.20.0 calculate_qparams (generate_mx_scales) + "
                 "quantize_and_pack_fp4 + MXFP4PackedCompressor"))
@@ -563,17 +572,17 @@ def schemes():
                 "ggml-quants.c dequantize_row_nvfp4), equal to the hand-computed values"))
     for fmt in (None, "ue8m0"):
         suffix = "" if fmt is None else ",scale_fmt=ue8m0"
-        out.append((f"deepseek:fp8,tile=1x128{suffix}", 128, ("f32", "bf16"),
+        out.append((f"deepseek:fp8,tile=1x128{suffix}", 128, ("f32", "bf16", "f16"),
                     lambda x, f=fmt, g=None: deepseek_fp8(x, (1, 128), f),
                     "transcription (not DeepSeek's code): DeepSeek-V3 inference/kernel.py act_quant / "
                     "weight_dequant arithmetic rewritten in torch ops, run on the CPU"))
-        out.append((f"deepseek:fp8,tile=128x128{suffix}", None, ("bf16",),
+        out.append((f"deepseek:fp8,tile=128x128{suffix}", None, ("bf16", "f16"),
                     lambda x, f=fmt, g=None: deepseek_fp8(x, (128, 128), f),
                     "transcription (not DeepSeek's code): DeepSeek-V3 inference/kernel.py act_quant / "
                     "weight_dequant arithmetic rewritten in torch ops, run on the CPU"))
     for strategy, block in (("tensor", 16), ("channel", 16), ("group=128", 128),
                             ("block=128x128", None)):
-        dtypes = ("bf16",) if strategy.startswith("block") else ("f32", "bf16")
+        dtypes = ("bf16", "f16") if strategy.startswith("block") else ("f32", "bf16", "f16")
         out.append((f"fp8:{strategy}", block, dtypes,
                     lambda x, s=strategy, g=None: compressed_tensors_fp8(x, s),
                     "compressed-tensors 0.20.0 calculate_qparams + quantize/dequantize "
@@ -648,12 +657,14 @@ def dtype_name(array, hint=None):
         return hint
     if array.dtype == ml_dtypes.bfloat16:
         return "bf16"
+    if array.dtype == np.float16:
+        return "f16"
     return {np.dtype(np.float32): "f32", np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16",
             np.dtype(np.int8): "i8"}[array.dtype]
 
 
 def raw(array):
-    if array.dtype == ml_dtypes.bfloat16:
+    if array.dtype in (ml_dtypes.bfloat16, np.float16):
         return array.view(np.uint16)
     return array
 

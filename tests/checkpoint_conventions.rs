@@ -425,3 +425,135 @@ fn checkpoints_saved_by_their_producers_decode_as_the_producers_do() {
         assert!(text.contains(&format!("{name}  {shape}  gguf  scheme ggml:{name}")), "{text}");
     }
 }
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn compare_gives_rmse_sqnr_cosine_and_the_largest_difference() {
+    // A = w [1, 2, 3, 4], v [2, -2]; B = w [1, 2, 3, 5], v the same. By hand: w's error sum 1 over
+    // 4 elements (RMSE 0.5), sum(a^2) 30 (SQNR 10 log10 30), sum(ab) 34, sum(b^2) 39; overall
+    // adds v's 8 to every sum of squares and products, over 6 elements.
+    let weights = |w: [f32; 4]| {
+        folder(
+            &[("w", DType::Float, &[2, 2], f32_bytes(&w)), ("v", DType::Float, &[2], f32_bytes(&[2.0, -2.0]))],
+            None,
+            None,
+        )
+    };
+    let (a, b) = (weights([1.0, 2.0, 3.0, 4.0]), weights([1.0, 2.0, 3.0, 5.0]));
+    let out = lowbit().args(["checkpoint", "compare", "--json"]).arg(a.path()).arg(b.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = report["weights"].as_array().unwrap().iter().find(|w| w["name"] == "w").unwrap();
+    let e = &w["error"];
+    assert_eq!(e["max_abs_diff"], 1.0, "{e}");
+    assert_eq!(e["rmse"], 0.5, "{e}");
+    // The SQNRs are 10 log10(30) and 10 log10(38) rounded to float64 (by hand, to 40 digits),
+    // within the platform log10's error (not correctly rounded: one ulp here).
+    let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() <= 2.0 * f64::EPSILON * want;
+    assert!(near(&e["sqnr_db"], 14.771212547196624), "{e}");
+    assert_eq!(e["cosine_similarity"], 0.9939990885479664, "{e}");
+    assert_eq!(e["finite_elements"], 4, "{e}");
+    let v = report["weights"].as_array().unwrap().iter().find(|w| w["name"] == "v").unwrap();
+    assert_eq!(v["identical_bits"], true);
+    assert_eq!(v["error"]["sqnr_db"], serde_json::Value::Null, "{v}");
+    assert_eq!(v["error"]["cosine_similarity"], 1.0, "{v}");
+    let all = &report["overall"];
+    assert_eq!(all["rmse"], 0.408248290463863, "{all}");
+    assert!(near(&all["sqnr_db"], 15.797835966168101), "{all}");
+    assert_eq!(all["cosine_similarity"], 0.9938219009886322, "{all}");
+    assert_eq!(all["max_abs_diff"], 1.0, "{all}");
+    // The text names the same measures.
+    let out = lowbit().args(["checkpoint", "compare"]).arg(a.path()).arg(b.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("RMSE 5.000000e-1, SQNR 14.771 dB, cosine 0.993999089"), "{text}");
+    assert!(text.contains("overall: max |diff| 1e0, RMSE 4.082483e-1, SQNR 15.798 dB"), "{text}");
+    // --only / --skip pick the weights on every command.
+    let out = lowbit().args(["checkpoint", "compare", "--skip", "^w$"]).arg(a.path()).arg(b.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = lowbit().args(["checkpoint", "inspect", "--json", "--only", "^v$"]).arg(a.path()).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["weights"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["v"]);
+    let dequantized = a.path().join("only-w.safetensors");
+    let out = lowbit()
+        .args(["checkpoint", "dequantize", "--only", "^w$", "--out"])
+        .arg(&dequantized)
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let names: Vec<String> = Checkpoint::open(&dequantized).unwrap().tensors().iter().map(|t| t.name.clone()).collect();
+    assert_eq!(names, ["w"]);
+    for command in ["inspect", "dequantize", "compare", "quantize", "which", "convert"] {
+        let help = lowbit().args(["checkpoint", command, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(help.contains("--only <REGEX>") && help.contains("--skip <REGEX>"), "{command}: {help}");
+    }
+    let help = lowbit().args(["checkpoint", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("inspect, dequantize, compare, quantize, which, convert"), "{help}");
+}
+
+#[test]
+fn quantize_stops_at_an_unsupported_weight_unless_told_to_keep_it() {
+    // A float16 weight under torchao (which refuses float16), and one of 48 columns (not whole
+    // blocks of 32) beside a float32 weight it takes.
+    let a = folder(
+        &[
+            ("half.weight", DType::Float16, &[2, 32], vec![0; 128]),
+            ("ok.weight", DType::Float, &[2, 32], f32_bytes(&[0.5; 64])),
+        ],
+        None,
+        None,
+    );
+    let out = a.path().join("q");
+    let failed = lowbit()
+        .args(["checkpoint", "quantize", "--scheme", "torchao:mxfp4,scale=rceil", "--out"])
+        .arg(&out)
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&failed.stderr);
+    assert!(message.contains("\"half.weight\"") && message.contains("refuses FLOAT16 input"), "{message}");
+    assert!(message.contains("--skip REGEX") && message.contains("--keep-unsupported"), "{message}");
+    assert!(!out.exists());
+    let kept = lowbit()
+        .args(["checkpoint", "quantize", "--scheme", "torchao:mxfp4,scale=rceil", "--keep-unsupported", "--out"])
+        .arg(&out)
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert!(kept.status.success(), "{}", String::from_utf8_lossy(&kept.stderr));
+    let warning = String::from_utf8_lossy(&kept.stderr);
+    assert!(warning.contains("warning: half.weight: torchao:mxfp4,scale=rceil refuses FLOAT16 input"), "{warning}");
+    let q = Checkpoint::open(&out).unwrap();
+    let half = q.tensor("half.weight").unwrap();
+    assert_eq!((half.stored.to_string().as_str(), q.bytes(half)), ("FLOAT16", &[0u8; 128][..]));
+    assert!(q.tensor("ok.weight_blocks").is_some());
+}
+
+#[test]
+fn inspect_takes_the_fp8_layout_from_the_config_where_one_scale_fits_several() {
+    // Weights smaller than one 128 x 128 tile have one scale, as a per-tensor scale would: the
+    // file's config (strategy block, block_structure [128, 128]) says which.
+    let a = folder(&[("small.weight", DType::Float, &[4, 64], f32_bytes(&[0.25; 256]))], None, None);
+    for scheme in ["fp8:block=128x128", "fp8:block=128x64", "fp8:tensor", "fp8:channel"] {
+        let out = a.path().join(scheme.replace([':', '='], "_"));
+        let done = lowbit()
+            .args(["checkpoint", "quantize", "--scheme", scheme, "--out"])
+            .arg(&out)
+            .arg(a.path())
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "{scheme}: {}", String::from_utf8_lossy(&done.stderr));
+        let listed = lowbit().args(["checkpoint", "inspect", "--json"]).arg(&out).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        let w = v["weights"].as_array().unwrap().iter().find(|w| w["name"] == "small.weight").unwrap();
+        assert_eq!(w["scheme"], scheme, "{w}");
+        assert_eq!(w["problems"].as_array().unwrap().len(), 0, "{w}");
+    }
+}

@@ -5,7 +5,7 @@
 #![cfg(feature = "checkpoint")]
 
 use lowbit::checkpoint::{
-    convert_checkpoint, write_gguf, write_safetensors, Checkpoint, GgmlType, GgufTensor, SafetensorsTensor,
+    convert_checkpoint, write_gguf, write_safetensors, Checkpoint, GgmlType, GgufTensor, SafetensorsTensor, Selection,
 };
 use lowbit::{DType, Error};
 use std::path::Path;
@@ -42,7 +42,7 @@ fn gpt_oss_mxfp4_becomes_ggml_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = gpt_oss(dir.path(), 0);
     let out = dir.path().join("w.gguf");
-    convert_checkpoint(&ckpt, "ggml", &out, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&ckpt, "ggml", &out, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let g = Checkpoint::open(&out).unwrap();
     let t = g.tensor("w").unwrap();
     assert_eq!(t.stored, lowbit::checkpoint::StoredType::Ggml(GgmlType::from_name("MXFP4").unwrap()));
@@ -52,7 +52,7 @@ fn gpt_oss_mxfp4_becomes_ggml_blocks() {
     assert_eq!(g.bytes(t), want);
     // And back: the same gpt-oss bytes.
     let back = dir.path().join("back");
-    convert_checkpoint(&g, "gpt-oss", &back, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&g, "gpt-oss", &back, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let b = Checkpoint::open(&back).unwrap();
     assert_eq!(b.bytes(b.tensor("w_blocks").unwrap()), ckpt.bytes(ckpt.tensor("w_blocks").unwrap()));
     assert_eq!(b.bytes(b.tensor("w_scales").unwrap()), [127]);
@@ -65,7 +65,7 @@ fn a_negative_zero_ggml_cannot_hold_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = gpt_oss(dir.path(), 8);
     let out = dir.path().join("w.gguf");
-    match convert_checkpoint(&ckpt, "ggml", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "ggml", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w\"");
             assert!(message.starts_with("element 5: -0e0 (bits 0x80000000) would become 0e0"), "{message}");
@@ -87,7 +87,7 @@ fn a_ggml_scale_of_infinite_blocks_is_refused() {
     write_gguf(&path, &[t], &[], 32, |_, out| out.write_all(&block).map_err(|e| Error::io(&path, e))).unwrap();
     let ckpt = Checkpoint::open(&path).unwrap();
     let out = dir.path().join("out");
-    match convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "gpt-oss", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w\"");
             assert!(
@@ -122,7 +122,7 @@ fn modelopt_nvfp4_becomes_compressed_tensors_with_the_reciprocal_global_scale() 
     let dir = tempfile::tempdir().unwrap();
     let ckpt = modelopt(dir.path(), 0.5, 1);
     let out = dir.path().join("ct");
-    convert_checkpoint(&ckpt, "compressed-tensors", &out, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&ckpt, "compressed-tensors", &out, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let c = Checkpoint::open(&out).unwrap();
     assert_eq!(c.bytes(c.tensor("w.weight_packed").unwrap()), [0x57, 0x0B, 0, 0, 0, 0, 0, 0]);
     assert_eq!(c.bytes(c.tensor("w.weight_scale").unwrap()), [0x7E]);
@@ -136,7 +136,7 @@ fn inverse_global_scales_without_an_exact_reciprocal_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = modelopt(dir.path(), 1.0 / 3.0, 1);
     let out = dir.path().join("ct");
-    match convert_checkpoint(&ckpt, "compressed-tensors", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "compressed-tensors", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w.weight\"");
             assert!(message.contains("has no exact reciprocal for the encode scale"), "{message}");
@@ -147,12 +147,12 @@ fn inverse_global_scales_without_an_exact_reciprocal_are_refused() {
     // ggml NVFP4 (64-element super-blocks) has no per-tensor scale: 0.5 has no place there.
     let out = dir.path().join("w.gguf");
     let ckpt = modelopt(&dir.path().join("half"), 0.5, 4);
-    match convert_checkpoint(&ckpt, "ggml", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "ggml", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { message, .. }) => assert!(message.contains("has no place in ggml:nvfp4"), "{message}"),
         other => panic!("{other:?}"),
     }
     // An MXFP4 target for NVFP4 weights does not exist.
-    match convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "gpt-oss", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { message, .. }) => {
             assert!(message.contains("gpt-oss has no convention for Nvfp4"), "{message}")
         }
@@ -170,11 +170,12 @@ fn shards_split_the_weights_between_them() {
     let names = |out: &Path| -> Vec<String> {
         Checkpoint::open(out).unwrap().tensors().iter().map(|t| t.name.clone()).collect()
     };
-    convert_checkpoint(&ckpt, "gpt-oss", &dir.path().join("all"), 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&ckpt, "gpt-oss", &dir.path().join("all"), &Selection::default(), 1, None, &mut |_, _| {})
+        .unwrap();
     let mut halves = Vec::new();
     for k in 1..=2 {
         let out = dir.path().join(format!("half{k}"));
-        convert_checkpoint(&ckpt, "gpt-oss", &out, 1, Some((k, 2)), &mut |_, _| {}).unwrap();
+        convert_checkpoint(&ckpt, "gpt-oss", &out, &Selection::default(), 1, Some((k, 2)), &mut |_, _| {}).unwrap();
         halves.push(names(&out));
     }
     assert!(!halves[0].is_empty() && !halves[1].is_empty());
@@ -205,7 +206,7 @@ fn compressed_tensors_mxfp4_and_gpt_oss_hold_the_same_codes() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = compressed_tensors_mxfp4(dir.path(), 125);
     let out = dir.path().join("gpt-oss-out");
-    convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&ckpt, "gpt-oss", &out, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let g = Checkpoint::open(&out).unwrap();
     let blocks = g.tensor("l.weight_blocks").unwrap();
     assert_eq!(blocks.shape, [1, 1, 16]);
@@ -213,7 +214,7 @@ fn compressed_tensors_mxfp4_and_gpt_oss_hold_the_same_codes() {
     assert_eq!(g.bytes(g.tensor("l.weight_scales").unwrap()), [125]);
     // And back, with compressed-tensors' names, dtypes and config.
     let back = dir.path().join("back");
-    convert_checkpoint(&g, "compressed-tensors", &back, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&g, "compressed-tensors", &back, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let c = Checkpoint::open(&back).unwrap();
     let names: Vec<&str> = c.tensors().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["l.weight_packed", "l.weight_scale"]);
@@ -234,7 +235,7 @@ fn compressed_tensors_mxfp4_becomes_ggml_blocks_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let ckpt = compressed_tensors_mxfp4(dir.path(), 126);
     let out = dir.path().join("l.gguf");
-    convert_checkpoint(&ckpt, "ggml", &out, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&ckpt, "ggml", &out, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let g = Checkpoint::open(&out).unwrap();
     let t = g.tensor("l.weight").unwrap();
     assert_eq!(t.stored, lowbit::checkpoint::StoredType::Ggml(GgmlType::from_name("MXFP4").unwrap()));
@@ -242,7 +243,7 @@ fn compressed_tensors_mxfp4_becomes_ggml_blocks_and_back() {
     want.resize(17, 0);
     assert_eq!(g.bytes(t), want);
     let back = dir.path().join("back");
-    convert_checkpoint(&g, "compressed-tensors", &back, 1, None, &mut |_, _| {}).unwrap();
+    convert_checkpoint(&g, "compressed-tensors", &back, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
     let c = Checkpoint::open(&back).unwrap();
     assert_eq!(c.bytes(c.tensor("l.weight_packed").unwrap()), ckpt.bytes(ckpt.tensor("l.weight_packed").unwrap()));
     assert_eq!(c.bytes(c.tensor("l.weight_scale").unwrap()), [126]);
@@ -255,7 +256,7 @@ fn scale_codes_that_mean_different_things_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let ckpt = compressed_tensors_mxfp4(dir.path(), 0xFF);
-    match convert_checkpoint(&ckpt, "gpt-oss", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "gpt-oss", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"l.weight\"");
             assert!(
@@ -276,7 +277,7 @@ fn scale_codes_that_mean_different_things_are_refused() {
             ("l.weight_scales", DType::Uint8, &[1, 1], vec![0xFF]),
         ],
     );
-    match convert_checkpoint(&ckpt, "compressed-tensors", &out, 1, None, &mut |_, _| {}) {
+    match convert_checkpoint(&ckpt, "compressed-tensors", &out, &Selection::default(), 1, None, &mut |_, _| {}) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"l.weight\"");
             assert!(

@@ -71,7 +71,7 @@ fn which_names_the_producer_of_each_file() {
     let original = Checkpoint::open(fixture("original")).unwrap();
     for (scheme, file) in PRODUCERS {
         let theirs = Checkpoint::open(fixture(file)).unwrap();
-        let origins = which(&theirs, &original, 1, None, &mut |_, _| {}).unwrap();
+        let origins = which(&theirs, &original, &Selection::default(), 1, None, &mut |_, _| {}).unwrap();
         assert_eq!(origins.len(), 2, "{file}");
         let totals = overall(&origins);
         let best = &totals[0];
@@ -90,8 +90,17 @@ fn which_tells_the_nvfp4_global_scale_conventions_apart() {
         ("compressed-tensors-nvfp4", "compressed-tensors:nvfp4", "modelopt:nvfp4"),
         ("modelopt-nvfp4", "modelopt:nvfp4", "compressed-tensors:nvfp4"),
     ] {
-        let totals =
-            overall(&which(&Checkpoint::open(fixture(file)).unwrap(), &original, 2, None, &mut |_, _| {}).unwrap());
+        let totals = overall(
+            &which(
+                &Checkpoint::open(fixture(file)).unwrap(),
+                &original,
+                &Selection::default(),
+                2,
+                None,
+                &mut |_, _| {},
+            )
+            .unwrap(),
+        );
         let share = |s: &str| totals.iter().find(|r| r.scheme == s).unwrap().share();
         assert_eq!(share(right), 1.0, "{file}");
         assert!(share(wrong) < 1.0, "{file}");
@@ -109,7 +118,7 @@ fn which_names_each_mx_scale_mode_lowbit_writes() {
     {
         let out = dir.path().join(scheme.replace([':', ',', '='], "_"));
         let ours = quantize_original(scheme, &out);
-        let totals = overall(&which(&ours, &original, 2, None, &mut |_, _| {}).unwrap());
+        let totals = overall(&which(&ours, &original, &Selection::default(), 2, None, &mut |_, _| {}).unwrap());
         let exact: Vec<&str> = totals.iter().filter(|r| r.share() == 1.0).map(|r| r.scheme.as_str()).collect();
         assert!(exact.contains(&scheme), "{scheme}: {exact:?}");
     }
@@ -169,7 +178,7 @@ fn which_tells_ggml_c_from_gguf_py_where_they_differ() {
             let out = dir.path().join(format!("{}.gguf", made_by.replace(':', "-")));
             quantize_selected(&original, made_by, &Selection::default(), &out).unwrap();
             let file = Checkpoint::open(&out).unwrap();
-            let totals = overall(&which(&file, &original, 1, None, &mut |_, _| {}).unwrap());
+            let totals = overall(&which(&file, &original, &Selection::default(), 1, None, &mut |_, _| {}).unwrap());
             let share = |s: &str| totals.iter().find(|r| r.scheme == s).unwrap_or_else(|| panic!("{s}")).share();
             assert_eq!(share(made_by), 1.0, "{made_by}: {totals:?}");
             assert!(share(other) < 1.0, "{other} on {made_by}'s file ({blocks_differing} blocks differ)");
@@ -259,7 +268,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let original = Checkpoint::open(fixture("original")).unwrap();
     let out = dir.path().join("never");
-    let only = Selection { only: Some(regex::Regex::new("norm").unwrap()), skip: None };
+    let only = Selection { only: Some(regex::Regex::new("norm").unwrap()), ..Selection::default() };
     match quantize_selected(&original, "modelopt:nvfp4", &only, &out) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"model.norm.weight\"");
@@ -275,7 +284,7 @@ fn refusals_name_the_tensor_and_write_nothing() {
     assert!(!out.exists());
     // A block the row does not fill: --only naming it is an error (48 is not a multiple of 32).
     let ckpt = hand_built(dir.path(), &[1, 48], &[0.5; 48]);
-    let only = Selection { only: Some(regex::Regex::new("w").unwrap()), skip: None };
+    let only = Selection { only: Some(regex::Regex::new("w").unwrap()), ..Selection::default() };
     match quantize_selected(&ckpt, "ocp:mxfp4", &only, &out) {
         Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
             assert_eq!(&*t, "\"w.weight\"");
@@ -343,9 +352,15 @@ fn progress_is_reported_per_output_tensor_up_to_the_total() {
     let total = Checkpoint::open(&out).unwrap().tensors().len();
     assert_eq!(seen, (0..total).map(|k| (k, total)).collect::<Vec<_>>());
     let mut seen = Vec::new();
-    let origins =
-        which(&Checkpoint::open(fixture("modelopt-nvfp4")).unwrap(), &original, 1, None, &mut |k, n| seen.push((k, n)))
-            .unwrap();
+    let origins = which(
+        &Checkpoint::open(fixture("modelopt-nvfp4")).unwrap(),
+        &original,
+        &Selection::default(),
+        1,
+        None,
+        &mut |k, n| seen.push((k, n)),
+    )
+    .unwrap();
     let n = origins.len();
     assert_eq!(n, 2);
     assert_eq!(seen, (0..=n).map(|k| (k, n)).collect::<Vec<_>>());
@@ -386,4 +401,68 @@ fn the_commands_write_no_progress_text_into_a_pipe() {
         assert_eq!(String::from_utf8_lossy(&done.stderr), "", "{args:?}");
     }
     assert!(quantized.join("model.safetensors").exists());
+}
+
+/// The fixture array `key` of `scheme`'s case `case` in tests/data/blocks (recorded from the
+/// implementations by scripts/gen_block_fixtures.py), with its input's bytes and shape.
+fn block_fixture(scheme: &str, case: &str, key: &str) -> (Vec<u8>, Vec<usize>, Vec<u8>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/blocks");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let slice = |file: &str, a: &serde_json::Value| {
+        let raw = std::fs::read(dir.join(file)).unwrap();
+        let (o, n) = (a["offset"].as_u64().unwrap() as usize, a["nbytes"].as_u64().unwrap() as usize);
+        raw[o..o + n].to_vec()
+    };
+    let s = m["schemes"].as_array().unwrap().iter().find(|s| s["scheme"] == scheme).unwrap();
+    let c = s["cases"].as_array().unwrap().iter().find(|c| c["case"] == case).unwrap();
+    let input = &m["inputs"][c["input"].as_str().unwrap()];
+    let shape = input["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    (slice(m["inputs_file"].as_str().unwrap(), input), shape, slice(s["file"].as_str().unwrap(), &c["arrays"][key]))
+}
+
+#[test]
+fn float16_weights_quantize_as_the_implementations_quantize_them() {
+    // A float16 weight, quantized by the schemes whose implementations take float16: the stored
+    // elements and scales are the implementation's own (recorded on the same float16 input).
+    let dir = tempfile::tempdir().unwrap();
+    let (input, shape, _) = block_fixture("fp8:channel", "random_f16", "elements");
+    let path = dir.path().join("half.safetensors");
+    let t = SafetensorsTensor { name: "w.weight".into(), dtype: DType::Float16, shape: shape.clone() };
+    write_safetensors(&path, &[t], &[], |_, out| out.write_all(&input).map_err(|e| Error::io(&path, e))).unwrap();
+    let ckpt = Checkpoint::open(&path).unwrap();
+    let only = Selection { only: Some(regex::Regex::new("w").unwrap()), ..Selection::default() };
+    let mut compared = 0;
+    for (scheme, elements, scale, scale_dtype) in [
+        ("fp8:channel", "w.weight", "w.weight_scale", DType::Float16),
+        ("fp8:group=128", "w.weight", "w.weight_scale", DType::Float16),
+        ("compressed-tensors:nvfp4", "w.weight_packed", "w.weight_scale", DType::Float8E4M3FN),
+        ("compressed-tensors:mxfp4", "w.weight_packed", "w.weight_scale", DType::Uint8),
+    ] {
+        let out = dir.path().join(scheme.replace([':', '=', ','], "_"));
+        quantize_selected(&ckpt, scheme, &only, &out).unwrap_or_else(|e| panic!("{scheme}: {e}"));
+        let q = Checkpoint::open(&out).unwrap();
+        let key = if elements.ends_with("packed") { "bytes" } else { "elements" };
+        for (name, key, dtype) in [(elements, key, None), (scale, "scales", Some(scale_dtype))] {
+            let stored = q.tensor(name).unwrap_or_else(|| panic!("{scheme}: no {name}"));
+            if let Some(d) = dtype {
+                assert_eq!(stored.stored, lowbit::checkpoint::StoredType::Plain(d), "{scheme} {name}");
+            }
+            let want = block_fixture(scheme, "random_f16", key).2;
+            assert_eq!(q.bytes(stored), &want[..], "{scheme} {name}");
+            compared += want.len();
+        }
+    }
+    assert!(compared > 2000, "{compared} bytes compared");
+    // torchao refuses float16 (its to_mx asserts): so does lowbit, naming the ways out.
+    let out = dir.path().join("never");
+    match quantize_selected(&ckpt, "torchao:mxfp4,scale=rceil", &only, &out) {
+        Err(Error::Checkpoint { tensor: Some(t), message, .. }) => {
+            assert_eq!(&*t, "\"w.weight\"");
+            assert!(message.contains("FLOAT16") && message.contains("--skip REGEX"), "{message}");
+            assert!(message.contains("float32"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
 }

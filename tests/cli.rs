@@ -177,3 +177,171 @@ fn named_integers_int1_and_uint1_on_the_command_line() {
     assert!(ok, "{err}");
     assert_eq!(out, [0, 0xFF, 0, 0, 0, 0, 0, 0]);
 }
+
+#[test]
+fn a_checkpoint_given_where_a_tensor_file_goes_points_to_the_checkpoint_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    // A safetensors file: header length, the JSON header, the data.
+    let header = br#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
+    let mut safetensors = (header.len() as u64).to_le_bytes().to_vec();
+    safetensors.extend_from_slice(header);
+    safetensors.extend_from_slice(&1.0f32.to_le_bytes());
+    // A GGUF file's first bytes: the magic, version 3, no tensors, no metadata.
+    let mut gguf = b"GGUF".to_vec();
+    gguf.extend_from_slice(&3u32.to_le_bytes());
+    gguf.extend_from_slice(&[0; 16]);
+    for (name, bytes, kind) in [("model.safetensors", safetensors, "safetensors"), ("model.gguf", gguf, "GGUF")] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = dir.path().join("out.pb");
+        let scales = dir.path().join("scales.pb");
+        let (p, o, sc) = (path.to_str().unwrap(), out.to_str().unwrap(), scales.to_str().unwrap());
+        for args in [
+            vec!["quantize", "--scheme", "ggml:q8_0", p, "--out", o, "--scales", sc],
+            vec!["cast", "--to", "float16", p, o],
+            vec!["dequantize", p, "--scale", "0.5", "--out", o],
+        ] {
+            let (ok, _, err) = lowbit(&args);
+            assert!(!ok, "{args:?}");
+            assert!(err.contains(&format!("this is a {kind} checkpoint, not an ONNX TensorProto")), "{args:?}: {err}");
+            assert!(err.contains("lowbit checkpoint inspect|quantize|dequantize"), "{err}");
+            assert!(!out.exists());
+        }
+    }
+}
+
+#[test]
+fn a_hex_literal_is_the_source_bit_pattern() {
+    // 0x7E is FLOAT8E4M3FN's largest value, 448 (OCP table); 0x7F800001 a float32 signalling NaN;
+    // 0xFF the INT8 -1.
+    for (args, code) in [
+        (["cast", "--from", "e4m3fn", "--to", "f32", "0x7e", "--json"], "0x43e00000"),
+        (["cast", "--from", "f32", "--to", "f64", "0x7f800001", "--json"], "0x7ff8000020000000"),
+        (["cast", "--from", "int8", "--to", "f32", "0xFF", "--json"], "0xbf800000"),
+    ] {
+        let (ok, out, err) = lowbit(&args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(out.contains(&format!("\"code\":\"{code}\"")), "{args:?}: {out}");
+    }
+    let (ok, out, err) = lowbit(&["cast", "--from", "e4m3,bias=7", "--to", "e5m2", "0x3c"]);
+    assert!(ok, "{err}");
+    assert!(out.lines().last().unwrap().starts_with("0x3c                 0x3c       0x3e"), "{out}");
+    let (ok, _, err) = lowbit(&["cast", "--from", "e4m3fn", "--to", "f32", "0x17e"]);
+    assert!(!ok && err.contains("\"0x17e\" has more bits than the type's 8"), "{err}");
+    let (_, help, _) = lowbit(&["cast", "--help"]);
+    assert!(help.contains("a 0x literal is the source's bit pattern"), "{help}");
+}
+
+#[test]
+fn dash_is_standard_output_and_binary_output_never_goes_to_a_terminal_without_raw() {
+    let x = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/x.pb");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("y.pb");
+    let (ok, _, err) = lowbit(&["cast", "--to", "f16", x, file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    // `-`: the same TensorProto bytes on standard output, and no "wrote" line among them.
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit")).args(["cast", "--to", "f16", x, "-"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout, std::fs::read(&file).unwrap());
+    let q = dir.path().join("q.pb");
+    let (ok, _, err) = lowbit(&["quantize", x, "--scale", "0.5", "--out", q.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(["quantize", x, "--scale", "0.5", "--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, std::fs::read(&q).unwrap());
+    // A terminal on standard output (through script(1)): refused, naming --raw; --raw writes.
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("no /usr/bin/script: the terminal half is not run");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_lowbit");
+    for (command, refused) in [
+        (format!("{bin} cast --from f32 --to f16 < {x}"), true),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from string --to f16"), true),
+        (format!("{bin} cast --to f16 {x} -"), true),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from string --to f16 --raw"), false),
+        (format!("echo '[\"3.5\"]' | {bin} cast --from f16 --to string"), false),
+    ] {
+        let out = Command::new("/usr/bin/script").args(["-qec", &command, "/dev/null"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(!out.status.success(), refused, "{command}: {text}");
+        if refused {
+            assert!(text.contains("standard output is a terminal") && text.contains("--raw"), "{command}: {text}");
+        }
+    }
+}
+
+#[test]
+fn a_misspelt_scheme_gets_the_nearest_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, s) = (dir.path().join("e.pb"), dir.path().join("s.pb"));
+    let w = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/w.pb");
+    for (scheme, near) in [
+        ("torchao:mxfp9", "did you mean torchao:mxfp4?"),
+        ("ggml:q4k", "did you mean ggml:q4_0?"),
+        ("fp8:tensr", "did you mean fp8:tensor?"),
+        ("modelopt:nvfp5", "did you mean modelopt:nvfp4?"),
+    ] {
+        let (ok, _, err) =
+            lowbit(&["quantize", "--scheme", scheme, w, "--out", e.to_str().unwrap(), "--scales", s.to_str().unwrap()]);
+        assert!(!ok && err.contains(near), "{scheme}: {err}");
+    }
+    // A known head with a bad option is not "corrected".
+    let (ok, _, err) = lowbit(&["quantize", "--scheme", "ggml:q4_0,contract=no", w, "--out", "x.pb"]);
+    assert!(!ok && !err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn one_round_grammar_on_every_command_that_rounds() {
+    // 1.99 into e4m3 with infinities (1.875 and 2 the neighbours): toward zero 0x3F, nearest 0x40.
+    let (ok, out, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "rtz", "1.99"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("round=rtz") && out.lines().last().unwrap().contains(" 0x3f "), "{out}");
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "1.99"]);
+    assert!(ok && out.lines().last().unwrap().contains(" 0x40 "), "{out}");
+    // ONNX's round_mode words stay E8M0's: 3 -> 2 (0x80) down.
+    let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "down", "3"]);
+    assert!(ok && out.lines().last().unwrap().contains("0x80"), "{out}");
+    // A word that does not apply says which do; a word of neither grammar is the same error on
+    // every command.
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "rtz", "3"]);
+    assert!(!ok && err.contains("takes its round_mode up, down or nearest"), "{err}");
+    let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "up", "1"]);
+    assert!(!ok && err.contains("rounds by rne, rtz"), "{err}");
+    let bogus: Vec<String> = [
+        vec!["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "bogus", "1"],
+        vec!["vectors", "--from", "f32", "--to", "e4m3fn", "--round", "bogus"],
+        vec!["diff", "--from", "f32", "--to", "e4m3fn", "rne", "rtz", "--round", "bogus"],
+    ]
+    .iter()
+    .map(|args| lowbit(args).2)
+    .collect();
+    for err in &bogus {
+        assert!(err.contains("\"bogus\" is not a rounding mode; use rne, rtz"), "{err}");
+    }
+}
+
+#[test]
+fn man_writes_a_page_per_command_from_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man");
+    let (ok, text, err) = lowbit(&["man", "--out", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(text.contains(&format!("wrote {} manual pages", names.len())), "{text}");
+    for page in ["lowbit.1", "lowbit-cast.1", "lowbit-checkpoint.1", "lowbit-checkpoint-quantize.1", "lowbit-man.1"] {
+        assert!(names.iter().any(|n| n == page), "{page} missing from {names:?}");
+    }
+    // Each page is its command's flags: quantize's holds --keep-unsupported, cast's --raw.
+    let quantize = std::fs::read_to_string(out.join("lowbit-checkpoint-quantize.1")).unwrap();
+    assert!(quantize.contains(r"\-\-keep\-unsupported") && quantize.starts_with(".ie"), "{quantize}");
+    let cast = std::fs::read_to_string(out.join("lowbit-cast.1")).unwrap();
+    assert!(cast.contains(r"\-\-raw") && !cast.contains(r"\-\-keep\-unsupported"));
+    // Without --out: the top page on standard output.
+    let (ok, page, _) = lowbit(&["man"]);
+    assert!(ok && page.contains(".TH lowbit 1"), "{page}");
+}

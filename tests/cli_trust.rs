@@ -280,9 +280,9 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
     // A mistyped flag is named as such.
     let (ok, _, err) = lowbit(&["cast", "--form", "f32", "--to", "e4m3fn", "1"], b"");
     assert!(!ok && err.contains("unexpected argument '--form'") && err.contains("'--from'"), "{err}");
-    // A value enum lists its values.
+    // --round lists its words (the one grammar of every command that rounds).
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round", "upward", "1"], b"");
-    assert!(!ok && err.contains("[possible values: up, down, nearest]"), "{err}");
+    assert!(!ok && err.contains("use rne, rtz") && err.contains("up, down, nearest"), "{err}");
     let (ok, _, err) = lowbit(&["run", "m.onnx", "--output-dir", "o", "--profile", "onnxruntim"], b"");
     assert!(!ok && err.contains("onnxruntime"), "{err}");
     // "Did you mean" for dtype names, on one line.
@@ -299,7 +299,7 @@ fn one_grammar_flags_among_values_and_named_mistakes() {
         (&["cast", "--from", "f32", "--to", "int8", "--saturate", "1", "3"][..], "--saturate applies to float8"),
         (
             &["cast", "--from", "f32", "--to", "e4m3fn", "--round", "up", "3"][..],
-            "--round up|down|nearest applies to FLOAT8E8M0",
+            "--round applies to FLOAT8E8M0 targets between ONNX types",
         ),
         (&["cast", "--from", "f32", "--to", "e4m3fn", "--threads", "0"][..], "0 is not a thread count"),
     ] {
@@ -364,8 +364,22 @@ fn json_outputs_follow_their_schemas() {
     // info, profiles, conformance, cast.
     let (ok, out, _) = lowbit(&["info", "e4m3fn", "--json"], b"");
     let v = field(&out);
-    assert!(ok && v["name"] == "FLOAT8E4M3FN (ONNX 17)");
-    assert!(v["lines"].as_array().unwrap().iter().any(|l| l == "max: 448 (code 0x7e)"), "{v}");
+    // Fields, with the keys of Python's lowbit.info (OCP FP8: max 448 at 0x7E, min normal 2^-6,
+    // min subnormal 2^-9, NaN 0x7F, no infinity).
+    assert!(ok && v["name"] == "FLOAT8E4M3FN" && v["onnx_number"] == 17 && v["kind"] == "float", "{v}");
+    assert_eq!((v["max"].as_f64(), v["codes"]["max"].as_u64()), (Some(448.0), Some(0x7E)), "{v}");
+    assert_eq!((v["min_normal"].as_f64(), v["min_subnormal"].as_f64()), (Some(0.015625), Some(0.001953125)));
+    assert_eq!(
+        (v["special"].as_str(), v["has_inf"].as_bool(), v["codes"]["nan"].as_u64()),
+        (Some("fn"), Some(false), Some(0x7F))
+    );
+    assert_eq!(
+        (v["exponent_bits"].as_u64(), v["mantissa_bits"].as_u64(), v["bias"].as_i64()),
+        (Some(4), Some(3), Some(7))
+    );
+    let (ok, out, _) = lowbit(&["info", "uint64", "--json"], b"");
+    let v = field(&out);
+    assert!(ok && v["kind"] == "integer" && v["min"] == 0 && v["max"] == u64::MAX && v["signed"] == false, "{v}");
     let (ok, out, _) = lowbit(&["profiles", "--json"], b"");
     assert!(ok && field(&out)["profiles"][0]["name"] == "spec");
     let (ok, out, _) = lowbit(&["cast", "--from", "f32", "--to", "e4m3fn", "--json", "448", "500"], b"");
@@ -462,9 +476,10 @@ fn round_is_the_one_rounding_flag() {
     assert!(ok && out.lines().nth(2).unwrap().contains("0x81"), "{err}{out}");
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e8m0", "--round-mode", "up", "3"], b"");
     assert!(!ok && err.contains("unexpected argument '--round-mode'"), "{err}");
-    // A described format rounds to nearest even: --round there is an error, not ignored.
+    // A described format rounds by IEEE's words (rne, rtz, ...): ONNX's `down` there is an error,
+    // not ignored.
     let (ok, _, err) = lowbit(&["cast", "--from", "f32", "--to", "e4m3,special=ieee", "--round", "down", "3"], b"");
-    assert!(!ok && err.contains("a described format rounds to nearest even"), "{err}");
+    assert!(!ok && err.contains("a cast with a described format rounds by rne, rtz"), "{err}");
 }
 
 /// One default per idea, printed: `cast`, `vectors`, `check`, `sweep` and `diff` name the

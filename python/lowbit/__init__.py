@@ -18,31 +18,31 @@ per-element dispatch, kept between calls) on the numpy buffer itself, with the G
 
 from __future__ import annotations
 
-import math
-import operator
-import os
-import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+import math as _math
+import operator as _operator
+import os as _os
+import sys as _sys
+from typing import Any as _Any, Dict as _Dict, List as _List, Optional as _Optional, Sequence as _Sequence, Tuple as _Tuple, Union as _Union
 
-import numpy as np
+import numpy as _np
 
 from . import _native
 from . import _torch
-from ._dtypes import DESCRIBED as _DESCRIBED, NUMPY, SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
+from ._dtypes import DESCRIBED as _DESCRIBED, NUMPY as _NUMPY, SUB_BYTE as _SUB_BYTE, described_numpy_dtype as _described_numpy_dtype, is_described as _is_described
 from ._dtypes import format_of_array as _format_of_array, numpy_dtype as _numpy_dtype, of_array as _of_array
 from ._dtypes import resolve as _resolve, resolve_format as _resolve_format
 from ._errors import DTypeError, Error, FileError, InternalError, ParseError, ShapeError
 
 # numpy's element layout is the ONNX one (little-endian), so a result can be written in place.
-_LITTLE_ENDIAN = sys.byteorder == "little"
+_LITTLE_ENDIAN = _sys.byteorder == "little"
 
 __version__: str = _native.__version__
 
 #: Every profile name lowbit knows, in the crate's order (``spec`` first, the default).
-PROFILES: Tuple[str, ...] = tuple(_native.profiles())
+PROFILES: _Tuple[str, ...] = tuple(_native.profiles())
 
 #: Every ONNX dtype name, in ONNX number order (``UNDEFINED`` is 0).
-DTYPES: Tuple[str, ...] = tuple(_native.dtype_names())
+DTYPES: _Tuple[str, ...] = tuple(_native.dtype_names())
 
 __all__ = [
     "PROFILES",
@@ -77,66 +77,66 @@ __all__ = [
 # ------------------------------------------------------------------------------------------------
 
 
-def _flag(value: Any, name: str) -> bool:
+def _flag(value: _Any, name: str) -> bool:
     """A boolean option: True/False or the ONNX attribute's 1/0."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, _np.bool_)):
         return bool(value)
-    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+    if isinstance(value, (int, _np.integer)) and int(value) in (0, 1):
         return bool(value)
     raise Error(f"{name} must be True or False (or 1 or 0), not {value!r}")
 
 
-def _shape(shape: Any) -> Tuple[int, ...]:
+def _shape(shape: _Any) -> _Tuple[int, ...]:
     """A shape: an int or a sequence of non-negative ints."""
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    dims = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
     out = []
     for d in dims:
-        if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)):
+        if not isinstance(d, (int, _np.integer)) or isinstance(d, (bool, _np.bool_)):
             raise ShapeError(f"shape {shape!r}: dimension {d!r} is not an integer")
         out.append(int(d))
     # Negative dimensions: the library's check, as the command line's.
     return tuple(_native.check_shape(out))
 
 
-def _little_endian(a: np.ndarray) -> np.ndarray:
+def _little_endian(a: _np.ndarray) -> _np.ndarray:
     """`a` C-contiguous with little-endian elements (lowbit's layout); no copy when it already is."""
-    a = np.ascontiguousarray(a)
+    a = _np.ascontiguousarray(a)
     order = a.dtype.byteorder
-    if order == ">" or (order == "=" and sys.byteorder == "big"):
+    if order == ">" or (order == "=" and _sys.byteorder == "big"):
         a = a.astype(a.dtype.newbyteorder("<"))
     return a
 
 
-def _flat_bytes(a: np.ndarray) -> np.ndarray:
+def _flat_bytes(a: _np.ndarray) -> _np.ndarray:
     """The elements of `a` as one flat uint8 view (a copy only if `a` is not contiguous or not
     little-endian)."""
-    return _little_endian(a).reshape(-1).view(np.uint8)
+    return _little_endian(a).reshape(-1).view(_np.uint8)
 
 
-def _as_bytes(buf: Any) -> np.ndarray:
+def _as_bytes(buf: _Any) -> _np.ndarray:
     """A bytes-like object or a uint8 array as a flat uint8 array (no copy)."""
-    if isinstance(buf, np.ndarray):
-        if buf.dtype != np.uint8:
+    if isinstance(buf, _np.ndarray):
+        if buf.dtype != _np.uint8:
             raise DTypeError(f"packed data must be uint8 (ONNX raw_data), not {buf.dtype}")
-        return np.ascontiguousarray(buf).reshape(-1)
+        return _np.ascontiguousarray(buf).reshape(-1)
     try:
-        return np.frombuffer(buf, dtype=np.uint8)
+        return _np.frombuffer(buf, dtype=_np.uint8)
     except TypeError:
         raise Error(f"packed data must be bytes, bytearray, memoryview or a uint8 array, not {type(buf).__name__}") from None
 
 
-def _from_native(out: np.ndarray, name: str, shape: Tuple[int, ...], packed: bool) -> np.ndarray:
+def _from_native(out: _np.ndarray, name: str, shape: _Tuple[int, ...], packed: bool) -> _np.ndarray:
     """A result buffer as the array the caller gets: the raw bytes (`packed`), or a view with the
     numpy dtype of `name` in `shape`."""
     if packed:
         return out
     result = out.view(_numpy_dtype(name)).reshape(shape)
-    if sys.byteorder == "big" and result.dtype.itemsize > 1:
+    if _sys.byteorder == "big" and result.dtype.itemsize > 1:
         result = result.view(result.dtype.newbyteorder("<")).astype(result.dtype)
     return result
 
 
-def _texts(a: np.ndarray) -> List[str]:
+def _texts(a: _np.ndarray) -> _List[str]:
     texts = a.reshape(-1).tolist()
     out = []
     for i, t in enumerate(texts):
@@ -149,13 +149,13 @@ def _texts(a: np.ndarray) -> List[str]:
     return out
 
 
-def _string_array(texts: Sequence[str], shape: Tuple[int, ...]) -> np.ndarray:
-    out = np.empty(len(texts), dtype=object)
+def _string_array(texts: _Sequence[str], shape: _Tuple[int, ...]) -> _np.ndarray:
+    out = _np.empty(len(texts), dtype=object)
     out[:] = texts
     return out.reshape(shape)
 
 
-def _format(x: Any) -> str:
+def _format(x: _Any) -> str:
     """A verification format: a name or description as given, or a dtype's ONNX name."""
     return x if isinstance(x, str) else _resolve(x)
 
@@ -165,7 +165,7 @@ def _format(x: Any) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def onnx_name(dtype: Any) -> str:
+def onnx_name(dtype: _Any) -> str:
     """The ONNX name (``"FLOAT8E4M3FN"``) of a dtype given as an ONNX name, a lowbit name or alias
     (``"e4m3fn"``, ``"bf16"``), an ml_dtypes name (``"float8_e4m3fn"``), an ONNX number (17), or
     a numpy / ml_dtypes dtype or type (``ml_dtypes.float8_e4m3fn``, ``np.float32``).
@@ -175,7 +175,7 @@ def onnx_name(dtype: Any) -> str:
     return _resolve(dtype)
 
 
-def numpy_dtype(dtype: Any) -> np.dtype:
+def numpy_dtype(dtype: _Any) -> _np.dtype:
     """The numpy or ml_dtypes dtype that holds `dtype` (any spelling :func:`onnx_name` takes);
     ``object`` for STRING."""
     return _numpy_dtype(_resolve(dtype))
@@ -187,16 +187,16 @@ def numpy_dtype(dtype: Any) -> np.dtype:
 
 
 def cast(
-    x: Any,
-    to: Any,
+    x: _Any,
+    to: _Any,
     *,
-    saturate: Optional[bool] = None,
+    saturate: _Optional[bool] = None,
     round_mode: str = "up",
     profile: str = "spec",
-    threads: Optional[int] = None,
+    threads: _Optional[int] = None,
     packed: bool = False,
-    out_type: Optional[str] = None,
-) -> np.ndarray:
+    out_type: _Optional[str] = None,
+) -> _np.ndarray:
     """ONNX ``Cast(to)`` of every element of `x`, bit-exact under `profile`.
 
     `x`: a numpy array (or anything ``np.asarray`` takes) of a castable dtype: float32/64,
@@ -242,10 +242,10 @@ def cast(
 
 
 def _cast_array(
-    x: Any, to: Any, saturate: Optional[bool], round_mode: str, profile: str, threads: Optional[int], packed: bool
-) -> np.ndarray:
+    x: _Any, to: _Any, saturate: _Optional[bool], round_mode: str, profile: str, threads: _Optional[int], packed: bool
+) -> _np.ndarray:
     packed = _flag(packed, "packed")
-    a = np.asarray(x)
+    a = _np.asarray(x)
     src = _format_of_array(a)
     dst = _resolve_format(to)
     shape = a.shape
@@ -262,28 +262,28 @@ def _cast_array(
         texts = _texts(a)
         if dst == "STRING":
             return _string_array(texts, shape)
-        out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
+        out = _np.empty(_native.buffer_size(dst, n, not packed), _np.uint8)
         _native.cast_from_strings(texts, out, dst, saturate, round_mode, profile, not packed)
         return _from_native(out, dst, shape, packed)
     src_bytes = _flat_bytes(a)
     if dst == "STRING":
-        texts = _native.cast_to_strings(src_bytes, src, n, saturate, round_mode, profile, src in SUB_BYTE)
+        texts = _native.cast_to_strings(src_bytes, src, n, saturate, round_mode, profile, src in _SUB_BYTE)
         return _string_array(texts, shape)
     if not packed and _LITTLE_ENDIAN:
         # The result array itself is the buffer the plan writes (one code per element, which is
         # numpy's layout of every fixed-width dtype on a little-endian machine): no view to make
         # afterwards.
-        result = np.empty(shape, _numpy_dtype(dst))
-        out = result.reshape(-1).view(np.uint8)
-        _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, True)
+        result = _np.empty(shape, _numpy_dtype(dst))
+        out = result.reshape(-1).view(_np.uint8)
+        _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in _SUB_BYTE, True)
         return result
-    out = np.empty(_native.buffer_size(dst, n, not packed), np.uint8)
-    _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in SUB_BYTE, not packed)
+    out = _np.empty(_native.buffer_size(dst, n, not packed), _np.uint8)
+    _native.cast_into(src_bytes, out, src, dst, n, saturate, round_mode, profile, threads, src in _SUB_BYTE, not packed)
     return _from_native(out, dst, shape, packed)
 
 
-def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, round_mode: str, profile: str,
-                    packed: bool) -> np.ndarray:
+def _cast_described(a: _np.ndarray, src: str, dst: str, saturate: bool, round_mode: str, profile: str,
+                    packed: bool) -> _np.ndarray:
     """A cast where a side is a described format: IEEE semantics (nearest even, one rounding);
     ml_dtypes' named types under a profile that has them: that profile's rows."""
     if profile != "spec" and ("," in src or "," in dst):
@@ -294,28 +294,28 @@ def _cast_described(a: np.ndarray, src: str, dst: str, saturate: bool, round_mod
         )
     if "STRING" in (src, dst):
         raise DTypeError("STRING does not convert to or from a described format")
-    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, round_mode, profile, src in SUB_BYTE,
+    out = _native.cast_described(_flat_bytes(a), src, dst, a.size, saturate, round_mode, profile, src in _SUB_BYTE,
                                  not packed)
     if packed:
         return out
     if _is_described(dst):
         dtype = _described_numpy_dtype(dst, _native.info(dst)["bits"])
         result = out.view(dtype.newbyteorder("<")).reshape(a.shape)
-        return result.astype(dtype) if sys.byteorder == "big" else result
+        return result.astype(dtype) if _sys.byteorder == "big" else result
     return _from_native(out, dst, a.shape, False)
 
 
-def pack(x: Any, *, out_type: Optional[str] = None) -> np.ndarray:
+def pack(x: _Any, *, out_type: _Optional[str] = None) -> _np.ndarray:
     """The ONNX ``raw_data`` bytes of `x` (a flat uint8 array): int4/uint4/float4 two per byte
     (element 2k in the low nibble), int2/uint2 four per byte, float6 four per three bytes, other
     types their little-endian bytes. The same as ``cast(x, x.dtype, packed=True)``. A torch
     tensor gives a uint8 tensor (``out_type`` as for :func:`cast`)."""
     want_torch = _torch.wants_torch(out_type, x)
-    a = np.asarray(_torch.numpy_in(x))
+    a = _np.asarray(_torch.numpy_in(x))
     return _torch.out(_cast_array(a, a.dtype, None, "up", "spec", None, True), want_torch)
 
 
-def unpack(buf: Any, dtype: Any, shape: Any, *, out_type: Optional[str] = None) -> np.ndarray:
+def unpack(buf: _Any, dtype: _Any, shape: _Any, *, out_type: _Optional[str] = None) -> _np.ndarray:
     """Reads ONNX ``raw_data`` bytes (`buf`: bytes, bytearray, memoryview or a uint8 array) as an
     array of `dtype` (any spelling :func:`onnx_name` takes) and `shape`, in the numpy/ml_dtypes
     dtype (sub-byte types one element per byte). `buf` must hold exactly the bytes `shape`'s
@@ -326,15 +326,15 @@ def unpack(buf: Any, dtype: Any, shape: Any, *, out_type: Optional[str] = None) 
     return _torch.out(_unpack_array(_torch.numpy_in(buf), _torch.dtype_in(dtype), shape), want_torch)
 
 
-def _unpack_array(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
+def _unpack_array(buf: _Any, dtype: _Any, shape: _Any) -> _np.ndarray:
     name = _resolve(dtype)
     raw = _as_bytes(buf)
     dims = _shape(shape)
-    n = math.prod(dims)
+    n = _math.prod(dims)
     if name == "STRING":
         raise DTypeError("STRING has no raw_data layout to unpack")
     _numpy_dtype(name)
-    out = np.empty(_native.buffer_size(name, n, True), np.uint8)
+    out = _np.empty(_native.buffer_size(name, n, True), _np.uint8)
     _native.cast_into(raw, out, name, name, n, True, "up", "spec", 1, False, True)
     return _from_native(out, name, dims, False)
 
@@ -344,19 +344,19 @@ def _unpack_array(buf: Any, dtype: Any, shape: Any) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 
 
-def _tensor(a: Any, like: Optional[np.dtype] = None) -> Tuple[np.ndarray, str, List[int], bool]:
+def _tensor(a: _Any, like: _Optional[_np.dtype] = None) -> _Tuple[_np.ndarray, str, _List[int], bool]:
     """An array handed to the native side: bytes, ONNX name, shape, one-code-per-byte. A Python
     number (not an array) takes the dtype `like`."""
-    if like is not None and not isinstance(a, (np.ndarray, np.generic)):
-        a = np.asarray(a, dtype=like)
-    a = np.asarray(a)
+    if like is not None and not isinstance(a, (_np.ndarray, _np.generic)):
+        a = _np.asarray(a, dtype=like)
+    a = _np.asarray(a)
     name = _of_array(a)
     if name == "STRING":
         raise DTypeError("quantization takes numeric arrays, not strings")
-    return _flat_bytes(a), name, list(a.shape), name in SUB_BYTE
+    return _flat_bytes(a), name, list(a.shape), name in _SUB_BYTE
 
 
-def _number_text(value: Any) -> Optional[str]:
+def _number_text(value: _Any) -> _Optional[str]:
     """A Python number (int or float, not a numpy value) as text, for the library to read exactly
     as the command line reads `--zero-point` (so 300 into int8 is lowbit.Error, not numpy's
     OverflowError); None for anything else."""
@@ -365,26 +365,26 @@ def _number_text(value: Any) -> Optional[str]:
     return repr(value)
 
 
-def _tensor_from_native(result: Tuple[str, List[int], np.ndarray], packed: bool = False) -> np.ndarray:
+def _tensor_from_native(result: _Tuple[str, _List[int], _np.ndarray], packed: bool = False) -> _np.ndarray:
     name, shape, data = result
     return _from_native(data, name, tuple(shape), packed)
 
 
 def quantize_linear(
-    x: Any,
-    scale: Any,
-    zero_point: Any = None,
+    x: _Any,
+    scale: _Any,
+    zero_point: _Any = None,
     *,
-    axis: Optional[int] = None,
-    saturate: Optional[bool] = None,
-    block_size: Optional[int] = None,
-    output_dtype: Any = None,
-    precision: Any = None,
-    opset: Optional[int] = None,
+    axis: _Optional[int] = None,
+    saturate: _Optional[bool] = None,
+    block_size: _Optional[int] = None,
+    output_dtype: _Any = None,
+    precision: _Any = None,
+    opset: _Optional[int] = None,
     profile: str = "spec",
     packed: bool = False,
-    out_type: Optional[str] = None,
-) -> np.ndarray:
+    out_type: _Optional[str] = None,
+) -> _np.ndarray:
     """ONNX ``QuantizeLinear``: ``y = saturate(round(x / scale) + zero_point)``, bit-exact.
 
     `x` float32/float16/bfloat16 (int32 too from opset 10's rules); `scale` per tensor (a scalar),
@@ -400,9 +400,9 @@ def quantize_linear(
     want_torch = _torch.wants_torch(out_type, x)
     x, scale, zero_point = (_torch.numpy_in(v) for v in (x, scale, zero_point))
     output_dtype = _torch.dtype_in(output_dtype)
-    xa = np.asarray(x)
+    xa = _np.asarray(x)
     x_arg = _tensor(xa)
-    scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else np.dtype(np.float32)
+    scale_like = xa.dtype if x_arg[1] in ("FLOAT", "FLOAT16", "BFLOAT16") else _np.dtype(_np.float32)
     scale_arg = _tensor(scale, like=scale_like)
     out_name = None if output_dtype is None else _resolve(output_dtype)
     zp_arg, zp_text = None, _number_text(zero_point)
@@ -426,24 +426,24 @@ def quantize_linear(
 
 
 def dequantize_linear(
-    x: Any,
-    scale: Any,
-    zero_point: Any = None,
+    x: _Any,
+    scale: _Any,
+    zero_point: _Any = None,
     *,
-    axis: Optional[int] = None,
-    block_size: Optional[int] = None,
-    output_dtype: Any = None,
-    opset: Optional[int] = None,
+    axis: _Optional[int] = None,
+    block_size: _Optional[int] = None,
+    output_dtype: _Any = None,
+    opset: _Optional[int] = None,
     profile: str = "spec",
-) -> np.ndarray:
+) -> _np.ndarray:
     """ONNX ``DequantizeLinear``: ``y = (x - zero_point) * scale`` in the output type
     (`output_dtype`, else the scale's type), bit-exact. `x` is a quantized array (int8, uint8,
     int4, float8_*, float4_e2m1fn, ... in the ml_dtypes dtype); `scale` and `zero_point` as in
     :func:`quantize_linear` (a Python number for `scale` is float32, for `zero_point` `x`'s
     dtype). Default `opset`: the newest lowbit knows."""
-    xa = np.asarray(x)
+    xa = _np.asarray(x)
     x_arg = _tensor(xa)
-    scale_arg = _tensor(scale, like=np.dtype(np.float32))
+    scale_arg = _tensor(scale, like=_np.dtype(_np.float32))
     zp_text = _number_text(zero_point)
     zp_arg = None if zero_point is None or zp_text is not None else _tensor(zero_point, like=xa.dtype)
     result = _native.dequantize_linear(
@@ -465,13 +465,13 @@ def dequantize_linear(
 # ------------------------------------------------------------------------------------------------
 
 
-def _saturate(saturate: Optional[bool]) -> Optional[bool]:
+def _saturate(saturate: _Optional[bool]) -> _Optional[bool]:
     """None keeps the command line's default (ONNX's 1 from an ONNX type into float8, else 0)."""
     return None if saturate is None else _flag(saturate, "saturate")
 
 
-def _level(level: Union[int, str]) -> str:
-    if isinstance(level, (int, np.integer)) and not isinstance(level, bool):
+def _level(level: _Union[int, str]) -> str:
+    if isinstance(level, (int, _np.integer)) and not isinstance(level, bool):
         return str(int(level))
     if isinstance(level, str):
         return level
@@ -479,16 +479,16 @@ def _level(level: Union[int, str]) -> str:
 
 
 def convert(
-    bits: Any,
-    from_: Any,
-    to: Any,
+    bits: _Any,
+    from_: _Any,
+    to: _Any,
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: Optional[bool] = None,
-    random: Any = 0,
+    saturate: _Optional[bool] = None,
+    random: _Any = 0,
     flags: bool = True,
-) -> Union[Tuple[int, int], int]:
+) -> _Union[_Tuple[int, int], int]:
     """Converts one code `bits` of `from_` into `to` under the IEEE semantics of :func:`vectors`
     (the same options, the same results): what a testbench's scoreboard asks for one transaction.
 
@@ -509,12 +509,12 @@ def convert(
     return (result, status) if _flag(flags, "flags") else result
 
 
-def _code(value: Any, name: str) -> int:
+def _code(value: _Any, name: str) -> int:
     """A code or random word: a non-negative integer of at most 64 bits."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, _np.bool_)):
         raise Error(f"{name} must be an integer code, not {value!r}")
     try:
-        code = operator.index(value)
+        code = _operator.index(value)
     except TypeError:
         raise Error(f"{name} must be an integer code, not {value!r}") from None
     if not 0 <= code < 1 << 64:
@@ -523,20 +523,20 @@ def _code(value: Any, name: str) -> int:
 
 
 def vectors(
-    from_: Any = None,
-    to: Any = None,
+    from_: _Any = None,
+    to: _Any = None,
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: Optional[bool] = None,
-    level: Union[int, str] = 1,
-    count: Optional[int] = None,
+    saturate: _Optional[bool] = None,
+    level: _Union[int, str] = 1,
+    count: _Optional[int] = None,
     seed: int = 1,
-    layout: Optional[str] = None,
-    scheme: Optional[str] = None,
+    layout: _Optional[str] = None,
+    scheme: _Optional[str] = None,
     direction: str = "quantize",
-    input: Any = "float32",
-) -> Union[Dict[str, Any], str]:
+    input: _Any = "float32",
+) -> _Union[_Dict[str, _Any], str]:
     """TestFloat-style golden vectors of the conversion `from_` -> `to` under IEEE semantics.
 
     `from_`, `to`: dtype names (any spelling :func:`onnx_name` takes) or format descriptions
@@ -583,23 +583,23 @@ def vectors(
 
 
 def check(
-    from_: Any = None,
-    to: Any = None,
-    dump: Any = None,
+    from_: _Any = None,
+    to: _Any = None,
+    dump: _Any = None,
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: Optional[bool] = None,
+    saturate: _Optional[bool] = None,
     check_nans: bool = False,
     check_invalid_integers: bool = False,
     no_flags: bool = False,
     seed: int = 1,
     which: bool = False,
     allow_empty: bool = False,
-    scheme: Optional[str] = None,
+    scheme: _Optional[str] = None,
     direction: str = "quantize",
-    input: Any = "float32",
-) -> Dict[str, Any]:
+    input: _Any = "float32",
+) -> _Dict[str, _Any]:
     """Checks a simulator's dump of `from_` -> `to` conversions against the IEEE semantics (the
     options of :func:`vectors`), every mismatch classified, as ``testfloat_ver`` does.
 
@@ -637,8 +637,8 @@ def check(
             block_text, block_path = dump.encode("utf-8"), None
         elif isinstance(dump, (bytes, bytearray, memoryview)):
             block_text, block_path = bytes(dump), None
-        elif isinstance(dump, os.PathLike):
-            block_text, block_path = None, os.fspath(dump)
+        elif isinstance(dump, _os.PathLike):
+            block_text, block_path = None, _os.fspath(dump)
         else:
             raise Error(f"a block dump must be text (str or bytes) or a path (os.PathLike), not {type(dump).__name__}")
         return _native.block_check(
@@ -651,12 +651,12 @@ def check(
         text = dump.encode("utf-8")
     elif isinstance(dump, (bytes, bytearray, memoryview)):
         text = bytes(dump)
-    elif isinstance(dump, os.PathLike):
-        path = os.fspath(dump)
+    elif isinstance(dump, _os.PathLike):
+        path = _os.fspath(dump)
     elif isinstance(dump, tuple) and len(dump) in (2, 3):
-        ops = np.ascontiguousarray(np.asarray(dump[0]).reshape(-1), dtype=np.uint64)
-        res = np.ascontiguousarray(np.asarray(dump[1]).reshape(-1), dtype=np.uint64)
-        flags = None if len(dump) == 2 else np.ascontiguousarray(np.asarray(dump[2]).reshape(-1), dtype=np.uint8)
+        ops = _np.ascontiguousarray(_np.asarray(dump[0]).reshape(-1), dtype=_np.uint64)
+        res = _np.ascontiguousarray(_np.asarray(dump[1]).reshape(-1), dtype=_np.uint64)
+        flags = None if len(dump) == 2 else _np.ascontiguousarray(_np.asarray(dump[2]).reshape(-1), dtype=_np.uint8)
         arrays = (ops, res, flags)
     else:
         raise Error(
@@ -665,7 +665,7 @@ def check(
         )
     return _native.check(
         _format(from_),
-        str(to) if isinstance(to, (int, np.integer)) else _format(to),
+        str(to) if isinstance(to, (int, _np.integer)) else _format(to),
         text,
         path,
         arrays,
@@ -682,15 +682,15 @@ def check(
 
 
 def sweep(
-    from_: Any,
-    to: Any,
+    from_: _Any,
+    to: _Any,
     *,
     round: str = "rne",
     tininess: str = "after",
-    saturate: Optional[bool] = None,
-    config: Optional[str] = None,
-    threads: Optional[int] = None,
-) -> Dict[str, Any]:
+    saturate: _Optional[bool] = None,
+    config: _Optional[str] = None,
+    threads: _Optional[int] = None,
+) -> _Dict[str, _Any]:
     """Every pattern of a source of at most 32 bits, in ascending order, through the conversion:
     the SHA-256 of the concatenated result codes (each in its little-endian width, sub-byte
     formats one code per byte) and the counts per class and per flag, as ``lowbit sweep``.
@@ -710,7 +710,7 @@ def sweep(
 # ------------------------------------------------------------------------------------------------
 
 
-def info(dtype: Any) -> Dict[str, Any]:
+def info(dtype: _Any) -> _Dict[str, _Any]:
     """The descriptor of a dtype (any spelling :func:`onnx_name` takes) or of a described format
     (``"e4m3,special=ieee"``) as a dict.
 
@@ -735,7 +735,7 @@ def info(dtype: Any) -> Dict[str, Any]:
     else:
         d = _native.info(_resolve_format(dtype))
     # An ONNX dtype's numpy dtype, or the ml_dtypes type of a named format.
-    np_dtype = NUMPY.get(d["name"]) if d["onnx_number"] is not None else _DESCRIBED.get(d["name"])
+    np_dtype = _NUMPY.get(d["name"]) if d["onnx_number"] is not None else _DESCRIBED.get(d["name"])
     d["numpy"] = None if np_dtype is None else ("str" if d["name"] == "STRING" else str(np_dtype))
     return d
 
@@ -744,3 +744,6 @@ from . import mx  # noqa: E402  (the submodule uses the helpers above)
 from . import blocks  # noqa: E402
 from . import checkpoint  # noqa: E402
 from . import dot  # noqa: E402
+
+# `from __future__ import annotations` binds the name `annotations`; it is no part of the API.
+del annotations

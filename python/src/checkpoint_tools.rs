@@ -88,7 +88,7 @@ pub fn checkpoint_which<'py>(
         let origins = py
             .detach(|| {
                 let (q, o) = (Checkpoint::open(quantized)?, Checkpoint::open(original)?);
-                which(&q, &o, threads_or_all(threads), shard, &mut |_, _| {})
+                which(&q, &o, &Selection::default(), threads_or_all(threads), shard, &mut |_, _| {})
             })
             .or_raise(py)?;
         let totals = overall(&origins);
@@ -136,7 +136,7 @@ pub fn checkpoint_convert(
         let written = py
             .detach(|| {
                 let ckpt = Checkpoint::open(path)?;
-                convert_checkpoint(&ckpt, to, std::path::Path::new(out), threads_or_all(threads), shard, &mut |_, _| {})
+                convert_checkpoint(&ckpt, to, std::path::Path::new(out), &Selection::default(), threads_or_all(threads), shard, &mut |_, _| {})
             })
             .or_raise(py)?;
         Ok(written.iter().map(|p| p.display().to_string()).collect())

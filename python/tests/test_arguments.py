@@ -113,3 +113,40 @@ def test_negative_dimensions_are_the_library_message():
     with pytest.raises(lowbit.ShapeError) as python:
         lowbit.unpack(np.zeros(2, np.uint8), "int4", (2, -1))
     assert _library_message(python.value) == "shape [2, -1]: dimension 1 is negative (-1); a dimension is 0 or more"
+
+
+def test_info_json_of_the_command_line_has_the_keys_and_values_of_lowbit_info():
+    """`lowbit info --json` and lowbit.info describe a dtype with the same keys and values (but
+    `numpy`, which only Python has)."""
+    import json
+    import subprocess
+
+    import pytest
+
+    import lowbit
+    from lowbit_binary import lowbit_binary
+
+    binary = lowbit_binary()
+    if binary is None:
+        pytest.skip("no lowbit binary built for this checkout")
+    compared = 0
+    for name in ("e4m3fn", "bf16", "int4", "uint64", "float8e8m0", "e3m4,special=fn", "int1"):
+        out = subprocess.run([str(binary), "info", name, "--json"], capture_output=True, text=True, check=True)
+        cli = json.loads(out.stdout)
+        py = lowbit.info(name)
+        py.pop("numpy")
+        assert cli == py, name
+        compared += 1
+    assert compared == 7
+
+
+def test_dir_of_lowbit_holds_its_api_and_no_borrowed_modules():
+    import lowbit
+
+    leaked = {"np", "os", "sys", "math", "operator", "annotations", "Any", "Dict", "List", "Optional",
+              "Sequence", "Tuple", "Union", "ml_dtypes", "numpy"}
+    public = {name for name in dir(lowbit) if not name.startswith("_")}
+    assert not public & leaked, sorted(public & leaked)
+    # Every public name is in __all__, or a submodule, or a dtype table.
+    extra = public - set(lowbit.__all__) - {"mx", "blocks", "checkpoint"}
+    assert not extra, sorted(extra)

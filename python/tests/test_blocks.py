@@ -137,6 +137,11 @@ def test_refusals():
         blocks.quantize(np.ones((2, 80), np.float32), "torchao:mxfp4,scale=floor")
     with pytest.raises(lowbit.Error):
         blocks.quantize(np.ones(32, np.float32), "ggml:q9_0")
+    # A misspelt scheme is answered with the nearest ones.
+    with pytest.raises(lowbit.Error, match=r"did you mean ggml:q4_0\?"):
+        blocks.quantize(np.ones(32, np.float32), "ggml:q4k")
+    with pytest.raises(lowbit.Error, match=r"did you mean torchao:mxfp4\?"):
+        blocks.quantize(np.ones(32, np.float32), "torchao:mxfp9")
 
 
 def test_empty_tensor():

@@ -102,6 +102,11 @@ struct QuantConfig {
     scale_fmt: Option<String>,
     /// ModelOpt's `quant_algo`.
     algo: Option<String>,
+    /// compressed-tensors' weights arguments (of its first config group): `strategy`,
+    /// `group_size`, `block_structure`.
+    strategy: Option<String>,
+    group_size: Option<usize>,
+    block_structure: Option<(usize, usize)>,
 }
 
 fn quant_config(ckpt: &Checkpoint) -> QuantConfig {
@@ -115,7 +120,20 @@ fn quant_config(ckpt: &Checkpoint) -> QuantConfig {
             [r, c] => Some((r.as_u64()? as usize, c.as_u64()? as usize)),
             _ => None,
         });
+    let weights = q
+        .and_then(|q| q.get("config_groups"))
+        .and_then(|g| g.as_object())
+        .and_then(|g| g.values().find_map(|group| group.get("weights")));
+    let pair = |v: Option<&serde_json::Value>| {
+        v.and_then(|b| b.as_array()).and_then(|b| match b.as_slice() {
+            [r, c] => Some((r.as_u64()? as usize, c.as_u64()? as usize)),
+            _ => None,
+        })
+    };
     QuantConfig {
+        strategy: text(weights, "strategy"),
+        group_size: weights.and_then(|w| w.get("group_size")).and_then(serde_json::Value::as_u64).map(|n| n as usize),
+        block_structure: pair(weights.and_then(|w| w.get("block_structure"))),
         method: text(q, "quant_method").or_else(|| modelopt.map(|_| "modelopt".to_string())),
         format: text(q, "format"),
         block,
@@ -428,7 +446,24 @@ fn fp8_scaled(
     let n = scale.elements();
     let rows: usize = weight.shape[..weight.shape.len().saturating_sub(1)].iter().product();
     let cols = weight.shape.last().copied().unwrap_or(1);
-    let scheme = if n == 1 {
+    // The layout the config says, where the scales' shape is that layout's: a weight smaller than
+    // one tile or group has one scale, as a per-tensor one would.
+    let said_by_config = match (config.strategy.as_deref(), &scale.shape[..], &weight.shape[..]) {
+        (Some("tensor"), _, _) if n == 1 => Some("fp8:tensor".to_string()),
+        (Some("channel"), [sr, 1], [_, _]) if *sr == rows => Some("fp8:channel".to_string()),
+        (Some("group"), [sr, sc], [_, _]) => config
+            .group_size
+            .filter(|g| *g > 0 && *sr == rows && cols.div_ceil(*g) == *sc)
+            .map(|g| format!("fp8:group={g}")),
+        (Some("block"), [sr, sc], [m, _]) => config
+            .block_structure
+            .filter(|(r, c)| *r > 0 && *c > 0 && m.div_ceil(*r) == *sr && cols.div_ceil(*c) == *sc)
+            .map(|(r, c)| format!("fp8:block={r}x{c}")),
+        _ => None,
+    };
+    let scheme = if said_by_config.is_some() {
+        said_by_config
+    } else if n == 1 {
         Some("fp8:tensor".to_string())
     } else if scale.shape.len() == 2 && weight.shape.len() == 2 && scale.shape[1] == 1 && scale.shape[0] == rows {
         Some("fp8:channel".to_string())

@@ -19,7 +19,7 @@
 //! sign where the target has a code for it (ggml's E2M1 code 8 decodes as +0).
 
 use super::conventions::{recognise, LogicalWeight};
-use super::quantize::{kept_modules_of, part_bytes, parts, write_items, Convention, Item};
+use super::quantize::{kept_modules_of, part_bytes, parts, write_items, Convention, Item, Selection};
 use super::which::stored;
 use super::{checkpoint_error, Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, GlobalRule, Quantized, ScaleFormat, Scales, Scheme};
@@ -154,7 +154,8 @@ fn convert_weight(ckpt: &Checkpoint, w: &LogicalWeight, src: &Scheme, dst: &Sche
     Ok(out)
 }
 
-/// Converts every MXFP4 / NVFP4 weight of `ckpt` (of slice `shard` = (K, N) when given: the
+/// Converts every MXFP4 / NVFP4 weight of `ckpt` that `selection` selects (the others copied as
+/// they are; of slice `shard` = (K, N) when given: the
 /// K-th of N equal runs of its logical weights) to the convention `to` ([`CONVERT_TARGETS`]),
 /// other tensors copied, into `out` (a folder; a GGUF file for `ggml`), all or nothing, `threads`
 /// weights at once; a weight the target cannot hold exactly is an error naming it and the first
@@ -163,6 +164,7 @@ pub fn convert_checkpoint(
     ckpt: &Checkpoint,
     to: &str,
     out: &Path,
+    selection: &Selection,
     threads: usize,
     shard: Option<(usize, usize)>,
     progress: &mut dyn FnMut(usize, usize),
@@ -186,7 +188,7 @@ pub fn convert_checkpoint(
         if let Some(p) = w.problems.first() {
             return Err(refuse(format!("cannot be read: {p}")));
         }
-        let Some(name) = &w.scheme else {
+        let Some(name) = w.scheme.as_ref().filter(|_| selection.selects(w)) else {
             for part in w.tensors() {
                 items.push(Item::Copy(ckpt.tensors().iter().position(|t| t.name == part).expect("recognised")));
                 jobs.push(None);
@@ -231,7 +233,10 @@ pub fn convert_checkpoint(
         }
     };
     let convention = Convention::of_scheme(&scheme)?;
-    let kept = kept_modules_of(ckpt, weights.iter().filter(|w| w.scheme.is_none()).map(|w| w.name.as_str()));
+    let kept = kept_modules_of(
+        ckpt,
+        weights.iter().filter(|w| w.scheme.is_none() || !selection.selects(w)).map(|w| w.name.as_str()),
+    );
     let produce = |i: usize| {
         let (k, src, dst) = jobs[i].as_ref().expect("a weight");
         let q = convert_weight(ckpt, &weights[*k], src, dst)?;

@@ -124,13 +124,16 @@ fn no_convention(scheme: &Scheme, why: &str) -> Error {
 const DEFAULT_SKIP: &str =
     r"embed|norm|lm_head|router|mlp\.gate\.|shared_expert_gate|output_layer|token_embd|wte|wpe|^output\.";
 
-/// Which tensors to quantize.
+/// Which tensors (or logical weights) a checkpoint command takes.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
     /// Only tensors whose name this matches (instead of the default rule's names).
     pub only: Option<Regex>,
     /// Never tensors whose name this matches (besides the default rule's).
     pub skip: Option<Regex>,
+    /// `quantize`: a selected weight the scheme cannot take (its dtype, or a last dimension
+    /// that is not a whole number of blocks) is copied as it is instead of being an error.
+    pub keep_unsupported: bool,
 }
 
 impl Selection {
@@ -139,13 +142,22 @@ impl Selection {
         let pattern = |flag: &str, text: Option<&str>| {
             text.map(|t| {
                 Regex::new(t).map_err(|e| Error::InvalidOp {
-                    op: format!("checkpoint quantize {flag} {}", Error::quote(t)),
+                    op: format!("checkpoint {flag} {}", Error::quote(t)),
                     message: e.to_string(),
                 })
             })
             .transpose()
         };
-        Ok(Selection { only: pattern("--only", only)?, skip: pattern("--skip", skip)? })
+        Ok(Selection { only: pattern("--only", only)?, skip: pattern("--skip", skip)?, keep_unsupported: false })
+    }
+
+    /// Whether a logical weight is selected: `only` (when given) matches its name or one of its
+    /// tensors' names, and `skip` matches none of them.
+    #[must_use]
+    pub fn selects(&self, weight: &super::LogicalWeight) -> bool {
+        let names = || std::iter::once(weight.name.as_str()).chain(weight.tensors());
+        self.only.as_ref().is_none_or(|r| names().any(|n| r.is_match(n)))
+            && !self.skip.as_ref().is_some_and(|r| names().any(|n| r.is_match(n)))
     }
 }
 
@@ -158,6 +170,29 @@ pub struct Choice {
     pub quantized: bool,
     /// Why.
     pub why: String,
+    /// Selected, but the scheme cannot take it: copied under `Selection::keep_unsupported`.
+    pub unsupported: bool,
+}
+
+/// Why `scheme` cannot quantize the selected float weight `t` (last dimension `cols`), if it
+/// cannot.
+fn unsupported(scheme: &Scheme, t: &StoredTensor, cols: usize, block: usize) -> Option<String> {
+    let recipe = scheme.recipe();
+    if cols % block != 0 {
+        return Some(format!("its last dimension {cols} is not a multiple of the block {block}"));
+    }
+    // The ggml conventions widen every float weight to float32 first (as llama-quantize does).
+    let StoredType::Plain(dtype) = t.stored else { return None };
+    let widened = recipe.layout != Layout::Onnx;
+    let taken = dtype == DType::Float || widened || recipe.inputs.contains(&dtype) || scheme.mx().is_some();
+    (!taken).then(|| {
+        format!(
+            "{} refuses {dtype} input (as {} does; convert it to float32{})",
+            scheme.name(),
+            recipe.source.implementation,
+            if recipe.inputs.contains(&DType::Bfloat16) { " or bfloat16" } else { "" }
+        )
+    })
 }
 
 /// Elements a stored row must hold a whole number of: the convention's block for packed layouts
@@ -223,20 +258,30 @@ pub fn choose(ckpt: &Checkpoint, scheme: &Scheme, selection: &Selection) -> Resu
                 ));
             }
             (false, format!("{} of {} dimensions: not a float weight matrix", t.stored, t.shape.len()))
-        } else if cols % block != 0 {
-            if selection.only.is_some() {
+        } else if let Some(why) = unsupported(scheme, t, cols, block) {
+            if !selection.keep_unsupported {
                 return Err(checkpoint_error(
                     ckpt.files()[t.file],
                     Some(&t.name),
                     Some(t.offset),
-                    format!("--only names it, but its last dimension {cols} is not a multiple of the block {block}"),
+                    format!(
+                        "{} selects it, but {why}; --skip REGEX leaves it out, --keep-unsupported copies every such \
+                         tensor as it is",
+                        if selection.only.is_some() { "--only" } else { "the default rule" }
+                    ),
                 ));
             }
-            (false, format!("its last dimension {cols} is not a multiple of the block {block}"))
+            out.push(Choice {
+                name: t.name.clone(),
+                quantized: false,
+                why: format!("{why}: copied (--keep-unsupported)"),
+                unsupported: true,
+            });
+            continue;
         } else {
             (true, format!("{} weight of shape {:?}", t.stored, t.shape))
         };
-        out.push(Choice { name: t.name.clone(), quantized, why });
+        out.push(Choice { name: t.name.clone(), quantized, why, unsupported: false });
     }
     Ok(out)
 }
@@ -307,9 +352,9 @@ pub(super) fn parts(
         Convention::CompressedTensorsFp8 | Convention::DeepSeek => {
             let suffix = if convention == Convention::DeepSeek { "_scale_inv" } else { "_scale" };
             // Recipes that compute the scale in the input's dtype store it so (compressed-tensors:
-            // BF16 for a bfloat16 model).
+            // BF16 for a bfloat16 model, F16 for a float16 one).
             let scale_dtype = match (scheme.recipe().scale, t.stored) {
-                (ScaleFormat::InputDtype, StoredType::Plain(DType::Bfloat16)) => DType::Bfloat16,
+                (ScaleFormat::InputDtype, StoredType::Plain(d @ (DType::Bfloat16 | DType::Float16))) => d,
                 _ => DType::Float,
             };
             vec![

@@ -11,7 +11,7 @@
 
 use super::conventions::{recognise, ElementStorage, LogicalWeight};
 use super::decode::scale_rows;
-use super::quantize::quantize_stored;
+use super::quantize::{quantize_stored, Selection};
 use super::{checkpoint_error, Checkpoint, StoredType};
 use crate::packing;
 use crate::quant::blocks::{self, BlockShape, Quantized, Scales, Scheme};
@@ -169,11 +169,12 @@ fn compare(name: &str, file: &Quantized, candidate: Result<Quantized>) -> Reprod
 pub fn which(
     quantized: &Checkpoint,
     original: &Checkpoint,
+    selection: &Selection,
     threads: usize,
     shard: Option<(usize, usize)>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<WeightOrigin>> {
-    let mut weights = recognise(quantized);
+    let mut weights: Vec<LogicalWeight> = recognise(quantized).into_iter().filter(|w| selection.selects(w)).collect();
     if let Some((k, n)) = shard {
         let len = weights.len();
         weights = weights.drain(len * (k - 1) / n..len * k / n).collect();

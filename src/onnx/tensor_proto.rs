@@ -209,6 +209,15 @@ pub fn read_tensor_file(path: &Path) -> Result<Tensor> {
 /// bytes (see [`crate::files`]); external data is read from the file's directory
 /// ([`super::external`]).
 pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
+    if let Some(kind) = checkpoint_kind(path) {
+        return Err(Error::Io {
+            path: path.display().to_string(),
+            message: format!(
+                "this is a {kind} checkpoint, not an ONNX TensorProto: the checkpoint commands read it \
+                 (`lowbit checkpoint inspect|quantize|dequantize PATH`, or lowbit.checkpoint in Python)"
+            ),
+        });
+    }
     let bytes = read_file_limited(path, limits.max_input_bytes)?;
     let mut proto = TensorProto::decode(bytes.as_slice()).map_err(|e| Error::Io {
         path: path.display().to_string(),
@@ -220,6 +229,23 @@ pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
         super::external::resolve_tensor(&mut proto, dir, limits)?;
     }
     tensor_from_proto(&proto).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })
+}
+
+/// Whether the file at `path` starts as a GGUF file (the magic `GGUF`) or a safetensors file
+/// (a little-endian u64 header length no larger than the rest of the file, then `{"`), which a
+/// serialized TensorProto cannot (`G` is an invalid wire type; `{` opens a group, which
+/// TensorProto has none of).
+fn checkpoint_kind(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut head = [0u8; 10];
+    file.read_exact(&mut head).ok()?;
+    if &head[..4] == b"GGUF" {
+        return Some("GGUF");
+    }
+    let header = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+    (header <= size - 8 && &head[8..] == b"{\"").then_some("safetensors")
 }
 
 /// Writes a tensor as a serialized `TensorProto` file, all or nothing: into a temporary file in

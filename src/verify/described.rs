@@ -119,6 +119,17 @@ impl DescribedCast {
     /// allowed on the other side); otherwise the IEEE conversion with `opts.saturate`, as every
     /// profile without the format does (`spec`'s).
     pub fn under_profile(from: &str, to: &str, opts: &CastOptions) -> Result<Option<DescribedCast>> {
+        DescribedCast::under_profile_rounding(from, to, opts, RoundingMode::NearestEven)
+    }
+
+    /// As [`DescribedCast::under_profile`], the IEEE conversion rounding by `mode` (the words of
+    /// `lowbit vectors --round`: rne, rtz, ..., sr:R) instead of to nearest even.
+    pub fn under_profile_rounding(
+        from: &str,
+        to: &str,
+        opts: &CastOptions,
+        mode: RoundingMode,
+    ) -> Result<Option<DescribedCast>> {
         let (saturate, profile) = (opts.saturate, opts.profile);
         let described = |text: &str| DType::parse(text).is_err();
         if !described(from) && !described(to) {
@@ -138,23 +149,23 @@ impl DescribedCast {
                 policy.falls_back(from_side.rows, to_side.rows)
             };
             if missing {
-                return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate);
+                return DescribedCast::ieee(from.to_string().as_str(), to.to_string().as_str(), saturate, mode);
             }
             let opts = *opts;
             let policy = if with_named_integer { policy } else { policy.for_cast(from_side.rows, to_side.rows) };
             let rule = Rule::Profile { policy, from: from_side, to: to_side, opts };
             return Ok(Some(DescribedCast { from, to, rule }));
         }
-        DescribedCast::ieee(from, to, saturate)
+        DescribedCast::ieee(from, to, saturate, mode)
     }
 
     /// The IEEE conversion between two formats (either may be an ONNX dtype).
-    fn ieee(from: &str, to: &str, saturate: bool) -> Result<Option<DescribedCast>> {
+    fn ieee(from: &str, to: &str, saturate: bool, mode: RoundingMode) -> Result<Option<DescribedCast>> {
         let (from, to) = (Format::parse(from)?, Format::parse(to)?);
         // As ONNX's attribute: it applies to float targets of 8 bits or fewer (float8's place);
         // a wider float target keeps its infinities.
         let saturate = saturate && to.float_format().is_some_and(|f| f.width() <= 8);
-        let options = VerifyOptions { mode: RoundingMode::NearestEven, tininess: Tininess::AfterRounding, saturate };
+        let options = VerifyOptions { mode, tininess: Tininess::AfterRounding, saturate };
         options.validate()?;
         Ok(Some(DescribedCast { from, to, rule: Rule::Ieee(Converter::new(&from, &to, &options)) }))
     }
@@ -268,7 +279,14 @@ impl DescribedCast {
         let source_options = VerifyOptions { mode: RoundingMode::NearestEven, ..VerifyOptions::default() };
         let mut lines = vec![format!("{:<14} {:>10} {:>10} {:>6}  {}", "input", self.from, self.to, "flags", "value")];
         for text in values {
+            let width = match self.from {
+                Format::Onnx(d) => d.bits(),
+                Format::Described(f) => Some(f.width()),
+                Format::NamedInteger(i) => Some(i.bits),
+            };
+            let hex = width.and_then(|bits| crate::arguments::code_from_hex(text, bits)).transpose()?;
             let code = match self.from {
+                _ if hex.is_some() => hex.expect("a bit pattern"),
                 Format::Onnx(d) => strings::parse_to_code(text, d, StringGrammar::Spec, &CastOptions::default())?,
                 Format::Described(f) => {
                     let value = strings::parse_exact_value(text)?;

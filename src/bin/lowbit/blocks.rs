@@ -293,8 +293,7 @@ pub fn dequantize_files(
     };
     let q = blocks::from_arrays(elements, &shape, scales, scheme, axis, global)?;
     let y = Tensor::from_f32(&blocks::dequantize(&q)?).reshape(shape)?;
-    lowbit::onnx::tensor_proto::write_tensor_file(out, &y, None)?;
-    Ok(format!("wrote {}", describe(&y, out)))
+    crate::write_tensor_out("dequantize", out, &y, None, false, format!("wrote {}", describe(&y, out)))
 }
 
 // ------------------------------------------------------------------------------------------------

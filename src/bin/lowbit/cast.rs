@@ -154,7 +154,8 @@ pub fn cast_values_table(values: &[String], from: DType, to: DType, opts: &CastO
 }
 
 /// Values typed on the command line are read as the source dtype with the `spec` grammar (the
-/// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it.
+/// exact decimal, rounded once), so `--from f32 464.00000001` is the float32 nearest to it; a
+/// `0x` literal is the source's bit pattern (`--from f32 0x7f800001`, a signalling NaN).
 /// An integer source takes integers only (`1.5` into int8 is an error naming it, never a silent
 /// truncation), as [`lowbit::arguments::integer_from_text`] reads them.
 fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Vec<u64>> {
@@ -162,9 +163,11 @@ fn parse_values(values: &[String], from: DType, opts: &CastOptions) -> Result<Ve
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let code = match from.kind() {
-                Kind::Integer { .. } => lowbit::arguments::integer_from_text(v, from),
-                _ => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
+            let hex = from.bits().and_then(|bits| lowbit::arguments::code_from_hex(v, bits));
+            let code = match (hex, from.kind()) {
+                (Some(code), _) => code,
+                (None, Kind::Integer { .. }) => lowbit::arguments::integer_from_text(v, from),
+                (None, _) => strings::parse_to_code(v, from, StringGrammar::Spec, opts),
             };
             code.map_err(|e| {
                 let why = match e {
@@ -259,35 +262,49 @@ pub struct Args {
     /// target's width). The table's first line names the settings that applied.
     #[arg(long)]
     json: bool,
+    /// Write binary output (raw elements, or a TensorProto to `-`) even where standard output is
+    /// a terminal (refused otherwise).
+    #[arg(long)]
+    raw: bool,
     /// Values to cast, read as the source type (exact decimal, rounded once; an integer source
-    /// takes integers only); or IN.pb OUT.pb. Flags may follow; a value starting with `-` other
-    /// than a number (-inf, -nan) goes after `--`.
+    /// takes integers only; a 0x literal is the source's bit pattern: `--from e4m3fn 0x7e`,
+    /// `--from f32 0x7f800001`); or IN.pb OUT.pb. Flags may follow; a value starting with `-`
+    /// other than a number (-inf, -nan) goes after `--`.
     #[arg(allow_negative_numbers = true)]
     values: Vec<String>,
 }
 
 /// `lowbit cast`.
 pub fn run(args: Args) -> crate::Outcome {
-    let Args { from, to, attributes, count, threads, max_input_bytes, json, values } = args;
+    let Args { from, to, attributes, count, threads, max_input_bytes, json, raw, values } = args;
     // A described format on a side: the IEEE conversion through the core, no saturation unless
     // asked for; a named format under a profile that has it: the profile's rows.
     let described = match &from {
         Some(from) => {
+            let onnx_words = attributes.round.as_deref().is_some_and(|w| ["up", "down", "nearest"].contains(&w));
             let opts = lowbit::CastOptions {
                 saturate: attributes.saturate.is_some_and(crate::Saturate::on),
-                round_mode: attributes.round.map_or(lowbit::RoundMode::Up, Into::into),
+                round_mode: if onnx_words { attributes.onnx_round_mode()? } else { lowbit::RoundMode::Up },
                 profile: attributes.profile,
             };
-            lowbit::verify::DescribedCast::under_profile(from, &to, &opts)?
+            let mode =
+                if onnx_words { lowbit::round::RoundingMode::NearestEven } else { attributes.ieee_rounding()? };
+            lowbit::verify::DescribedCast::under_profile_rounding(from, &to, &opts, mode)?
         }
         None => None,
     };
     if let Some(described) = described {
-        if attributes.round.is_some() && !described.follows_profile() {
+        if !described.follows_profile() {
+            // IEEE's conversion takes IEEE's words only (up, down, nearest are ONNX's).
+            attributes.ieee_rounding()?;
+        } else if attributes.round.is_some() && attributes.ieee_rounding().is_ok() {
             return Err(crate::usage(
                 "cast",
-                "--round up|down|nearest is ONNX's round_mode for FLOAT8E8M0; a described format rounds to nearest \
-                 even (other modes: `lowbit vectors --round`)",
+                format!(
+                    "--round {}: under --profile {} the profile's Cast rows decide (its round_mode up, down, nearest)",
+                    attributes.round.as_deref().unwrap_or_default(),
+                    attributes.profile.name()
+                ),
             )
             .into());
         }
@@ -295,7 +312,7 @@ pub fn run(args: Args) -> crate::Outcome {
             return Err(crate::usage("cast", "--json is for ONNX dtypes on both sides").into());
         }
         if !values.is_empty() {
-            // IEEE's conversion: nearest even, tininess after rounding; saturation as given
+            // IEEE's conversion: --round (nearest even by default), tininess after rounding; saturation as given
             // (it applies to targets of 8 bits or fewer).
             let from = from.as_deref().unwrap_or_default();
             let header = if described.follows_profile() {
@@ -306,7 +323,8 @@ pub fn run(args: Args) -> crate::Outcome {
                 let saturate = attributes.saturate.is_some_and(crate::Saturate::on)
                     && to_format.float_format().is_some_and(|f| f.width() <= 8);
                 format!(
-                    "{from_format} -> {to_format}, IEEE 754: round=rne tininess=after saturate={}",
+                    "{from_format} -> {to_format}, IEEE 754: round={} tininess=after saturate={}",
+                    attributes.round.as_deref().unwrap_or("rne"),
                     u8::from(saturate)
                 )
             };
@@ -319,6 +337,7 @@ pub fn run(args: Args) -> crate::Outcome {
             )
             .into());
         }
+        crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
         let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
         return crate::streamed(described.stream(&mut input, &mut output));
     }
@@ -343,8 +362,9 @@ pub fn run(args: Args) -> crate::Outcome {
         let out = cast(&tensor, to, &opts)?;
         // The output keeps the input tensor's name.
         let name = tensor_name(input.as_ref(), &limits);
-        lowbit::onnx::tensor_proto::write_tensor_file(output.as_ref(), &out, name.as_deref())?;
-        return crate::printed(&format!("wrote {} {:?} to {output}", out.dtype(), out.shape()));
+        let done = format!("wrote {} {:?} to {output}", out.dtype(), out.shape());
+        let path = std::path::Path::new(output.as_str());
+        return crate::printed(&crate::write_tensor_out("cast", path, &out, name.as_deref(), raw, done)?);
     };
     let from = DType::parse(&from)?;
     if values.is_empty() && json {
@@ -353,6 +373,7 @@ pub fn run(args: Args) -> crate::Outcome {
     if values.is_empty() && from != DType::String && to != DType::String {
         let plan = lowbit::Plan::new(from, to, &opts)?;
         let threads = crate::threads_or_all(threads);
+        crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
         let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
         return crate::streamed(plan.run_stream(&mut input, &mut output, count, threads));
     }
@@ -362,6 +383,9 @@ pub fn run(args: Args) -> crate::Outcome {
         let mut limit = DEFAULT_MAX_TEXT_INPUT_BYTES;
         crate::set_limit(&mut limit, max_input_bytes.as_deref())?;
         let input = read_input(std::io::stdin().lock(), limit)?;
+        if to != DType::String {
+            crate::binary_to_stdout("cast", raw, "give VALUES for a table")?;
+        }
         let out = cast_stream(&input, from, to, count, &opts)?;
         crate::write_stdout(&out)?;
         return Ok(std::process::ExitCode::SUCCESS);

@@ -4,6 +4,7 @@
 use crate::{printed, Outcome};
 use lowbit::checkpoint::{
     dequantize_pieces, element_steps, recognise, shard_of, write_dequantized, Checkpoint, ElementSteps, LogicalWeight,
+    Selection,
 };
 use lowbit::{DType, Error};
 use std::path::PathBuf;
@@ -13,6 +14,31 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(subcommand)]
     command: Sub,
+}
+
+/// `--only` / `--skip`, the same on every checkpoint command.
+#[derive(clap::Args, Clone, Default)]
+pub struct Pick {
+    /// Only the weights whose name (or one of whose tensors' names) matches this regular
+    /// expression.
+    #[arg(long, value_name = "REGEX")]
+    pub only: Option<String>,
+    /// Leave out the weights whose name (or one of whose tensors' names) matches this regular
+    /// expression.
+    #[arg(long, value_name = "REGEX")]
+    pub skip: Option<String>,
+}
+
+impl Pick {
+    pub fn selection(&self) -> lowbit::Result<Selection> {
+        Selection::new(self.only.as_deref(), self.skip.as_deref())
+    }
+}
+
+/// The logical weights of `ckpt` that `pick` selects.
+fn picked(ckpt: &Checkpoint, pick: &Pick) -> lowbit::Result<Vec<LogicalWeight>> {
+    let selection = pick.selection()?;
+    Ok(recognise(ckpt).into_iter().filter(|w| selection.selects(w)).collect())
 }
 
 #[derive(clap::Subcommand)]
@@ -26,6 +52,8 @@ enum Sub {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        pick: Pick,
     },
     /// Every quantized weight decoded as its convention says, other float tensors converted to
     /// --dtype, the rest copied, into one safetensors file (written all or nothing).
@@ -44,10 +72,21 @@ enum Sub {
         /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
         #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
+        #[command(flatten)]
+        pick: Pick,
     },
-    /// Per logical weight: identical bits, or how many decoded elements differ, the largest
-    /// difference (absolute, in float32 ulps, and in ulps of the element format when both store
-    /// the weight alike) and the first differences. Exit status 0 only when all are identical.
+    /// Per logical weight and overall: identical bits, or how many decoded elements differ, the
+    /// largest difference (in float32 ulps, and in ulps of the element format when both store the
+    /// weight alike), the first differences, and the error measures below. Exit status 0 only
+    /// when all are identical.
+    ///
+    /// The measures take both files' weights decoded to float32 (a = the first file's, the
+    /// reference; b = the second's) over the n elements where both values are finite (the others
+    /// are counted as `non_finite`), every sum accumulated in float64, overall over the pooled
+    /// sums of every weight compared: max |diff| = max |a - b|; RMSE = sqrt(sum((a - b)^2) / n);
+    /// SQNR = 10 log10(sum(a^2) / sum((a - b)^2)) dB (infinite, JSON null, where the sum of
+    /// squared errors is 0); cosine similarity = sum(a b) / sqrt(sum(a^2) sum(b^2)) (JSON null
+    /// where either sum of squares is 0).
     Compare {
         a: PathBuf,
         b: PathBuf,
@@ -56,6 +95,8 @@ enum Sub {
         /// Do the K-th of N equal slices of the weights (K from 1).
         #[arg(long, value_parser = crate::shard)]
         shard: Option<(usize, usize)>,
+        #[command(flatten)]
+        pick: Pick,
     },
     /// Quantizes the weights under a block-scaled scheme and writes them in the convention of
     /// the producer it reproduces (names, dtypes, config), or GGUF for ggml:* schemes.
@@ -80,9 +121,11 @@ fn float_dtype(text: &str) -> Result<DType, String> {
 
 pub fn run(args: Args) -> Outcome {
     match args.command {
-        Sub::Inspect { path, json } => inspect(&path, json),
-        Sub::Dequantize { path, out, dtype, threads, shard } => dequantize(&path, &out, dtype, threads, shard),
-        Sub::Compare { a, b, json, shard } => compare(&a, &b, json, shard),
+        Sub::Inspect { path, json, pick } => inspect(&path, json, &pick),
+        Sub::Dequantize { path, out, dtype, threads, shard, pick } => {
+            dequantize(&path, &out, dtype, threads, shard, &pick)
+        }
+        Sub::Compare { a, b, json, shard, pick } => compare(&a, &b, json, shard, &pick),
         Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
         Sub::Which(args) => crate::checkpoint_which::run(args),
         Sub::Convert(args) => crate::checkpoint_convert::run(args),
@@ -103,9 +146,9 @@ fn stored_json(ckpt: &Checkpoint, name: &str) -> serde_json::Value {
     }
 }
 
-fn inspect(path: &std::path::Path, json: bool) -> Outcome {
+fn inspect(path: &std::path::Path, json: bool, pick: &Pick) -> Outcome {
     let ckpt = Checkpoint::open(path)?;
-    let mut weights = recognise(&ckpt);
+    let mut weights = picked(&ckpt, pick)?;
     for w in &mut weights {
         let found = lowbit::checkpoint::scale_problems(&ckpt, w)?;
         w.problems.extend(found);
@@ -161,9 +204,10 @@ fn dequantize(
     float: DType,
     threads: Option<usize>,
     shard: Option<(usize, usize)>,
+    pick: &Pick,
 ) -> Outcome {
     let ckpt = Checkpoint::open(path)?;
-    let weights = shard_of(recognise(&ckpt), shard)?;
+    let weights = shard_of(picked(&ckpt, pick)?, shard)?;
     let threads = crate::threads_or_all(threads).max(1);
     let bar = crate::progress::Progress::new("weights");
     write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| bar.show(k, weights.len()))?;
@@ -182,6 +226,83 @@ struct Difference {
     element_steps: Option<ElementSteps>,
     first: Vec<(u64, f32, f32)>,
     note: Option<String>,
+    error: ErrorSums,
+}
+
+/// The float64 sums the error measures come from (the `compare` help defines them).
+#[derive(Clone, Copy, Default)]
+struct ErrorSums {
+    finite: u64,
+    non_finite: u64,
+    reference_squares: f64,
+    other_squares: f64,
+    products: f64,
+    error_squares: f64,
+    largest: f64,
+}
+
+impl ErrorSums {
+    fn add(&mut self, a: f32, b: f32) {
+        if !(a.is_finite() && b.is_finite()) {
+            self.non_finite += 1;
+            return;
+        }
+        let (a, b) = (f64::from(a), f64::from(b));
+        let d = a - b;
+        self.finite += 1;
+        self.reference_squares += a * a;
+        self.other_squares += b * b;
+        self.products += a * b;
+        self.error_squares += d * d;
+        self.largest = self.largest.max(d.abs());
+    }
+
+    fn pool(&mut self, o: &ErrorSums) {
+        self.finite += o.finite;
+        self.non_finite += o.non_finite;
+        self.reference_squares += o.reference_squares;
+        self.other_squares += o.other_squares;
+        self.products += o.products;
+        self.error_squares += o.error_squares;
+        self.largest = self.largest.max(o.largest);
+    }
+
+    fn rmse(&self) -> Option<f64> {
+        (self.finite > 0).then(|| (self.error_squares / self.finite as f64).sqrt())
+    }
+
+    /// None where the error is zero (infinite SQNR) or there is nothing to measure.
+    fn sqnr_db(&self) -> Option<f64> {
+        (self.error_squares > 0.0).then(|| 10.0 * (self.reference_squares / self.error_squares).log10())
+    }
+
+    fn cosine(&self) -> Option<f64> {
+        let norms = self.reference_squares * self.other_squares;
+        (norms > 0.0).then(|| self.products / norms.sqrt())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "max_abs_diff": self.largest,
+            "rmse": self.rmse(),
+            "sqnr_db": self.sqnr_db(),
+            "cosine_similarity": self.cosine(),
+            "finite_elements": self.finite,
+            "non_finite": self.non_finite,
+        })
+    }
+
+    fn text(&self) -> String {
+        let shown = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |v| format!("{v:.6e}"));
+        format!(
+            "max |diff| {:e}, RMSE {}, SQNR {} dB, cosine {}{}",
+            self.largest,
+            shown(self.rmse(), "-"),
+            self.sqnr_db().map_or("inf".to_string(), |v| format!("{v:.3}")),
+            self.cosine().map_or("-".to_string(), |v| format!("{v:.9}")),
+            if self.non_finite > 0 { format!(", {} non-finite pairs", self.non_finite) } else { String::new() }
+        )
+    }
 }
 
 /// Distance in float32 steps (ordinal distance of the bit patterns).
@@ -238,9 +359,18 @@ fn compare_weight(
         element_steps: None,
         first: Vec::new(),
         note: None,
+        error: ErrorSums::default(),
     };
     if same_bytes(a, b, wa, wb)? {
         d.identical_bits = true;
+        // The reference's sums still count (overall SQNR and cosine pool them).
+        dequantize_pieces(a, wa, DType::Float, &mut |bytes| {
+            for x in bytes.chunks_exact(4) {
+                let x = f32::from_le_bytes(x.try_into().expect("4"));
+                d.error.add(x, x);
+            }
+            Ok(())
+        })?;
         return Ok(d);
     }
     if wa.shape != wb.shape {
@@ -275,6 +405,7 @@ fn compare_weight(
                 for (x, y) in bytes[offset..offset + n].chunks_exact(4).zip(pending[..n].chunks_exact(4)) {
                     let (x, y) =
                         (f32::from_le_bytes(x.try_into().expect("4")), f32::from_le_bytes(y.try_into().expect("4")));
+                    d.error.add(x, y);
                     if x.to_bits() != y.to_bits() {
                         d.differing += 1;
                         d.largest_abs = d.largest_abs.max((f64::from(x) - f64::from(y)).abs());
@@ -296,10 +427,16 @@ fn compare_weight(
     Ok(d)
 }
 
-fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option<(usize, usize)>) -> Outcome {
+fn compare(
+    pa: &std::path::Path,
+    pb: &std::path::Path,
+    json: bool,
+    shard: Option<(usize, usize)>,
+    pick: &Pick,
+) -> Outcome {
     let (a, b) = (Checkpoint::open(pa)?, Checkpoint::open(pb)?);
-    let wa = shard_of(recognise(&a), shard)?;
-    let wb = recognise(&b);
+    let wa = shard_of(picked(&a, pick)?, shard)?;
+    let wb = picked(&b, pick)?;
     let mut results = Vec::new();
     let mut only_a = Vec::new();
     let bar = crate::progress::Progress::new("weights");
@@ -318,6 +455,8 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
     };
     let identical =
         only_a.is_empty() && only_b.is_empty() && results.iter().all(|d| d.identical_bits || d.differing == 0);
+    let mut pooled = ErrorSums::default();
+    results.iter().for_each(|d| pooled.pool(&d.error));
     let text = if json {
         let list: Vec<serde_json::Value> = results
             .iter()
@@ -334,11 +473,18 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                     "elements_under_different_scales": d.element_steps.map(|s| s.under_different_scales),
                     "first": d.first.iter().map(|(i, x, y)| serde_json::json!([i, x, y])).collect::<Vec<_>>(),
                     "note": d.note,
+                    "error": d.error.json(),
                 })
             })
             .collect();
-        serde_json::json!({ "identical": identical, "weights": list, "only_in_a": only_a, "only_in_b": only_b })
-            .to_string()
+        serde_json::json!({
+            "identical": identical,
+            "overall": pooled.json(),
+            "weights": list,
+            "only_in_a": only_a,
+            "only_in_b": only_b,
+        })
+        .to_string()
     } else {
         let mut lines = Vec::new();
         for d in &results {
@@ -357,19 +503,21 @@ fn compare(pa: &std::path::Path, pb: &std::path::Path, json: bool, shard: Option
                     format!(", {} {} ulps{under}", s.largest, s.format.onnx_name())
                 });
                 format!(
-                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps{steps}){}; first: {}",
+                    "{}: {} of {} elements differ, largest difference {:e} ({} float32 ulps{steps}){}; {}; first: {}",
                     d.name,
                     d.differing,
                     d.elements,
                     d.largest_abs,
                     d.largest_ulps,
                     d.note.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+                    d.error.text(),
                     first.join(", ")
                 )
             });
         }
         lines.extend(only_a.iter().map(|n| format!("{n}: only in {}", pa.display())));
         lines.extend(only_b.iter().map(|n| format!("{n}: only in {}", pb.display())));
+        lines.push(format!("overall: {}", pooled.text()));
         lines.push(if identical { "identical".into() } else { "different".into() });
         lines.join("\n")
     };

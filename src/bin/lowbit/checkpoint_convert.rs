@@ -23,15 +23,20 @@ pub struct ConvertArgs {
     /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
     #[arg(long, value_parser = crate::shard)]
     shard: Option<(usize, usize)>,
+    /// `--only` / `--skip`: the quantized weights to convert (the others are copied as they are).
+    #[command(flatten)]
+    pick: crate::checkpoint::Pick,
 }
 
 pub fn run(args: ConvertArgs) -> Outcome {
     let ckpt = Checkpoint::open(&args.path)?;
+    let selection = args.pick.selection()?;
     let bar = crate::progress::Progress::new("tensors");
     let written = convert_checkpoint(
         &ckpt,
         &args.to,
         &args.out,
+        &selection,
         crate::threads_or_all(args.threads),
         args.shard,
         &mut |k, n| {

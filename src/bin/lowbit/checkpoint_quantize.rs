@@ -16,11 +16,16 @@ pub struct QuantizeArgs {
     scheme: String,
     /// Quantize only the tensors whose name matches this regular expression (instead of the
     /// default: 2-D+ float `*weight` tensors except embeddings, norms, heads and routers).
-    #[arg(long)]
+    #[arg(long, value_name = "REGEX")]
     only: Option<String>,
     /// Never quantize the tensors whose name matches this regular expression.
-    #[arg(long)]
+    #[arg(long, value_name = "REGEX")]
     skip: Option<String>,
+    /// Copy a selected weight the scheme cannot take (its dtype, or a last dimension that is not a
+    /// whole number of blocks) as it is, with a warning on stderr, instead of stopping with an
+    /// error naming it.
+    #[arg(long)]
+    keep_unsupported: bool,
     /// The output: a folder (model.safetensors and the convention's config files), or a .gguf
     /// file for the ggml:* schemes. Written all or nothing.
     #[arg(long)]
@@ -38,7 +43,10 @@ pub struct QuantizeArgs {
 
 pub fn run(args: QuantizeArgs) -> Outcome {
     let scheme = Scheme::parse(&args.scheme)?;
-    let selection = Selection::new(args.only.as_deref(), args.skip.as_deref())?;
+    let selection = Selection {
+        keep_unsupported: args.keep_unsupported,
+        ..Selection::new(args.only.as_deref(), args.skip.as_deref())?
+    };
     let ckpt = Checkpoint::open(&args.path)?;
     let threads = crate::threads_or_all(args.threads);
     let bar = crate::progress::Progress::new("tensors");
@@ -46,6 +54,9 @@ pub fn run(args: QuantizeArgs) -> Outcome {
         bar.show(k, n);
     })?;
     drop(bar);
+    for c in report.choices.iter().filter(|c| c.unsupported) {
+        eprintln!("warning: {}: {}", c.name, c.why);
+    }
     let quantized = report.choices.iter().filter(|c| c.quantized).count();
     let mut lines = Vec::new();
     if args.verbose {

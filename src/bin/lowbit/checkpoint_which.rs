@@ -20,15 +20,17 @@ pub struct WhichArgs {
     /// Do the K-th of N equal slices of the weights (K from 1), e.g. 2/4.
     #[arg(long, value_parser = crate::shard)]
     shard: Option<(usize, usize)>,
+    #[command(flatten)]
+    pick: crate::checkpoint::Pick,
 }
 
 /// Exit status 0 when one recipe reproduces every element and scale.
 pub fn run(args: WhichArgs) -> Outcome {
     let (quantized, original) = (Checkpoint::open(&args.quantized)?, Checkpoint::open(&args.original)?);
     let bar = crate::progress::Progress::new("weights");
-    let origins = which(&quantized, &original, crate::threads_or_all(args.threads), args.shard, &mut |k, n| {
-        bar.show(k, n);
-    })?;
+    let selection = args.pick.selection()?;
+    let threads = crate::threads_or_all(args.threads);
+    let origins = which(&quantized, &original, &selection, threads, args.shard, &mut |k, n| bar.show(k, n))?;
     drop(bar);
     let totals = overall(&origins);
     let exact = totals.first().is_some_and(|r| r.elements_matched == r.elements && r.scales_matched == r.scales);

@@ -10,19 +10,143 @@ pub struct Args {
     /// ml_dtypes' other types: float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, int1, uint1.
     #[arg(value_parser = crate::format_name)]
     dtype: String,
-    /// One JSON object {"name", "lines": ["key: value", ...]}: the same facts, one per line.
+    /// One JSON object with the keys of Python's `lowbit.info` (but `numpy`): `name`,
+    /// `onnx_number` (null for a description), `kind`, `bits`, `packing`; integers `signed`, `min`,
+    /// `max`; floats `description`, `exponent_bits`, `mantissa_bits`, `bias`, `signed`,
+    /// `subnormals`, `flush_subnormals`, `special`, `zero`, `has_inf`, `has_nan`, `nan_payload`,
+    /// `max`, `lowest`, `min_normal`, `min_subnormal` (exact values as JSON numbers, null where
+    /// the format has none or beyond float64) and `codes` (those values' codes and zero, -0,
+    /// infinities and NaNs; null where the format has none).
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Outcome {
-    let text = describe(&lowbit::verify::Format::parse(&args.dtype)?);
+    let format = lowbit::verify::Format::parse(&args.dtype)?;
     if args.json {
-        let lines: Vec<&str> = text.lines().skip(1).collect();
-        let name = text.lines().next().unwrap_or_default();
-        return printed(&serde_json::json!({ "name": name, "lines": lines }).to_string());
+        return printed(&info_json(&format).to_string());
     }
-    printed(&text)
+    printed(&describe(&format))
+}
+
+/// An integer bound as a JSON number (u64's maximum does not fit i64).
+fn bound(v: i128) -> serde_json::Value {
+    i64::try_from(v).map_or_else(|_| serde_json::Value::from(v as u64), serde_json::Value::from)
+}
+
+/// The facts of `lowbit.info` (python/src/lib.rs `info`), key for key.
+fn info_json(format: &lowbit::verify::Format) -> serde_json::Value {
+    use lowbit::format::{NonFinite, Zero};
+    use lowbit::verify::Format;
+    use serde_json::{json, Map, Value};
+    let mut d = Map::new();
+    let float = match *format {
+        Format::Onnx(dtype) => {
+            d.insert("name".into(), dtype.onnx_name().into());
+            d.insert("onnx_number".into(), dtype.onnx_number().into());
+            d.insert("bits".into(), json!(dtype.bits()));
+            let packing = match dtype.packing() {
+                lowbit::Packing::Bytes(1) => "1 byte".into(),
+                lowbit::Packing::Bytes(k) => format!("{k} bytes"),
+                lowbit::Packing::Nibbles => "nibbles (2 per byte)".into(),
+                lowbit::Packing::Crumbs => "crumbs (4 per byte)".into(),
+                lowbit::Packing::Sextets => "sextets (4 per 3 bytes)".into(),
+                lowbit::Packing::Strings => "strings".into(),
+                _ => "none".to_string(),
+            };
+            d.insert("packing".into(), packing.into());
+            let kind = match dtype.kind() {
+                lowbit::Kind::Float(_) => "float",
+                lowbit::Kind::Integer { .. } => "integer",
+                lowbit::Kind::Bool => "bool",
+                lowbit::Kind::String => "string",
+                lowbit::Kind::Complex => "complex",
+                lowbit::Kind::Undefined => "undefined",
+            };
+            d.insert("kind".into(), kind.into());
+            if let (lowbit::Kind::Integer { signed, .. }, Some((low, high))) = (dtype.kind(), dtype.integer_range()) {
+                d.insert("signed".into(), signed.into());
+                d.insert("min".into(), bound(low));
+                d.insert("max".into(), bound(high));
+            }
+            dtype.float_format().copied()
+        }
+        Format::Described(f) => {
+            d.insert("name".into(), f.to_string().into());
+            d.insert("onnx_number".into(), Value::Null);
+            d.insert("bits".into(), f.width().into());
+            d.insert("packing".into(), Value::Null);
+            d.insert("kind".into(), "described float".into());
+            Some(f)
+        }
+        Format::NamedInteger(i) => {
+            let (low, high) = i.range();
+            d.insert("name".into(), i.name.into());
+            d.insert("onnx_number".into(), Value::Null);
+            d.insert("bits".into(), i.bits.into());
+            d.insert("packing".into(), Value::Null);
+            d.insert("kind".into(), "named integer".into());
+            d.insert("signed".into(), i.signed.into());
+            d.insert("min".into(), bound(low));
+            d.insert("max".into(), bound(high));
+            None
+        }
+    };
+    if let Some(f) = float {
+        let subnormal = f.subnormals && !f.flush_subnormals;
+        // Exact values as JSON numbers; an infinity (beyond float64) has none: null.
+        let value = |code: u64| {
+            let v = f.to_f64(code);
+            if v.is_finite() {
+                json!(v)
+            } else {
+                Value::Null
+            }
+        };
+        d.insert("description".into(), json!(f.subnormals.then(|| f.description())));
+        d.insert("exponent_bits".into(), f.exponent_bits.into());
+        d.insert("mantissa_bits".into(), f.mantissa_bits.into());
+        d.insert("bias".into(), f.bias.into());
+        d.insert("signed".into(), f.signed.into());
+        d.insert("subnormals".into(), subnormal.into());
+        d.insert("flush_subnormals".into(), f.flush_subnormals.into());
+        let special = match f.non_finite {
+            NonFinite::Ieee => "ieee",
+            NonFinite::NanAtAllOnes => "fn",
+            NonFinite::NanAtNegativeZero => "fnuz",
+            NonFinite::None => "none",
+        };
+        d.insert("special".into(), special.into());
+        let zero = match f.zero() {
+            Zero::Signed => "signed",
+            Zero::Unsigned => "unsigned",
+            Zero::None => "none",
+        };
+        d.insert("zero".into(), zero.into());
+        d.insert("has_inf".into(), f.infinity_code(false).is_some().into());
+        d.insert("has_nan".into(), f.nan_code(false).is_some().into());
+        d.insert("nan_payload".into(), f.nan_payload.into());
+        d.insert("max".into(), value(f.max_code()));
+        d.insert("lowest".into(), value(f.lowest_code()));
+        d.insert("min_normal".into(), value(f.min_positive_normal_code()));
+        d.insert("min_subnormal".into(), if subnormal { value(f.min_positive_code()) } else { Value::Null });
+        d.insert(
+            "codes".into(),
+            json!({
+                "max": f.max_code(),
+                "lowest": f.lowest_code(),
+                "min_normal": f.min_positive_normal_code(),
+                "min_subnormal": subnormal.then(|| f.min_positive_code()),
+                "zero": f.zero_code(false),
+                "negative_zero": f.zero_code(true).filter(|&n| Some(n) != f.zero_code(false)),
+                "inf": f.infinity_code(false),
+                "negative_inf": f.infinity_code(true).filter(|_| f.signed),
+                "nan": f.nan_code(false),
+                "negative_nan": f.nan_code(true).filter(|&n| Some(n) != f.nan_code(false)),
+            }),
+        );
+    }
+    Value::Object(d)
 }
 
 /// A packing in words.

@@ -147,14 +147,15 @@ enum Command {
     /// Describe a dtype or a described format: ONNX number, width, packing and, for floating
     /// formats, the whole descriptor, its extreme values and the codes of its specials.
     Info(info::Args),
-    /// Checkpoints (safetensors, GGUF): inspect, dequantize, compare.
+    /// Checkpoints (safetensors, GGUF): inspect, dequantize, compare, quantize, which, convert.
     Checkpoint(checkpoint::Args),
     /// Shell completions for bash, zsh or fish, generated from these definitions, on standard
     /// output (e.g. `lowbit completions bash > /etc/bash_completion.d/lowbit`).
     Completions(completions::CompletionsArgs),
-    /// The manual page (roff), generated from these definitions, on standard output (e.g.
-    /// `lowbit man > lowbit.1`).
-    Man,
+    /// The manual pages (roff), generated from these definitions: the top page on standard
+    /// output (`lowbit man > lowbit.1`), or with --out DIR one page per command
+    /// (`lowbit-cast.1`, `lowbit-checkpoint-quantize.1`, ...).
+    Man(completions::ManArgs),
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -201,21 +202,7 @@ pub fn profile_parser() -> impl clap::builder::TypedValueParser<Value = lowbit::
     clap::builder::PossibleValuesParser::new(lowbit::Profile::NAMES).try_map(|name| lowbit::Profile::parse(&name))
 }
 
-/// Levenshtein distance, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(previous + usize::from(ca != cb));
-            previous = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
+use lowbit::arguments::edit_distance as distance;
 
 /// The dtype names nearest to a mistyped one: within two edits of a name or an alias, or every
 /// name the text is an abbreviation of (`fp8` -> the float8 types).
@@ -313,11 +300,12 @@ pub struct Attributes {
     /// between ONNX types (as ONNX Cast), 0 with a described format (IEEE).
     #[arg(long, value_enum)]
     pub saturate: Option<Saturate>,
-    /// Rounding: ONNX's round_mode attribute, the one rounding choice Cast has (FLOAT8E8M0
-    /// targets only; an error for other targets and for described formats, which round to
-    /// nearest even). Default up, as ONNX Cast.
-    #[arg(long, value_enum)]
-    pub round: Option<RoundModeArg>,
+    /// Rounding, the words every command that rounds takes: rne, rtz, rdn, rup, rmm, raz, rod,
+    /// sr:R where a described format is on a side (IEEE's conversion; default rne), and ONNX's
+    /// round_mode up, down, nearest for FLOAT8E8M0 targets between ONNX types (default up, as
+    /// ONNX Cast). ONNX Cast has no other rounding choice: a word that does not apply is an error.
+    #[arg(long, value_parser = round_word)]
+    pub round: Option<String>,
     /// Which implementation to be bit-exact with.
     #[arg(long, default_value = "spec", value_parser = profile_parser())]
     pub profile: lowbit::Profile,
@@ -334,12 +322,48 @@ impl Attributes {
             ));
         }
         if self.round.is_some() && to != lowbit::DType::Float8E8M0 {
-            return Err(usage("cast", format!("--round up|down|nearest applies to FLOAT8E8M0 targets, not {to}")));
+            return Err(usage(
+                "cast",
+                format!(
+                    "--round applies to FLOAT8E8M0 targets between ONNX types (up, down, nearest: ONNX's round_mode) \
+                     and to casts with a described format (rne, rtz, ...), not to {to}"
+                ),
+            ));
         }
         Ok(lowbit::CastOptions {
             saturate: self.saturate.is_none_or(Saturate::on),
-            round_mode: self.round.map_or(lowbit::RoundMode::Up, Into::into),
+            round_mode: self.onnx_round_mode()?,
             profile: self.profile,
+        })
+    }
+
+    /// ONNX's round_mode from --round (default up).
+    pub fn onnx_round_mode(&self) -> lowbit::Result<lowbit::RoundMode> {
+        match self.round.as_deref() {
+            None | Some("up") => Ok(lowbit::RoundMode::Up),
+            Some("down") => Ok(lowbit::RoundMode::Down),
+            Some("nearest") => Ok(lowbit::RoundMode::Nearest),
+            Some(word) => Err(usage(
+                "cast",
+                format!(
+                    "--round {word} is IEEE rounding, for casts with a described format; ONNX Cast into FLOAT8E8M0 \
+                     takes its round_mode up, down or nearest"
+                ),
+            )),
+        }
+    }
+
+    /// The IEEE rounding of a cast with a described format from --round (default rne).
+    pub fn ieee_rounding(&self) -> lowbit::Result<lowbit::round::RoundingMode> {
+        let word = self.round.as_deref().unwrap_or("rne");
+        lowbit::verify::config::parse_mode(word).ok_or_else(|| {
+            usage(
+                "cast",
+                format!(
+                    "--round {word} is ONNX's round_mode for FLOAT8E8M0; a cast with a described format rounds by \
+                     rne, rtz, rdn, rup, rmm, raz, rod or sr:R"
+                ),
+            )
         })
     }
 }
@@ -369,12 +393,16 @@ pub enum TininessArg {
     Delivered,
 }
 
-/// A rounding mode of the verification commands: one of the words, or sr:R.
-fn round_word(text: &str) -> Result<String, String> {
+/// The one --round grammar of every command that rounds: IEEE's words (rne, rtz, rdn, rup, rmm,
+/// raz, rod, sr:R) and ONNX's round_mode words (up, down, nearest: FLOAT8E8M0 targets of ONNX
+/// Cast); each command then says which apply to what it converts.
+pub fn round_word(text: &str) -> Result<String, String> {
     match lowbit::verify::config::parse_mode(text) {
         Some(_) => Ok(text.to_string()),
+        None if ["up", "down", "nearest"].contains(&text) => Ok(text.to_string()),
         None => Err(format!(
-            "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63)",
+            "{} is not a rounding mode; use rne, rtz, rdn, rup, rmm, raz, rod or sr:R (R 1 to 63), or ONNX's \
+             round_mode up, down, nearest (FLOAT8E8M0 targets of cast)",
             lowbit::Error::quote(text)
         )),
     }
@@ -417,6 +445,16 @@ impl Rounding {
             TininessArg::After => "after",
             TininessArg::Delivered => "delivered",
         };
+        if lowbit::verify::config::parse_mode(&self.round).is_none() {
+            return Err(usage(
+                "--round",
+                format!(
+                    "{} is ONNX Cast's round_mode (lowbit cast, FLOAT8E8M0 targets); IEEE rounding here is rne, rtz, \
+                     rdn, rup, rmm, raz, rod or sr:R",
+                    self.round
+                ),
+            ));
+        }
         lowbit::verify::VerifyOptions::from_words(&self.round, tininess, if saturate { "1" } else { "0" })
     }
 }
@@ -473,6 +511,50 @@ pub fn output_failure(e: std::io::Error) -> Failure {
 pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes).and_then(|()| out.flush()).map_err(output_failure)
+}
+
+/// Whether an output path is `-`: standard output.
+pub fn is_stdout(path: &std::path::Path) -> bool {
+    path == std::path::Path::new("-")
+}
+
+/// Binary output to standard output: refused where standard output is a terminal, unless `raw`
+/// (the bytes would garble the terminal and are lost anyway).
+pub fn binary_to_stdout(command: &str, raw: bool, alternative: &str) -> lowbit::Result<()> {
+    use std::io::IsTerminal;
+    if raw || !std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    Err(usage(
+        command,
+        format!(
+            "the output is binary and standard output is a terminal: redirect it (> FILE, | od -An -tx1), \
+             {alternative}, or pass --raw to write it anyway"
+        ),
+    ))
+}
+
+/// Writes a tensor as a TensorProto to `path`, or to standard output for `-` (refused to a
+/// terminal unless `raw`); returns the line to print: what was written where, or nothing when
+/// the tensor itself went to standard output.
+pub fn write_tensor_out(
+    command: &str,
+    path: &std::path::Path,
+    t: &lowbit::Tensor,
+    name: Option<&str>,
+    raw: bool,
+    described: String,
+) -> lowbit::Result<String> {
+    if is_stdout(path) {
+        binary_to_stdout(command, raw, "give a file path instead of -")?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&t.to_tensor_proto_bytes(name))
+            .and_then(|()| out.flush())
+            .map_err(|e| lowbit::Error::Io { path: "standard output".into(), message: e.to_string() })?;
+        return Ok(String::new());
+    }
+    lowbit::onnx::tensor_proto::write_tensor_file(path, t, name)?;
+    Ok(described)
 }
 
 /// Writes a command's text result (if any) as one line.
@@ -543,7 +625,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),
         Command::Completions(args) => completions::completions(args),
-        Command::Man => completions::man(),
+        Command::Man(args) => completions::man(args),
     };
     let message = match outcome {
         Ok(code) => return code,

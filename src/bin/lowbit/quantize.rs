@@ -32,7 +32,7 @@
 use crate::blocks::{self, BlockMode};
 use lowbit::format;
 use lowbit::onnx::limits::Limits;
-use lowbit::onnx::tensor_proto::{read_tensor_file_with, write_tensor_file};
+use lowbit::onnx::tensor_proto::read_tensor_file_with;
 use lowbit::quant::blocks::Scheme;
 use lowbit::quant::{
     dequantize_linear, quantize_linear, DequantizeAttributes, QuantizeAttributes, DEQUANTIZE_LINEAR_VERSIONS,
@@ -451,8 +451,7 @@ fn quantize_linear_files(linear: &Linear, args: &QuantizeArgs) -> Result<String>
     };
     let y = quantize_linear(&x, &scale, zero_point.as_ref(), &attrs, LINEAR_OPSET, linear.profile)?;
     drop((x, scale, zero_point));
-    write_tensor_file(out, &y, None)?;
-    Ok(format!("wrote {}", describe(&y, out)))
+    crate::write_tensor_out("quantize", out, &y, None, false, format!("wrote {}", describe(&y, out)))
 }
 
 fn dequantize_linear_files(linear: &Linear, args: &DequantizeArgs) -> Result<String> {
@@ -473,8 +472,7 @@ fn dequantize_linear_files(linear: &Linear, args: &DequantizeArgs) -> Result<Str
         DequantizeAttributes { axis: args.blocking.axis, block_size, output_dtype: Some(i64::from(to.onnx_number())) };
     let y = dequantize_linear(&x, &scale, zero_point.as_ref(), &attrs, LINEAR_OPSET, linear.profile)?;
     drop((x, scale, zero_point));
-    write_tensor_file(&args.out, &y, None)?;
-    Ok(format!("wrote {}", describe(&y, &args.out)))
+    crate::write_tensor_out("dequantize", &args.out, &y, None, false, format!("wrote {}", describe(&y, &args.out)))
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use super::recipes::{
     Amax, BlockShape, Dequantize, ElementRound, GlobalRule, NanElement, Recipe, ScaleFormat, ShortBlock,
 };
 use super::rules::{
-    amax_fold, bits_of, block_scales, c_int8_x86, casts, clamp, decode, element_factors, fused_multiply_add,
+    amax_fold, bits_of, block_scales, c_int8_x86, casts, clamp, decode, element_factors, encode, fused_multiply_add,
     ggml_ue4m3_value, nan_code, nan_first, nearest_kvalue, place_nan_maxima, pow2, product, round_all_as, round_to,
-    scale_casts, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
+    scale_casts, widened_from, BlockScale, GGML_KVALUES, NVFP4_GLOBAL_DIVISOR, TINY,
 };
 use super::{BlockInput, Quantized, Scales, Scheme};
 use crate::alloc_prelude::*;
@@ -204,14 +204,14 @@ fn axis_back_into<T: Copy>(data: &[T], outer: usize, len: usize, inner: usize, o
     }
 }
 
-/// The compute dtype: the input's where the recipe computes in it (bfloat16 under
+/// The compute dtype: the input's where the recipe computes in it (bfloat16 or float16 under
 /// compressed-tensors), else float32.
 fn compute_dtype(recipe: &Recipe, input: DType) -> DType {
     let in_input = recipe.scale == ScaleFormat::InputDtype
         || recipe.global == GlobalRule::CompressedTensorsEncode
         || matches!(recipe.round, ElementRound::Cast { in_compute_dtype: true, .. });
-    if in_input && input == DType::Bfloat16 {
-        DType::Bfloat16
+    if in_input && matches!(input, DType::Bfloat16 | DType::Float16) {
+        input
     } else {
         DType::Float
     }
@@ -254,7 +254,9 @@ pub(super) fn quantize_with<T: BlockInput>(
         return Err(Error::UnsupportedDType {
             op: "blocks quantize",
             dtype: T::DTYPE.onnx_name(),
-            why: "the implementation this scheme reproduces does not take this input dtype",
+            why: "the implementation this scheme reproduces refuses this input dtype (float32 always works: convert \
+                  the tensor to float32, or to bfloat16 where the scheme takes it; `lowbit checkpoint quantize \
+                  --skip REGEX` leaves a tensor as it is)",
         });
     }
     // One scale for no elements: refused here too, not only by the faces that check first.
@@ -286,10 +288,12 @@ pub(super) fn quantize_with<T: BlockInput>(
     let from_amax = scheme.global_from_amax();
     let (codes, stored, global) = if fast {
         // The fused path takes the tensor's maximum from its block maxima where it can.
-        let global_from = |amax: &mut dyn FnMut() -> f32| global_of(recipe, from_amax, global_scale, amax, compute);
+        let global_from =
+            |amax: &mut dyn FnMut() -> f32| global_of(recipe, from_amax, global_scale, amax, compute, T::DTYPE);
         super::fast::quantize_rows(recipe, values, g.len, g.block_cols, g.block_rows, global_from, compute)?
     } else {
-        let global = global_of(recipe, from_amax, global_scale, &mut || super::fast::tensor_amax(values), compute);
+        let global =
+            global_of(recipe, from_amax, global_scale, &mut || super::fast::tensor_amax(values), compute, T::DTYPE);
         let mut amaxes = block_amax(recipe.amax, values, &g);
         let count = amaxes.len();
         place_nan_maxima(recipe, compute, &mut amaxes, 0, count);
@@ -319,6 +323,10 @@ fn stored_scales(recipe: &Recipe, compute: DType, stored: &[u32]) -> Scales {
         ScaleFormat::Float32 => Scales::Float32(stored.map(f32::from_bits).collect()),
         ScaleFormat::InputDtype if compute == DType::Bfloat16 => {
             Scales::Bfloat16(stored.map(|c| (c >> 16) as u16).collect())
+        }
+        ScaleFormat::InputDtype if compute == DType::Float16 => {
+            // The value is a float16 already (rounded in the compute dtype): its exact code.
+            Scales::Float16(stored.map(|c| encode(recipe.profile, DType::Float16, f32::from_bits(c)) as u16).collect())
         }
         ScaleFormat::InputDtype => Scales::Float32(stored.map(f32::from_bits).collect()),
     }
@@ -367,6 +375,7 @@ fn global_of(
     given: Option<f32>,
     amax: &mut dyn FnMut() -> f32,
     compute: DType,
+    input: DType,
 ) -> Option<f32> {
     if given.is_some() {
         return given;
@@ -374,7 +383,10 @@ fn global_of(
     match recipe.global {
         GlobalRule::None => None,
         GlobalRule::TorchaoDecode if !from_amax => None,
-        GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode => Some(amax() / NVFP4_GLOBAL_DIVISOR),
+        // The maximum is reduced in the input dtype and widened by `.float()`.
+        GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode => {
+            Some(widened_from(recipe.profile, input, amax()) / NVFP4_GLOBAL_DIVISOR)
+        }
         GlobalRule::CompressedTensorsEncode => {
             // generate_gparam: 448 * 6 / max(amax, tiny) in the input dtype (torch's `scalar /
             // tensor` is `tensor.reciprocal() * scalar`, each step rounded); NaN or Inf -> 1.
@@ -548,6 +560,7 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     }
     let compute = match &q.scales {
         Scales::Bfloat16(_) => DType::Bfloat16,
+        Scales::Float16(_) if recipe.scale == ScaleFormat::InputDtype => DType::Float16,
         _ if recipe.global == GlobalRule::CompressedTensorsEncode => DType::Bfloat16,
         _ => DType::Float,
     };

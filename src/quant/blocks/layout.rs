@@ -44,7 +44,7 @@ pub(super) fn check_arrays(q: &Quantized) -> Result<()> {
         (Scales::Codes(_), ScaleFormat::E8M0 | ScaleFormat::E4M3 | ScaleFormat::GgmlUe4m3)
             | (Scales::Float16(_), ScaleFormat::Float16 | ScaleFormat::GgmlFloat16)
             | (Scales::Float32(_), ScaleFormat::Float32 | ScaleFormat::InputDtype)
-            | (Scales::Bfloat16(_), ScaleFormat::InputDtype)
+            | (Scales::Bfloat16(_) | Scales::Float16(_), ScaleFormat::InputDtype)
     );
 
     if !kind_ok {

@@ -114,9 +114,47 @@ pub struct Scheme {
     ggml_codec: Option<&'static str>,
 }
 
+/// Every `family:format` a scheme name can start with, from the rows' names (`ocp:mxfp4`,
+/// `torchao:mxfp4`, `ggml:q4_0`, `fp8:tensor`, ...).
+fn scheme_heads() -> Vec<String> {
+    let mut heads = Vec::new();
+    for (name, _) in recipes() {
+        let head = name.split([',', '[', ' ']).next().unwrap_or_default();
+        let Some((family, formats)) = head.split_once(':') else {
+            heads.push(head.to_string());
+            continue;
+        };
+        for format in formats.split('|').filter(|f| !f.contains('=')) {
+            let head = format!("{family}:{format}");
+            if !heads.contains(&head) {
+                heads.push(head);
+            }
+        }
+    }
+    heads
+}
+
 impl Scheme {
-    /// Parses a scheme name (module docs; [`SCHEMES`]).
+    /// Parses a scheme name (module docs; [`SCHEMES`]); an unknown family or format is an error
+    /// led by the nearest valid ones ("did you mean ggml:q4_0?").
     pub fn parse(name: &str) -> Result<Scheme> {
+        Scheme::parse_exact(name).map_err(|e| {
+            let head = name.split(',').next().unwrap_or_default();
+            let heads = scheme_heads();
+            if heads.iter().any(|h| h == head) {
+                return e;
+            }
+            let near = crate::arguments::nearest_names(head, heads.iter().map(String::as_str));
+            match (near.is_empty(), e) {
+                (false, Error::InvalidOp { op, message }) => {
+                    Error::InvalidOp { op, message: format!("did you mean {}? {message}", near.join(" or ")) }
+                }
+                (_, e) => e,
+            }
+        })
+    }
+
+    fn parse_exact(name: &str) -> Result<Scheme> {
         let mut parts = name.split(',');
         let head = parts.next().unwrap_or_default();
         let options: Vec<(&str, &str)> = parts

@@ -50,7 +50,7 @@ pub enum ScaleFormat {
     GgmlFloat16,
     /// float32.
     Float32,
-    /// The input's dtype (float32 or bfloat16): the implementation computes the scale in it.
+    /// The input's dtype (float32, bfloat16 or float16): the implementation computes the scale in it.
     InputDtype,
 }
 
@@ -102,16 +102,21 @@ pub enum ScaleRule {
     },
     /// ggml MXFP4: `floor(log2f(amax)) - 2 + 127` when amax > 0, else 0.
     GgmlLog2Floor,
-    /// compressed-tensors MX (`generate_mx_scales`, `compress_mx_scale`): the float32 bits of
-    /// amax plus `1 << (23 - mbits - 1)` in int32, sign and exponent kept (`round_to_power_2`);
+    /// compressed-tensors MX (`generate_mx_scales`, `compress_mx_scale`): the bits of amax in the
+    /// compute dtype (float32, bfloat16 or float16: `m` fraction bits) plus `1 << (m - mbits - 1)`
+    /// in int32, sign and exponent kept (`round_to_power_2`; a float16 subnormal amax gives 0);
     /// `code = clamp(127 + floor(log2(.)) - emax, 0, 255)` (0 -> -Inf -> 0); the element divisor
-    /// `2^(code - 127)` (255, reached only by a carry into Inf: +Inf); the stored byte
+    /// `2^(code - 127)` in the compute dtype (255, reached only by a carry into Inf: +Inf), a
+    /// divisor that is 0 there (float16 below 2^-24) replaced by `zero_divisor`; the stored byte
     /// `127 + (int32)floor(log2(divisor))` as uint8, where x86 converts Inf to 0x80000000: 0x7F.
     PowerOfTwoLog2 {
         /// The element format's mantissa bits (the rounding of amax).
         mbits: u32,
         /// The element format's largest power of two.
         emax: i32,
+        /// What a divisor that is zero in the compute dtype becomes (compressed-tensors'
+        /// `calculate_qparams`: `_get_dtype_eps` of the uint8 scale dtype, 1).
+        zero_divisor: f32,
     },
     /// `amax / divisor` (after the per-tensor step of [`GlobalRule`]), then the clamps of
     /// `clamp`, then the cast to the scale format; zero replaced by `zero_scale`.
@@ -405,7 +410,12 @@ const TORCHAO_V: &str = "0.18.0";
 const FIXTURES: &str = "scripts/gen_block_fixtures.py (tests/data/blocks)";
 const F32_MIN_NORMAL: f32 = 1.1754944e-38;
 const E4M3_MAX: f32 = 448.0;
+/// torchao 0.18's MX and NVFP4 quantizers assert bfloat16 or float32 (`to_mx`: "torch.float16 is
+/// not supported yet"; `nvfp4_quantize`: "torch.float16 not supported"; recorded as refusals by
+/// scripts/gen_block_fixtures.py).
 const TORCH_FLOATS: &[DType] = &[DType::Bfloat16];
+/// Implementations that take float16 as well (each recorded on float16 input by
+/// scripts/gen_block_fixtures.py).
 const ALL_FLOATS: &[DType] = &[DType::Bfloat16, DType::Float16];
 
 const TORCHAO_MX_SHORT: ShortBlock =
@@ -627,7 +637,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             "compressed-tensors requires the column count to be divisible by the group_size 16",
         ),
         layout: Layout::Onnx,
-        inputs: TORCH_FLOATS,
+        inputs: ALL_FLOATS,
         profile: Profile::Torch,
         nan: COMPRESSED_TENSORS,
         source: Source {
@@ -647,6 +657,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
         scale_rule: ScaleRule::PowerOfTwoLog2 {
             mbits: 1,
             emax: 2,
+            zero_divisor: 1.0,
         },
         global: GlobalRule::None,
         // x / 2^(code - 127) in the input dtype, no smallest divisor (2^-127 divides).
@@ -664,7 +675,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             "compressed-tensors requires the column count to be divisible by the group_size 32",
         ),
         layout: Layout::Onnx,
-        inputs: TORCH_FLOATS,
+        inputs: ALL_FLOATS,
         profile: Profile::Torch,
         nan: COMPRESSED_TENSORS,
         source: Source {
@@ -725,7 +736,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             "DeepSeek's act_quant asserts the last dimension is divisible by block_size 128",
         ),
         layout: Layout::Onnx,
-        inputs: TORCH_FLOATS,
+        inputs: ALL_FLOATS,
         profile: Profile::Torch,
         nan: TORCH,
         source: Source {
@@ -764,7 +775,7 @@ pub(crate) const RECIPES: &[Recipe] = &[
             "compressed-tensors requires the column count to be divisible by the group_size",
         ),
         layout: Layout::Onnx,
-        inputs: TORCH_FLOATS,
+        inputs: ALL_FLOATS,
         profile: Profile::Torch,
         nan: COMPRESSED_TENSORS,
         source: Source {

@@ -180,15 +180,28 @@ pub(super) fn block_scale(recipe: &Recipe, amax: f32, global: Option<f32>, compu
             };
             reciprocal_ceil_scale(code)
         }
-        ScaleRule::PowerOfTwoLog2 { mbits, emax, .. } => {
-            // round_to_power_2 in int32 (a NaN amax arrives with torch's bits: block_scales).
-            let rounded = (amax.to_bits() as i32).wrapping_add(1 << (23 - mbits - 1)) as u32 & 0xFF80_0000;
+        ScaleRule::PowerOfTwoLog2 { mbits, emax, zero_divisor } => {
+            // round_to_power_2 on the compute dtype's bits in int32 (a NaN amax arrives with
+            // torch's bits: block_scales); a 16-bit dtype's result is cast back to uint16.
+            let format = compute.float_format().expect("a float compute dtype");
+            let (fraction, width) = (format.mantissa_bits, 1 + format.exponent_bits + format.mantissa_bits);
+            let bits = code_held_in(recipe.profile, compute, amax);
+            let sign_exponent = ((1u32 << (format.exponent_bits + 1)) - 1) << fraction;
+            let rounded = bits.wrapping_add(1 << (fraction - mbits - 1)) & sign_exponent;
+            let inf = ((1u32 << format.exponent_bits) - 1) << fraction;
             let code = match rounded {
-                0x7F80_0000 => 255,
-                r if r & 0x8000_0000 != 0 || r == 0 => 0,
-                r => ((r >> 23) as i32 - emax).clamp(0, 255) as u32,
+                r if r == inf => 255,
+                r if r >> (width - 1) != 0 || r == 0 => 0,
+                // A power of two 2^(e - bias), its field e: 127 + (e - bias) - emax.
+                r => (127 + (r >> fraction) as i32 - format.bias - emax).clamp(0, 255) as u32,
             };
-            let factor = if code == 255 { f32::INFINITY } else { pow2(code as i32 - 127) };
+            let divisor =
+                if code == 255 { f32::INFINITY } else { round_to(recipe.profile, compute, pow2(code as i32 - 127)) };
+            let (factor, code) = if divisor == 0.0 {
+                (zero_divisor, (127 + zero_divisor.log2().floor() as i32) as u32)
+            } else {
+                (divisor, code)
+            };
             // compress_mx_scale: (int32)floor(log2(Inf)) is x86's 0x80000000; plus 127, as uint8.
             BlockScale { stored: if code == 255 { 0x7F } else { code }, factor }
         }
@@ -399,7 +412,8 @@ impl DivideSteps {
         let zero_after = match zero_after_cast {
             ZeroScale::Keep => None,
             ZeroScale::Value(v) => Some(v),
-            ZeroScale::DtypeEps => Some(if compute == DType::Bfloat16 { 0.0078125 } else { f32::EPSILON }),
+            // torch.finfo(dtype).eps: 2^-(stored fraction bits) of the compute dtype.
+            ZeroScale::DtypeEps => Some(pow2(-(compute.float_format().map_or(23, |f| f.mantissa_bits) as i32))),
         };
         let float8 = recipe.scale == ScaleFormat::E4M3;
         let zero_after_stored = match zero_after {
@@ -562,11 +576,36 @@ pub(crate) fn nan_first(x: f32, result: f32) -> f32 {
     }
 }
 
+/// The code of `x` (a value of `dtype`, float32, bfloat16 or float16) as torch holds it in a
+/// tensor of `dtype`: a number's exact code, a NaN's sign, exponent and top fraction bits (the
+/// bits its arithmetic wrote, unquieted).
+pub(super) fn code_held_in(profile: Profile, dtype: DType, x: f32) -> u32 {
+    let Some(format) = dtype.float_format().filter(|f| f.mantissa_bits < 23) else { return x.to_bits() };
+    if !x.is_nan() {
+        return encode(profile, dtype, x) as u32;
+    }
+    let (fraction, width) = (format.mantissa_bits, 1 + format.exponent_bits + format.mantissa_bits);
+    let b = x.to_bits();
+    let exponent = ((1u32 << format.exponent_bits) - 1) << fraction;
+    (b >> 31) << (width - 1) | exponent | (b & 0x007F_FFFF) >> (23 - fraction)
+}
+
+/// A tensor maximum taken in the input dtype, as float32 under the row's casts (`.float()` of
+/// the 0-dim result: torch's float16 -> float32 scalar loop writes every NaN as 0x7FFFFFFF).
+pub(super) fn widened_from(profile: Profile, input: DType, x: f32) -> f32 {
+    if input == DType::Float {
+        return x;
+    }
+    decode(profile, input, u64::from(code_held_in(profile, input, x)))
+}
+
 /// A scale step's result in the compute dtype: a NaN keeps its top bits (the bits torch's loop
 /// wrote: a NaN block maximum already has them, [`nan_lane_maxima`]), a number is rounded.
 fn round_in_compute(profile: Profile, compute: DType, x: f32) -> f32 {
-    if x.is_nan() && compute == DType::Bfloat16 {
-        f32::from_bits(quiet(x).to_bits() & 0xFFFF_0000)
+    let fraction = compute.float_format().map_or(23, |f| f.mantissa_bits);
+    if x.is_nan() && fraction < 23 {
+        // The top payload bits the narrower dtype holds (torch's bfloat16 and float16 stores).
+        f32::from_bits(quiet(x).to_bits() & !((1u32 << (23 - fraction)) - 1))
     } else {
         round_to(profile, compute, x)
     }
