@@ -319,7 +319,7 @@ def ggml_py_compare():
             rows, n = x.shape
             qw = None
             keep = None
-            if run["imatrix"]:
+            if run["imatrix"] and name in entries:
                 sums, count = entries[name]
                 keep = (sums / np.float32(count)).astype(np.float32)
                 qw = keep.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
@@ -332,8 +332,17 @@ def ggml_py_compare():
                              "equal": mine == sha, "llama_cpp_sha256": sha, "ggml_py_sha256": mine,
                              "ggml_py_first_block": out[:block].tobytes().hex()})
     equal = sum(c["equal"] for c in compared)
+    # A few tensors in full (the first two of each ftype, with and without the matrix), every
+    # difference, and the counts.
+    shown, seen = [], {}
+    for c in compared:
+        key = (c["ftype"], c["imatrix"])
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= 2 or not c["equal"]:
+            shown.append(c)
     result = {"ggml_py": version("ggml-py"), "llama_cpp_commit": LLAMA_CPP_COMMIT, "compared": len(compared),
-              "equal": equal, "tensors": compared}
+              "equal": equal, "per_run": {f"{k[0]}{' + imatrix' if k[1] else ''}": n for k, n in seen.items()},
+              "tensors": shown}
     (OUT / "ggml_py_compare.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"ggml-py {version('ggml-py')} vs llama.cpp {LLAMA_CPP_COMMIT[:10]}: {equal} of {len(compared)} tensors equal")
     if not compared:
