@@ -212,3 +212,48 @@ fn a_type_without_codec_is_a_typed_error_and_leaves_no_file() {
     assert!(planned.write(&out).is_err());
     assert!(!out.exists());
 }
+
+/// The command: `checkpoint quantize --scheme ggml:Q8_0` writes llama.cpp's file, `inspect`
+/// names its mixture, and a mixture lowbit cannot finish leaves no file.
+#[cfg(feature = "cli")]
+#[test]
+fn the_command_writes_the_q8_0_mixture_and_inspect_names_it() {
+    let record = record();
+    let expected = runs(&record).into_iter().find(|r| r["ftype"] == "Q8_0" && r["imatrix"] == false).unwrap()
+        ["file_sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("q8.gguf");
+    let lowbit = env!("CARGO_BIN_EXE_lowbit");
+    let input = dir().join("llama-f16.gguf");
+    let run = |args: &[&std::ffi::OsStr]| std::process::Command::new(lowbit).args(args).output().unwrap();
+    let done = run(&[
+        "checkpoint".as_ref(),
+        "quantize".as_ref(),
+        input.as_os_str(),
+        "--scheme".as_ref(),
+        "ggml:Q8_0".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(sha256(&std::fs::read(&out).unwrap()), expected);
+    let shown = run(&["checkpoint".as_ref(), "inspect".as_ref(), out.as_os_str()]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("llama.cpp mixture: general.file_type Q8_0; tensor types match Q8_0"), "{text}");
+    let refused = tmp.path().join("iq2.gguf");
+    let failed = run(&[
+        "checkpoint".as_ref(),
+        "quantize".as_ref(),
+        input.as_os_str(),
+        "--scheme".as_ref(),
+        "ggml:IQ2_XS".as_ref(),
+        "--out".as_ref(),
+        refused.as_os_str(),
+    ]);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("importance matrix"));
+    assert!(!refused.exists());
+}

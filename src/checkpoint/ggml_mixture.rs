@@ -724,6 +724,39 @@ pub fn ggml_mixture(ckpt: &super::Checkpoint, ftype_name: &str, imatrix: bool) -
         .collect())
 }
 
+/// The ftypes (with `+ imatrix` where the rules need the matrix to give these types) whose
+/// rules give every tensor of `tensors` the type it has: which llama.cpp mixture made a file.
+fn matching(facts: &ModelFacts, tensors: &[MixtureInput]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in FTYPES {
+        let mut fits = [false; 2];
+        for (k, imatrix) in [false, true].into_iter().enumerate() {
+            if let Ok(choices) = mixture(f, facts, tensors, imatrix, Path::new("input")) {
+                // A tensor llama.cpp keeps (not quantized) keeps whatever type it has.
+                fits[k] = choices.iter().all(|c| !c.quantized || c.ggml == tensors[c.input].ggml)
+                    && choices.iter().any(|c| c.quantized);
+            }
+        }
+        match fits {
+            [true, _] => out.push(f.name.to_string()),
+            [false, true] => out.push(format!("{} + imatrix", f.name)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Which llama.cpp mixture a GGUF file is: its `general.file_type` (the ftype's name, if
+/// lowbit has it), and the ftypes whose rules give every tensor the type it has.
+pub fn which_ggml_mixture(ckpt: &super::Checkpoint) -> Result<(Option<&'static str>, Vec<String>)> {
+    let declared = ckpt.gguf_metadata().iter().find(|(k, _)| k == "general.file_type").and_then(|(_, v)| match v {
+        super::GgufValue::U32(id) => FTYPES.iter().find(|f| f.id == *id).map(|f| f.name),
+        _ => None,
+    });
+    let list = inputs(ckpt)?;
+    Ok((declared, matching(&model_facts(ckpt.gguf_metadata()), &list)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,5 +791,40 @@ mod tests {
         let names = ["blk.10.a", "output.weight", "blk.2.b", "blk.2.a", "token_embd.weight"];
         let order: Vec<&str> = llama_order(&names).into_iter().map(|k| names[k]).collect();
         assert_eq!(order, ["output.weight", "token_embd.weight", "blk.2.a", "blk.2.b", "blk.10.a"]);
+    }
+
+    /// Every output llama.cpp wrote (the recorded types) is recognised as its ftype.
+    #[test]
+    fn recorded_outputs_are_recognised_as_their_ftype() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ggml_mixtures");
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("llama_mixtures.json")).unwrap()).unwrap();
+        let mut recognised = 0;
+        for run in record["runs"].as_array().unwrap() {
+            let name = run["ftype"].as_str().unwrap();
+            if run["status"] != "quantized" || ftype(name).is_none() {
+                continue;
+            }
+            let rows = run["tensors"].as_array().unwrap();
+            let tensors: Vec<MixtureInput> = rows
+                .iter()
+                .map(|t| MixtureInput {
+                    name: t[0].as_str().unwrap(),
+                    ne: t[2].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect(),
+                    ggml: GgmlType::from_name(t[1].as_str().unwrap()).unwrap(),
+                })
+                .collect();
+            let facts =
+                ModelFacts { arch: "llama".into(), is_70b: false, n_layer: 16, n_head: 4, n_head_kv: 2, n_expert: 0 };
+            let found = matching(&facts, &tensors);
+            let imatrix = run["imatrix"].as_bool().unwrap();
+            let expected = [name.to_string(), format!("{name} + imatrix")];
+            assert!(
+                found.iter().any(|f| *f == expected[0] || (imatrix && *f == expected[1])),
+                "{name} (imatrix {imatrix}): recognised as {found:?}"
+            );
+            recognised += 1;
+        }
+        assert!(recognised > 40, "{recognised}");
     }
 }
