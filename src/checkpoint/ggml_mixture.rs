@@ -141,7 +141,7 @@ const ROLES: &[(Match, Role)] = &[
     (Match::Contains("ffn_down"), Role::FfnDown),
 ];
 
-fn role_of(name: &str) -> Role {
+pub(crate) fn role_of(name: &str) -> Role {
     ROLES.iter().find(|(m, _)| m.matches(name)).map_or(Role::Other, |&(_, r)| r)
 }
 
@@ -373,6 +373,14 @@ const RULES: &[Rule] = &[
 const ADJUSTMENTS: &[(Cond, &[&str], &str)] =
     &[(Cond::Model70B, &["Q3_K", "Q4_K"], "Q5_K"), (Cond::Experts8, &[], "Q8_0")];
 
+/// The ftypes whose `attn_v` tensors are decided by another branch (the I-quants', MXFP4_MOE's),
+/// so that ADJUSTMENTS do not follow.
+const OTHER_ATTN_V_BRANCH: &[&str] = &["IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M", "MXFP4_MOE"];
+
+/// The ftypes whose branch counts no tensor (MXFP4_MOE's does not advance llama.cpp's
+/// `i_attention_wv`, `i_ffn_*` counters).
+const UNCOUNTED: &[&str] = &["MXFP4_MOE"];
+
 /// `tensor_type_fallback`: a type whose block does not divide the row becomes this one; if
 /// that one's block does not either (or the type has no row here and blocks of 32 or fewer), F16.
 const FALLBACKS: &[(&str, &str)] = &[
@@ -540,7 +548,7 @@ pub fn mixture(
 ) -> Result<Vec<MixtureChoice>> {
     let names: Vec<&str> = tensors.iter().map(|t| t.name).collect();
     let order = llama_order(&names);
-    let tied = !names.contains(&"output.weight");
+    let tied = !names.iter().any(|n| role_of(n) == Role::Output);
     let n_attn_v = names.iter().filter(|n| role_of(n) == Role::AttnV).count();
     let default = ggml(ftype.default);
     let (mut attn_v, mut ffn_down, mut ffn_gate, mut ffn_up) = (0usize, 0usize, 0usize, 0usize);
@@ -586,7 +594,7 @@ pub fn mixture(
                 target = ggml(name);
             }
             // The 70B / 8-expert exceptions follow the attn_v branch only.
-            let attn_v_branch = role == Role::AttnV && !IQ2_GROUP.contains(&ftype.name) && ftype.name != "MXFP4_MOE";
+            let attn_v_branch = role == Role::AttnV && !OTHER_ATTN_V_BRANCH.contains(&ftype.name);
             if attn_v_branch {
                 for &(c, from, to) in ADJUSTMENTS {
                     if holds(c, ftype, facts, imatrix, t, &at) && (from.is_empty() || from.contains(&target.name())) {
@@ -595,7 +603,7 @@ pub fn mixture(
                 }
             }
             // llama.cpp counts the tensors its branches saw (MXFP4_MOE's branch counts none).
-            if ftype.name != "MXFP4_MOE" {
+            if !UNCOUNTED.contains(&ftype.name) {
                 match role {
                     Role::AttnV => attn_v += 1,
                     Role::FfnDown => ffn_down += 1,
@@ -606,9 +614,7 @@ pub fn mixture(
             }
             target = fallback(target, t, &fail)?;
         }
-        let needs_imatrix = t.name != "output.weight"
-            && t.name != "token_embd.weight"
-            && t.name != "per_layer_token_embd.weight"
+        let needs_imatrix = !matches!(role_of(t.name), Role::Output | Role::TokenEmbd)
             && NEEDS_IMATRIX
                 .iter()
                 .any(|&(ty, only)| ty == target.name() && (only.is_empty() || only.contains(&ftype.name)));

@@ -13,7 +13,7 @@
 //! An input whose `general.alignment` is not 32 is refused: llama.cpp copies the key but lays
 //! the file out at 32, so its output contradicts itself.
 
-use super::ggml_mixture::{ftype_named, inputs, mixture, model_facts, Ftype, GgmlMixtureTensor};
+use super::ggml_mixture::{ftype_named, inputs, mixture, model_facts, role_of, Ftype, GgmlMixtureTensor, Role};
 use super::gguf::DEFAULT_ALIGNMENT;
 use super::{checkpoint_error, Checkpoint, GgufTensor, GgufValue, StoredTensor};
 use crate::error::{Error, Result};
@@ -263,7 +263,7 @@ impl<'a> GgmlMixture<'a> {
         if w.len() == ne0 * experts {
             return Ok(Some(w));
         }
-        if t.name == "token_embd.weight" || t.name == "per_layer_token_embd.weight" {
+        if role_of(&t.name) == Role::TokenEmbd {
             return Ok(None);
         }
         Err(checkpoint_error(
