@@ -10,12 +10,16 @@ from . import _native
 
 
 def quantize(path: Any, scheme: str, out: Any, *, only: Optional[str] = None, skip: Optional[str] = None,
-             threads: Optional[int] = None, shard: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+             threads: Optional[int] = None, shard: Optional[Tuple[int, int]] = None,
+             imatrix: Any = None) -> Dict[str, Any]:
     """Quantizes the checkpoint at `path` under `scheme` (`lowbit.blocks.SCHEMES`) and writes it in
     the convention of the producer the scheme reproduces to `out` (a folder; a .gguf file for
     `ggml:*`), all or nothing. `only` / `skip` are regular expressions on tensor names; `shard=(K, N)`
-    does the K-th of N slices. Returns `{"written": [files], "tensors": [{"name", "quantized", "why"}]}`."""
-    return _native.checkpoint_quantize(os.fspath(path), scheme, os.fspath(out), only, skip, threads, shard)
+    does the K-th of N slices. `ggml:FTYPE` in upper case (`ggml:Q4_K_M`) writes llama.cpp's mixture
+    of that ftype from a GGUF file, with llama-imatrix's importance matrix `imatrix` if given.
+    Returns `{"written": [files], "tensors": [{"name", "quantized", "why"}]}`."""
+    return _native.checkpoint_quantize(os.fspath(path), scheme, os.fspath(out), only, skip, threads, shard,
+                                       None if imatrix is None else os.fspath(imatrix))
 
 
 def which(quantized: Any, original: Any, *, threads: Optional[int] = None,

@@ -22,7 +22,7 @@ fn shard_of(py: Python<'_>, shard: Option<(usize, usize)>) -> PyResult<Option<(u
 /// Quantizes a checkpoint under `scheme` in its producer's convention; returns
 /// `{"written": [...], "tensors": [{"name", "quantized", "why"}, ...]}`.
 #[pyfunction]
-#[pyo3(signature = (path, scheme, out, only=None, skip=None, threads=None, shard=None))]
+#[pyo3(signature = (path, scheme, out, only=None, skip=None, threads=None, shard=None, imatrix=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn checkpoint_quantize<'py>(
     py: Python<'py>,
@@ -33,8 +33,33 @@ pub fn checkpoint_quantize<'py>(
     skip: Option<&str>,
     threads: Option<usize>,
     shard: Option<(usize, usize)>,
+    imatrix: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
+        if let Some(ftype) = lowbit::checkpoint::ggml_mixture_of_scheme(scheme) {
+            let written = py
+                .detach(|| {
+                    lowbit::checkpoint::quantize_ggml_mixture(
+                        std::path::Path::new(path),
+                        ftype,
+                        imatrix.map(std::path::Path::new),
+                        std::path::Path::new(out),
+                    )
+                })
+                .or_raise(py)?;
+            let d = PyDict::new(py);
+            d.set_item("written", vec![out.to_string()])?;
+            let list = PyList::empty(py);
+            for t in &written {
+                let e = PyDict::new(py);
+                e.set_item("name", &t.name)?;
+                e.set_item("quantized", t.converted)?;
+                e.set_item("why", format!("ggml {}", t.ggml.name()))?;
+                list.append(e)?;
+            }
+            d.set_item("tensors", list)?;
+            return Ok(d);
+        }
         let selection = Selection::new(only, skip).or_raise(py)?;
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let shard = shard_of(py, shard)?;

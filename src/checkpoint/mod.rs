@@ -18,6 +18,8 @@
 mod conventions;
 mod convert;
 mod decode;
+mod ggml_mixture;
+mod ggml_mixture_write;
 mod ggml_tiles;
 mod gguf;
 mod index;
@@ -34,6 +36,8 @@ mod write;
 pub use conventions::{recognise, ElementStorage, LogicalWeight};
 pub use convert::{convert_checkpoint, CONVERT_TARGETS};
 pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems, shard_of, write_dequantized};
+pub use ggml_mixture::{ggml_mixture, which_ggml_mixture, Ftype, GgmlMixtureTensor, FTYPES as GGML_FTYPES};
+pub use ggml_mixture_write::{ggml_mixture_of_scheme, quantize_ggml_mixture, GgmlMixture, Imatrix};
 pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};
 pub use safetensors::SafetensorsTensor;

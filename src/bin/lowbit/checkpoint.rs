@@ -180,6 +180,16 @@ fn inspect(path: &std::path::Path, json: bool, pick: &Pick) -> Outcome {
         ckpt.tensors().len(),
         weights.len()
     )];
+    if ckpt.container() == lowbit::checkpoint::Container::Gguf {
+        // Which llama.cpp mixture (llama_ftype) made it: general.file_type and the rules.
+        if let Ok((declared, matching)) = lowbit::checkpoint::which_ggml_mixture(&ckpt) {
+            lines.push(format!(
+                "llama.cpp mixture: general.file_type {}; tensor types match {}",
+                declared.unwrap_or("-"),
+                if matching.is_empty() { "no ftype's rules".to_string() } else { matching.join(", ") }
+            ));
+        }
+    }
     for w in &weights {
         let scheme = w.scheme.as_deref().unwrap_or("-");
         lines.push(format!("{}  {:?}  {}  scheme {scheme}", w.name, w.shape, w.convention));

@@ -2,7 +2,7 @@
 //! and written in the convention of the producer the scheme reproduces.
 
 use crate::{printed, Outcome};
-use lowbit::checkpoint::{quantize_checkpoint, Checkpoint, Selection};
+use lowbit::checkpoint::{ggml_mixture_of_scheme, quantize_checkpoint, quantize_ggml_mixture, Checkpoint, Selection};
 use lowbit::quant::blocks::Scheme;
 use std::path::PathBuf;
 
@@ -11,9 +11,13 @@ pub struct QuantizeArgs {
     /// A .safetensors file, a shard index (.json), a GGUF file, or a folder holding one.
     path: PathBuf,
     /// The scheme (`lowbit schemes`): ocp:mxfp4 / torchao:mxfp4,scale=... (gpt-oss layout),
-    /// modelopt:nvfp4, compressed-tensors:nvfp4|mxfp4, fp8:..., deepseek:fp8, ggml:... (GGUF).
+    /// modelopt:nvfp4, compressed-tensors:nvfp4|mxfp4, fp8:..., deepseek:fp8, ggml:... (GGUF);
+    /// ggml:FTYPE in upper case (ggml:Q4_K_M) for llama.cpp's mixture of that ftype.
     #[arg(long)]
     scheme: String,
+    /// With a ggml:FTYPE mixture: llama-imatrix's importance matrix (its GGUF form).
+    #[arg(long)]
+    imatrix: Option<PathBuf>,
     /// Quantize only the tensors whose name matches this regular expression (instead of the
     /// default: 2-D+ float `*weight` tensors except embeddings, norms, heads and routers).
     #[arg(long, value_name = "REGEX")]
@@ -42,6 +46,22 @@ pub struct QuantizeArgs {
 }
 
 pub fn run(args: QuantizeArgs) -> Outcome {
+    if let Some(ftype) = ggml_mixture_of_scheme(&args.scheme) {
+        let written = quantize_ggml_mixture(&args.path, ftype, args.imatrix.as_deref(), &args.out)?;
+        let mut lines = Vec::new();
+        if args.verbose {
+            for t in &written {
+                lines.push(format!("{}: {}{}", t.name, t.ggml.name(), if t.converted { "" } else { " (copied)" }));
+            }
+        }
+        let converted = written.iter().filter(|t| t.converted).count();
+        lines.push(format!(
+            "{converted} of {} tensors converted under llama.cpp's {ftype} mixture; wrote {}",
+            written.len(),
+            args.out.display()
+        ));
+        return printed(&lines.join("\n"));
+    }
     let scheme = Scheme::parse(&args.scheme)?;
     let selection = Selection {
         keep_unsupported: args.keep_unsupported,
