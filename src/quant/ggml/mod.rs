@@ -10,6 +10,7 @@
 // The table is filled type by type; until every row is used outside this module, parts stand unused.
 #![allow(dead_code)]
 
+mod iq_grids;
 mod iquants;
 mod kquants;
 mod legacy;
