@@ -9,6 +9,7 @@
 use super::iq_grids::{
     IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KMASK_IQ2XS, KSIGNS_IQ2XS, KVALUES_IQ4NL,
 };
+use super::iq_search;
 use super::Codec;
 use crate::alloc_prelude::*;
 use crate::convert::{convert_code, CastOptions};
@@ -53,7 +54,7 @@ pub(super) const CODECS: &[Codec] = &[
         block_elements: QK_K,
         block_bytes: 98,
         decode: decode_iq3_xxs,
-        quantize: None,
+        quantize: Some(iq_search::quantize_iq3_xxs),
         needs_imatrix: false,
         source: SOURCE,
     },
@@ -73,7 +74,7 @@ pub(super) const CODECS: &[Codec] = &[
         block_elements: 32,
         block_bytes: 18,
         decode: decode_iq4_nl,
-        quantize: None,
+        quantize: Some(iq_search::quantize_iq4_nl),
         needs_imatrix: false,
         source: SOURCE,
     },
@@ -83,7 +84,7 @@ pub(super) const CODECS: &[Codec] = &[
         block_elements: QK_K,
         block_bytes: 110,
         decode: decode_iq3_s,
-        quantize: None,
+        quantize: Some(iq_search::quantize_iq3_s),
         needs_imatrix: false,
         source: SOURCE,
     },
@@ -103,7 +104,7 @@ pub(super) const CODECS: &[Codec] = &[
         block_elements: QK_K,
         block_bytes: 136,
         decode: decode_iq4_xs,
-        quantize: None,
+        quantize: Some(iq_search::quantize_iq4_xs),
         needs_imatrix: false,
         source: SOURCE,
     },

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 mod iq_grids;
+mod iq_search;
 mod iquants;
 mod kquants;
 mod legacy;
