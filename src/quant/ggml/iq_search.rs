@@ -7,7 +7,7 @@
 //! (`GGML_ASSERT`, `GGML_ABORT`) the row is refused with an error naming the row, the block and
 //! the assertion.
 
-use super::iq_grids::{IQ3S_GRID, IQ3XXS_GRID, KVALUES_IQ4NL};
+use super::iq_grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KVALUES_IQ4NL};
 use super::iquants::{check_row, to_half};
 use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
@@ -373,23 +373,148 @@ fn iq3s_search() -> &'static Search<4> {
 // ---------------------------------------------------------------------------------------------
 // IQ3_XXS, IQ3_S
 
-const ASSERT_NEIGHBOUR: &str = "GGML_ASSERT(grid_index >= 0) in iq3_find_best_neighbour: every neighbour's \
-                                weighted distance is NaN or above FLT_MAX";
+const ASSERT_NEIGHBOUR: &str = "GGML_ASSERT(grid_index >= 0) in iq2/iq3_find_best_neighbour: every \
+                                neighbour's weighted distance is NaN or at least FLT_MAX";
 const ASSERT_SCALE: &str = "GGML_ASSERT(scale >= 0): the sub-block's scale is NaN";
 const ABORT_OFF_GRID: &str = "GGML_ABORT: a point not on the grid";
 
-/// The 3-bit levels of 4 values at inverse scale `id`: `nearest_int(0.5f*(id*x-1))` clamped to
-/// 0..7, and their map key.
-#[inline(always)]
-fn levels4(id: f32, xval: &[f32], l: &mut [i8]) -> usize {
-    let mut u = 0usize;
-    for i in 0..4 {
-        let q = nearest_int(0.5 * (id * xval[i] - 1.0));
-        let q = 0.max(7.min(q));
-        l[i] = q as i8;
-        u |= (q as usize) << (3 * i);
+/// Which groups the fit puts on the grid again at the chosen scale.
+#[derive(Clone, Copy, PartialEq)]
+enum Resnap {
+    /// Those off the grid, when any is and the scale is above 0 (IQ3_XXS, IQ2_XS, IQ2_S).
+    OffGrid,
+    /// All, when any is off the grid and the scale is above 0 (IQ3_S).
+    AllIfAnyOff,
+    /// All, when the scale is above 0 (IQ2_XXS).
+    Always,
+}
+
+/// The scale search of the grid types: try inverse scales `(2*kMaxQ-1 + is*step)/max`, put each
+/// group of `N` values on the grid (the nearest levels, or the best neighbour), keep the best by
+/// `sumqx^2/sumq2`, then put groups on the grid again at the chosen scale and refit.
+struct Fit {
+    /// Levels per value (`kMaxQ`).
+    kmax: i32,
+    /// Bits of a level in a map key.
+    bits: u32,
+    tries: core::ops::RangeInclusive<i32>,
+    step: f32,
+    /// The groups' initial on-grid flag (true in IQ3_XXS, IQ2_XS, IQ2_S; false in IQ3_S).
+    on_grid_start: bool,
+    resnap: Resnap,
+}
+
+const IQ3_XXS_FIT: Fit =
+    Fit { kmax: 8, bits: 3, tries: -15..=15, step: 0.2, on_grid_start: true, resnap: Resnap::OffGrid };
+const IQ3_S_FIT: Fit =
+    Fit { kmax: 8, bits: 3, tries: -9..=9, step: 0.2, on_grid_start: false, resnap: Resnap::AllIfAnyOff };
+const IQ2_XXS_FIT: Fit =
+    Fit { kmax: 3, bits: 2, tries: -6..=6, step: 0.1, on_grid_start: false, resnap: Resnap::Always };
+const IQ2_XS_FIT: Fit =
+    Fit { kmax: 3, bits: 2, tries: -9..=9, step: 0.1, on_grid_start: true, resnap: Resnap::OffGrid };
+
+impl Fit {
+    /// The levels of `N` values at inverse scale `id` (`nearest_int(0.5f*(id*x-1))` clamped to
+    /// 0..kMaxQ-1) into `l`, and their map key.
+    #[inline(always)]
+    fn levels<const N: usize>(&self, id: f32, xval: &[f32], l: &mut [i8]) -> usize {
+        let mut u = 0usize;
+        for i in 0..N {
+            let q = nearest_int(0.5 * (id * xval[i] - 1.0));
+            let q = 0.max((self.kmax - 1).min(q));
+            l[i] = q as i8;
+            u |= (q as usize) << (self.bits as usize * i);
+        }
+        u
     }
-    u
+
+    /// The search over `xval` (groups of `N`), from `scale` (the starting scale) with inverse
+    /// scales over `max`; the chosen levels in `l` (which holds the levels to keep where no try
+    /// improves). Returns the scale, or the assertion where ggml's C aborts.
+    #[allow(clippy::too_many_arguments)]
+    fn run<const N: usize>(
+        &self,
+        search: &Search<N>,
+        xval: &[f32],
+        weight: &[f32],
+        waux: &[f32],
+        max: f32,
+        mut scale: f32,
+        l: &mut [i8],
+        laux: &mut [i8],
+    ) -> core::result::Result<f32, &'static str> {
+        let n = xval.len();
+        let groups = n / N;
+        let mut best = 0f32;
+        let mut is_on_grid = [self.on_grid_start; 8];
+        let mut is_on_grid_aux = [false; 8];
+        let top = (2 * self.kmax - 1) as f32;
+        for is in self.tries.clone() {
+            let id = (top + is as f32 * self.step) / max;
+            let this_scale = 1.0 / id;
+            for k in 0..groups {
+                let g = k * N..(k + 1) * N;
+                let u = self.levels::<N>(id, &xval[g.clone()], &mut laux[g.clone()]);
+                is_on_grid_aux[k] = true;
+                let gi = search.map[u];
+                if gi < 0 {
+                    is_on_grid_aux[k] = false;
+                    search
+                        .best_neighbour(
+                            (-gi - 1) as usize,
+                            &xval[g.clone()],
+                            &waux[g.clone()],
+                            this_scale,
+                            &mut laux[g],
+                        )
+                        .ok_or(ASSERT_NEIGHBOUR)?;
+                }
+            }
+            let (mut sumqx, mut sumq2) = (0f32, 0f32);
+            for i in 0..n {
+                let w = weight[i];
+                let q = (2 * i32::from(laux[i]) + 1) as f32;
+                sumqx += w * xval[i] * q;
+                sumq2 += w * q * q;
+            }
+            if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
+                scale = sumqx / sumq2;
+                best = scale * sumqx;
+                l[..n].copy_from_slice(&laux[..n]);
+                is_on_grid = is_on_grid_aux;
+            }
+        }
+        let any_off = is_on_grid[..groups].iter().any(|&g| !g);
+        if (self.resnap == Resnap::Always || any_off) && scale > 0.0 {
+            let id = 1.0 / scale;
+            for k in 0..groups {
+                if self.resnap == Resnap::OffGrid && is_on_grid[k] {
+                    continue;
+                }
+                let g = k * N..(k + 1) * N;
+                let mut levels = [0i8; N];
+                let u = self.levels::<N>(id, &xval[g.clone()], &mut levels);
+                l[g.clone()].copy_from_slice(&levels);
+                let gi = search.map[u];
+                if gi < 0 {
+                    search
+                        .best_neighbour((-gi - 1) as usize, &xval[g.clone()], &waux[g.clone()], scale, &mut l[g])
+                        .ok_or(ASSERT_NEIGHBOUR)?;
+                }
+            }
+            let (mut sumqx, mut sumq2) = (0f32, 0f32);
+            for i in 0..n {
+                let w = weight[i];
+                let q = (2 * i32::from(l[i]) + 1) as f32;
+                sumqx += w * xval[i] * q;
+                sumq2 += w * q * q;
+            }
+            if sumq2 > 0.0 {
+                scale = sumqx / sumq2;
+            }
+        }
+        Ok(scale)
+    }
 }
 
 /// `quantize_row_iq3_xxs_impl` (grid of 256) for one block.
@@ -401,8 +526,6 @@ fn iq3_xxs_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> co
     let mut xval = [0f32; 32];
     let mut l = [0i8; 32];
     let mut laux = [0i8; 32];
-    let mut is_on_grid = [false; 8];
-    let mut is_on_grid_aux = [false; 8];
     let mut block_signs = [0u8; 4];
     let mut q3 = [0u8; 96];
     let mut scales_and_signs = [0u32; 8];
@@ -453,19 +576,7 @@ fn iq3_xxs_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> co
             scales[ib] = 0.0;
             continue;
         }
-        let scale = search_scale(
-            search,
-            &xval,
-            &weight,
-            &waux,
-            max,
-            -15..=15,
-            true,
-            &mut l,
-            &mut laux,
-            &mut is_on_grid,
-            &mut is_on_grid_aux,
-        )?;
+        let scale = IQ3_XXS_FIT.run(search, &xval, &weight, &waux, max, max / 15.0, &mut l, &mut laux)?;
         let mut scale = scale;
         if scale < 0.0 {
             scale = -scale;
@@ -533,102 +644,6 @@ fn sub_block_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, weight: &mut [
     }
 }
 
-/// The scale search shared by IQ3_XXS and IQ3_S (32 values in 8 groups of 4): try inverse scales
-/// `(15 + is*0.2f)/max`, snap each group to the grid, keep the best by `sumqx^2/sumq2`, then put
-/// groups that were off the grid on it at the chosen scale and refit. `on_grid_start` is the
-/// groups' initial flag (true in IQ3_XXS, false in IQ3_S), and IQ3_XXS re-snaps only groups off
-/// the grid where IQ3_S re-snaps all.
-#[allow(clippy::too_many_arguments)]
-fn search_scale(
-    search: &Search<4>,
-    xval: &[f32; 32],
-    weight: &[f32; 32],
-    waux: &[f32; 32],
-    max: f32,
-    tries: core::ops::RangeInclusive<i32>,
-    xxs: bool,
-    l: &mut [i8; 32],
-    laux: &mut [i8; 32],
-    is_on_grid: &mut [bool; 8],
-    is_on_grid_aux: &mut [bool; 8],
-) -> core::result::Result<f32, &'static str> {
-    let mut best = 0f32;
-    let mut scale = max / 15.0;
-    *is_on_grid = [xxs; 8];
-    for is in tries {
-        let id = (15.0 + is as f32 * 0.2) / max;
-        let this_scale = 1.0 / id;
-        for k in 0..8 {
-            let u = levels4(id, &xval[4 * k..4 * k + 4], &mut laux[4 * k..4 * k + 4]);
-            is_on_grid_aux[k] = true;
-            let g = search.map[u];
-            if g < 0 {
-                is_on_grid_aux[k] = false;
-                search
-                    .best_neighbour(
-                        (-g - 1) as usize,
-                        &xval[4 * k..4 * k + 4],
-                        &waux[4 * k..4 * k + 4],
-                        this_scale,
-                        &mut laux[4 * k..4 * k + 4],
-                    )
-                    .ok_or(ASSERT_NEIGHBOUR)?;
-            }
-        }
-        let (mut sumqx, mut sumq2) = (0f32, 0f32);
-        for i in 0..32 {
-            let w = weight[i];
-            let q = (2 * i32::from(laux[i]) + 1) as f32;
-            sumqx += w * xval[i] * q;
-            sumq2 += w * q * q;
-        }
-        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-            scale = sumqx / sumq2;
-            best = scale * sumqx;
-            *l = *laux;
-            *is_on_grid = *is_on_grid_aux;
-        }
-    }
-    let n_not_ongrid = is_on_grid.iter().filter(|&&g| !g).count();
-    if n_not_ongrid > 0 && scale > 0.0 {
-        let id = 1.0 / scale;
-        for k in 0..8 {
-            if xxs && is_on_grid[k] {
-                continue;
-            }
-            let mut levels = [0i8; 4];
-            let u = levels4(id, &xval[4 * k..4 * k + 4], &mut levels);
-            let mut g = search.map[u];
-            if g < 0 {
-                g = search
-                    .best_neighbour(
-                        (-g - 1) as usize,
-                        &xval[4 * k..4 * k + 4],
-                        &waux[4 * k..4 * k + 4],
-                        scale,
-                        &mut l[4 * k..4 * k + 4],
-                    )
-                    .ok_or(ASSERT_NEIGHBOUR)? as i32;
-            }
-            let pg = &search.points[g as usize];
-            for i in 0..4 {
-                l[4 * k + i] = (pg[i] - 1) / 2;
-            }
-        }
-        let (mut sumqx, mut sumq2) = (0f32, 0f32);
-        for i in 0..32 {
-            let w = weight[i];
-            let q = (2 * i32::from(l[i]) + 1) as f32;
-            sumqx += w * xval[i] * q;
-            sumq2 += w * q * q;
-        }
-        if sumq2 > 0.0 {
-            scale = sumqx / sumq2;
-        }
-    }
-    Ok(scale)
-}
-
 /// `quantize_row_iq3_s_impl` (sub-blocks of 32) for one block. A sub-block whose values are all
 /// zero leaves the `qs` and `signs` cursors where they are, as ggml's does, so the next
 /// sub-block's grid bytes and signs land in its place.
@@ -641,8 +656,6 @@ fn iq3_s_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> core
     let mut xval = [0f32; 32];
     let mut l = [0i8; 32];
     let mut laux = [0i8; 32];
-    let mut is_on_grid = [false; 8];
-    let mut is_on_grid_aux = [false; 8];
     let mut block_signs = [0u8; 4];
     let (qs0, qh0, signs0, scales0) = (2usize, 66usize, 74usize, 106usize);
     let (mut qs, mut signs) = (qs0, signs0);
@@ -678,19 +691,7 @@ fn iq3_s_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> core
             scales[ib] = 0.0;
             continue;
         }
-        let mut scale = search_scale(
-            search,
-            &xval,
-            &weight,
-            &waux,
-            max,
-            -9..=9,
-            false,
-            &mut l,
-            &mut laux,
-            &mut is_on_grid,
-            &mut is_on_grid_aux,
-        )?;
+        let mut scale = IQ3_S_FIT.run(search, &xval, &weight, &waux, max, max / 15.0, &mut l, &mut laux)?;
         if scale < 0.0 {
             scale = -scale;
             for s in &mut block_signs {
@@ -740,6 +741,374 @@ pub(super) fn quantize_iq3_xxs(row: &[f32], imatrix: Option<&[f32]>, out: &mut [
 /// `quantize_iq3_s` of one row.
 pub(super) fn quantize_iq3_s(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
     by_blocks("iq3_s", QK_K, 110, false, row, imatrix, out, row_index, iq3_s_block)
+}
+
+// ---------------------------------------------------------------------------------------------
+// IQ2_XXS, IQ2_XS, IQ2_S
+
+/// The IQ2 grids' values in level order (`iq2xs_init_impl`'s `2l+1` for l = 0, 1, 2).
+const IQ2_LEVELS: [u8; 3] = [0x08, 0x19, 0x2b];
+/// `iq2xs_init_impl`'s map size (keys of eight 2-bit levels up to 0xAAAA).
+const IQ2_MAP_SIZE: usize = 43692;
+
+static IQ2XXS_SEARCH: Once<Search<8>> = Once::new();
+static IQ2XS_SEARCH: Once<Search<8>> = Once::new();
+static IQ2S_SEARCH: Once<Search<8>> = Once::new();
+
+fn iq2xxs_search() -> &'static Search<8> {
+    IQ2XXS_SEARCH
+        .get_or_init(|| Search::new(&grid_bytes(&IQ2XXS_GRID, u64::to_le_bytes), &IQ2_LEVELS, 2, IQ2_MAP_SIZE, 2))
+}
+
+fn iq2xs_search() -> &'static Search<8> {
+    IQ2XS_SEARCH
+        .get_or_init(|| Search::new(&grid_bytes(&IQ2XS_GRID, u64::to_le_bytes), &IQ2_LEVELS, 2, IQ2_MAP_SIZE, 2))
+}
+
+fn iq2s_search() -> &'static Search<8> {
+    IQ2S_SEARCH.get_or_init(|| Search::new(&grid_bytes(&IQ2S_GRID, u64::to_le_bytes), &IQ2_LEVELS, 2, IQ2_MAP_SIZE, 1))
+}
+
+/// ggml's `make_qp_quants`: levels 0..=nmax for non-negative `x` under `quant_weights`, into `l`;
+/// returns the scale.
+fn make_qp_quants(nmax: i32, x: &[f32], l: &mut [i8], quant_weights: &[f32]) -> f32 {
+    let n = x.len();
+    let mut max = 0f32;
+    for &v in x {
+        max = c_max(max, v);
+    }
+    if max < 1e-15 {
+        l[..n].fill(0);
+        return 0.0;
+    }
+    let nmaxf = nmax as f32;
+    let mut iscale = nmaxf / max;
+    for i in 0..n {
+        // ggml stores the int in a uint8_t; the levels are read back as int8 by its callers
+        l[i] = nearest_int(iscale * x[i]) as i8;
+    }
+    let scale = 1.0 / iscale;
+    let mut best_mse = 0f32;
+    for i in 0..n {
+        let diff = x[i] - scale * f32::from(l[i] as u8);
+        let w = quant_weights[i];
+        best_mse += w * diff * diff;
+    }
+    for is in -4..=4 {
+        if is == 0 {
+            continue;
+        }
+        let iscale_is = (0.1 * is as f32 + nmaxf) / max;
+        let scale_is = 1.0 / iscale_is;
+        let mut mse = 0f32;
+        for i in 0..n {
+            let q = nmax.min(nearest_int(iscale_is * x[i]));
+            let diff = x[i] - scale_is * q as f32;
+            let w = quant_weights[i];
+            mse += w * diff * diff;
+        }
+        if mse < best_mse {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    let (mut sumlx, mut suml2) = (0f32, 0f32);
+    let mut levels = [0i32; 32];
+    for i in 0..n {
+        let q = nmax.min(nearest_int(iscale * x[i]));
+        levels[i] = q & 0xff;
+        let w = quant_weights[i];
+        sumlx += w * x[i] * q as f32;
+        suml2 += w * q as f32 * q as f32;
+    }
+    for _ in 0..5 {
+        let mut n_changed = 0;
+        for i in 0..n {
+            let w = quant_weights[i];
+            let li = levels[i] as f32;
+            let mut slx = sumlx - w * x[i] * li;
+            let mut sl2 = suml2 - w * li * li;
+            if slx > 0.0 && sl2 > 0.0 {
+                let new_l = nmax.min(nearest_int(x[i] * sl2 / slx));
+                if new_l != levels[i] {
+                    slx += w * x[i] * new_l as f32;
+                    sl2 += w * new_l as f32 * new_l as f32;
+                    if slx * slx * suml2 > sumlx * sumlx * sl2 {
+                        levels[i] = new_l & 0xff;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed += 1;
+                    }
+                }
+            }
+        }
+        if n_changed == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        l[i] = levels[i] as u8 as i8;
+    }
+    if suml2 > 0.0 {
+        sumlx / suml2
+    } else {
+        0.0
+    }
+}
+
+/// The sign bytes of `xb` in groups of 8 into `xval` (magnitudes) and `signs`; with `parity`
+/// (IQ2_XXS, IQ2_XS, IQ3_XXS) an odd count of negatives flips the value of least `w*x*x` back and
+/// keeps 7 bits.
+fn group_signs(xb: &[f32], weight: &[f32], parity: bool, xval: &mut [f32], signs: &mut [u8]) {
+    for k in 0..xb.len() / 8 {
+        let mut nflip = 0;
+        let mut s = 0u8;
+        for i in 0..8 {
+            if xb[8 * k + i] >= 0.0 {
+                xval[8 * k + i] = xb[8 * k + i];
+            } else {
+                xval[8 * k + i] = -xb[8 * k + i];
+                nflip += 1;
+                s |= 1 << i;
+            }
+        }
+        if parity && nflip % 2 != 0 {
+            let mut imin = 0;
+            let mut min = weight[8 * k] * xb[8 * k] * xb[8 * k];
+            for i in 1..8 {
+                let ax = weight[8 * k + i] * xb[8 * k + i] * xb[8 * k + i];
+                if ax < min {
+                    min = ax;
+                    imin = i;
+                }
+            }
+            xval[8 * k + imin] = -xval[8 * k + imin];
+            s ^= 1 << imin;
+        }
+        signs[k] = if parity { s & 127 } else { s };
+    }
+}
+
+/// The grid index of the levels of group `k` of `l`, or ggml's abort.
+fn on_grid<const N: usize>(
+    search: &Search<N>,
+    bits: u32,
+    l: &[i8],
+    k: usize,
+) -> core::result::Result<usize, &'static str> {
+    // ggml's key is a uint16_t of the int8 levels shifted as int
+    let mut u = 0u16;
+    for i in 0..N {
+        u |= (i32::from(l[N * k + i]) << (bits as usize * i)) as u16;
+    }
+    match search.map.get(usize::from(u)) {
+        Some(&g) if g >= 0 => Ok(g as usize),
+        _ => Err(ABORT_OFF_GRID),
+    }
+}
+
+/// `quantize_row_iq2_xxs_impl` for one block (an importance matrix is required).
+fn iq2_xxs_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> core::result::Result<(), &'static str> {
+    let search = iq2xxs_search();
+    let qw_all = quant_weights.ok_or("GGML_ASSERT(quant_weights): IQ2_XXS needs an importance matrix")?;
+    let mut scales = [0f32; 8];
+    let mut weight = [0f32; 32];
+    let mut waux = [0f32; 32];
+    let mut xval = [0f32; 32];
+    let mut l = [0i8; 32];
+    let mut laux = [0i8; 32];
+    let mut block_signs = [0u8; 4];
+    let mut q2 = [0u32; 16];
+    let mut max_scale = 0f32;
+    let mut sumx2 = 0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = sumx2 / QK_K as f32;
+    for ib in 0..8 {
+        let xb = &x[32 * ib..32 * ib + 32];
+        let qw = &qw_all[32 * ib..32 * ib + 32];
+        for i in 0..32 {
+            weight[i] = qw[i] * (sigma2 + xb[i] * xb[i]).sqrt();
+        }
+        for i in 0..32 {
+            waux[i] = weight[i].sqrt();
+        }
+        group_signs(xb, &weight, true, &mut xval, &mut block_signs);
+        let mut max = xval[0];
+        for &v in &xval[1..] {
+            max = c_max(max, v);
+        }
+        if max < 1e-15 {
+            scales[ib] = 0.0;
+            l.fill(0);
+            continue;
+        }
+        let scale = make_qp_quants(3 + 1, &xval, &mut l, &weight);
+        let eff_max = scale * 3.0;
+        if eff_max <= 0.0 {
+            scales[ib] = 0.0;
+            l.fill(0);
+            continue;
+        }
+        let mut scale = IQ2_XXS_FIT.run(search, &xval, &weight, &waux, eff_max, scale, &mut l, &mut laux)?;
+        if scale < 0.0 {
+            scale = -scale;
+            for s in &mut block_signs {
+                *s = !*s & 127;
+            }
+        }
+        for k in 0..4 {
+            let g = on_grid(search, 2, &l, k)?;
+            q2[2 * ib] |= (g as u32) << (8 * k);
+            q2[2 * ib + 1] |= u32::from(block_signs[k]) << (7 * k);
+        }
+        if !(scale >= 0.0) {
+            return Err(ASSERT_SCALE);
+        }
+        scales[ib] = scale;
+        max_scale = c_max(max_scale, scale);
+    }
+    out.fill(0);
+    if max_scale == 0.0 {
+        return Ok(());
+    }
+    let d = max_scale / 31.0;
+    out[0..2].copy_from_slice(&to_half(d).to_le_bytes());
+    let id = 1.0 / d;
+    for ib in 0..8 {
+        let l = 0.max(15.min(nearest_int(0.5 * (id * scales[ib] - 1.0))));
+        q2[2 * ib + 1] |= (l as u32) << 28;
+    }
+    for (i, w) in q2.iter().enumerate() {
+        out[2 + 4 * i..6 + 4 * i].copy_from_slice(&w.to_le_bytes());
+    }
+    Ok(())
+}
+
+/// `quantize_row_iq2_xs_impl` (`xs`) or `quantize_row_iq2_s_impl` for one block: sub-blocks of
+/// 16 in two groups of 8.
+fn iq2_xs_or_s_block(
+    x: &[f32],
+    quant_weights: Option<&[f32]>,
+    out: &mut [u8],
+    xs: bool,
+) -> core::result::Result<(), &'static str> {
+    let search = if xs { iq2xs_search() } else { iq2s_search() };
+    if xs && quant_weights.is_none() {
+        return Err("GGML_ASSERT(quant_weights): IQ2_XS needs an importance matrix");
+    }
+    let mut scales = [0f32; 16];
+    let mut weight = [0f32; 16];
+    let mut waux = [0f32; 16];
+    let mut xval = [0f32; 16];
+    let mut l = [0i8; 16];
+    let mut laux = [0i8; 16];
+    let mut block_signs = [0u8; 2];
+    let mut grid = [0u16; 32];
+    let mut max_scale = 0f32;
+    let mut sumx2 = 0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = if xs { sumx2 / QK_K as f32 } else { 2.0 * sumx2 / QK_K as f32 };
+    for ib in 0..16 {
+        let xb = &x[16 * ib..16 * ib + 16];
+        match quant_weights {
+            Some(qw) => {
+                let qw = &qw[16 * ib..16 * ib + 16];
+                for i in 0..16 {
+                    weight[i] = qw[i] * (sigma2 + xb[i] * xb[i]).sqrt();
+                }
+            }
+            None => {
+                for i in 0..16 {
+                    weight[i] = 0.25 * sigma2 + xb[i] * xb[i];
+                }
+            }
+        }
+        for i in 0..16 {
+            waux[i] = weight[i].sqrt();
+        }
+        group_signs(xb, &weight, xs, &mut xval, &mut block_signs);
+        let mut max = xval[0];
+        for &v in &xval[1..] {
+            max = c_max(max, v);
+        }
+        l.fill(0);
+        if max < if xs { 1e-15 } else { 1e-8 } {
+            scales[ib] = 0.0;
+            continue;
+        }
+        let mut scale = IQ2_XS_FIT.run(search, &xval, &weight, &waux, max, max / 5.0, &mut l, &mut laux)?;
+        if scale < 0.0 {
+            scale = -scale;
+            for s in &mut block_signs {
+                *s = if xs { !*s & 127 } else { !*s };
+            }
+        }
+        for k in 0..2 {
+            let g = on_grid(search, 2, &l, k)?;
+            let i8 = 2 * ib + k;
+            if xs {
+                grid[i8] = g as u16 | (u16::from(block_signs[k]) << 9);
+            } else {
+                out[2 + i8] = (g & 255) as u8;
+                out[66 + i8 / 4] |= ((g >> 8) as u8) << (2 * (i8 % 4));
+                out[34 + i8] = block_signs[k];
+            }
+        }
+        if !(scale >= 0.0) {
+            return Err(ASSERT_SCALE);
+        }
+        scales[ib] = scale;
+        max_scale = c_max(max_scale, scale);
+    }
+    if max_scale == 0.0 {
+        if xs {
+            out.fill(0);
+        }
+        return Ok(());
+    }
+    let d = max_scale / 31.0;
+    out[0..2].copy_from_slice(&to_half(if xs { d } else { d * 0.9875 }).to_le_bytes());
+    let id = 1.0 / d;
+    let scales_at = if xs { 66 } else { 74 };
+    for ib in 0..16 {
+        let l = 0.max(15.min(nearest_int(0.5 * (id * scales[ib] - 1.0)))) as u8;
+        if ib % 2 == 0 {
+            out[scales_at + ib / 2] = l;
+        } else {
+            out[scales_at + ib / 2] |= l << 4;
+        }
+    }
+    if xs {
+        for (i, g) in grid.iter().enumerate() {
+            out[2 + 2 * i..4 + 2 * i].copy_from_slice(&g.to_le_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// `quantize_iq2_xxs` of one row.
+pub(super) fn quantize_iq2_xxs(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
+    by_blocks("iq2_xxs", QK_K, 66, true, row, imatrix, out, row_index, iq2_xxs_block)
+}
+
+/// `quantize_iq2_xs` of one row.
+pub(super) fn quantize_iq2_xs(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
+    by_blocks("iq2_xs", QK_K, 74, true, row, imatrix, out, row_index, |x, w, y| {
+        y.fill(0);
+        iq2_xs_or_s_block(x, w, y, true)
+    })
+}
+
+/// `quantize_iq2_s` of one row.
+pub(super) fn quantize_iq2_s(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
+    by_blocks("iq2_s", QK_K, 82, false, row, imatrix, out, row_index, |x, w, y| {
+        y.fill(0);
+        iq2_xs_or_s_block(x, w, y, false)
+    })
 }
 
 #[cfg(test)]
