@@ -7,7 +7,7 @@
 //! (`GGML_ASSERT`, `GGML_ABORT`) the row is refused with an error naming the row, the block and
 //! the assertion.
 
-use super::iq_grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KVALUES_IQ4NL};
+use super::iq_grids::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KVALUES_IQ4NL};
 use super::iquants::{check_row, to_half};
 use crate::alloc_prelude::*;
 use crate::error::{Error, Result};
@@ -1109,6 +1109,486 @@ pub(super) fn quantize_iq2_s(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8
         y.fill(0);
         iq2_xs_or_s_block(x, w, y, false)
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// IQ1_S, IQ1_M
+
+static IQ1S_SEARCH: Once<Search<8>> = Once::new();
+
+fn iq1s_search() -> &'static Search<8> {
+    IQ1S_SEARCH
+        .get_or_init(|| Search::new(&grid_bytes(&IQ1S_GRID, u64::to_le_bytes), &[0xff, 0x00, 0x01], 2, IQ2_MAP_SIZE, 3))
+}
+
+/// `x_p` and `x_m` of the IQ1 quantizers: the levels -1, 0, 1 shifted by +-`IQ1S_DELTA`.
+const IQ1_X_P: [f32; 3] = [-1.0 + 0.125, 0.125, 1.0 + 0.125];
+const IQ1_X_M: [f32; 3] = [-1.0 - 0.125, -0.125, 1.0 - 0.125];
+
+/// The positions of `xb` in ascending order as ggml's `qsort` with `iq1_sort_helper` leaves them:
+/// glibc 2.36's qsort is a merge sort for arrays this small, so equal values (0.0 and -0.0
+/// included) keep their order. A NaN makes ggml's comparison inconsistent; no output depends on
+/// the order then (every weight of the super-block is NaN), so NaN sorts as zero here.
+fn iq1_order(xb: &[f32], order: &mut [usize]) {
+    for (j, o) in order.iter_mut().enumerate() {
+        *o = j;
+    }
+    let key = |v: f32| if v == 0.0 || v.is_nan() { 0.0 } else { v };
+    order.sort_by(|&a, &b| key(xb[a]).total_cmp(&key(xb[b])));
+}
+
+/// `iq1_find_best_neighbour2`: the neighbour of least weighted squared error with the shifted
+/// levels `xg` at `scale`. When none is below FLT_MAX ggml's fallback loop reads `xval[i]` for
+/// every grid index `i` (its index slip), that is the row's values from `at` on: lowbit runs it
+/// where those values are inside the row and refuses where ggml reads past it.
+#[allow(clippy::too_many_arguments)]
+fn iq1_best_neighbour2(
+    search: &Search<8>,
+    list: usize,
+    row: &[f32],
+    at: usize,
+    weight: &[f32],
+    scale: f32,
+    xg: &[f32; 3],
+    l: &mut [i8],
+) -> core::result::Result<usize, &'static str> {
+    let xval = &row[at..at + 8];
+    let count = usize::from(search.neighbours[list]);
+    let mut best_score = f32::MAX;
+    let mut grid_index = None;
+    for &j in &search.neighbours[list + 1..list + 1 + count] {
+        let pg = &search.points[usize::from(j)];
+        let mut d2 = 0f32;
+        for i in 0..8 {
+            let q = xg[((pg[i] - 1) / 2) as usize];
+            let w = weight[i];
+            let diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if d2 < best_score {
+            best_score = d2;
+            grid_index = Some(usize::from(j));
+        }
+    }
+    if grid_index.is_none() {
+        let ngrid = search.points.len();
+        if at + ngrid > row.len() {
+            return Err("iq1_find_best_neighbour2's fallback reads past the row (undefined behaviour in ggml)");
+        }
+        for (i, pg) in search.points.iter().enumerate() {
+            let mut d2 = 0f32;
+            for j in 0..8 {
+                let w = weight[j];
+                let q = xg[((pg[j] - 1) / 2) as usize];
+                let diff = scale * q - row[at + i];
+                d2 += w * diff * diff;
+            }
+            if d2 < best_score {
+                best_score = d2;
+                grid_index = Some(i);
+            }
+        }
+    }
+    let g = grid_index
+        .ok_or("GGML_ASSERT(grid_index >= 0) in iq1_find_best_neighbour2: no grid point at a distance below FLT_MAX")?;
+    for i in 0..8 {
+        l[i] = (search.points[g][i] - 1) / 2;
+    }
+    Ok(g)
+}
+
+/// `quantize_row_iq1_s_impl` for block `b` of `row` (an importance matrix is required).
+fn iq1_s_block(
+    row: &[f32],
+    b: usize,
+    quant_weights: Option<&[f32]>,
+    out: &mut [u8],
+) -> core::result::Result<(), &'static str> {
+    const BS: usize = 32;
+    let search = iq1s_search();
+    let qw_all = quant_weights.ok_or("GGML_ASSERT(quant_weights): IQ1_S needs an importance matrix")?;
+    let x = &row[b * QK_K..(b + 1) * QK_K];
+    out.fill(0);
+    let mut scales = [0f32; 8];
+    let mut shifts = [0i8; 8];
+    let mut weight = [0f32; BS];
+    let mut l = [0i8; BS];
+    let mut order = [0usize; BS];
+    let mut sumx = [0f32; BS + 1];
+    let mut sumw = [0f32; BS + 1];
+    let mut index = [0usize; BS / 8];
+    let mut max_scale = 0f32;
+    let mut sumx2 = 0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = 2.0 * sumx2 / QK_K as f32;
+    for ib in 0..QK_K / BS {
+        let xb = &x[BS * ib..BS * ib + BS];
+        let qw = &qw_all[BS * ib..BS * ib + BS];
+        for i in 0..BS {
+            weight[i] = qw[i] * (sigma2 + xb[i] * xb[i]).sqrt();
+        }
+        let mut max = xb[0].abs();
+        for &v in &xb[1..] {
+            max = c_max(max, v.abs());
+        }
+        if max < 1e-12 {
+            scales[ib] = 0.0;
+            shifts[ib] = 1;
+            continue;
+        }
+        iq1_order(xb, &mut order);
+        for j in 0..BS {
+            let i = order[j];
+            sumx[j + 1] = sumx[j] + weight[i] * xb[i];
+            sumw[j + 1] = sumw[j] + weight[i];
+        }
+        let mut best_score = -f32::MAX;
+        let mut scale = max;
+        let (mut besti1, mut besti2, mut best_shift) = (None, None, 0i8);
+        for i1 in 0..=BS {
+            for i2 in i1..=BS {
+                for (xs, shift) in [(&IQ1_X_P, 1i8), (&IQ1_X_M, -1)] {
+                    let sumqx =
+                        (sumx[i1] - sumx[0]) * xs[0] + (sumx[i2] - sumx[i1]) * xs[1] + (sumx[BS] - sumx[i2]) * xs[2];
+                    let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
+                        + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
+                        + (sumw[BS] - sumw[i2]) * xs[2] * xs[2];
+                    if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
+                        scale = sumqx / sumq2;
+                        best_score = scale * sumqx;
+                        besti1 = Some(i1);
+                        besti2 = Some(i2);
+                        best_shift = shift;
+                    }
+                }
+            }
+        }
+        let (Some(i1), Some(i2)) = (besti1, besti2) else {
+            scales[ib] = 0.0;
+            shifts[ib] = 1;
+            continue;
+        };
+        for j in 0..BS {
+            l[order[j]] = if j < i1 {
+                0
+            } else if j < i2 {
+                1
+            } else {
+                2
+            };
+        }
+        if scale < 0.0 {
+            for v in &mut l {
+                *v = 2 - *v;
+            }
+            scale = -scale;
+            best_shift = -best_shift;
+        }
+        let xx = if best_shift == 1 { &IQ1_X_P } else { &IQ1_X_M };
+        let mut all_on_grid = true;
+        for k in 0..BS / 8 {
+            let mut u = 0u16;
+            for j in 0..8 {
+                u |= (i32::from(l[8 * k + j]) << (2 * j)) as u16;
+            }
+            let g = search.map[usize::from(u)];
+            index[k] = if g < 0 {
+                all_on_grid = false;
+                let at = b * QK_K + BS * ib + 8 * k;
+                iq1_best_neighbour2(
+                    search,
+                    (-g - 1) as usize,
+                    row,
+                    at,
+                    &weight[8 * k..8 * k + 8],
+                    scale,
+                    xx,
+                    &mut l[8 * k..8 * k + 8],
+                )?
+            } else {
+                g as usize
+            };
+        }
+        if !all_on_grid {
+            let (mut sumqx, mut sumq2) = (0f32, 0f32);
+            for k in 0..BS / 8 {
+                let pg = &search.points[index[k]];
+                for j in 0..8 {
+                    let w = weight[8 * k + j];
+                    let q = xx[((pg[j] - 1) / 2) as usize];
+                    sumqx += w * q * xb[8 * k + j];
+                    sumq2 += w * q * q;
+                }
+            }
+            if sumqx > 0.0 && sumq2 > 0.0 {
+                scale = sumqx / sumq2;
+            }
+        }
+        let mut h = 0u16;
+        for k in 0..BS / 8 {
+            out[2 + 4 * ib + k] = (index[k] & 255) as u8;
+            h |= ((index[k] >> 8) as u16) << (3 * k);
+        }
+        out[34 + 2 * ib..36 + 2 * ib].copy_from_slice(&h.to_le_bytes());
+        if !(scale >= 0.0) {
+            return Err(ASSERT_SCALE);
+        }
+        scales[ib] = scale;
+        shifts[ib] = best_shift;
+        max_scale = c_max(max_scale, scale);
+    }
+    if max_scale == 0.0 {
+        return Ok(());
+    }
+    let d = max_scale / 15.0;
+    out[0..2].copy_from_slice(&to_half(d * 1.125).to_le_bytes());
+    let id = 1.0 / d;
+    for ib in 0..QK_K / BS {
+        let mut l = 0.max(7.min(nearest_int(0.5 * (id * scales[ib] - 1.0))));
+        if shifts[ib] == -1 {
+            l |= 8;
+        }
+        let at = 34 + 2 * ib;
+        let h = u16::from_le_bytes([out[at], out[at + 1]]) | ((l as u16) << 12);
+        out[at..at + 2].copy_from_slice(&h.to_le_bytes());
+    }
+    Ok(())
+}
+
+/// `quantize_row_iq1_m_impl` for block `b` of `row` (sub-blocks of 16, a shift sign per 8).
+fn iq1_m_block(
+    row: &[f32],
+    b: usize,
+    quant_weights: Option<&[f32]>,
+    out: &mut [u8],
+) -> core::result::Result<(), &'static str> {
+    const BS: usize = 16;
+    const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
+    let search = iq1s_search();
+    let x = &row[b * QK_K..(b + 1) * QK_K];
+    out.fill(0);
+    let mut scales = [0f32; 16];
+    let mut shifts = [0usize; 16];
+    let mut weight = [0f32; BS];
+    let mut l = [0i8; BS];
+    let mut order = [0usize; BS];
+    let mut index = [0usize; BS / 8];
+    let mut max_scale = 0f32;
+    let mut sumx2 = 0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    let sigma2 = 2.0 * sumx2 / QK_K as f32;
+    let weights_of = |ib: usize, weight: &mut [f32; BS]| {
+        let xb = &x[BS * ib..BS * ib + BS];
+        match quant_weights {
+            Some(qw) => {
+                let qw = &qw[BS * ib..BS * ib + BS];
+                for i in 0..BS {
+                    weight[i] = qw[i] * (sigma2 + xb[i] * xb[i]).sqrt();
+                }
+            }
+            None => {
+                for i in 0..BS {
+                    weight[i] = xb[i] * xb[i];
+                }
+            }
+        }
+    };
+    // the shifted levels of group k (0: the first 8, 1: the second) under shift pattern `s`
+    let levels_of = |s: usize, k: usize| if (k == 0 && s < 2) || (k == 1 && s % 2 == 0) { &IQ1_X_P } else { &IQ1_X_M };
+    for ib in 0..QK_K / BS {
+        let xb = &x[BS * ib..BS * ib + BS];
+        weights_of(ib, &mut weight);
+        let mut max = xb[0].abs();
+        for &v in &xb[1..] {
+            max = c_max(max, v.abs());
+        }
+        if max < 1e-7 {
+            scales[ib] = 0.0;
+            shifts[ib] = 0;
+            continue;
+        }
+        iq1_order(xb, &mut order);
+        let mut best_score = -f32::MAX;
+        let mut scale = max;
+        let mut best = None;
+        for i1 in 0..=BS {
+            for i2 in i1..=BS {
+                let mut sumqx = [0f32; 4];
+                let mut sumq2 = [0f32; 4];
+                for (j, &i) in order.iter().enumerate() {
+                    let level = if j < i1 {
+                        0
+                    } else if j < i2 {
+                        1
+                    } else {
+                        2
+                    };
+                    let (p, m) = (IQ1_X_P[level], IQ1_X_M[level]);
+                    let w = weight[i];
+                    // patterns 0..3: (first half, second half) shifted (+,+), (+,-), (-,+), (-,-)
+                    let (a, bb, c, d) = if i < BS / 2 { (p, p, m, m) } else { (p, m, p, m) };
+                    sumqx[0] += w * a * xb[i];
+                    sumqx[1] += w * bb * xb[i];
+                    sumqx[2] += w * c * xb[i];
+                    sumqx[3] += w * d * xb[i];
+                    sumq2[0] += w * a * a;
+                    sumq2[1] += w * bb * bb;
+                    sumq2[2] += w * c * c;
+                    sumq2[3] += w * d * d;
+                }
+                for k in 0..4 {
+                    if sumq2[k] > 0.0 && sumqx[k] * sumqx[k] > best_score * sumq2[k] {
+                        scale = sumqx[k] / sumq2[k];
+                        best_score = scale * sumqx[k];
+                        best = Some((i1, i2, k));
+                    }
+                }
+            }
+        }
+        let Some((i1, i2, mut best_k)) = best else {
+            scales[ib] = 0.0;
+            shifts[ib] = 0;
+            continue;
+        };
+        for j in 0..BS {
+            l[order[j]] = if j < i1 {
+                0
+            } else if j < i2 {
+                1
+            } else {
+                2
+            };
+        }
+        if scale < 0.0 {
+            for v in &mut l {
+                *v = 2 - *v;
+            }
+            scale = -scale;
+            best_k = 3 - best_k;
+        }
+        let mut all_on_grid = true;
+        for k in 0..BS / 8 {
+            let xx = levels_of(best_k, k);
+            let mut u = 0u16;
+            for j in 0..8 {
+                u |= (i32::from(l[8 * k + j]) << (2 * j)) as u16;
+            }
+            let g = search.map[usize::from(u)];
+            index[k] = if g < 0 {
+                all_on_grid = false;
+                let at = b * QK_K + BS * ib + 8 * k;
+                iq1_best_neighbour2(
+                    search,
+                    (-g - 1) as usize,
+                    row,
+                    at,
+                    &weight[8 * k..8 * k + 8],
+                    scale,
+                    xx,
+                    &mut l[8 * k..8 * k + 8],
+                )?
+            } else {
+                g as usize
+            };
+        }
+        if !all_on_grid {
+            let (mut sumqx, mut sumq2) = (0f32, 0f32);
+            for k in 0..BS / 8 {
+                let xx = levels_of(best_k, k);
+                let pg = &search.points[index[k]];
+                for j in 0..8 {
+                    let w = weight[8 * k + j];
+                    let q = xx[((pg[j] - 1) / 2) as usize];
+                    sumqx += w * q * xb[8 * k + j];
+                    sumq2 += w * q * q;
+                }
+            }
+            if sumqx > 0.0 && sumq2 > 0.0 {
+                scale = sumqx / sumq2;
+            }
+        }
+        out[2 * ib] = (index[0] & 255) as u8;
+        out[2 * ib + 1] = (index[1] & 255) as u8;
+        out[32 + ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
+        if !(scale >= 0.0) {
+            return Err(ASSERT_SCALE);
+        }
+        scales[ib] = scale;
+        shifts[ib] = best_k;
+        max_scale = c_max(max_scale, scale);
+    }
+    if max_scale == 0.0 {
+        return Ok(());
+    }
+    let mut sc = [0u16; 4];
+    let mut d = max_scale / 15.0;
+    let id = 1.0 / d;
+    let (mut sumqx, mut sumq2) = (0f32, 0f32);
+    for ib in 0..QK_K / BS {
+        let l = 0.max(7.min(nearest_int(0.5 * (id * scales[ib] - 1.0))));
+        sc[ib / 4] |= (l as u16) << (3 * (ib % 4));
+        out[32 + ib] |= MASKS[shifts[ib]];
+        let xb = &x[BS * ib..BS * ib + BS];
+        weights_of(ib, &mut weight);
+        for k in 0..BS / 8 {
+            let xx = levels_of(shifts[ib], k);
+            let g = usize::from(out[2 * ib + k]) + ((usize::from(out[32 + ib]) << (8 - 4 * k)) & 0x700);
+            let pg = &search.points[g];
+            for j in 0..8 {
+                let w = weight[8 * k + j];
+                let q = xx[((pg[j] - 1) / 2) as usize] * (2 * l + 1) as f32;
+                sumqx += w * q * xb[8 * k + j];
+                sumq2 += w * q * q;
+            }
+        }
+    }
+    if sumq2 > 0.0 {
+        d = sumqx / sumq2;
+    }
+    let s = to_half(d * 1.1125);
+    sc[0] |= (s & 0x000f) << 12;
+    sc[1] |= (s & 0x00f0) << 8;
+    sc[2] |= (s & 0x0f00) << 4;
+    sc[3] |= s & 0xf000;
+    for (i, v) in sc.iter().enumerate() {
+        out[48 + 2 * i..50 + 2 * i].copy_from_slice(&v.to_le_bytes());
+    }
+    Ok(())
+}
+
+/// Runs an IQ1 block quantizer (which may read the row beyond its block) over the row's blocks.
+fn iq1_row(
+    name: &str,
+    block_bytes: usize,
+    needs_imatrix: bool,
+    row: &[f32],
+    imatrix: Option<&[f32]>,
+    out: &mut [u8],
+    row_index: usize,
+    quantize_block: fn(&[f32], usize, Option<&[f32]>, &mut [u8]) -> core::result::Result<(), &'static str>,
+) -> Result<()> {
+    check_row(name, QK_K, row, imatrix, needs_imatrix, out.len(), block_bytes, row_index)?;
+    let mut buffer = vec![0u8; out.len()];
+    for (b, y) in buffer.chunks_exact_mut(block_bytes).enumerate() {
+        let w = imatrix.map(|w| &w[b * QK_K..(b + 1) * QK_K]);
+        quantize_block(row, b, w, y).map_err(|why| aborts(name, row_index, b, QK_K, why))?;
+    }
+    out.copy_from_slice(&buffer);
+    Ok(())
+}
+
+/// `quantize_iq1_s` of one row.
+pub(super) fn quantize_iq1_s(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
+    iq1_row("iq1_s", 50, true, row, imatrix, out, row_index, iq1_s_block)
+}
+
+/// `quantize_iq1_m` of one row.
+pub(super) fn quantize_iq1_m(row: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], row_index: usize) -> Result<()> {
+    iq1_row("iq1_m", 56, false, row, imatrix, out, row_index, iq1_m_block)
 }
 
 #[cfg(test)]
