@@ -282,7 +282,7 @@ impl<const N: usize> Search<N> {
         }
         let mask = (1usize << bits) - 1;
         let mut neighbours = Vec::new();
-        let mut dist2: Vec<(i32, i32)> = Vec::with_capacity(points.len());
+        let mut dist2 = vec![0i32; points.len()];
         for i in 0..map_size {
             if map[i] >= 0 {
                 continue;
@@ -291,32 +291,27 @@ impl<const N: usize> Search<N> {
             for k in 0..N {
                 pos[k] = 2 * ((i >> (bits as usize * k)) & mask) as i32 + 1;
             }
-            dist2.clear();
-            for (j, pg) in points.iter().enumerate() {
+            for (d, pg) in dist2.iter_mut().zip(&points) {
                 let mut d2 = 0i32;
                 for k in 0..N {
                     let t = i32::from(pg[k]) - pos[k];
                     d2 += t * t;
                 }
-                dist2.push((d2, j as i32));
+                *d = d2;
             }
-            dist2.sort_unstable();
+            // ggml sorts (distance, index) pairs and keeps those of the `nwant` smallest
+            // distances: the same list is each of those distances, ascending, with its indices
+            // ascending.
             map[i] = -(neighbours.len() as i32 + 1);
             let start = neighbours.len();
             neighbours.push(0u16);
-            let (mut d2, mut nhave, mut n) = (dist2[0].0, 1, 0u16);
-            for &(dj, j) in &dist2 {
-                if dj > d2 {
-                    if nhave == nwant {
-                        break;
-                    }
-                    d2 = dj;
-                    nhave += 1;
-                }
-                neighbours.push(j as u16);
-                n += 1;
+            let mut below = i32::MIN;
+            for _ in 0..nwant {
+                let Some(&next) = dist2.iter().filter(|&&d| d > below).min() else { break };
+                neighbours.extend(dist2.iter().enumerate().filter(|&(_, &d)| d == next).map(|(j, _)| j as u16));
+                below = next;
             }
-            neighbours[start] = n;
+            neighbours[start] = (neighbours.len() - start - 1) as u16;
         }
         Search { points, map, neighbours }
     }
