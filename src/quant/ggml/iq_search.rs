@@ -7,6 +7,9 @@
 //! (`GGML_ASSERT`, `GGML_ABORT`) the row is refused with an error naming the row, the block and
 //! the assertion.
 
+// The loops index several arrays at once, as the C they reproduce does.
+#![allow(clippy::needless_range_loop)]
+
 use super::iq_grids::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KVALUES_IQ4NL};
 use super::iquants::{check_row, to_half};
 use crate::alloc_prelude::*;
@@ -74,6 +77,7 @@ fn aborts(name: &str, row_index: usize, block: usize, block_elements: usize, why
 
 /// Runs `quantize_block` over the row's blocks into a buffer and copies it to `out` only when every
 /// block succeeded.
+#[allow(clippy::too_many_arguments)]
 fn by_blocks(
     name: &str,
     block_elements: usize,
@@ -594,7 +598,7 @@ fn iq3_xxs_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> co
             | (u32::from(block_signs[1]) << 7)
             | (u32::from(block_signs[2]) << 14)
             | (u32::from(block_signs[3]) << 21);
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -708,7 +712,7 @@ fn iq3_s_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> core
         qs += 8;
         out[signs..signs + 4].copy_from_slice(&block_signs);
         signs += 4;
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -958,7 +962,7 @@ fn iq2_xxs_block(x: &[f32], quant_weights: Option<&[f32]>, out: &mut [u8]) -> co
             q2[2 * ib] |= (g as u32) << (8 * k);
             q2[2 * ib + 1] |= u32::from(block_signs[k]) << (7 * k);
         }
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -1053,7 +1057,7 @@ fn iq2_xs_or_s_block(
                 out[34 + i8] = block_signs[k];
             }
         }
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -1327,7 +1331,7 @@ fn iq1_s_block(
             h |= ((index[k] >> 8) as u16) << (3 * k);
         }
         out[34 + 2 * ib..36 + 2 * ib].copy_from_slice(&h.to_le_bytes());
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -1509,7 +1513,7 @@ fn iq1_m_block(
         out[2 * ib] = (index[0] & 255) as u8;
         out[2 * ib + 1] = (index[1] & 255) as u8;
         out[32 + ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(ASSERT_SCALE);
         }
         scales[ib] = scale;
@@ -1555,7 +1559,11 @@ fn iq1_m_block(
     Ok(())
 }
 
+/// An IQ1 block quantizer: the row, the block's number, its importance and its bytes.
+type Iq1Block = fn(&[f32], usize, Option<&[f32]>, &mut [u8]) -> core::result::Result<(), &'static str>;
+
 /// Runs an IQ1 block quantizer (which may read the row beyond its block) over the row's blocks.
+#[allow(clippy::too_many_arguments)]
 fn iq1_row(
     name: &str,
     block_bytes: usize,
@@ -1564,7 +1572,7 @@ fn iq1_row(
     imatrix: Option<&[f32]>,
     out: &mut [u8],
     row_index: usize,
-    quantize_block: fn(&[f32], usize, Option<&[f32]>, &mut [u8]) -> core::result::Result<(), &'static str>,
+    quantize_block: Iq1Block,
 ) -> Result<()> {
     check_row(name, QK_K, row, imatrix, needs_imatrix, out.len(), block_bytes, row_index)?;
     let mut buffer = vec![0u8; out.len()];

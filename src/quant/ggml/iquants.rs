@@ -368,6 +368,7 @@ pub(super) fn decode_iq4_xs(block: &[u8], out: &mut [f32]) {
 
 /// A row's checks before any block is written: whole blocks, an importance matrix of the row's
 /// length where given, and one where ggml requires it.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn check_row(
     codec_name: &str,
     block: usize,
@@ -467,6 +468,51 @@ pub(super) mod tests {
         assert_eq!(types, CODECS.len());
         assert!(compared > 0);
         eprintln!("{compared} dequantized values compared over {types} types");
+    }
+
+    /// Decode speed over 16M elements per type, one thread (`cargo test --lib
+    /// decode_speed -- --ignored --nocapture`); scripts/bench_ggml_iquants.py times ggml's C on
+    /// the same blocks.
+    #[test]
+    #[ignore]
+    fn decode_speed() {
+        const ELEMENTS: usize = 1 << 24;
+        for c in CODECS {
+            let blocks = ELEMENTS / c.block_elements;
+            let raw = speed_blocks(c.block_bytes, blocks);
+            let mut out = vec![0f32; ELEMENTS];
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                for (b, y) in raw.chunks_exact(c.block_bytes).zip(out.chunks_exact_mut(c.block_elements)) {
+                    (c.decode)(b, y);
+                }
+                best = best.min(t.elapsed().as_secs_f64());
+                std::hint::black_box(&out);
+            }
+            eprintln!("{:8} lowbit decode {:7.0} M elements/s", c.name, ELEMENTS as f64 / best / 1e6);
+        }
+    }
+
+    /// Block bytes for the speed runs: splitmix64 bytes (as scripts/bench_ggml_iquants.py makes
+    /// them), with each block's float16 `d` set to 1.0 so every value is finite.
+    pub(crate) fn speed_blocks(block_bytes: usize, blocks: usize) -> Vec<u8> {
+        let mut state = 0x1234_5678u64;
+        let mut raw: Vec<u8> = (0..block_bytes * blocks)
+            .map(|_| {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                (z ^ (z >> 31)) as u8
+            })
+            .collect();
+        if block_bytes != 56 {
+            for b in raw.chunks_exact_mut(block_bytes) {
+                b[0..2].copy_from_slice(&0x3C00u16.to_le_bytes());
+            }
+        }
+        raw
     }
 
     #[test]
