@@ -289,6 +289,13 @@ pub(super) fn decode_iq3_s(block: &[u8], out: &mut [f32]) {
     }
 }
 
+/// `dl * (g + delta)` for the grid values g = -1, 0, 1 (indexed by the grid byte plus one): the
+/// same float32 operations as ggml's per element, done once per scale.
+#[inline(always)]
+fn iq1_values(dl: f32, delta: f32) -> [f32; 3] {
+    [dl * (-1.0 + delta), dl * (0.0 + delta), dl * (1.0 + delta)]
+}
+
 /// `dequantize_row_iq1_s`: 11-bit indices into a grid of -1/0/1 (8 bits in `qs`, 3 in `qh`), per
 /// 32 elements a 3-bit odd scale and the sign of the shift.
 pub(super) fn decode_iq1_s(block: &[u8], out: &mut [f32]) {
@@ -298,11 +305,12 @@ pub(super) fn decode_iq1_s(block: &[u8], out: &mut [f32]) {
         let qh = u16_at(block, 34 + 2 * ib);
         let dl = d * (2 * i32::from((qh >> 12) & 7) + 1) as f32;
         let delta = if qh & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
+        let values = iq1_values(dl, delta);
         for (l, y) in y32.chunks_exact_mut(8).enumerate() {
             let index = usize::from(qs[4 * ib + l]) | (usize::from((qh >> (3 * l)) & 7) << 8);
             let grid = grid8(IQ1S_GRID[index]);
             for j in 0..8 {
-                y[j] = dl * (f32::from(grid[j] as i8) + delta);
+                y[j] = values[usize::from(grid[j].wrapping_add(1))];
             }
         }
     }
@@ -330,10 +338,10 @@ pub(super) fn decode_iq1_m(block: &[u8], out: &mut [f32]) {
         let shift = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
         let delta = [shift(h0 & 0x08 != 0), shift(h0 & 0x80 != 0), shift(h1 & 0x08 != 0), shift(h1 & 0x80 != 0)];
         for (l, y) in y32.chunks_exact_mut(8).enumerate() {
-            let dl = if l < 2 { dl1 } else { dl2 };
+            let values = iq1_values(if l < 2 { dl1 } else { dl2 }, delta[l]);
             let grid = grid8(IQ1S_GRID[index[l]]);
             for j in 0..8 {
-                y[j] = dl * (f32::from(grid[j] as i8) + delta[l]);
+                y[j] = values[usize::from(grid[j].wrapping_add(1))];
             }
         }
     }
