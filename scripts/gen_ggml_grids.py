@@ -41,7 +41,7 @@ def packed(rows, width):
 
 
 def rust_array(name, doc, ty, values, fmt, per_line):
-    lines = [f"/// {doc}", f"pub(super) const {name}: [{ty}; {len(values)}] = ["]
+    lines = [f"/// {doc}", "#[rustfmt::skip]", f"pub(super) const {name}: [{ty}; {len(values)}] = ["]
     for i in range(0, len(values), per_line):
         lines.append("    " + " ".join(fmt(v) + "," for v in values[i:i + per_line]))
     lines.append("];")
