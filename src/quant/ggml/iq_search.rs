@@ -1764,4 +1764,23 @@ mod tests {
         assert_eq!(bad, 0, "{bad} cases differ from ggml");
         assert!(counts.values().map(|c| c.2).sum::<usize>() > 0, "nothing compared");
     }
+
+    /// Refusals name the row (and the block and ggml's assertion where the C aborts) and leave the
+    /// output as it was, even when earlier blocks quantized.
+    #[test]
+    fn refusals_name_the_row_and_write_nothing() {
+        let q = |name: &str| codec(name).unwrap().quantize.unwrap();
+        let mut out = vec![0xAAu8; 2 * 136];
+        let e = q("iq4_xs")(&[1.0; 300], None, &mut out, 7).unwrap_err().to_string();
+        assert!(e.contains("row 7") && e.contains("not a multiple of the 256-element block"), "{e}");
+        let mut out = vec![0xAAu8; 66];
+        let e = q("iq2_xxs")(&[1.0; 256], None, &mut out, 3).unwrap_err().to_string();
+        assert!(e.contains("row 3") && e.contains("importance matrix"), "{e}");
+        let mut row = gen_row("normal", 5, 512);
+        row[300] = f32::NAN;
+        let mut out = vec![0xAAu8; 2 * 110];
+        let e = q("iq3_s")(&row, None, &mut out, 2).unwrap_err().to_string();
+        assert!(e.contains("row 2, block 1 (elements 256..512)") && e.contains("GGML_ASSERT"), "{e}");
+        assert!(out.iter().all(|&b| b == 0xAA), "a refused row wrote bytes");
+    }
 }
