@@ -190,9 +190,9 @@ def pow2(k):
 
 
 def gen_row(kind, seed, n):
-    """Float32 row `kind` ('normal', 'wide', 'narrow', 'ints') of `n` values from `seed`: a sum
-    of four signed 20-bit integers (exact in float32) times a power of two (per 16 elements for
-    'wide')."""
+    """Float32 row `kind` ('normal', 'wide', 'narrow', 'ints', 'sparse') of `n` values from
+    `seed`: a sum of four signed 20-bit integers (exact in float32) times a power of two (per 16
+    elements for 'wide'); 'sparse' is three quarters zeros."""
     r = SplitMix(seed)
     out = np.zeros(n, dtype=np.float32)
     scale = np.float32(1)
@@ -205,6 +205,8 @@ def gen_row(kind, seed, n):
             scale = pow2(-20)
         if kind == "ints":
             v = np.float32(int(r.next() % 17) - 8)
+        elif kind == "sparse" and r.next() % 4 != 0:
+            v = np.float32(0)
         else:
             s = sum(int(r.next() >> 44) - (1 << 19) for _ in range(4))
             v = np.float32(s) * scale
@@ -300,6 +302,10 @@ def quantize_cases():
                  "neginf", "one_value", "ties"]:
         for imat in (0, 1):
             cases.append(("normal", edit, 1, 512, imat))
+    for rep in range(4):  # more random rows, longer, and sparse ones (whole zero groups)
+        cases.append(("normal", "", 1, 1024, 1 + rep % 2))
+        cases.append(("wide", "", 1, 1024, rep % 3))
+        cases.append(("sparse", "", 1, 512, rep % 3))
     cases.append(("normal", "", 1, 288, 0))  # not a whole number of 256-blocks for the K-size types
     return cases
 

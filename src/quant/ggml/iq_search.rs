@@ -1635,6 +1635,8 @@ mod tests {
             }
             out[i] = if kind == "ints" {
                 ((r.next() % 17) as i32 - 8) as f32
+            } else if kind == "sparse" && r.next() % 4 != 0 {
+                0.0
             } else {
                 let s: i64 = (0..4).map(|_| (r.next() >> 44) as i64 - (1 << 19)).sum();
                 s as f32 * scale
