@@ -12,6 +12,8 @@
 //! instruction writes ([`arith`]): a NaN operand's bits quieted (the first operand's when both
 //! are NaN), the default NaN `0xFFC00000` for an invalid operation on numbers.
 
+mod iq_grids;
+mod iq_search;
 mod iquants;
 mod kquants;
 mod legacy;
