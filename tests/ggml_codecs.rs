@@ -26,9 +26,14 @@ fn block_of(scheme: &Scheme) -> (usize, usize) {
     (n, bytes)
 }
 
+/// The schemes whose bytes these fixtures do not hold (named, so that none is left out unseen).
+const CHECKED_BY_IQUANT_FIXTURES: &[&str] =
+    &["iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_nl", "iq4_xs"];
+
 #[test]
 fn every_ggml_block_scheme_matches_ggml() {
     let mut compared = (0usize, 0usize, 0usize);
+    let mut iquants_seen = 0;
     let mut bad = Vec::new();
     let names: Vec<String> = blocks::schemes()
         .into_iter()
@@ -40,7 +45,12 @@ fn every_ggml_block_scheme_matches_ggml() {
         let scheme = Scheme::parse(name).unwrap();
         let short = name.strip_prefix("ggml:").unwrap();
         let Some(data) = fixture(short) else {
-            bad.push(format!("{name}: no fixture"));
+            // The I-quants' codecs are checked on their own recordings (tests/fixtures/ggml_iquants,
+            // scripts/gen_ggml_iquant_fixtures.py) by the tests in src/quant/ggml/iquants.rs.
+            if !CHECKED_BY_IQUANT_FIXTURES.contains(&short) {
+                bad.push(format!("{name}: no fixture"));
+            }
+            iquants_seen += 1;
             continue;
         };
         let (per_block, block_bytes) = block_of(&scheme);
@@ -103,6 +113,7 @@ fn every_ggml_block_scheme_matches_ggml() {
         compared.2
     );
     assert!(compared.0 > 0 && compared.1 > 0 && compared.2 > 0);
+    assert_eq!(iquants_seen, CHECKED_BY_IQUANT_FIXTURES.len(), "every I-quant is a scheme");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
