@@ -99,9 +99,11 @@ fn check(c: &Codec) -> Counts {
 fn codecs_match_ggml() {
     let mut bad = Vec::new();
     let mut compared = 0;
-    for c in codecs() {
+    // The I-quants are checked on their own recordings (tests/fixtures/ggml_iquants) by the tests
+    // in iquants.rs; every other codec must have a fixture here.
+    let elsewhere = |name: &str| super::iquants::CODECS.iter().any(|c| c.name == name);
+    for c in codecs().filter(|c| !elsewhere(c.name)) {
         if !fixture_dir().join(format!("{}.bin", c.name)).exists() {
-            // A codec merged after the fixtures were recorded fails here until they are.
             bad.push(format!("{}: no fixture", c.name));
             continue;
         }
