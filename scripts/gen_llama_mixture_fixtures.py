@@ -281,7 +281,7 @@ def generate():
     record = {
         "source": {
             "peer": f"llama.cpp {LLAMA_CPP_COMMIT} as vendored by llama-cpp-python {LLAMA_CPP_PYTHON}, "
-                    "llama_model_quantize (src/llama-quant.cpp) through the package's ctypes binding, "
+                    "llama_model_quantize (llama.cpp's llama-quant.cpp) through the package's ctypes binding, "
                     "CPU build without BLAS, x86-64",
             "llama_cpp_commit": LLAMA_CPP_COMMIT,
             "llama_cpp_python": LLAMA_CPP_PYTHON,

@@ -2,7 +2,7 @@
 //! type `llama_model_quantize` gives each tensor of a GGUF file.
 //!
 //! Source: llama.cpp commit 0c1e57098bba43ac29e6e3b677cdceebdd22334f (as vendored by
-//! llama-cpp-python 0.3.36), `src/llama-quant.cpp`: `llama_ftype_get_default_type` ([`FTYPES`]),
+//! llama-cpp-python 0.3.36), llama.cpp's `llama-quant.cpp`: `llama_ftype_get_default_type` ([`FTYPES`]),
 //! `tensor_get_category` ([`ROLES`]), `tensor_allows_quantization` ([`KEPT`]),
 //! `llama_tensor_get_type_impl` ([`RULES`], [`ADJUSTMENTS`]), `tensor_type_fallback`
 //! ([`FALLBACKS`]), `tensor_requires_imatrix` ([`NEEDS_IMATRIX`]) and the tensor order of

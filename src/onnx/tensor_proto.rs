@@ -237,15 +237,17 @@ pub fn read_tensor_file_with(path: &Path, limits: &Limits) -> Result<Tensor> {
 /// TensorProto has none of).
 fn checkpoint_kind(path: &Path) -> Option<&'static str> {
     use std::io::Read;
+    // Regular files only: opening a FIFO would wait for a writer, and a device has no size.
+    let meta = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+    let size = meta.len();
     let mut file = std::fs::File::open(path).ok()?;
-    let size = file.metadata().ok()?.len();
     let mut head = [0u8; 10];
     file.read_exact(&mut head).ok()?;
     if &head[..4] == b"GGUF" {
         return Some("GGUF");
     }
     let header = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-    (header <= size - 8 && &head[8..] == b"{\"").then_some("safetensors")
+    (size.checked_sub(8).is_some_and(|rest| header <= rest) && &head[8..] == b"{\"").then_some("safetensors")
 }
 
 /// Writes a tensor as a serialized `TensorProto` file, all or nothing: into a temporary file in
