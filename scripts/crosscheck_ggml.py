@@ -101,6 +101,11 @@ C_ABORTS = [
     ("no importance matrix for a type that requires one (ggml_quantize_chunk: GGML_ASSERT)", "importance matrix"),
 ]
 CODECS = {}  # scheme: (ggml_type, block elements, block bytes, to_float, from_float_ref or None)
+# The I-quants: their quantizers abort the process on many edge rows (NaN, Inf, overflowing
+# squares: GGML_ASSERT on the grid index or the scale), which this script's in-process calls
+# cannot survive; they are checked against the same C, each call in a forked child, by
+# scripts/gen_ggml_iquant_fixtures.py's recordings (tests/fixtures/ggml_iquants, cargo test).
+RECORDED_ONLY = {"iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_nl", "iq4_xs"}
 
 
 ROW_FN = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
@@ -126,6 +131,8 @@ def find_codecs():
     missing = []
     for scheme, _ in lowbit.blocks.SCHEMES:
         if not scheme.startswith("ggml:") or "|" in scheme or "," in scheme or scheme in SCHEMES:
+            continue
+        if scheme.split(":")[1] in RECORDED_ONLY:
             continue
         found = by_name.get(scheme.split(":")[1])
         try:
@@ -754,6 +761,8 @@ def main():
             print(f"FAIL: ggml has no type or dequantize_row_* for {', '.join(missing)}")
             sys.exit(1)
         print(f"ggml block types of lowbit's table: {', '.join(CODECS)}", flush=True)
+        print(f"checked against ggml's C on recordings, not here: {', '.join('ggml:' + n for n in sorted(RECORDED_ONLY))}",
+              flush=True)
     sys.exit(self_test(args) if args.self_test else run(args))
 
 
