@@ -104,6 +104,10 @@ mod alloc_prelude {
 }
 mod fmath;
 mod kernels;
+// Without `arguments` (its public path) some feature sets use only part of it.
+#[cfg(any(all(feature = "quant", feature = "std"), feature = "verify"))]
+#[cfg_attr(not(all(feature = "std", feature = "quant", feature = "strings")), allow(dead_code))]
+mod names;
 mod once;
 
 // Public namespaces.

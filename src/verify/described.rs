@@ -284,7 +284,7 @@ impl DescribedCast {
                 Format::Described(f) => Some(f.width()),
                 Format::NamedInteger(i) => Some(i.bits),
             };
-            let hex = width.and_then(|bits| crate::arguments::code_from_hex(text, bits)).transpose()?;
+            let hex = width.and_then(|bits| crate::names::code_from_hex(text, bits)).transpose()?;
             let code = match self.from {
                 _ if hex.is_some() => hex.expect("a bit pattern"),
                 Format::Onnx(d) => strings::parse_to_code(text, d, StringGrammar::Spec, &CastOptions::default())?,

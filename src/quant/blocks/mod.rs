@@ -144,7 +144,7 @@ impl Scheme {
             if heads.iter().any(|h| h == head) {
                 return e;
             }
-            let near = crate::arguments::nearest_names(head, heads.iter().map(String::as_str));
+            let near = crate::names::nearest_names(head, heads.iter().map(String::as_str));
             match (near.is_empty(), e) {
                 (false, Error::InvalidOp { op, message }) => {
                     Error::InvalidOp { op, message: format!("did you mean {}? {message}", near.join(" or ")) }
