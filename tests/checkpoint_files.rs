@@ -228,6 +228,8 @@ fn ggml_types_are_known_by_id_and_name() {
         assert_eq!((t.name(), t.block()), (name, block));
         assert_eq!(GgmlType::from_name(name), Some(t));
     }
+    // Q8_1: ggml's block_q8_1 and ggml_type_size (ggml-py 0.10.1) are 36 bytes; gguf-py says 40.
+    assert_eq!(GgmlType::from_name("Q8_1").unwrap().block(), (32, 36));
     // Decoded by quant::ggml's table of block types; Q8_1 has no dequantize in ggml.
     assert!(GgmlType::from_name("Q4_K").unwrap().is_decoded());
     assert!(!GgmlType::from_name("Q8_1").unwrap().is_decoded());

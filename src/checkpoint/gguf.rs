@@ -56,7 +56,9 @@ const GGML_TYPES: [GgmlType; 33] = {
         t(6, "Q5_0", 32, 2 + 4 + 16),
         t(7, "Q5_1", 32, 2 + 2 + 4 + 16),
         blocks(8, "Q8_0", 32, 2 + 32),
-        t(9, "Q8_1", 32, 4 + 4 + 32),
+        // ggml's `block_q8_1` (float16 d and s, 32 int8): 36 bytes, as ggml's type size and
+        // the files ggml writes have it; gguf-py 0.19.0's GGML_QUANT_SIZES says 40 (float32 d and s).
+        t(9, "Q8_1", 32, 2 + 2 + 32),
         t(10, "Q2_K", 256, 2 + 2 + 16 + 64),
         t(11, "Q3_K", 256, 2 + 64 + 32 + 12),
         t(12, "Q4_K", 256, 2 + 2 + 128 + 12),
