@@ -12,10 +12,7 @@ use super::iq_grids::{
 use super::iq_search;
 use super::Codec;
 use crate::alloc_prelude::*;
-use crate::convert::{convert_code, CastOptions};
-use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::once::Once;
 
 /// Elements of a 256-element super-block (`QK_K`).
 const QK_K: usize = 256;
@@ -123,37 +120,16 @@ pub(super) const CODECS: &[Codec] = &[
 // ---------------------------------------------------------------------------------------------
 // float16 `d`
 
-/// Every float16 code's float32 value, from the rounding core (ggml's `GGML_FP16_TO_FP32`: exact,
-/// a NaN keeps its payload and is quiet, as x86-64's multiply in ggml's conversion leaves it).
-static HALF_VALUES: Once<Vec<f32>> = Once::new();
-
-fn half_values() -> &'static [f32] {
-    HALF_VALUES.get_or_init(|| {
-        let casts = CastOptions::default();
-        (0..=u16::MAX)
-            .map(|c| {
-                let bits = convert_code(DType::Float16, DType::Float, u64::from(c), &casts)
-                    .expect("float16 widens to float32");
-                f32::from_bits(bits as u32)
-            })
-            .collect()
-    })
-}
-
-/// The float32 value of the float16 stored little-endian at `bytes[0..2]`.
+/// The float32 value of the float16 stored little-endian at `bytes[0..2]` (ggml's
+/// `GGML_FP16_TO_FP32`, [`super::half_to_f32`]).
 #[inline]
 pub(super) fn half_at(bytes: &[u8]) -> f32 {
-    half_values()[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))]
+    super::half_to_f32(u16::from_le_bytes([bytes[0], bytes[1]]))
 }
 
-/// ggml's `GGML_FP32_TO_FP16` (its portable conversion, which ggml-base's x86-64 build uses): the
-/// rounding core's nearest-even float16, except that a NaN becomes 0x7E00 with its sign.
+/// ggml's `GGML_FP32_TO_FP16` ([`super::f32_to_half`]).
 pub(super) fn to_half(x: f32) -> u16 {
-    if x.is_nan() {
-        return ((x.to_bits() >> 16) as u16 & 0x8000) | 0x7E00;
-    }
-    convert_code(DType::Float, DType::Float16, u64::from(x.to_bits()), &CastOptions::default())
-        .expect("float32 narrows to float16") as u16
+    super::f32_to_half(x)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +299,7 @@ pub(super) fn decode_iq1_m(block: &[u8], out: &mut [f32]) {
     let qh = &block[32..48];
     let sc = [u16_at(block, 48), u16_at(block, 50), u16_at(block, 52), u16_at(block, 54)];
     let d_code = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000);
-    let d = half_values()[usize::from(d_code)];
+    let d = super::half_to_f32(d_code);
     for (ib, y32) in out.chunks_exact_mut(32).enumerate() {
         let s = sc[ib / 2] >> (6 * (ib % 2));
         let dl1 = d * (2 * i32::from(s & 7) + 1) as f32;
@@ -530,6 +506,6 @@ pub(super) mod tests {
         assert_eq!(to_half(70000.0), 0x7C00);
         assert_eq!(to_half(65519.0), 0x7BFF);
         assert_eq!(to_half(-0.0), 0x8000);
-        assert_eq!(half_values()[0x7C01].to_bits(), 0x7FC02000);
+        assert_eq!(super::super::half_to_f32(0x7C01).to_bits(), 0x7FC02000);
     }
 }
