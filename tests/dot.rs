@@ -94,4 +94,7 @@ fn models_parse_and_refuse() {
     assert!(matmul_t(&a, &a, 2, 2, 2, DType::Float, &model, DType::Float).is_err(), "6 codes are not 2 x 2");
     assert!(matmul_t(&a, &a, 2, 3, 3, DType::Float, &model, DType::Int8).is_err(), "an integer result");
     assert!(matmul_t(&[], &[], usize::MAX, 2, 2, DType::Float, &model, DType::Float).is_err());
+    // K = 0: empty operands of any M and N; a result too large to hold is an error, not an abort.
+    assert!(matmul_t(&[], &[], 1 << 40, 1 << 20, 0, DType::Float, &model, DType::Float).is_err());
+    assert_eq!(matmul_t(&[], &[], 2, 3, 0, DType::Float, &model, DType::Float).unwrap(), vec![0; 6]);
 }

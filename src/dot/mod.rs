@@ -163,10 +163,13 @@ pub fn matmul_t(
             });
         }
     }
-    m.checked_mul(n).ok_or_else(|| Error::TooLarge { what: format!("{m} x {n} result") })?;
+    let cells = m.checked_mul(n).ok_or_else(|| Error::TooLarge { what: format!("{m} x {n} result") })?;
     let decode = |codes: &[u64]| codes.iter().map(|&c| value_of(dtype, c)).collect::<Result<Vec<_>>>();
     let (a, b) = (decode(a)?, decode(b)?);
-    let mut result = Vec::with_capacity(m * n);
+    // With K = 0 the operands are empty whatever M and N are: the result's size is checked here,
+    // an error rather than an aborted allocation.
+    let mut result = Vec::new();
+    result.try_reserve_exact(cells).map_err(|_| Error::TooLarge { what: format!("{m} x {n} result") })?;
     let mut sum = ExactSum::new();
     for i in 0..m {
         let row = &a[i * k..i * k + k];
