@@ -24,6 +24,8 @@ pub mod blocks;
 pub mod dynamic;
 #[cfg(feature = "std")]
 pub(crate) mod ggml;
+#[cfg(feature = "std")]
+pub(crate) mod integer;
 pub mod linear;
 pub mod mx;
 

@@ -593,6 +593,7 @@ fn dequantize_with(
         elements: elements.to_vec(),
         scales: scale.scales(scales),
         global_scale: global.map(f32::from_bits),
+        extras: None,
     };
     Ok(blocks::dequantize(&q)?.into_iter().map(f32::to_bits).collect())
 }

@@ -269,6 +269,7 @@ pub fn dequantize_files(
         elements: Vec::new(),
         scales: Scales::Codes(Vec::new()),
         global_scale: None,
+        extras: None,
     };
     let want = probe.scales_shape()?;
     let s = read_tensor_file_with(scales_path, limits)?;

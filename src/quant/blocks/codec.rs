@@ -69,6 +69,7 @@ pub(super) fn quantize<T: BlockInput>(
         elements,
         scales: Scales::Codes(Vec::new()),
         global_scale: None,
+        extras: None,
     })
 }
 
@@ -106,6 +107,7 @@ pub(super) fn from_bytes(codec: &Codec, data: &[u8], scheme: &Scheme, shape: &[u
         elements: data.to_vec(),
         scales: Scales::Codes(Vec::new()),
         global_scale: None,
+        extras: None,
     })
 }
 

@@ -240,6 +240,17 @@ pub(super) fn quantize_with<T: BlockInput>(
     global_scale: Option<f32>,
     fused: bool,
 ) -> Result<Quantized> {
+    if scheme.integer().is_some() {
+        if global_scale.is_some() || (axis != -1 && axis + 1 != shape.len() as i64) {
+            return Err(Error::InvalidOp {
+                op: format!("{} quantize", scheme.name()),
+                message: "integer schemes group a weight's last axis and have no per-tensor scale".into(),
+            });
+        }
+        let mut raw = Vec::with_capacity(x.len() * if T::DTYPE == DType::Float { 4 } else { 2 });
+        x.iter().for_each(|v| v.push_le(&mut raw));
+        return super::quantize_weight(T::DTYPE, &raw, shape, scheme, None);
+    }
     if let Some(codec) = scheme.ggml_codec() {
         if global_scale.is_some() {
             return Err(Error::InvalidOp {
@@ -309,6 +320,7 @@ pub(super) fn quantize_with<T: BlockInput>(
         elements: if g.inner == 1 { codes } else { axis_back(&codes, g.outer, g.len, g.inner).into_owned() },
         scales: scales_out,
         global_scale: global,
+        extras: None,
     })
 }
 
@@ -364,6 +376,7 @@ fn quantize_mx<T: BlockInput>(
         elements,
         scales: Scales::Codes(scales),
         global_scale: None,
+        extras: None,
     })
 }
 
@@ -537,6 +550,16 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     let scheme = &q.scheme;
     if let Some(codec) = scheme.ggml_codec() {
         return super::codec::dequantize_into(codec, q, out);
+    }
+    if scheme.integer().is_some() {
+        let bytes = super::dequantize_as(q, DType::Float)?;
+        if bytes.len() != 4 * out.len() {
+            return Err(Error::ShapeMismatch { shape: q.shape.clone(), elements: bytes.len() / 4, actual: out.len() });
+        }
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        return Ok(());
     }
     let recipe = &scheme.recipe;
     let g = Geometry::new(&q.shape, scheme, q.axis)?;

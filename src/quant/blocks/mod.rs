@@ -27,12 +27,15 @@
 mod codec;
 mod engine;
 mod fast;
+mod integer_glue;
 mod layout;
 mod recipes;
 mod rules;
 mod scale_layout;
 
+pub use crate::quant::integer::{Extras, Nested, Params as IntegerParams, StoredTensor};
 pub use engine::quantize;
+pub use integer_glue::{dequantize_as, from_storage, quantize_weight, storage};
 pub use layout::from_arrays;
 /// The checkpoint tiles multiply as the engine does.
 #[cfg(feature = "checkpoint")]
@@ -47,6 +50,7 @@ pub use recipes::{
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
+use crate::quant::integer;
 use crate::quant::mx::{MxFormat, MxOptions, ScaleRound};
 
 /// Every scheme family with its options and source: what `lowbit schemes` and
@@ -98,6 +102,7 @@ pub fn schemes() -> Vec<(String, String)> {
         let imatrix = if c.needs_imatrix { " (an importance matrix required)" } else { "" };
         out.push((format!("ggml:{}", c.name), format!("{}{imatrix}", c.source)));
     }
+    out.extend(integer::FAMILIES.iter().map(|f| (f.grammar.to_string(), f.source.to_string())));
     out
 }
 
@@ -112,13 +117,16 @@ pub struct Scheme {
     global_from_amax: bool,
     /// A ggml block type of `quant::ggml`'s table (its name there): the codec reads and writes it.
     ggml_codec: Option<&'static str>,
+    /// An integer or codebook scheme of `quant::integer`'s families: its parsed options.
+    integer: Option<integer::Params>,
 }
 
 /// Every `family:format` a scheme name can start with, from the rows' names (`ocp:mxfp4`,
 /// `torchao:mxfp4`, `ggml:q4_0`, `fp8:tensor`, ...).
 fn scheme_heads() -> Vec<String> {
     let mut heads = Vec::new();
-    for (name, _) in recipes() {
+    let integer_names = integer::FAMILIES.iter().map(|f| f.grammar.to_string());
+    for name in recipes().into_iter().map(|(name, _)| name).chain(integer_names) {
         let head = name.split([',', '[', ' ']).next().unwrap_or_default();
         let Some((family, formats)) = head.split_once(':') else {
             heads.push(head.to_string());
@@ -157,10 +165,24 @@ impl Scheme {
     fn parse_exact(name: &str) -> Result<Scheme> {
         let mut parts = name.split(',');
         let head = parts.next().unwrap_or_default();
-        let options: Vec<(&str, &str)> = parts
-            .map(|p| p.split_once('=').ok_or_else(|| bad(name, &format!("option {} is not key=value", quoted(p)))))
-            .collect::<Result<_>>()?;
+        // A word without `=` is a flag (`sym`, `actorder`, `nested`): only integer families take them.
+        let options: Vec<(&str, &str)> = parts.map(|p| p.split_once('=').unwrap_or((p, ""))).collect();
         let (family, format) = head.split_once(':').ok_or_else(|| bad(name, "a scheme is family:format"))?;
+        if let Some(params) = integer::parse(name, family, format, &options) {
+            let params = params?;
+            let recipe = recipes::integer_row(&params);
+            return Ok(Scheme {
+                name: name.to_string(),
+                recipe,
+                mx: None,
+                global_from_amax: false,
+                ggml_codec: None,
+                integer: Some(params),
+            });
+        }
+        if let Some((flag, _)) = options.iter().find(|(_, v)| v.is_empty()) {
+            return Err(bad(name, &format!("option {} is not key=value", quoted(flag))));
+        }
         let mut global_from_amax = false;
         let mut mx = None;
         let mut ggml_codec = None;
@@ -282,7 +304,7 @@ impl Scheme {
         if let (Some(opts), BlockShape::Row(_)) = (mx, recipe.block) {
             recipe.block = BlockShape::Row(opts.block_size);
         }
-        Ok(Scheme { name: name.to_string(), recipe, mx, global_from_amax, ggml_codec })
+        Ok(Scheme { name: name.to_string(), recipe, mx, global_from_amax, ggml_codec, integer: None })
     }
 
     /// The name as given.
@@ -320,6 +342,12 @@ impl Scheme {
     #[must_use]
     pub fn ggml_block(&self) -> Option<(usize, usize)> {
         self.ggml_codec().map(|c| (c.block_elements, c.block_bytes))
+    }
+
+    /// The options of an integer or codebook scheme (`gptq:int4,group=128`, `bnb:nf4`, ...).
+    #[must_use]
+    pub fn integer(&self) -> Option<&IntegerParams> {
+        self.integer.as_ref()
     }
 
     /// Whether the scheme is one of ggml's block types whose [`Quantized`] carries the GGUF
@@ -549,6 +577,9 @@ pub struct Quantized {
     /// The per-tensor scale (a decode scale for torchao and ModelOpt, an encode scale for
     /// compressed-tensors, as each stores it).
     pub global_scale: Option<f32>,
+    /// What integer and codebook schemes keep beside the codes and scales (zero points, MLX's
+    /// biases, GPTQ's `g_idx`, bitsandbytes' nested scales); `None` for the other schemes.
+    pub extras: Option<Box<Extras>>,
 }
 
 /// [`quantize`] with an importance matrix, for ggml's block types that take one
@@ -568,6 +599,8 @@ pub trait BlockInput: Copy + sealed::Sealed {
     const DTYPE: DType;
     /// The value widened to float32 (exact).
     fn widen(self) -> f32;
+    /// Appends the value's little-endian bytes (the integer schemes take raw input).
+    fn push_le(self, out: &mut Vec<u8>);
     /// The slice itself where it is float32 (read in place), else `None`.
     fn as_float32(xs: &[Self]) -> Option<&[f32]> {
         let _ = xs;
@@ -583,6 +616,9 @@ mod sealed {
 }
 
 impl BlockInput for f32 {
+    fn push_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
     const DTYPE: DType = DType::Float;
     #[inline(always)]
     fn widen(self) -> f32 {
@@ -594,6 +630,9 @@ impl BlockInput for f32 {
 }
 
 impl BlockInput for half::f16 {
+    fn push_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits().to_le_bytes());
+    }
     const DTYPE: DType = DType::Float16;
     #[inline(always)]
     fn widen(self) -> f32 {
@@ -602,6 +641,9 @@ impl BlockInput for half::f16 {
 }
 
 impl BlockInput for half::bf16 {
+    fn push_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits().to_le_bytes());
+    }
     const DTYPE: DType = DType::Bfloat16;
     #[inline(always)]
     fn widen(self) -> f32 {

@@ -865,6 +865,27 @@ pub(crate) fn ggml_codec_row(codec: &crate::quant::ggml::Codec) -> Recipe {
     }
 }
 
+/// The row an integer or codebook scheme shows as a recipe: its element width, group and
+/// source (its arithmetic is its family's, `quant::integer`).
+pub(crate) fn integer_row(params: &crate::quant::integer::Params) -> Recipe {
+    let family = crate::quant::integer::family(params.family).expect("parsed from a family row");
+    let element = match params.bits {
+        2 => DType::Uint2,
+        4 => DType::Uint4,
+        _ => DType::Uint8,
+    };
+    Recipe {
+        family: family.name,
+        options: family.grammar,
+        element,
+        block: params.group.map_or(BlockShape::Channel, BlockShape::Row),
+        short_block: ShortBlock::Refuse("a weight's input features are a whole number of groups"),
+        layout: Layout::Onnx,
+        source: Source { implementation: family.name, version: "", functions: family.source, checked_by: "" },
+        ..ggml_q8_0("integer", Amax::RunningMax, ScaleFormat::Float16, GGML)
+    }
+}
+
 /// A ggml Q4_0 row (C and the port differ in the block maximum and a NaN d).
 const fn ggml_q4_0(
     family: &'static str,
