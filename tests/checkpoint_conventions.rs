@@ -200,7 +200,8 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let (_, convention, scheme, _, values, _) = decoded(dir.path());
     assert_eq!((convention, scheme.as_deref()), ("compressed-tensors float-quantized", Some("fp8:channel")));
     assert_eq!(values, [2.0, -2.0, 0.5, -0.5]);
-    // int4 pack-quantized: listed with its tensors, refused for decoding with the reason.
+    // int4 pack-quantized with no weights arguments in the config: compressed-tensors' defaults
+    // (symmetric; one group per row where no group_size is given), its three tensors.
     let dir = folder(
         &[
             ("l.weight_packed", DType::Int32, &[1, 1], vec![0; 4]),
@@ -214,7 +215,9 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let weights = recognise(&ckpt);
     assert_eq!(weights.len(), 1);
     assert_eq!(weights[0].tensors().len(), 3);
-    assert!(weights[0].problems[0].contains("no recipe"), "{:?}", weights[0].problems);
+    assert_eq!(weights[0].convention, "compressed-tensors pack-quantized");
+    assert_eq!(weights[0].scheme.as_deref(), Some("compressed-tensors:int4,channel"));
+    assert_eq!(weights[0].shape, [1, 8]);
 }
 
 fn lowbit() -> Command {

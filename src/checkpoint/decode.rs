@@ -83,6 +83,9 @@ pub(super) fn pieces(
         return plain_pieces(ckpt, elements, target, out);
     };
     let scheme = Scheme::parse(scheme_name)?;
+    if w.storage == ElementStorage::Producer {
+        return producer_pieces(ckpt, w, &scheme, target, out);
+    }
     let shape = if w.shape.is_empty() { vec![1] } else { w.shape.clone() };
     let cols = *shape.last().expect("not empty");
     let rows: usize = shape[..shape.len() - 1].iter().product();
@@ -98,6 +101,7 @@ pub(super) fn pieces(
             _ => return Err(refuse("a ggml scheme on a tensor that is not ggml blocks".into())),
         },
         ElementStorage::Plain => return Err(refuse("a scheme on plain elements".into())),
+        ElementStorage::Producer => unreachable!("read by producer_pieces above"),
     };
     if row_bytes as u64 * rows as u64 != elements.len {
         return Err(refuse(format!("{} bytes hold {rows} rows of {cols} elements", elements.len)));
@@ -152,6 +156,31 @@ pub(super) fn pieces(
             }
         }
         r0 = r1;
+    }
+    Ok(())
+}
+
+/// An integer or codebook weight: its producer's tensors read whole (each checked against the
+/// file first), through the scheme's `from_storage`, dequantized in `target` as the producer
+/// does, then handed out a piece at a time.
+fn producer_pieces(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    scheme: &Scheme,
+    target: DType,
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let tensors = super::integer_conventions::read_parts(ckpt, w, scheme)?;
+    let first = part(ckpt, w, &w.elements)?;
+    let at = |e: Error| {
+        checkpoint_error(ckpt.files()[first.file], Some(&w.name), Some(first.offset), format!("{}: {e}", scheme.name()))
+    };
+    let q = blocks::from_storage(&tensors, scheme, &w.shape).map_err(at)?;
+    drop(tensors);
+    let values = blocks::dequantize_as(&q, target).map_err(at)?;
+    let width = target.bits().unwrap_or(32) as usize / 8;
+    for piece in values.chunks((PIECE_ELEMENTS * width).max(1)) {
+        out(piece)?;
     }
     Ok(())
 }
