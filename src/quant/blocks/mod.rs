@@ -726,8 +726,45 @@ pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
 }
 
 /// The reverse of [`to_bytes`] for a tensor of `shape`.
+///
+/// A scheme whose scales are in the input's dtype (`fp8:*`) does not say in its bytes which
+/// dtype that was: two-byte scales are read as bfloat16 here; [`from_bytes_with_scale_dtype`]
+/// reads them as float16.
 pub fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i64) -> Result<Quantized> {
     layout::from_bytes(data, scheme, shape, axis)
+}
+
+/// [`from_bytes`] with the dtype of scales stored in the input's dtype said: FLOAT, FLOAT16 or
+/// BFLOAT16 (a float16 model's `fp8:*` weights); an error where the bytes hold scales of
+/// another width, or the scheme's scales are not in the input's dtype.
+pub fn from_bytes_with_scale_dtype(
+    data: &[u8],
+    scheme: &Scheme,
+    shape: &[usize],
+    axis: i64,
+    scale_dtype: DType,
+) -> Result<Quantized> {
+    let mut q = layout::from_bytes(data, scheme, shape, axis)?;
+    let refuse = |message: String| Error::InvalidOp { op: format!("{} from_bytes", scheme.name()), message };
+    if scheme.recipe.scale != ScaleFormat::InputDtype {
+        return Err(refuse(format!(
+            "its scales are not stored in the input's dtype: give no scale dtype ({} given)",
+            scale_dtype.onnx_name()
+        )));
+    }
+    q.scales = match (q.scales, scale_dtype) {
+        (Scales::Bfloat16(v), DType::Float16) => Scales::Float16(v),
+        (s @ Scales::Bfloat16(_), DType::Bfloat16) | (s @ Scales::Float32(_), DType::Float) => s,
+        (s, d) => {
+            return Err(refuse(format!(
+                "the bytes hold {} scales of {} bytes each, not {}",
+                s.len(),
+                if matches!(s, Scales::Float32(_)) { 4 } else { 2 },
+                d.onnx_name()
+            )))
+        }
+    };
+    Ok(q)
 }
 
 impl Quantized {
