@@ -585,10 +585,31 @@ pub struct Quantized {
 /// [`quantize`] with an importance matrix, for ggml's block types that take one
 /// ([`Scheme::is_ggml_blocks`]; ggml's `ggml_quantize_chunk` with `imatrix`): `imatrix` holds
 /// one float32 weight per column of the last axis, the axis ggml blocks.
+/// `ggml:q4_0` takes one too (ggml's `quantize_q4_0` then runs `quantize_row_q4_0_impl`).
 pub fn quantize_with_importance(x: &[f32], shape: &[usize], scheme: &Scheme, imatrix: &[f32]) -> Result<Quantized> {
+    if let Some((per_block, block_bytes, quantize_row)) = crate::quant::ggml::importance_quantizer(scheme.name()) {
+        let bad = |message: String| Error::InvalidOp { op: format!("{} quantize", scheme.name()), message };
+        let cols = *shape.last().ok_or_else(|| bad("a scalar has no axis to block".into()))?;
+        let rows: usize = shape[..shape.len() - 1].iter().product();
+        if cols % per_block != 0 {
+            return Err(bad(format!("a row of {cols} elements is not a whole number of blocks of {per_block}")));
+        }
+        if imatrix.len() != cols {
+            return Err(bad(format!("the importance matrix holds {} weights for rows of {cols}", imatrix.len())));
+        }
+        if x.len() != rows * cols {
+            return Err(Error::ShapeMismatch { shape: shape.to_vec(), elements: rows * cols, actual: x.len() });
+        }
+        let row_bytes = cols / per_block * block_bytes;
+        let mut bytes = vec![0u8; rows * row_bytes];
+        for (r, (row, out)) in x.chunks_exact(cols.max(1)).zip(bytes.chunks_exact_mut(row_bytes.max(1))).enumerate() {
+            quantize_row(row, Some(imatrix), out, r)?;
+        }
+        return from_bytes(&bytes, scheme, shape, -1);
+    }
     let codec = scheme.ggml_codec().ok_or_else(|| Error::InvalidOp {
         op: format!("{} quantize", scheme.name()),
-        message: "an importance matrix is for ggml's block types of its table (ggml:q4_k, ...)".into(),
+        message: "an importance matrix is for ggml's block types of its table (ggml:q4_k, ...) and ggml:q4_0".into(),
     })?;
     codec::quantize(codec, x, shape, scheme, -1, Some(imatrix))
 }
