@@ -179,7 +179,11 @@ fn whole_files_equal_llama_cpp_where_every_tensor_is_made() {
     let quantized_runs = runs(&record).into_iter().filter(|r| r["status"] == "quantized").count();
     for run in runs(&record).into_iter().filter(|r| r["status"] == "quantized") {
         let planned = plan(&inp, run).unwrap();
-        assert!((0..planned.tensors().len()).all(|k| planned.can_make(k)), "{}: a tensor lowbit cannot make", label(run));
+        assert!(
+            (0..planned.tensors().len()).all(|k| planned.can_make(k)),
+            "{}: a tensor lowbit cannot make",
+            label(run)
+        );
         let out = tmp.path().join("out.gguf");
         planned.write(&out).unwrap();
         let bytes = std::fs::read(&out).unwrap();

@@ -30,6 +30,13 @@ fn scale_kind_bytes(scales: &Scales) -> (&'static str, Vec<u8>) {
     }
 }
 
+impl BlocksQuantized {
+    /// The crate's tensor (for `lowbit.dot`).
+    pub(crate) fn quantized(&self) -> &Quantized {
+        &self.quantized
+    }
+}
+
 #[pymethods]
 impl BlocksQuantized {
     /// The tensor's shape.

@@ -34,6 +34,9 @@ mod rules;
 mod scale_layout;
 
 pub use crate::quant::integer::{Extras, Nested, Params as IntegerParams, StoredTensor};
+/// Block-scaled operands of `dot`.
+#[cfg(feature = "dot")]
+pub(crate) use engine::block_operand;
 pub use engine::quantize;
 pub use integer_glue::{dequantize_as, from_storage, quantize_weight, storage};
 pub use layout::from_arrays;
