@@ -157,3 +157,65 @@ fn block_operands_specials_and_refusals() {
         .unwrap();
     assert!(Operand::from_blocks(&ct).unwrap_err().to_string().contains("divides"));
 }
+
+/// `lowbit matmul` on TensorProto files: a plain float16 GEMM and a block-scaled one (MXFP4
+/// against MXFP8) equal the rational computation.
+#[test]
+fn the_command_line_matmul_equals_the_rational_computation() {
+    use lowbit::onnx::tensor_proto::{read_tensor_file, write_tensor_file};
+    use lowbit::Tensor;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let write = |name: &str, dtype: DType, shape: Vec<usize>, codes: &[u64]| {
+        write_tensor_file(std::path::Path::new(&path(name)), &Tensor::from_codes(dtype, shape, codes).unwrap(), None)
+            .unwrap();
+    };
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lowbit")).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        read_tensor_file(std::path::Path::new(&path("y.pb"))).unwrap().codes().unwrap()
+    };
+    let plain: serde_json::Value = serde_json::from_str(include_str!("data/dot/gemms.json")).unwrap();
+    let case = plain["cases"].as_array().unwrap().iter().find(|c| c["dtype"] == "FLOAT16" && c["k"] == 32).unwrap();
+    let [m, n, k] = ["m", "n", "k"].map(|d| case[d].as_u64().unwrap() as usize);
+    write("a.pb", DType::Float16, vec![m, k], &codes(&case["a"]));
+    write("b.pb", DType::Float16, vec![n, k], &codes(&case["b"]));
+    for model in ["exact", "sequential-fp32", "fma,format=float32"] {
+        assert_eq!(
+            run(&["matmul", &path("a.pb"), &path("b.pb"), "--model", model, "--out", &path("y.pb")]),
+            codes(&case[model])
+        );
+    }
+    let blocked: serde_json::Value = serde_json::from_str(include_str!("data/dot/block_gemms.json")).unwrap();
+    let case = blocked["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["a_scheme"] == "ocp:mxfp4" && c["b_scheme"] == "ocp:mxfp8e4m3")
+        .unwrap();
+    let [m, n, k] = ["m", "n", "k"].map(|d| case[d].as_u64().unwrap() as usize);
+    write("ae.pb", DType::Float4E2M1, vec![m, k], &codes(&case["a"]["elements"]));
+    write("as.pb", DType::Float8E8M0, vec![m, k / 32], &codes(&case["a"]["scales"]));
+    write("be.pb", DType::Float8E4M3FN, vec![n, k], &codes(&case["b"]["elements"]));
+    write("bs.pb", DType::Float8E8M0, vec![n, k / 32], &codes(&case["b"]["scales"]));
+    for model in ["exact", "sequential-fp32"] {
+        let got = run(&[
+            "matmul",
+            &path("ae.pb"),
+            &path("be.pb"),
+            "--a-scheme",
+            "ocp:mxfp4",
+            "--a-scales",
+            &path("as.pb"),
+            "--b-scheme",
+            "ocp:mxfp8e4m3",
+            "--b-scales",
+            &path("bs.pb"),
+            "--model",
+            model,
+            "--out",
+            &path("y.pb"),
+        ]);
+        assert_eq!(got, codes(&case[model]), "{model}");
+    }
+}
