@@ -86,26 +86,37 @@ def parse_scheme(name):
     return QuantizationArgs(**fields), compressor, preset
 
 
-def peer(w, scheme_name):
-    args, compressor_name, preset = parse_scheme(scheme_name)
+def min_max(w, args):
+    """The memoryless min/max observer: torch.amin/amax per group (or row) in the weight's dtype."""
     rows, cols = w.shape
     if args.strategy == "group":
         g = args.group_size
-        pad = (-cols) % g
-        groups = torch.nn.functional.pad(w, (0, pad)).reshape(rows, -1, g)
-        lo, hi = torch.amin(groups, dim=-1), torch.amax(groups, dim=-1)
-    else:
-        lo, hi = torch.amin(w, dim=1, keepdim=True), torch.amax(w, dim=1, keepdim=True)
-    scale, zp = calculate_qparams(lo, hi, args)
-    q = quantize(w, scale, zp, args, dtype=torch.int8)
+        groups = torch.nn.functional.pad(w, (0, (-cols) % g)).reshape(rows, -1, g)
+        return torch.amin(groups, dim=-1), torch.amax(groups, dim=-1)
+    return torch.amin(w, dim=1, keepdim=True), torch.amax(w, dim=1, keepdim=True)
+
+
+def compressor_of(args, compressor_name):
     if compressor_name == "pack-quantized":
-        compressor = PackedQuantizationCompressor
-        scheme = QuantizationScheme(targets=["Linear"], weights=args)
-    else:
-        compressor = IntQuantizationCompressor
-        # int-quantized is the compressor of integer weights with quantized activations (W8A8).
-        scheme = QuantizationScheme(targets=["Linear"], weights=args,
-                                    input_activations=PRESET_SCHEMES["W8A8"]["input_activations"])
+        return PackedQuantizationCompressor, QuantizationScheme(targets=["Linear"], weights=args)
+    # int-quantized is the compressor of integer weights with quantized activations (W8A8).
+    return IntQuantizationCompressor, QuantizationScheme(
+        targets=["Linear"], weights=args, input_activations=PRESET_SCHEMES["W8A8"]["input_activations"])
+
+
+def peer_quantize(w, scheme_name):
+    """What a user's weight becomes: qparams, then the compressor's compress (which quantizes)."""
+    args, compressor_name, _ = parse_scheme(scheme_name)
+    scale, zp = calculate_qparams(*min_max(w, args), args)
+    compressor, scheme = compressor_of(args, compressor_name)
+    return compressor.compress({"weight": w, "weight_scale": scale, "weight_zero_point": zp}, scheme)
+
+
+def peer(w, scheme_name):
+    args, compressor_name, preset = parse_scheme(scheme_name)
+    scale, zp = calculate_qparams(*min_max(w, args), args)
+    q = quantize(w, scale, zp, args, dtype=torch.int8)
+    compressor, scheme = compressor_of(args, compressor_name)
     stored = compressor.compress({"weight": w, "weight_scale": scale, "weight_zero_point": zp}, scheme)
     # decompress's arithmetic (unpack, then dequantize), called directly: decompress itself raises
     # on some shapes (recorded below).
@@ -223,6 +234,8 @@ def cases():
         odd = random_weight(5, 36, 11).to(dt)
         for s in ("compressed-tensors:int4,channel,asym", "compressed-tensors:int8,channel,asym"):
             out.append((f"odd_{dname}", s, dname, odd))
+        # Groups of one element: torch's multiply runs one loop over the whole weight.
+        out.append((f"edge_{dname}", "compressed-tensors:int4,group=1,format=int-quantized", dname, e))
         # Groups that do not divide the row: the package refuses.
         out.append((f"short_group_{dname}", "compressed-tensors:int4,group=128", dname, random_weight(2, 100, 3).to(dt)))
         # bfloat16's vector loop along a group of 40 (32 + a scalar tail of 8).

@@ -165,3 +165,41 @@ fn scheme_names() {
     let p = p.integer().unwrap();
     assert_eq!((p.bits, p.group, p.symmetric), (8, Some(128), true));
 }
+
+/// Speed of quantize and dequantize on one thread (`cargo test --release --test
+/// integer_compressed_tensors -- --ignored --nocapture`); scripts/crosscheck_compressed_tensors.py
+/// `--bench` compares with the package in the same run.
+#[test]
+#[ignore]
+fn speed() {
+    let (rows, cols) = (4096usize, 4096usize);
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let values: Vec<f32> = (0..rows * cols)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect();
+    for (dtype, raw) in [
+        (DType::Float, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()),
+        (DType::Bfloat16, values.iter().flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect()),
+    ] {
+        for name in ["compressed-tensors:int4", "compressed-tensors:int4,asym", "compressed-tensors:int8,channel"] {
+            let scheme = Scheme::parse(name).unwrap();
+            let (mut tq, mut td) = (f64::MAX, f64::MAX);
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                let q = blocks::quantize_weight(dtype, &raw, &[rows, cols], &scheme, None).unwrap();
+                tq = tq.min(t.elapsed().as_secs_f64());
+                let t = std::time::Instant::now();
+                let d = blocks::dequantize_as(&q, dtype).unwrap();
+                td = td.min(t.elapsed().as_secs_f64());
+                assert_eq!(d.len(), raw.len());
+            }
+            let n = (rows * cols) as f64;
+            println!("{name} {dtype:?}: quantize {:.0} M/s, dequantize {:.0} M/s", n / tq / 1e6, n / td / 1e6);
+        }
+    }
+}

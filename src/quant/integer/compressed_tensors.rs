@@ -107,13 +107,17 @@ struct Shape {
 }
 
 impl Shape {
-    fn new(scheme_name: &str, params: &Params, rows: usize, cols: usize) -> Result<Shape> {
-        let bad = |message: String| Error::InvalidOp { op: format!("{scheme_name} quantize"), message };
+    fn new(scheme_name: &str, what: &str, params: &Params, rows: usize, cols: usize) -> Result<Shape> {
+        let bad = |message: String| Error::InvalidOp { op: format!("{scheme_name} {what}"), message };
         if rows == 0 || cols == 0 {
             // torch.amin over an empty group raises.
             return Err(bad(format!("a {rows}x{cols} weight is empty")));
         }
-        rows.checked_mul(cols).ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight") })?;
+        // Elements, and bits of a packed row or column, in range.
+        rows.checked_mul(cols)
+            .and(rows.checked_mul(32))
+            .and(cols.checked_mul(32))
+            .ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight") })?;
         let group = params.group.unwrap_or(cols);
         if cols % group != 0 {
             // _process_group's own check.
@@ -131,13 +135,10 @@ impl Shape {
 
 /// The weight's values as float32 (exact), NaN as torch's reductions see it.
 fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
-    let n = w.rows * w.cols;
     if w.dtype == DType::Float {
         return Ok(w.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
     }
-    let mut out = vec![0u8; 4 * n];
-    Plan::new(w.dtype, DType::Float, &casts())?.run(w.raw, &mut out, n)?;
-    Ok(out.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    Ok(w.raw.chunks_exact(2).map(|b| value_of(w.dtype, u32::from(u16::from_le_bytes([b[0], b[1]])))).collect())
 }
 
 fn casts() -> CastOptions {
@@ -145,33 +146,32 @@ fn casts() -> CastOptions {
 }
 
 /// float32 values rounded to `dtype` and back, as torch stores a float16 or bfloat16 result
-/// (float32: unchanged). NaNs come out as some NaN; callers that store one set its bits.
+/// (float32: unchanged), through the rounding core's plan. NaNs come out as some NaN; callers
+/// that store one set its bits.
 struct Rounder {
-    narrow: Option<(Plan, Plan)>,
+    dtype: DType,
+    narrow: Option<Plan>,
     src: Vec<u8>,
-    mid: Vec<u8>,
+    codes: Vec<u8>,
 }
 
 impl Rounder {
     fn new(dtype: DType) -> Result<Rounder> {
-        let narrow = if dtype == DType::Float {
-            None
-        } else {
-            Some((Plan::new(DType::Float, dtype, &casts())?, Plan::new(dtype, DType::Float, &casts())?))
-        };
-        Ok(Rounder { narrow, src: Vec::new(), mid: Vec::new() })
+        let narrow = if dtype == DType::Float { None } else { Some(Plan::new(DType::Float, dtype, &casts())?) };
+        Ok(Rounder { dtype, narrow, src: Vec::new(), codes: Vec::new() })
     }
 
     fn round(&mut self, values: &mut [f32]) -> Result<()> {
-        let Some((down, up)) = &self.narrow else { return Ok(()) };
+        let Some(down) = &self.narrow else { return Ok(()) };
         let n = values.len();
-        self.src.clear();
-        self.src.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        self.mid.resize(2 * n, 0);
-        down.run(&self.src, &mut self.mid, n)?;
-        up.run(&self.mid, &mut self.src, n)?;
-        for (v, b) in values.iter_mut().zip(self.src.chunks_exact(4)) {
-            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        self.src.resize(4 * n, 0);
+        for (b, v) in self.src.chunks_exact_mut(4).zip(values.iter()) {
+            b.copy_from_slice(&v.to_le_bytes());
+        }
+        self.codes.resize(2 * n, 0);
+        down.run(&self.src, &mut self.codes, n)?;
+        for (v, b) in values.iter_mut().zip(self.codes.chunks_exact(2)) {
+            *v = value_of(self.dtype, u32::from(u16::from_le_bytes([b[0], b[1]])));
         }
         Ok(())
     }
@@ -260,7 +260,7 @@ fn value_of(dtype: DType, code: u32) -> f32 {
 }
 
 fn quantize(scheme: &Scheme, params: &Params, w: &Weight<'_>) -> Result<Quantized> {
-    let shape = Shape::new(scheme.name(), params, w.rows, w.cols)?;
+    let shape = Shape::new(scheme.name(), "quantize", params, w.rows, w.cols)?;
     if w.group_index.is_some() {
         return Err(Error::InvalidOp {
             op: format!("{} quantize", scheme.name()),
@@ -272,14 +272,7 @@ fn quantize(scheme: &Scheme, params: &Params, w: &Weight<'_>) -> Result<Quantize
     // wins; its bits are rewritten below).
     let (mut lo, mut hi) = (Vec::with_capacity(shape.scales()), Vec::with_capacity(shape.scales()));
     for g in x.chunks_exact(shape.group) {
-        let (mut l, mut h) = (f32::INFINITY, f32::NEG_INFINITY);
-        for &v in g {
-            l = l.min(v);
-            h = h.max(v);
-        }
-        if g.iter().any(|v| v.is_nan()) {
-            (l, h) = (f32::NAN, f32::NAN);
-        }
+        let (l, h) = min_max(g);
         lo.push(l);
         hi.push(h);
     }
@@ -299,6 +292,29 @@ fn quantize(scheme: &Scheme, params: &Params, w: &Weight<'_>) -> Result<Quantize
         global_scale: None,
         extras: Some(Box::new(Extras { zero_points: (!params.symmetric).then_some(zero_points), ..Extras::default() })),
     })
+}
+
+/// The minimum and maximum of `g`, both NaN if it holds one (torch.amin/amax); in lanes of 8
+/// that the compiler turns into vector instructions. Which zero a signed-zero tie gives does not
+/// matter: the qparams take magnitudes or differences of both.
+fn min_max(g: &[f32]) -> (f32, f32) {
+    const LANES: usize = 8;
+    let (mut l, mut h, mut nan) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES], [false; LANES]);
+    let mut chunks = g.chunks_exact(LANES);
+    for c in &mut chunks {
+        for k in 0..LANES {
+            l[k] = if c[k] < l[k] { c[k] } else { l[k] };
+            h[k] = if c[k] > h[k] { c[k] } else { h[k] };
+            nan[k] |= c[k].is_nan();
+        }
+    }
+    let rest = chunks.remainder();
+    let lo = rest.iter().chain(&l).fold(f32::INFINITY, |m, &v| if v < m { v } else { m });
+    let hi = rest.iter().chain(&h).fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+    if rest.iter().any(|v| v.is_nan()) || nan.iter().any(|&b| b) {
+        return (f32::NAN, f32::NAN);
+    }
+    (lo, hi)
 }
 
 /// `_quantize`: x / scale and + zero_point, each rounded to the weight's dtype, clamped,
@@ -335,11 +351,21 @@ fn quantize_elements(
             rounder.round(&mut y)?;
         }
         for (o, &v) in out.iter_mut().zip(&y) {
-            let v = v.clamp(qmin, qmax);
-            *o = if v.is_nan() { nan_code } else { v.round_ties_even() as i32 as u8 & mask };
+            *o = if v.is_nan() { nan_code } else { integer_code(v.clamp(qmin, qmax)) & mask };
         }
     }
     Ok(elements)
+}
+
+/// 1.5 * 2^23: adding it to a float32 in [-2^22, 2^22] leaves the value rounded to an integer,
+/// ties to even (the unit in the last place there is 1), in the low bits of the sum's code.
+const ROUNDING_BIAS: f32 = 12_582_912.0;
+
+/// torch.round (half to even) of `v` in [-128, 127] and its int8 conversion, as the low byte of
+/// the biased sum (two's complement: the bias' code has zero low bits).
+#[inline(always)]
+fn integer_code(v: f32) -> u8 {
+    (v + ROUNDING_BIAS).to_bits() as u8
 }
 
 /// What dequantize and storage read of a `Quantized`, every length and code checked.
@@ -354,7 +380,7 @@ fn parts<'a>(params: &Params, q: &'a Quantized, what: &str) -> Result<Parts<'a>>
     let name = q.scheme.name();
     let bad = |message: String| Error::InvalidOp { op: format!("{name} {what}"), message };
     let [rows, cols] = super::matrix(&q.scheme, &q.shape)?;
-    let shape = Shape::new(name, params, rows, cols)?;
+    let shape = Shape::new(name, what, params, rows, cols)?;
     if q.elements.len() != rows * cols {
         return Err(Error::ShapeMismatch { shape: q.shape.clone(), elements: rows * cols, actual: q.elements.len() });
     }
@@ -421,51 +447,105 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
 }
 
 fn dequantize_in_scale_dtype(params: &Params, q: &Quantized, p: &Parts<'_>) -> Result<Vec<u8>> {
-    let Shape { rows, cols, group, groups } = p.shape;
+    let Shape { rows, cols, group, .. } = p.shape;
     let bits = params.bits;
     let width = if p.dtype == DType::Float { 4 } else { 2 };
-    let mut out = vec![0u8; width * rows * cols];
-    let narrow = if p.dtype == DType::Float { None } else { Some(Plan::new(DType::Float, p.dtype, &casts())?) };
-    let mut row_values = vec![0f32; cols];
-    let mut row_bytes = vec![0u8; 4 * cols];
-    // Each group's products as a table by code: (code - zero point) * scale, exact in float32
-    // for the narrow dtypes (an 8-bit difference times an 11-bit significand), then rounded once.
+    let n = rows * cols;
+    // The products (code - zero point) * scale, exact in float32 for the narrow dtypes (an 8-bit
+    // difference times an 11-bit significand), then rounded once: as a table per group (by code)
+    // where the group is longer than the table, else one per element.
     let levels = 1usize << bits;
-    let mut table = vec![0f32; levels];
-    for r in 0..rows {
-        let codes = &q.elements[r * cols..(r + 1) * cols];
-        for g in 0..groups {
-            let i = r * groups + g;
+    let direct = levels > group;
+    let count = if direct { n } else { p.scale_codes.len() * levels };
+    let mut products = vec![0u8; 4 * count];
+    let mut special_groups = Vec::new();
+    let entries = if direct { group } else { levels };
+    for (i, out) in products.chunks_exact_mut(4 * entries).enumerate() {
+        let s = value_of(p.dtype, p.scale_codes[i]);
+        let z = p.zero_points.map_or(0, |z| z[i]);
+        if !s.is_finite() {
+            special_groups.push(i);
+        }
+        let product = |c: u8| product(ProductNan::Factor, (signed(c, bits) - z) as f32, s).to_le_bytes();
+        if direct {
+            for (o, &c) in out.chunks_exact_mut(4).zip(&q.elements[i * group..(i + 1) * group]) {
+                o.copy_from_slice(&product(c));
+            }
+        } else {
+            for (c, o) in out.chunks_exact_mut(4).enumerate() {
+                o.copy_from_slice(&product(c as u8));
+            }
+        }
+    }
+    let rounded = match p.dtype {
+        DType::Float => products,
+        dtype => {
+            let mut codes = vec![0u8; 2 * count];
+            Plan::new(DType::Float, dtype, &casts())?.run(&products, &mut codes, count)?;
+            // float16 keeps a NaN's top payload bits (F16C's conversion, which torch's uses).
+            for &i in &special_groups {
+                let at = i * entries;
+                for (o, b) in
+                    codes[2 * at..2 * (at + entries)].chunks_exact_mut(2).zip(products[4 * at..].chunks_exact(4))
+                {
+                    let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    if v.is_nan() {
+                        o.copy_from_slice(&(code_held_in(Profile::Torch, dtype, v) as u16).to_le_bytes());
+                    }
+                }
+            }
+            codes
+        }
+    };
+    let mut out = if direct {
+        rounded
+    } else {
+        let mut out = vec![0u8; width * n];
+        let step = width * levels;
+        for ((dst, codes), table) in
+            out.chunks_exact_mut(width * group).zip(q.elements.chunks_exact(group)).zip(rounded.chunks_exact(step))
+        {
+            if width == 2 {
+                for (o, &c) in dst.chunks_exact_mut(2).zip(codes) {
+                    let at = 2 * usize::from(c);
+                    o.copy_from_slice(&table[at..at + 2]);
+                }
+            } else {
+                for (o, &c) in dst.chunks_exact_mut(4).zip(codes) {
+                    let at = 4 * usize::from(c);
+                    o.copy_from_slice(&table[at..at + 4]);
+                }
+            }
+        }
+        out
+    };
+    if p.dtype == DType::Bfloat16 {
+        // torch's loop runs along a group (or a row); groups of one element leave nothing to
+        // broadcast, and one loop runs over the whole weight.
+        let run = if group == 1 { n } else { group };
+        for &i in &special_groups {
             let s = value_of(p.dtype, p.scale_codes[i]);
             let z = p.zero_points.map_or(0, |z| z[i]);
-            for (c, t) in table.iter_mut().enumerate() {
-                *t = product(ProductNan::Factor, (signed(c as u8, bits) - z) as f32, s);
-            }
-            let values = &mut row_values[g * group..(g + 1) * group];
-            values.iter_mut().zip(&codes[g * group..(g + 1) * group]).for_each(|(v, &c)| *v = table[usize::from(c)]);
-        }
-        let dst = &mut out[width * r * cols..width * (r + 1) * cols];
-        match &narrow {
-            None => dst.iter_mut().zip(row_values.iter().flat_map(|v| v.to_le_bytes())).for_each(|(d, b)| *d = b),
-            Some(plan) => {
-                row_bytes.iter_mut().zip(row_values.iter().flat_map(|v| v.to_le_bytes())).for_each(|(d, b)| *d = b);
-                plan.run(&row_bytes, dst, cols)?;
-                fix_nans(p.dtype, group, &row_values, dst);
-            }
+            let first = i * group;
+            let values: Vec<f32> = q.elements[first..first + group]
+                .iter()
+                .map(|&c| product(ProductNan::Factor, (signed(c, bits) - z) as f32, s))
+                .collect();
+            fix_nans(p.dtype, first, run, &values, &mut out[2 * first..2 * (first + group)]);
         }
     }
     Ok(out)
 }
 
-/// The NaN bits torch writes for the float16 and bfloat16 products: float16 keeps the top payload
-/// bits (F16C's conversion); bfloat16's multiply writes all bits set in its vector loop (32 at a
-/// time along a group, or a row for one group per row: `TORCH_BFLOAT16_NAN`) and 0x7FC0 in the
-/// scalar tail (c10's `round_to_nearest_even`).
-fn fix_nans(dtype: DType, inner: usize, values: &[f32], dst: &mut [u8]) {
-    let vector_part = inner / lanes(dtype) * lanes(dtype);
+/// The NaN bits torch writes for the float16 and bfloat16 products of `values` (elements
+/// `first..` of the weight): float16 keeps the top payload bits (F16C's conversion); bfloat16's
+/// multiply writes all bits set in its vector loop (32 at a time along each `run` of elements:
+/// `TORCH_BFLOAT16_NAN`) and 0x7FC0 in the loop's scalar tail (c10's `round_to_nearest_even`).
+fn fix_nans(dtype: DType, first: usize, run: usize, values: &[f32], dst: &mut [u8]) {
+    let vector_part = run / lanes(dtype) * lanes(dtype);
     for (i, v) in values.iter().enumerate().filter(|(_, v)| v.is_nan()) {
         let bits = match dtype {
-            DType::Bfloat16 if i % inner < vector_part => TORCH_BFLOAT16_NAN,
+            DType::Bfloat16 if (first + i) % run < vector_part => TORCH_BFLOAT16_NAN,
             DType::Bfloat16 => 0x7FC0,
             _ => code_held_in(Profile::Torch, dtype, *v) as u16,
         };
@@ -581,7 +661,7 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
     let name = scheme.name();
     let bad = |message: String| Error::InvalidOp { op: format!("{name} from_storage"), message };
     let [rows, cols] = shape;
-    let s = Shape::new(name, params, rows, cols)?;
+    let s = Shape::new(name, "from_storage", params, rows, cols)?;
     let bits = params.bits;
     let codes = codes_of(params);
     let mut wanted: Vec<&str> = vec!["weight_scale"];
@@ -638,14 +718,17 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
         Ok(v)
     };
     let mask = ((1u32 << bits) - 1) as u8;
-    let mut elements = vec![0u8; rows * cols];
-    let zero_points = match codes {
+    // The codes are allocated once their tensor's length is checked (the shape is the caller's).
+    let (elements, zero_points) = match codes {
         Codes::Int8 => {
             let w = get("weight", &[DType::Int8], &[rows, cols])?;
-            for (at, (e, &b)) in elements.iter_mut().zip(&w.data).enumerate() {
-                *e = in_range("weight", at, i32::from(b as i8))? as u8 & mask;
-            }
-            if params.symmetric {
+            let elements = w
+                .data
+                .iter()
+                .enumerate()
+                .map(|(at, &b)| Ok(in_range("weight", at, i32::from(b as i8))? as u8 & mask))
+                .collect::<Result<Vec<u8>>>()?;
+            let zero_points = if params.symmetric {
                 None
             } else {
                 let z = get("weight_zero_point", &[DType::Int8], &[rows, s.groups])?;
@@ -656,7 +739,8 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
                         .map(|(at, &b)| in_range("weight_zero_point", at, i32::from(b as i8)))
                         .collect::<Result<Vec<_>>>()?,
                 )
-            }
+            };
+            (elements, zero_points)
         }
         Codes::PackedInt32 => {
             let shape_tensor = get("weight_shape", &[DType::Int64, DType::Int32], &[2])?;
@@ -677,11 +761,12 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
             }
             let row_bytes = packed_row_bytes(bits, cols);
             let packed = get("weight_packed", &[DType::Int32], &[rows, row_bytes / 4])?;
+            let mut elements = vec![0u8; rows * cols];
             for (codes, raw) in elements.chunks_exact_mut(cols).zip(packed.data.chunks_exact(row_bytes)) {
                 unpack_row(bits, raw, codes)?;
                 codes.iter_mut().for_each(|c| *c &= mask);
             }
-            if params.symmetric {
+            let zero_points = if params.symmetric {
                 None
             } else {
                 let words = packed_row_bytes(bits, rows) / 4;
@@ -700,7 +785,8 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
                     }
                 }
                 Some(zero_points)
-            }
+            };
+            (elements, zero_points)
         }
     };
     Ok(Quantized {
