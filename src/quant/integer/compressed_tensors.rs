@@ -133,12 +133,20 @@ impl Shape {
     }
 }
 
-/// The weight's values as float32 (exact), NaN as torch's reductions see it.
-fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
+/// Row `r` of the weight as float32 values (exact) into `out`: read a row at a time, so that
+/// no copy of the whole weight is made.
+fn widen_row(w: &Weight<'_>, r: usize, out: &mut [f32]) {
     if w.dtype == DType::Float {
-        return Ok(w.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+        let raw = &w.raw[4 * r * w.cols..4 * (r + 1) * w.cols];
+        for (o, b) in out.iter_mut().zip(raw.chunks_exact(4)) {
+            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    } else {
+        let raw = &w.raw[2 * r * w.cols..2 * (r + 1) * w.cols];
+        for (o, b) in out.iter_mut().zip(raw.chunks_exact(2)) {
+            *o = value_of(w.dtype, u32::from(u16::from_le_bytes([b[0], b[1]])));
+        }
     }
-    Ok(w.raw.chunks_exact(2).map(|b| value_of(w.dtype, u32::from(u16::from_le_bytes([b[0], b[1]])))).collect())
 }
 
 fn casts() -> CastOptions {
@@ -267,17 +275,20 @@ fn quantize(scheme: &Scheme, params: &Params, w: &Weight<'_>) -> Result<Quantize
             message: "compressed-tensors 0.20 stores no g_idx (its group act-order was removed)".into(),
         });
     }
-    let x = widen(w)?;
     // The memoryless min/max observer: torch.amin/amax per group in the weight's dtype (a NaN
     // wins; its bits are rewritten below).
     let (mut lo, mut hi) = (Vec::with_capacity(shape.scales()), Vec::with_capacity(shape.scales()));
-    for g in x.chunks_exact(shape.group) {
-        let (l, h) = min_max(g);
-        lo.push(l);
-        hi.push(h);
+    let mut row = vec![0f32; shape.cols];
+    for r in 0..shape.rows {
+        widen_row(w, r, &mut row);
+        for g in row.chunks_exact(shape.group) {
+            let (l, h) = min_max(g);
+            lo.push(l);
+            hi.push(h);
+        }
     }
     let (scale_codes, zero_points) = qparams(w.dtype, params.bits, params.symmetric, &lo, &hi)?;
-    let elements = quantize_elements(w.dtype, params, &shape, &x, &scale_codes, &zero_points)?;
+    let elements = quantize_elements(w, params, &shape, &scale_codes, &zero_points)?;
     let scales = match w.dtype {
         DType::Float16 => Scales::Float16(scale_codes.iter().map(|&c| c as u16).collect()),
         DType::Bfloat16 => Scales::Bfloat16(scale_codes.iter().map(|&c| c as u16).collect()),
@@ -320,21 +331,23 @@ fn min_max(g: &[f32]) -> (f32, f32) {
 /// `_quantize`: x / scale and + zero_point, each rounded to the weight's dtype, clamped,
 /// rounded half to even, to int8; the code's low `bits` bits.
 fn quantize_elements(
-    dtype: DType,
+    w: &Weight<'_>,
     params: &Params,
     shape: &Shape,
-    x: &[f32],
     scale_codes: &[u32],
     zero_points: &[i32],
 ) -> Result<Vec<u8>> {
+    let dtype = w.dtype;
     let (qmin, qmax) = range(params.bits);
     let mask = ((1u32 << params.bits) - 1) as u8;
     let nan_code = c_int8_x86(f32::NAN, RoundingMode::NearestEven) as u8 & mask;
     let scales: Vec<f32> = scale_codes.iter().map(|&c| value_of(dtype, c)).collect();
     let mut rounder = Rounder::new(dtype)?;
-    let mut elements = vec![0u8; x.len()];
+    let mut elements = vec![0u8; shape.rows * shape.cols];
     let mut y = vec![0f32; shape.cols];
-    for (r, (row, out)) in x.chunks_exact(shape.cols).zip(elements.chunks_exact_mut(shape.cols)).enumerate() {
+    let mut row = vec![0f32; shape.cols];
+    for (r, out) in elements.chunks_exact_mut(shape.cols).enumerate() {
+        widen_row(w, r, &mut row);
         let groups = r * shape.groups..(r + 1) * shape.groups;
         for ((yg, xg), &s) in
             y.chunks_exact_mut(shape.group).zip(row.chunks_exact(shape.group)).zip(&scales[groups.clone()])
