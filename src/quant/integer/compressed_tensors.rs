@@ -515,18 +515,20 @@ fn dequantize_in_scale_dtype(params: &Params, q: &Quantized, p: &Parts<'_>) -> R
     } else {
         let mut out = vec![0u8; width * n];
         let step = width * levels;
+        // A table of 256 entries indexed by a byte needs no bounds check per element.
+        let (mut narrow, mut wide) = ([[0u8; 2]; 256], [[0u8; 4]; 256]);
         for ((dst, codes), table) in
             out.chunks_exact_mut(width * group).zip(q.elements.chunks_exact(group)).zip(rounded.chunks_exact(step))
         {
             if width == 2 {
+                narrow.iter_mut().zip(table.chunks_exact(2)).for_each(|(t, b)| *t = [b[0], b[1]]);
                 for (o, &c) in dst.chunks_exact_mut(2).zip(codes) {
-                    let at = 2 * usize::from(c);
-                    o.copy_from_slice(&table[at..at + 2]);
+                    o.copy_from_slice(&narrow[usize::from(c)]);
                 }
             } else {
+                wide.iter_mut().zip(table.chunks_exact(4)).for_each(|(t, b)| *t = [b[0], b[1], b[2], b[3]]);
                 for (o, &c) in dst.chunks_exact_mut(4).zip(codes) {
-                    let at = 4 * usize::from(c);
-                    o.copy_from_slice(&table[at..at + 4]);
+                    o.copy_from_slice(&wide[usize::from(c)]);
                 }
             }
         }
