@@ -632,3 +632,60 @@ fn nan_bits_that_depend_on_the_place_in_the_whole_tensor_survive_banded_decoding
     let first = got.iter().zip(&want).position(|(a, b)| a != b);
     assert_eq!(first, None, "first difference at {first:?}");
 }
+
+/// Writes the tensors a producer saves (`blocks::storage`) under `prefix` with `config`.
+fn producer_folder(prefix: &str, tensors: &[lowbit::quant::blocks::StoredTensor], config: &str) -> tempfile::TempDir {
+    let named: Vec<(String, DType, Vec<usize>, Vec<u8>)> =
+        tensors.iter().map(|t| (format!("{prefix}{}", t.name), t.dtype, t.shape.clone(), t.data.clone())).collect();
+    let refs: Vec<(&str, DType, &[usize], Vec<u8>)> =
+        named.iter().map(|(n, d, s, b)| (n.as_str(), *d, s.as_slice(), b.clone())).collect();
+    folder(&refs, Some(config), None)
+}
+
+#[test]
+fn compressed_tensors_integer_weights_decode_as_their_scheme_dequantizes() {
+    use lowbit::quant::blocks::{self, Scheme};
+    let (rows, cols) = (4usize, 64usize);
+    let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0).collect();
+    let raw: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (scheme, weights, format, convention) in [
+        (
+            "compressed-tensors:int4,group=32",
+            r#"{"num_bits": 4, "strategy": "group", "group_size": 32, "symmetric": true}"#,
+            "pack-quantized",
+            "compressed-tensors pack-quantized",
+        ),
+        (
+            "compressed-tensors:int4,group=32,asym",
+            r#"{"num_bits": 4, "strategy": "group", "group_size": 32, "symmetric": false}"#,
+            "pack-quantized",
+            "compressed-tensors pack-quantized",
+        ),
+        (
+            "compressed-tensors:int8,channel,format=int-quantized",
+            r#"{"num_bits": 8, "strategy": "channel", "symmetric": true}"#,
+            "int-quantized",
+            "compressed-tensors int-quantized",
+        ),
+    ] {
+        let s = Scheme::parse(scheme).unwrap();
+        let q = blocks::quantize_weight(DType::Float, &raw, &[rows, cols], &s, None).unwrap();
+        let config = format!(
+            r#"{{"quantization_config": {{"quant_method": "compressed-tensors", "format": "{format}",
+                "config_groups": {{"group_0": {{"weights": {weights}, "targets": ["Linear"]}}}}}}}}"#
+        );
+        let dir = producer_folder("model.layers.0.mlp.up_proj.", &blocks::storage(&q).unwrap(), &config);
+        let (name, got_convention, got_scheme, shape, values, _) = decoded(dir.path());
+        assert_eq!(name, "model.layers.0.mlp.up_proj.weight");
+        assert_eq!(
+            (got_convention, got_scheme.as_deref(), shape.as_slice()),
+            (convention, Some(scheme), &[rows, cols][..])
+        );
+        let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
+    }
+}

@@ -6,7 +6,8 @@
 //! |---|---|---|
 //! | GPTQ (`quant_method` gptq; GPTQModel, AutoGPTQ) | `P.qweight` (I32 `[in*b/32, out]`), `P.qzeros` (I32 `[groups, out*b/32]`), `P.scales` (F16 `[groups, out]`), `P.g_idx` (I32 `[in]`) | `gptq:intB,group=N` (`,actorder` where `desc_act`, `,asym` where not `sym`, `,zeros=v2` where `checkpoint_format` is `gptq_v2`) |
 //! | AWQ GEMM (`quant_method` awq) | `P.qweight` (I32 `[in, out*b/32]`), `P.qzeros` (I32 `[groups, out*b/32]`), `P.scales` (F16 `[groups, out]`) | `awq:int4,group=N` |
-//! | compressed-tensors `pack-quantized` | `P.weight_packed` (I32 `[out, in*b/32]`), `P.weight_scale`, `P.weight_zero_point`, `P.weight_shape`, `P.weight_g_idx` | `compressed-tensors:intB,group=N` or `,channel` (`,asym` where not symmetric) |
+//! | compressed-tensors `pack-quantized` | `P.weight_packed` (I32 `[out, in*b/32]`), `P.weight_scale`, `P.weight_zero_point`, `P.weight_shape` | `compressed-tensors:intB,group=N` or `,channel` (`,asym` where not symmetric) |
+//! | compressed-tensors `int-quantized` | `P.weight` (I8 `[out, in]`), `P.weight_scale`, `P.weight_zero_point` | `compressed-tensors:int8,...,format=int-quantized` |
 //! | bitsandbytes 4-bit | `P.weight` (U8), `P.weight.absmax`, `P.weight.quant_map`, `P.weight.nested_absmax`, `P.weight.nested_quant_map`, `P.weight.quant_state.bitsandbytes__nf4` (or `__fp4`) | `bnb:nf4` / `bnb:fp4` (`,blocksize=N`, `,nested`) |
 //! | MLX affine (`quantization` in config.json) | `P.weight` (U32 `[out, in*b/32]`), `P.scales`, `P.biases` | `mlx:affine,bits=B,group=N` |
 //!
@@ -80,6 +81,9 @@ pub(super) fn recognise(ckpt: &Checkpoint, t: &StoredTensor) -> Option<LogicalWe
         return is(Some(t), DType::Int32).then(|| compressed_tensors_int(ckpt, t, prefix, &config));
     }
     if let Some(prefix) = t.name.strip_suffix("weight") {
+        if is(Some(t), DType::Int8) && ckpt.tensor(&format!("{prefix}weight_scale")).is_some() {
+            return Some(compressed_tensors_int(ckpt, t, prefix, &config));
+        }
         if is(Some(t), DType::Uint8) && ckpt.tensor(&format!("{}.absmax", t.name)).is_some() {
             return Some(bitsandbytes(ckpt, t, prefix, &config));
         }
@@ -155,7 +159,7 @@ fn gptq_or_awq(ckpt: &Checkpoint, qweight: &StoredTensor, prefix: &str, config: 
     let group = config.number("group_size").or_else(|| config.number("q_group_size"));
     let group_text = match group {
         Some(g) if g > 0 => format!("group={g}"),
-        Some(_) => "group=channel".to_string(),
+        Some(_) => "group=-1".to_string(),
         None if sc.0 > 0 && cols % sc.0 == 0 => format!("group={}", cols / sc.0),
         None => "group=?".to_string(),
     };
@@ -227,7 +231,16 @@ fn compressed_tensors_int(
     let symmetric = arg("symmetric").and_then(serde_json::Value::as_bool).unwrap_or(true);
     let strategy = arg("strategy").and_then(serde_json::Value::as_str).unwrap_or("group");
     let group = arg("group_size").and_then(serde_json::Value::as_u64);
-    let pack = if (1..=32).contains(&bits) && 32 % bits == 0 { (32 / bits) as usize } else { 0 };
+    // `pack-quantized`: int32 words along the rows; `int-quantized`: one int8 code each.
+    let int8 = is(Some(packed), DType::Int8);
+    let bits = if int8 { 8 } else { bits };
+    let pack = if int8 {
+        1
+    } else if (1..=32).contains(&bits) && 32 % bits == 0 {
+        (32 / bits) as usize
+    } else {
+        0
+    };
     let shape = match packed.shape[..] {
         [rows, words] => vec![rows, words * pack],
         _ => packed.shape.clone(),
@@ -240,25 +253,24 @@ fn compressed_tensors_int(
     if !symmetric {
         scheme.push_str(",asym");
     }
-    let parts =
-        present(ckpt, prefix, &["weight_packed", "weight_scale", "weight_zero_point", "weight_shape", "weight_g_idx"]);
+    let (convention, parts) = if int8 {
+        scheme.push_str(",format=int-quantized");
+        ("compressed-tensors int-quantized", present(ckpt, prefix, &["weight", "weight_scale", "weight_zero_point"]))
+    } else {
+        let names = ["weight_packed", "weight_scale", "weight_zero_point", "weight_shape"];
+        ("compressed-tensors pack-quantized", present(ckpt, prefix, &names))
+    };
     let why = said(
         config,
         &format!(
-            "I32 {} {:?}; format {}",
+            "{} {} {:?}; format {}",
+            packed.stored,
             quoted(&packed.name),
             packed.shape,
             quoted(config.text("format").unwrap_or("?"))
         ),
     );
-    let mut w = producer_weight(
-        format!("{prefix}weight"),
-        "compressed-tensors pack-quantized",
-        Some(scheme),
-        why,
-        shape,
-        parts,
-    );
+    let mut w = producer_weight(format!("{prefix}weight"), convention, Some(scheme), why, shape, parts);
     if pack == 0 {
         w.problems.push(format!("{bits} bits do not pack into int32"));
     }
