@@ -69,3 +69,25 @@ def test_convert_refuses_what_the_target_cannot_hold(tmp_path):
     with pytest.raises(lowbit.Error, match="element 5"):
         lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "w.gguf")
     assert not (tmp_path / "w.gguf").exists()
+
+
+def test_which_and_convert_take_only_and_skip(tmp_path):
+    found = lowbit.checkpoint.which(FIXTURES / "modelopt-nvfp4", FIXTURES / "original", only="up_proj")
+    assert [w["name"] for w in found["weights"]] == ["model.layers.0.mlp.up_proj.weight"]
+    found = lowbit.checkpoint.which(FIXTURES / "modelopt-nvfp4", FIXTURES / "original", skip="up_proj")
+    assert [w["name"] for w in found["weights"]] == ["model.layers.0.self_attn.o_proj.weight"]
+    # Two gpt-oss weights; the one left out (element 5 is -0.0, which ggml cannot hold) no longer
+    # stops the conversion.
+    good = np.zeros((1, 1, 16), np.uint8)
+    bad = good.copy()
+    bad[0, 0, 2] = 0x80
+    (tmp_path / "src").mkdir()
+    safetensors_numpy.save_file({"a_blocks": good, "a_scales": np.array([[127]], np.uint8),
+                                 "b_blocks": bad, "b_scales": np.array([[127]], np.uint8)},
+                                str(tmp_path / "src" / "model.safetensors"))
+    with pytest.raises(lowbit.Error, match="element 5"):
+        lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "all.gguf")
+    written = lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "a.gguf", skip="^b")
+    assert written == [str(tmp_path / "a.gguf")]
+    with pytest.raises(lowbit.Error, match="regular expression|regex"):
+        lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "x.gguf", only="(")

@@ -58,7 +58,11 @@ pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) ->
     src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
     let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
     Plan::new(DType::Float, dtype, &casts(recipe.profile))?.run(&src, &mut narrow, n)?;
-    Plan::new(dtype, DType::Float, &casts(recipe.profile))?.run(&narrow, &mut src, n)?;
+    // Back to float32 exactly, sign and payload of a NaN kept: the value stands for the narrow
+    // one in the steps that follow (torch casts a float16 NaN straight to float8, sign kept),
+    // not for a conversion the implementation makes.
+    let exact = crate::CastOptions::with_profile(crate::Profile::Spec);
+    Plan::new(dtype, DType::Float, &exact)?.run(&narrow, &mut src, n)?;
     for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
         *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
