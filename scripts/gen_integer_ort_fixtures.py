@@ -125,6 +125,31 @@ def dequantize_case(name: str, rng, dtype: str, bits: int, block: int, n: int, k
     return case
 
 
+def node_case(name: str, rng, dtype: str, bits: int, block: int, m: int, n: int, k: int, with_zp: bool,
+              with_bias: bool) -> dict:
+    """A MatMulNBits node whose every product and partial sum is exact in float32 (small integer
+    A, power-of-two scales and bias): onnxruntime's result is then the exact sum rounded once,
+    whatever order its kernels add in, and lowbit's runner must give the same bits."""
+    kb = (k + block - 1) // block
+    b = rng.integers(0, 256, (n, kb, block * bits // 8), dtype=np.uint8)
+    s = (2.0 ** rng.integers(-3, 1, (n, kb)) * rng.choice([-1, 1], (n, kb))).astype(NP[dtype])
+    zp = rng.integers(0, 256, (n, (kb * bits + 7) // 8), dtype=np.uint8) if with_zp else None
+    a = rng.integers(-8, 9, (m, k)).astype(NP[dtype])
+    model = nbits_node_model(k, n, bits, block, b, s, zp, dtype)
+    inputs = {"A": a}
+    if with_bias:
+        bias = (rng.integers(-64, 65, n) * 0.125).astype(NP[dtype])
+        node = model.graph.node[0]
+        node.input.extend([""] * (5 - len(node.input)) + ["bias"])
+        model.graph.initializer.append(numpy_helper.from_array(bias, "bias"))
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    y = sess.run(None, inputs)[0]
+    return {"name": name, "kind": "node", "dtype": dtype, "model": model.SerializeToString().hex(),
+            "A": bits_of(a), "A_shape": [m, k], "Y": bits_of(y), "Y_shape": list(y.shape)}
+
+
 def edge_rows(k: int) -> dict:
     r = np.arange(k, dtype=np.float32)
     at = np.arange(k)
@@ -180,6 +205,12 @@ def main() -> int:
             for with_zp in (True, False):
                 cases.append(dequantize_case(f"dequantize_b{bits}_{dtype}_{'zp' if with_zp else 'nozp'}", rng, dtype,
                                              bits, 16, 3, 48, with_zp))
+    for dtype in ("FLOAT", "FLOAT16"):
+        for bits in (4, 8):
+            for with_zp, with_bias in ((True, False), (False, True)):
+                cases.append(node_case(f"node_b{bits}_{dtype}_{'zp' if with_zp else 'nozp'}"
+                                       f"{'_bias' if with_bias else ''}", rng, dtype, bits, 32, 5, 6, 80, with_zp,
+                                       with_bias))
     os.makedirs(OUT, exist_ok=True)
     doc = {"peer": f"onnxruntime {ort.__version__} (CPU)", "script": "scripts/gen_integer_ort_fixtures.py",
            "cases": cases}

@@ -18,7 +18,7 @@ use crate::error::{quoted, Error, Result};
 use crate::quant::blocks::{Quantized, Scheme};
 
 mod mlx;
-mod ort;
+pub(crate) mod ort;
 
 /// One tensor as a producer saves it: its name without the layer prefix (`qweight`, `scales`,
 /// `weight_packed`, ...), its ONNX dtype, shape and little-endian bytes.

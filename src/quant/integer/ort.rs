@@ -269,14 +269,18 @@ fn parts<'a>(params: &Params, q: &'a Quantized) -> Result<(Layout, DType, Option
     Ok((layout, dtype, zero_points))
 }
 
-fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
-    let (layout, own, zero_points) = parts(params, q)?;
+/// The weight as the node multiplies by it: `(q - zp) * s` in float32 (MLAS), row-major (N, K).
+pub(crate) fn dequantized_f32(q: &Quantized) -> Result<Vec<f32>> {
+    let params = q.scheme.integer().filter(|p| p.family == "ort").ok_or_else(|| Error::InvalidOp {
+        op: format!("{} dequantize", q.scheme.name()),
+        message: "not an ort:matmulnbits weight".into(),
+    })?;
+    let (layout, _, zero_points) = parts(params, q)?;
     let scales = super::scales_widened(&q.scales)?;
     let mut values = vec![0f32; q.elements.len()];
     let mid = layout.midpoint();
-    for (r, (row, codes)) in
-        values.chunks_mut(layout.cols.max(1)).zip(q.elements.chunks(layout.cols.max(1))).enumerate()
-    {
+    let cols = layout.cols.max(1);
+    for (r, (row, codes)) in values.chunks_mut(cols).zip(q.elements.chunks(cols)).enumerate() {
         for (b, (out, cs)) in row.chunks_mut(layout.block).zip(codes.chunks(layout.block)).enumerate() {
             let at = r * layout.k_blocks + b;
             let s = scales[at];
@@ -286,6 +290,13 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
             }
         }
     }
+    Ok(values)
+}
+
+fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
+    let (_, own, _) = parts(params, q)?;
+    let values = dequantized_f32(q)?;
+    // float16 and bfloat16 scales: the float32 product rounded once to their type.
     let mut codes = Vec::new();
     if own != DType::Float {
         codes = vec![0u16; values.len()];
