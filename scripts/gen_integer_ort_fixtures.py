@@ -150,6 +150,30 @@ def node_case(name: str, rng, dtype: str, bits: int, block: int, m: int, n: int,
             "A": bits_of(a), "A_shape": [m, k], "Y": bits_of(y), "Y_shape": list(y.shape)}
 
 
+def qdq_case(name: str, rng, dtype: str, sym: bool, block: int, k: int, n: int) -> dict:
+    """MatMulNBitsQuantizer's QDQ form: a DequantizeLinear of INT4 (symmetric) or UINT4 weights
+    blocked along K; the DequantizeLinear alone is recorded, run by onnxruntime."""
+    from onnxruntime.quantization.quant_utils import QuantFormat
+    w = (rng.standard_normal((k, n)) * 2.0 ** rng.integers(-4, 4, (1, n))).astype(NP[dtype])
+    q = MatMulNBitsQuantizer(matmul_model(w, dtype), bits=4, block_size=block, is_symmetric=sym,
+                             quant_format=QuantFormat.QDQ)
+    q.process()
+    model = q.model.model
+    dq = [x for x in model.graph.node if x.op_type == "DequantizeLinear"][0]
+    inits = [t for t in model.graph.initializer if t.name in dq.input]
+    out = helper.make_tensor_value_info("W", PROTO[dtype], [k, n])
+    node = helper.make_node("DequantizeLinear", list(dq.input), ["W"], **{a.name: helper.get_attribute_value(a)
+                                                                          for a in dq.attribute})
+    graph = helper.make_graph([node], "g", [], [out], inits)
+    alone = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(alone.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    y = sess.run(None, {})[0]
+    return {"name": name, "kind": "dequantizelinear", "dtype": dtype, "model": alone.SerializeToString().hex(),
+            "Y": bits_of(y), "Y_shape": list(y.shape)}
+
+
 def edge_rows(k: int) -> dict:
     r = np.arange(k, dtype=np.float32)
     at = np.arange(k)
@@ -211,6 +235,9 @@ def main() -> int:
                 cases.append(node_case(f"node_b{bits}_{dtype}_{'zp' if with_zp else 'nozp'}"
                                        f"{'_bias' if with_bias else ''}", rng, dtype, bits, 32, 5, 6, 80, with_zp,
                                        with_bias))
+    for dtype in ("FLOAT", "FLOAT16"):
+        for sym in (True, False):
+            cases.append(qdq_case(f"qdq_int4_{dtype}_{'sym' if sym else 'asym'}", rng, dtype, sym, 32, 64, 5))
     os.makedirs(OUT, exist_ok=True)
     doc = {"peer": f"onnxruntime {ort.__version__} (CPU)", "script": "scripts/gen_integer_ort_fixtures.py",
            "cases": cases}

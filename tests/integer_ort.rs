@@ -92,7 +92,9 @@ fn ort_matmulnbits_matches_recordings() {
     let path = format!("{}/tests/data/integer/ort/cases.json", env!("CARGO_MANIFEST_DIR"));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let (mut compared, mut poisoned_rows, mut failures) = (0usize, 0usize, Vec::new());
-    for case in doc["cases"].as_array().unwrap().iter().filter(|c| c["kind"] != "node") {
+    for case in
+        doc["cases"].as_array().unwrap().iter().filter(|c| c["kind"] != "node" && c["kind"] != "dequantizelinear")
+    {
         let name = case["name"].as_str().unwrap();
         let dt = dtype(case["dtype"].as_str().unwrap());
         let [n, k] = shape(&case["shape"])[..] else { panic!("{name}: shape") };
@@ -159,4 +161,28 @@ fn matmulnbits_node_matches_onnxruntime_where_its_sums_are_exact() {
     }
     assert!(compared > 0);
     eprintln!("MatMulNBits: {compared} outputs equal");
+}
+
+/// `DequantizeLinear` of INT4 and UINT4 weights blocked along K, as MatMulNBitsQuantizer's QDQ
+/// form writes them, run by onnxruntime: lowbit's runner gives the same bits.
+#[test]
+fn blocked_int4_dequantizelinear_matches_onnxruntime() {
+    use lowbit::onnx::runner::Model;
+    use lowbit::Profile;
+    let path = format!("{}/tests/data/integer/ort/cases.json", env!("CARGO_MANIFEST_DIR"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut compared = 0;
+    for case in doc["cases"].as_array().unwrap().iter().filter(|c| c["kind"] == "dequantizelinear") {
+        let name = case["name"].as_str().unwrap();
+        let model = Model::from_bytes(&hex(case["model"].as_str().unwrap())).unwrap();
+        let out = model
+            .run(&std::collections::HashMap::new(), Profile::OnnxRuntime)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let y = &out[0].1;
+        assert_eq!(y.shape(), shape(&case["Y_shape"]), "{name}");
+        assert_eq!(y.raw().unwrap(), hex(case["Y"].as_str().unwrap()), "{name}: W differs");
+        compared += y.len();
+    }
+    assert!(compared > 0);
+    eprintln!("DequantizeLinear int4 blocks: {compared} values equal");
 }
