@@ -734,6 +734,13 @@ impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
+        // Integer schemes: a scale per (row, group), a short last group where the producer
+        // allows one (onnxruntime's MatMulNBits), as many as the row holds.
+        if let (Some(_), [rows, _]) = (self.scheme.integer(), self.shape.as_slice()) {
+            if *rows > 0 {
+                return Ok(vec![*rows, self.scales.len() / rows]);
+            }
+        }
         scales_shape(&self.shape, &self.scheme, self.axis)
     }
 

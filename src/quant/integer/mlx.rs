@@ -102,8 +102,8 @@ fn group_of(params: &Params) -> usize {
     params.group.unwrap_or(DEFAULT_GROUP)
 }
 
-fn check_shape(scheme: &str, group: usize, rows: usize, cols: usize) -> Result<()> {
-    if cols % group != 0 || rows == 0 && cols == 0 {
+fn check_shape(scheme: &str, group: usize, cols: usize) -> Result<()> {
+    if cols % group != 0 {
         return Err(Error::InvalidOp {
             op: format!("{scheme} quantize"),
             message: format!(
@@ -159,7 +159,7 @@ fn group_scale(values: &[f32], n_bins: f32, rule: ScaleRule) -> (f32, f32) {
 
 fn quantize(scheme: &Scheme, params: &Params, weight: &Weight<'_>) -> Result<Quantized> {
     let group = group_of(params);
-    check_shape(scheme.name(), group, weight.rows, weight.cols)?;
+    check_shape(scheme.name(), group, weight.cols)?;
     let values = super::widened(weight)?;
     let n_bins = ((1u32 << params.bits) - 1) as f32;
     let groups = values.len() / group;
@@ -226,7 +226,7 @@ fn parts<'a>(params: &Params, q: &'a Quantized) -> Result<(usize, DType, &'a Sca
     let biases = biases_of(q)?;
     let op = || format!("{} dequantize", q.scheme.name());
     let [rows, cols] = super::matrix(&q.scheme, &q.shape)?;
-    check_shape(q.scheme.name(), group, rows, cols)?;
+    check_shape(q.scheme.name(), group, cols)?;
     let n = rows * cols;
     let dtype = super::scales_bits(&q.scales).map(|(d, _)| d);
     let bias_dtype = super::scales_bits(biases).map(|(d, _)| d);
@@ -307,7 +307,8 @@ fn storage(params: &Params, q: &Quantized) -> Result<Vec<StoredTensor>> {
 fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shape: [usize; 2]) -> Result<Quantized> {
     let group = group_of(params);
     let [rows, cols] = shape;
-    check_shape(scheme.name(), group, rows, cols)?;
+    super::checked_size(scheme, rows, cols)?;
+    check_shape(scheme.name(), group, cols)?;
     let words = cols * params.bits as usize / 32;
     let floats = [DType::Float, DType::Float16, DType::Bfloat16];
     let weight = super::stored(scheme.name(), tensors, "weight", &[DType::Uint32], &[rows, words])?;

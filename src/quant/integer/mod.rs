@@ -337,3 +337,11 @@ pub(crate) fn output(own: DType, values: &[f32], codes: &[u16], dtype: DType) ->
     crate::plan::Plan::new(own, dtype, &crate::CastOptions::default())?.run(src, &mut out, n)?;
     Ok(out)
 }
+
+/// Refuses a (rows, cols) whose element count, or its bit count, overflows `usize`, before any
+/// size is computed from it.
+pub(crate) fn checked_size(scheme: &Scheme, rows: usize, cols: usize) -> Result<usize> {
+    rows.checked_mul(cols)
+        .filter(|n| n.checked_mul(32).is_some())
+        .ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight of {}", scheme.name()) })
+}

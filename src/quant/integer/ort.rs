@@ -371,6 +371,7 @@ fn storage(params: &Params, q: &Quantized) -> Result<Vec<StoredTensor>> {
 
 fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shape: [usize; 2]) -> Result<Quantized> {
     let [rows, cols] = shape;
+    super::checked_size(scheme, rows, cols)?;
     let layout = Layout::new(params, rows, cols);
     let name = scheme.name();
     let b = super::stored(name, tensors, "B", &[DType::Uint8], &[rows, layout.k_blocks, layout.blob])?;
