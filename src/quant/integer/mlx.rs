@@ -148,7 +148,7 @@ fn group_scale(values: &[f32], n_bins: f32, rule: ScaleRule) -> (f32, f32) {
         scale = -scale;
     }
     let edge = if mask { w_min } else { w_max };
-    let q0 = (edge / scale).round_ties_even();
+    let q0 = crate::fmath::round_ties_even(edge / scale);
     let mut bias = 0.0;
     if q0 != 0.0 {
         scale = edge / q0;
@@ -172,7 +172,7 @@ fn quantize(scheme: &Scheme, params: &Params, weight: &Weight<'_>) -> Result<Qua
     {
         let (scale, bias) = group_scale(xs, n_bins, rule);
         for (c, &v) in codes.iter_mut().zip(xs) {
-            let q = ((v - bias) / scale).round_ties_even();
+            let q = crate::fmath::round_ties_even((v - bias) / scale);
             // NaN passes the clamp and converts to 0, as the peer's x86-64 build does.
             *c = cxx_min(cxx_max(q, 0.0), n_bins) as u8;
         }
@@ -253,7 +253,7 @@ fn parts<'a>(params: &Params, q: &'a Quantized) -> Result<(usize, DType, &'a Sca
     Ok((group, dtype, biases))
 }
 
-/// Elements dequantized per pass through the rounding plans.
+/// Elements dequantized per pass through the rounding plans (a multiple of every group size).
 const CHUNK: usize = 4096;
 
 fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
@@ -265,18 +265,24 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
     // In the scales' dtype: float32 multiply then add; 16-bit types round after each.
     let narrowing = if own == DType::Float { None } else { Some(Narrowing::new(own, nan_bits(own))?) };
     let mut codes = vec![0u16; if own == DType::Float { 0 } else { n }];
+    // Whole groups per chunk (CHUNK is a multiple of every group size): no division per element.
     for (start, chunk) in (0..n).step_by(CHUNK).zip(values.chunks_mut(CHUNK)) {
+        let first = start / group;
         let elements = &q.elements[start..start + chunk.len()];
-        for (i, (v, &c)) in chunk.iter_mut().zip(elements).enumerate() {
-            *v = f32::from(c) * scales[(start + i) / group];
+        for ((vs, cs), &s) in chunk.chunks_mut(group).zip(elements.chunks(group)).zip(&scales[first..]) {
+            for (v, &c) in vs.iter_mut().zip(cs) {
+                *v = f32::from(c) * s;
+            }
         }
         if let Some(narrowing) = &narrowing {
             narrowing.round(chunk, &mut codes[start..start + chunk.len()])?;
         }
-        for (i, v) in chunk.iter_mut().enumerate() {
-            // A NaN product keeps its own bits (x86-64 returns the first NaN operand).
-            if !v.is_nan() {
-                *v += biases[(start + i) / group];
+        for (vs, &b) in chunk.chunks_mut(group).zip(&biases[first..]) {
+            for v in vs.iter_mut() {
+                // A NaN product keeps its own bits (x86-64 returns the first NaN operand).
+                if !v.is_nan() {
+                    *v += b;
+                }
             }
         }
         if let Some(narrowing) = &narrowing {

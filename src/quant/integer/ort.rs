@@ -114,7 +114,7 @@ impl Layout {
 
 /// C's `roundf`: halves away from zero.
 fn roundf(x: f32) -> f32 {
-    x.round()
+    crate::fmath::round(x)
 }
 
 /// A code as MLAS computes it: `roundf(v * r + zp)` clamped (`std::clamp`: a NaN passes) and
