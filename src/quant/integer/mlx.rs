@@ -257,25 +257,28 @@ fn parts<'a>(params: &Params, q: &'a Quantized) -> Result<(usize, DType, &'a Sca
 const CHUNK: usize = 4096;
 
 fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
+    use zerocopy::IntoBytes;
     let (group, own, biases) = parts(params, q)?;
     let scales = super::scales_widened(&q.scales)?;
     let biases = super::scales_widened(biases)?;
     let n = q.elements.len();
-    let mut values = vec![0f32; n];
     // In the scales' dtype: float32 multiply then add; 16-bit types round after each.
     let narrowing = if own == DType::Float { None } else { Some(Narrowing::new(own, nan_bits(own))?) };
-    let mut codes = vec![0u16; if own == DType::Float { 0 } else { n }];
+    let width = if own == DType::Float { 4 } else { 2 };
+    let mut out = Vec::with_capacity(n * width);
+    let mut values = [0f32; CHUNK];
+    let mut codes = [0u16; CHUNK];
     // Whole groups per chunk (CHUNK is a multiple of every group size): no division per element.
-    for (start, chunk) in (0..n).step_by(CHUNK).zip(values.chunks_mut(CHUNK)) {
+    for (start, elements) in (0..n).step_by(CHUNK).zip(q.elements.chunks(CHUNK)) {
         let first = start / group;
-        let elements = &q.elements[start..start + chunk.len()];
+        let (chunk, codes) = (&mut values[..elements.len()], &mut codes[..elements.len()]);
         for ((vs, cs), &s) in chunk.chunks_mut(group).zip(elements.chunks(group)).zip(&scales[first..]) {
             for (v, &c) in vs.iter_mut().zip(cs) {
                 *v = f32::from(c) * s;
             }
         }
         if let Some(narrowing) = &narrowing {
-            narrowing.round(chunk, &mut codes[start..start + chunk.len()])?;
+            narrowing.round(chunk, codes)?;
         }
         for (vs, &b) in chunk.chunks_mut(group).zip(&biases[first..]) {
             for v in vs.iter_mut() {
@@ -285,11 +288,15 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
                 }
             }
         }
-        if let Some(narrowing) = &narrowing {
-            narrowing.codes(chunk, &mut codes[start..start + chunk.len()])?;
+        match &narrowing {
+            Some(narrowing) => {
+                narrowing.codes(chunk, codes)?;
+                out.extend_from_slice(codes.as_bytes());
+            }
+            None => out.extend_from_slice(chunk.as_bytes()),
         }
     }
-    super::output(own, &values, &codes, dtype)
+    super::convert_output(own, out, dtype)
 }
 
 fn storage(params: &Params, q: &Quantized) -> Result<Vec<StoredTensor>> {

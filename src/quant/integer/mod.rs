@@ -174,23 +174,25 @@ pub(crate) fn matrix(scheme: &Scheme, shape: &[usize]) -> Result<[usize; 2]> {
     }
 }
 
-/// The weight's values widened to float32 (exact; NaN payloads kept as the rounding core widens).
-pub(crate) fn widened(weight: &Weight<'_>) -> Result<Vec<f32>> {
+/// The weight's values widened to float32 (exact; NaN payloads kept as the rounding core widens);
+/// aligned float32 input is read in place.
+pub(crate) fn widened<'a>(weight: &Weight<'a>) -> Result<alloc::borrow::Cow<'a, [f32]>> {
+    use alloc::borrow::Cow;
     let n = weight.rows * weight.cols;
-    let mut out = vec![0f32; n];
     if weight.dtype == DType::Float {
-        for (o, b) in out.iter_mut().zip(weight.raw.chunks_exact(4)) {
-            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if let (true, Ok(v)) =
+            (cfg!(target_endian = "little"), <[f32] as zerocopy::FromBytes>::ref_from_bytes(weight.raw))
+        {
+            return Ok(Cow::Borrowed(v));
         }
-        return Ok(out);
+        return Ok(Cow::Owned(
+            weight.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        ));
     }
     let mut wide = vec![0u8; 4 * n];
     crate::plan::Plan::new(weight.dtype, DType::Float, &crate::CastOptions::default())?
         .run(weight.raw, &mut wide, n)?;
-    for (o, b) in out.iter_mut().zip(wide.chunks_exact(4)) {
-        *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
-    Ok(out)
+    Ok(Cow::Owned(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
 }
 
 /// Group scales (or MLX's biases) of `dtype` from their little-endian bits.
@@ -230,7 +232,7 @@ pub(crate) fn scales_widened(scales: &crate::quant::blocks::Scales) -> Result<Ve
         message: "the scales are byte codes, not float scales".into(),
     })?;
     let rows = raw.len() / (dtype.bits().unwrap_or(32) as usize / 8);
-    widened(&Weight { dtype, raw: &raw, rows, cols: 1, group_index: None })
+    Ok(widened(&Weight { dtype, raw: &raw, rows, cols: 1, group_index: None })?.into_owned())
 }
 
 /// A tensor of `tensors` named `name`, its dtype and shape checked (`what` names the scheme).
@@ -344,4 +346,23 @@ pub(crate) fn checked_size(scheme: &Scheme, rows: usize, cols: usize) -> Result<
     rows.checked_mul(cols)
         .filter(|n| n.checked_mul(32).is_some())
         .ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight of {}", scheme.name()) })
+}
+
+/// Little-endian bytes of `own` as bytes of `dtype`: themselves where `dtype` is `own`, else
+/// converted by the rounding core (widening exact).
+pub(crate) fn convert_output(own: DType, bytes: Vec<u8>, dtype: DType) -> Result<Vec<u8>> {
+    if dtype == own {
+        return Ok(bytes);
+    }
+    if !matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
+        return Err(Error::UnsupportedDType {
+            op: "integer dequantize",
+            dtype: dtype.onnx_name(),
+            why: "the output is FLOAT, FLOAT16 or BFLOAT16",
+        });
+    }
+    let n = bytes.len() / if own == DType::Float { 4 } else { 2 };
+    let mut out = vec![0u8; n * if dtype == DType::Float { 4 } else { 2 }];
+    crate::plan::Plan::new(own, dtype, &crate::CastOptions::default())?.run(&bytes, &mut out, n)?;
+    Ok(out)
 }
