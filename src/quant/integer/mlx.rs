@@ -157,6 +157,19 @@ fn group_scale(values: &[f32], n_bins: f32, rule: ScaleRule) -> (f32, f32) {
     (scale, bias)
 }
 
+/// 1.5 * 2^23: adding and subtracting it rounds a float32 of magnitude below 2^22 to an
+/// integer, ties to even, in the CPU's own addition (ggml's `nearest_int` trick).
+const ROUNDER: f32 = 12_582_912.0;
+
+/// `rint(x)` clamped to `[0, max]` and converted, as `quantize<T, U>` does: exact for |x| < 2^22
+/// and, beyond, on the same side of the clamp (max is at most 255); NaN passes the clamp and
+/// converts to 0, as the peer's x86-64 build does.
+#[inline(always)]
+fn code(x: f32, max: f32) -> u8 {
+    let q = if x.abs() < 4_194_304.0 { (x + ROUNDER) - ROUNDER } else { x };
+    cxx_min(cxx_max(q, 0.0), max) as u8
+}
+
 fn quantize(scheme: &Scheme, params: &Params, weight: &Weight<'_>) -> Result<Quantized> {
     let group = group_of(params);
     check_shape(scheme.name(), group, weight.cols)?;
@@ -172,9 +185,7 @@ fn quantize(scheme: &Scheme, params: &Params, weight: &Weight<'_>) -> Result<Qua
     {
         let (scale, bias) = group_scale(xs, n_bins, rule);
         for (c, &v) in codes.iter_mut().zip(xs) {
-            let q = crate::fmath::round_ties_even((v - bias) / scale);
-            // NaN passes the clamp and converts to 0, as the peer's x86-64 build does.
-            *c = cxx_min(cxx_max(q, 0.0), n_bins) as u8;
+            *c = code((v - bias) / scale, n_bins);
         }
         *s = scale;
         *b = bias;
