@@ -601,3 +601,34 @@ fn dequantize_stops_at_a_weight_it_cannot_decode_unless_told_to_keep_it() {
     // The float16 tensor beside them is converted to float32 as ever: 1.0, -2.0.
     assert_eq!(d.bytes(d.tensor("norm.weight").unwrap()), f32s(&[1.0, -2.0]));
 }
+
+#[test]
+fn nan_bits_that_depend_on_the_place_in_the_whole_tensor_survive_banded_decoding() {
+    use lowbit::quant::blocks::{self, Scales, Scheme};
+    // compressed-tensors FP8 per-tensor of a bfloat16 model, every value NaN: torch's bfloat16
+    // multiply writes 0xFFFF in its vector loop and 0x7FC0 in the tail of the whole tensor. The
+    // checkpoint decoder reads more than one band of rows here (5 x 1,048,583 elements); its
+    // result equals the whole tensor's dequantize, which tests/blocks_fixtures.rs checks against
+    // compressed-tensors.
+    let (rows, cols) = (5usize, 1_048_583usize);
+    let x = vec![half::bf16::from_bits(0x7FC0); rows * cols];
+    let scheme = Scheme::parse("fp8:tensor").unwrap();
+    let q = blocks::quantize(&x, &[rows, cols], &scheme, -1, None).unwrap();
+    let Scales::Bfloat16(scale) = &q.scales else { panic!("bfloat16 scale") };
+    let dir = folder(
+        &[
+            ("l.weight", DType::Float8E4M3FN, &[rows, cols], q.elements.clone()),
+            ("l.weight_scale", DType::Bfloat16, &[1], scale[0].to_le_bytes().to_vec()),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized"}}"#),
+        None,
+    );
+    let (_, _, scheme_name, _, values, _) = decoded(dir.path());
+    assert_eq!(scheme_name.as_deref(), Some("fp8:tensor"));
+    let whole = q.dequantize().unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let (got, want) = (bits(&values), bits(&whole));
+    assert!(want.contains(&0xFFFF_0000) && want.contains(&0x7FC0_0000), "both kinds of NaN");
+    let first = got.iter().zip(&want).position(|(a, b)| a != b);
+    assert_eq!(first, None, "first difference at {first:?}");
+}

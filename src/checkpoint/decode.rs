@@ -118,12 +118,15 @@ pub(super) fn pieces(
         }
         None => None,
     };
-    if path == Path::Tiles {
+    // The implementations' NaN bits can depend on an element's place in the whole tensor (torch's
+    // vector loops and their tails): a weight holding a NaN under such a row is decoded whole.
+    let whole = position_rules(&scheme) && nan_anywhere(ckpt, w, &scheme, elements, scales, global)?;
+    if path == Path::Tiles && !whole {
         if let Some(fast) = super::tiles::fast_weight(ckpt, w, &scheme, global, target)? {
             return fast.run(ckpt, out);
         }
     }
-    let band = (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows;
+    let band = if whole { rows.max(1) } else { (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows };
     let plan =
         (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
     let mut r0 = 0;
@@ -158,6 +161,71 @@ pub(super) fn pieces(
         r0 = r1;
     }
     Ok(())
+}
+
+/// Whether the scheme's row writes NaN bits that depend on an element's or a block's place in
+/// the whole tensor (`NanRules`: vector lanes and their tails, the per-tensor scale's tail).
+fn position_rules(scheme: &Scheme) -> bool {
+    let nan = &scheme.recipe().nan;
+    !nan.lanes.is_empty() || nan.global_tail.1 > 0 || nan.float16_broadcast_lanes > 0
+}
+
+/// Whether any element code, block scale or the per-tensor scale of `w` may be a NaN (one-byte
+/// scale codes are taken as NaN where any of the scale formats reads them so: E8M0 0xFF,
+/// E4M3's 0x7F with either sign).
+fn nan_anywhere(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    scheme: &Scheme,
+    elements: &StoredTensor,
+    scales: Option<&StoredTensor>,
+    global: Option<f32>,
+) -> Result<bool> {
+    if global.is_some_and(f32::is_nan) {
+        return Ok(true);
+    }
+    let any_nan_in = |t: &StoredTensor, is_nan: &dyn Fn(&[u8]) -> bool, width: usize| -> Result<bool> {
+        let mut start = 0u64;
+        while start < t.len {
+            let len = ((t.len - start).min(PIECE_ELEMENTS as u64 * 4) as usize) / width * width;
+            let chunk = read(ckpt, t, start, len.max(width))?;
+            if chunk.chunks_exact(width).any(is_nan) {
+                return Ok(true);
+            }
+            start += len.max(width) as u64;
+        }
+        Ok(false)
+    };
+    if let Some(s) = scales {
+        let found = match s.stored {
+            StoredType::Plain(DType::Float) => {
+                any_nan_in(s, &|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan(), 4)?
+            }
+            StoredType::Plain(DType::Float16) => {
+                any_nan_in(s, &|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).is_nan(), 2)?
+            }
+            StoredType::Plain(DType::Bfloat16) => {
+                any_nan_in(s, &|b| half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).is_nan(), 2)?
+            }
+            _ => any_nan_in(s, &|b| b[0] == 0xFF || b[0] & 0x7F == 0x7F, 1)?,
+        };
+        if found {
+            return Ok(true);
+        }
+    }
+    // Element codes one a byte: the codes of the element type that decode to NaN.
+    let element = scheme.recipe().element;
+    if w.storage != ElementStorage::Codes {
+        return Ok(false);
+    }
+    let mut nan_codes = [false; 256];
+    for (c, n) in nan_codes.iter_mut().enumerate() {
+        *n = matches!(crate::convert::decode_element(element, c as u64), Ok(crate::convert::Element::Float(v)) if matches!(v, crate::value::Value::Nan { .. }));
+    }
+    if !nan_codes.contains(&true) {
+        return Ok(false);
+    }
+    any_nan_in(elements, &|b| nan_codes[usize::from(b[0])], 1)
 }
 
 /// An integer or codebook weight: its producer's tensors read whole (each checked against the

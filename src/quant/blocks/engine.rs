@@ -837,3 +837,69 @@ fn widen_halves(profile: crate::Profile, dtype: DType, halves: &[u16]) -> Result
     Plan::new(dtype, DType::Float, &casts(profile))?.run(&src, &mut wide, halves.len())?;
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }
+
+/// A block-scaled matrix as a dot product reads it: each element's value, the length of a
+/// block along the rows (the last axis), each (row, block)'s scale, and the per-tensor factor.
+/// Element value times its block's scale times the factor is the value the recipe dequantizes
+/// to (before the recipe's own rounding of that product).
+#[cfg(feature = "dot")]
+pub(crate) struct BlockOperand {
+    /// One per element, row-major.
+    pub(crate) values: Vec<f32>,
+    /// Elements per block along a row.
+    pub(crate) block: usize,
+    /// One per row and block of the row: `rows x ceil(cols / block)`.
+    pub(crate) scales: Vec<f32>,
+    /// The per-tensor factor, where the recipe multiplies by one.
+    pub(crate) factor: Option<f32>,
+}
+
+/// `q` (a matrix blocked along its last axis) as a [`BlockOperand`]; refused for the schemes a
+/// dot product cannot take apart that way (ggml's block types with sub-block scales, integer
+/// schemes, a per-tensor scale that divides).
+#[cfg(feature = "dot")]
+pub(crate) fn block_operand(q: &Quantized) -> Result<BlockOperand> {
+    let scheme = &q.scheme;
+    let refuse = |why: &str| Error::InvalidOp { op: format!("{} dot operand", scheme.name()), message: why.into() };
+    if scheme.ggml_codec().is_some() || scheme.integer().is_some() {
+        return Err(refuse("a dot product takes block-scaled schemes with one scale per block (MX, NVFP4, FP8, ggml:q8_0, ggml:q4_0, ...)"));
+    }
+    let [rows, cols] = q.shape[..] else {
+        return Err(refuse("an operand is a matrix (rows x K)"));
+    };
+    let rank = q.shape.len() as i64;
+    if q.axis != -1 && q.axis != rank - 1 {
+        return Err(refuse("an operand is blocked along K, its last axis"));
+    }
+    super::layout::check_arrays(q)?;
+    let recipe = &scheme.recipe;
+    let factor = match (recipe.global, q.global_scale) {
+        (_, None) => None,
+        (GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode, Some(g)) => Some(g),
+        _ => return Err(refuse("its per-tensor scale divides the block scales: not taken by a dot product yet")),
+    };
+    let g = Geometry::new(&q.shape, scheme, q.axis)?;
+    let table: [f32; 256] = core::array::from_fn(|c| element_value(recipe, c as u8));
+    let values: Vec<f32> = q.elements.iter().map(|&c| table[usize::from(c)]).collect();
+    let exact = crate::CastOptions::with_profile(crate::Profile::Spec);
+    let block_values: Vec<f32> = match &q.scales {
+        Scales::Codes(c) => c.iter().map(|&b| scale_code_value(recipe, b)).collect(),
+        Scales::Float16(v) | Scales::Bfloat16(v) => {
+            let dtype = if matches!(q.scales, Scales::Float16(_)) { DType::Float16 } else { DType::Bfloat16 };
+            let src: Vec<u8> = v.iter().flat_map(|h| h.to_le_bytes()).collect();
+            let mut wide = vec![0u8; 4 * v.len()];
+            Plan::new(dtype, DType::Float, &exact)?.run(&src, &mut wide, v.len())?;
+            wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        }
+        Scales::Float32(v) => v.clone(),
+    };
+    let block = g.block_cols.min(cols).max(1);
+    let per_row = cols.div_ceil(block);
+    let mut scales = Vec::with_capacity(rows * per_row);
+    for row in 0..rows {
+        for b in 0..per_row {
+            scales.push(block_values[g.block_of(row, b * block)]);
+        }
+    }
+    Ok(BlockOperand { values, block, scales, factor })
+}

@@ -365,11 +365,11 @@ const AS_WRITTEN: NanRules = NanRules {
 
 /// torch 2.15's elementwise max on x86-64 (AVX2 and AVX-512 dispatch: the same counts observed)
 /// takes 16 float32 or 32 bfloat16 values per vectorized step.
-const TORCH_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
+pub(crate) const TORCH_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
 /// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
 /// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
 /// 0x7FC0 (observed).
-const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
+pub(crate) const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 
 /// torch's multiply (torchao MX, the DeepSeek transcription): the second operand's NaN.
 const TORCH: NanRules = NanRules { product: ProductNan::Factor, ..AS_WRITTEN };

@@ -358,7 +358,7 @@ pub(super) fn place_nan_maxima(recipe: &Recipe, compute: DType, amaxes: &mut [f3
     }
 }
 
-pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
+pub(crate) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
     if index < count / lanes.max(1) * lanes {
         0xFFFF_FFFF
     } else {
@@ -583,7 +583,7 @@ pub(crate) fn nan_first(x: f32, result: f32) -> f32 {
 /// The code of `x` (a value of `dtype`, float32, bfloat16 or float16) as torch holds it in a
 /// tensor of `dtype`: a number's exact code, a NaN's sign, exponent and top fraction bits (the
 /// bits its arithmetic wrote, unquieted).
-pub(super) fn code_held_in(profile: Profile, dtype: DType, x: f32) -> u32 {
+pub(crate) fn code_held_in(profile: Profile, dtype: DType, x: f32) -> u32 {
     let Some(format) = dtype.float_format().filter(|f| f.mantissa_bits < 23) else { return x.to_bits() };
     if !x.is_nan() {
         return encode(profile, dtype, x) as u32;
@@ -747,7 +747,7 @@ pub(super) fn fused_multiply_add(a: f32, b: f32, c: f32) -> f32 {
 /// truncation modulo 256 and only NaN and the infinities take the indefinite's low byte (0).
 /// `mode` is the rounding to an integer before the conversion (`roundf`: ties away; the
 /// conversion's own truncation: toward zero).
-pub(super) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
+pub(crate) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
     match Value::from_f32(y) {
         Value::Finite(e) => match round::round_to_integer(e, mode) {
             Some((negative, m)) => {

@@ -17,6 +17,7 @@ use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
 use crate::quant::blocks::{Quantized, Scheme};
 
+mod compressed_tensors;
 mod mlx;
 pub(crate) mod ort;
 
@@ -129,7 +130,7 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[mlx::ROW, ort::ROW];
+pub(crate) const FAMILIES: &[Family] = &[compressed_tensors::FAMILY, mlx::ROW, ort::ROW];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
