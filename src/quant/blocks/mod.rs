@@ -796,7 +796,15 @@ impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
-        scales_shape(&self.shape, &self.scheme, self.axis)
+        let shape = scales_shape(&self.shape, &self.scheme, self.axis);
+        // Integer schemes whose producer allows a short last group (onnxruntime's MatMulNBits):
+        // a scale per (row, group), as many as the row holds.
+        match (shape, self.scheme.integer(), self.shape.as_slice()) {
+            (Err(_), Some(_), [rows, _]) if *rows > 0 && self.scales.len() % rows == 0 => {
+                Ok(vec![*rows, self.scales.len() / rows])
+            }
+            (shape, ..) => shape,
+        }
     }
 
     /// [`to_bytes`].
