@@ -689,3 +689,26 @@ fn compressed_tensors_integer_weights_decode_as_their_scheme_dequantizes() {
         assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
     }
 }
+
+#[test]
+fn mlx_affine_weights_decode_as_their_scheme_dequantizes() {
+    use lowbit::quant::blocks::{self, Scheme};
+    let (rows, cols) = (3usize, 128usize);
+    let x: Vec<half::f16> =
+        (0..rows * cols).map(|i| half::f16::from_f32(((i * 53 % 97) as f32 - 48.0) / 8.0)).collect();
+    let raw: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let scheme = "mlx:affine,bits=4,group=64";
+    let q =
+        blocks::quantize_weight(DType::Float16, &raw, &[rows, cols], &Scheme::parse(scheme).unwrap(), None).unwrap();
+    let config = r#"{"quantization": {"group_size": 64, "bits": 4}}"#;
+    let dir = producer_folder("model.layers.0.self_attn.q_proj.", &blocks::storage(&q).unwrap(), config);
+    let (name, convention, got_scheme, shape, values, _) = decoded(dir.path());
+    assert_eq!(name, "model.layers.0.self_attn.q_proj.weight");
+    assert_eq!((convention, got_scheme.as_deref(), shape.as_slice()), ("mlx affine", Some(scheme), &[rows, cols][..]));
+    let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
+}
