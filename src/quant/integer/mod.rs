@@ -12,6 +12,8 @@
 //! A weight is a matrix (out_features, in_features) grouped along its last axis, as every one of
 //! these producers lays out a linear layer's weight.
 
+mod bnb;
+
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
@@ -44,6 +46,9 @@ pub struct Extras {
     /// bitsandbytes' nested quantization of the block scales: `scales` then hold one byte code
     /// per block, and these the second level.
     pub nested: Option<Nested>,
+    /// The weight's dtype where the producer records it beside the codes (bitsandbytes'
+    /// `quant_state` `dtype`, the dtype its dequantize returns).
+    pub source_dtype: Option<DType>,
 }
 
 /// bitsandbytes' nested ("double") quantization of the per-block absmax: the absmax less
@@ -83,8 +88,6 @@ impl Params {
     }
 }
 
-// Read by the families' rows as they land.
-#[allow(dead_code)]
 /// The weight to quantize: raw little-endian FLOAT, FLOAT16 or BFLOAT16 of shape (rows, cols).
 #[derive(Clone, Copy, Debug)]
 pub struct Weight<'a> {
@@ -97,6 +100,7 @@ pub struct Weight<'a> {
     /// Input features.
     pub cols: usize,
     /// GPTQ act-order's group of each input column, as the producer was given it.
+    #[allow(dead_code)] // Read by GPTQ's row.
     pub group_index: Option<&'a [i32]>,
 }
 
@@ -127,7 +131,7 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[];
+pub(crate) const FAMILIES: &[Family] = &[bnb::ROW];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
@@ -148,7 +152,6 @@ pub(crate) fn parse(name: &str, family_name: &str, format: &str, options: &[(&st
 }
 
 /// Takes `key` out of `options`.
-#[allow(dead_code)]
 pub(crate) fn take<'a>(options: &mut Options<'a>, key: &str) -> Option<&'a str> {
     let at = options.iter().position(|(k, _)| *k == key)?;
     Some(options.remove(at).1)
