@@ -200,7 +200,8 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let (_, convention, scheme, _, values, _) = decoded(dir.path());
     assert_eq!((convention, scheme.as_deref()), ("compressed-tensors float-quantized", Some("fp8:channel")));
     assert_eq!(values, [2.0, -2.0, 0.5, -0.5]);
-    // int4 pack-quantized: listed with its tensors, refused for decoding with the reason.
+    // int4 pack-quantized with no weights arguments in the config: compressed-tensors' defaults
+    // (symmetric; one group per row where no group_size is given), its three tensors.
     let dir = folder(
         &[
             ("l.weight_packed", DType::Int32, &[1, 1], vec![0; 4]),
@@ -214,7 +215,9 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let weights = recognise(&ckpt);
     assert_eq!(weights.len(), 1);
     assert_eq!(weights[0].tensors().len(), 3);
-    assert!(weights[0].problems[0].contains("no recipe"), "{:?}", weights[0].problems);
+    assert_eq!(weights[0].convention, "compressed-tensors pack-quantized");
+    assert_eq!(weights[0].scheme.as_deref(), Some("compressed-tensors:int4,channel"));
+    assert_eq!(weights[0].shape, [1, 8]);
 }
 
 fn lowbit() -> Command {
@@ -556,4 +559,45 @@ fn inspect_takes_the_fp8_layout_from_the_config_where_one_scale_fits_several() {
         assert_eq!(w["scheme"], scheme, "{w}");
         assert_eq!(w["problems"].as_array().unwrap().len(), 0, "{w}");
     }
+}
+
+#[test]
+fn dequantize_stops_at_a_weight_it_cannot_decode_unless_told_to_keep_it() {
+    // A GPTQ-named weight with no qzeros (a problem: not decodable) beside a float16 tensor.
+    let qweight: Vec<u8> = (0u8..32).collect();
+    let scales = vec![0x00, 0x3C, 0x00, 0x40];
+    let a = folder(
+        &[
+            ("l.qweight", DType::Int32, &[1, 2], qweight[..8].to_vec()),
+            ("l.scales", DType::Float16, &[1, 2], scales.clone()),
+            ("norm.weight", DType::Float16, &[2], vec![0x00, 0x3C, 0x00, 0xC0]),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 8}}"#),
+        None,
+    );
+    let out = a.path().join("d.safetensors");
+    let failed = lowbit().args(["checkpoint", "dequantize", "--out"]).arg(&out).arg(a.path()).output().unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&failed.stderr);
+    assert!(message.contains("\"l.weight\"") && message.contains("no qzeros beside qweight"), "{message}");
+    assert!(message.contains("--skip REGEX") && message.contains("--keep-unsupported"), "{message}");
+    assert!(!out.exists());
+    let kept = lowbit()
+        .args(["checkpoint", "dequantize", "--keep-unsupported", "--out"])
+        .arg(&out)
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert!(kept.status.success(), "{}", String::from_utf8_lossy(&kept.stderr));
+    let warning = String::from_utf8_lossy(&kept.stderr);
+    assert!(warning.contains("warning: l.weight: copied as stored (no qzeros beside qweight)"), "{warning}");
+    let d = Checkpoint::open(&out).unwrap();
+    let names: Vec<&str> = d.tensors().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["l.qweight", "l.scales", "norm.weight"]);
+    let q = d.tensor("l.qweight").unwrap();
+    assert_eq!((q.stored.to_string().as_str(), d.bytes(q)), ("INT32", &qweight[..8]));
+    let s = d.tensor("l.scales").unwrap();
+    assert_eq!((s.stored.to_string().as_str(), d.bytes(s)), ("FLOAT16", &scales[..]));
+    // The float16 tensor beside them is converted to float32 as ever: 1.0, -2.0.
+    assert_eq!(d.bytes(d.tensor("norm.weight").unwrap()), f32s(&[1.0, -2.0]));
 }

@@ -21,6 +21,16 @@ holds them (uint8, shape ``x.shape[:-1] + (bytes per row,)``), ``scales`` is emp
 ``quantize(x, "ggml:q4_k", imatrix=w)`` takes ggml's importance matrix (float32, one weight per
 column of the last axis), as ``ggml_quantize_chunk`` does.
 
+Integer and codebook weights (GPTQ, AWQ, compressed-tensors ``pack-quantized``, bitsandbytes
+NF4/FP4, onnxruntime ``MatMulNBits``, MLX affine, as ``SCHEMES`` lists them) take a weight of shape
+(out_features, in_features) grouped along its last axis: ``quantize(w, "gptq:int4,group=128",
+g_idx=...)`` gives ``elements`` (the integer code of each element in the low bits: unsigned
+0..2^b-1 where the scheme stores unsigned values, else two's complement; NF4/FP4: the 4-bit
+index), ``scales`` as the producer stores them, ``zero_points`` (integer codes per group, or
+None), ``g_idx``, ``dequantize(dtype)`` computed as the producer computes it in that dtype, and
+``storage()``: the tensors exactly as the producer saves them, named as in its checkpoints without
+the layer prefix; ``from_storage(tensors, scheme, shape)`` reads them back.
+
 CPU ``torch.Tensor`` inputs are read in place as :func:`lowbit.cast` reads them; given a tensor,
 ``elements``, ``scales`` and ``dequantize()`` are tensors too (``out_type="numpy"`` keeps numpy,
 ``out_type="torch"`` asks for tensors from numpy input); ``global_scale`` stays a numpy float32.
@@ -75,7 +85,8 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 class Quantized:
     """A block-quantized tensor: element codes, scales and the per-tensor scale of a scheme."""
 
-    __slots__ = ("scheme", "axis", "scales", "global_scale", "_native", "_torch_out", "_elements")
+    __slots__ = ("scheme", "axis", "scales", "global_scale", "zero_points", "g_idx", "_native", "_torch_out",
+                 "_elements")
 
     def __init__(self, native: Any, scheme: str, axis: int, torch_out: bool = False) -> None:
         self._native = native
@@ -87,9 +98,16 @@ class Quantized:
         self.scales = _torch.out(scales, True) if torch_out else _read_only(scales)
         g = native.global_scale()
         self.global_scale = None if g is None else np.float32(g)
+        z = native.zero_points()
+        self.zero_points = None if z is None else self._out(z.reshape(self.scales.shape))
+        gi = native.group_index()
+        self.g_idx = None if gi is None else self._out(gi)
         # The element codes (one byte per element) are copied out of Rust when first asked for:
         # `to_bytes()` and `dequantize()` do not need them.
         self._elements: Any = None
+
+    def _out(self, a: np.ndarray) -> Any:
+        return _torch.out(a, True) if self._torch_out else _read_only(a)
 
     @property
     def elements(self) -> Any:
@@ -107,9 +125,23 @@ class Quantized:
         kernel reads them (:data:`SCALE_LAYOUTS`: ``"cublas128x4"``, padded)."""
         return self._native.to_bytes(layout).tobytes()
 
+    def storage(self) -> dict:
+        """Integer and codebook schemes: the tensors the producer saves, by name (numpy arrays,
+        or CPU tensors for torch input), in the producer's order."""
+        out = {}
+        for name, dtype, shape, data in self._native.storage():
+            out[name] = _torch.out(data.view(_dtypes.numpy_dtype(dtype)).reshape(shape), self._torch_out)
+        return out
+
     def dequantize(self, dtype: Any = np.float32) -> Any:
         """The values as the implementation dequantizes them (float32), cast to `dtype` (a numpy,
-        ml_dtypes or torch dtype) by :func:`lowbit.cast` when another dtype is asked for."""
+        ml_dtypes or torch dtype) by :func:`lowbit.cast` when another dtype is asked for.
+        Integer and codebook schemes compute in `dtype` as their producer does."""
+        if self._native.is_integer():
+            target = _dtypes.resolve(_torch.dtype_in(dtype))
+            data = self._native.dequantize_as(target)
+            values = data.view(_dtypes.numpy_dtype(target)).reshape(tuple(self._native.shape()))
+            return _torch.out(values, self._torch_out)
         # Filled in place: numpy's allocation (huge pages for large arrays), no copy.
         values = np.empty(tuple(self._native.shape()), dtype=np.float32)
         self._native.dequantize_into(values.reshape(-1))
@@ -126,12 +158,13 @@ class Quantized:
 
 
 def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None, imatrix: Any = None,
-             out_type: Optional[str] = None) -> Quantized:
+             g_idx: Any = None, out_type: Optional[str] = None) -> Quantized:
     """Quantizes `x` (numpy float32, float16 or ml_dtypes.bfloat16, or a CPU torch tensor of
     those) with `scheme` in blocks along `axis` (tiles: the last two axes). `global_scale`: the
     per-tensor scale of two-level recipes (None: computed as the implementation computes it).
     `imatrix`: ggml's importance matrix for ggml's block types (float32, one weight per column of
-    the last axis; None: ggml's quantizer without one)."""
+    the last axis; None: ggml's quantizer without one). `g_idx`: GPTQ act-order's group of each
+    input column (int32)."""
     from . import _flat_bytes
 
     want_torch = _torch.wants_torch(out_type, x)
@@ -144,7 +177,13 @@ def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None, i
         if w.dtype != np.float32:
             raise DTypeError(f"imatrix is float32, not {w.dtype}")
         w = np.ascontiguousarray(w).reshape(-1)
-    native = _native.blocks_quantize(_flat_bytes(a), name, shape, scheme, int(axis), _global(global_scale), w)
+    gi = None
+    if g_idx is not None:
+        gi = np.ascontiguousarray(np.asarray(_torch.numpy_in(g_idx)))
+        if gi.dtype.kind not in "iu":
+            raise DTypeError(f"g_idx holds integers, not {gi.dtype}")
+        gi = gi.astype(np.int32).reshape(-1)
+    native = _native.blocks_quantize(_flat_bytes(a), name, shape, scheme, int(axis), _global(global_scale), w, gi)
     return Quantized(native, scheme, int(axis), want_torch)
 
 
@@ -158,6 +197,21 @@ def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: st
     dims = _shape(shape)
     native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis), str(layout))
     return Quantized(native, scheme, int(axis), want_torch)
+
+
+def from_storage(tensors: Any, scheme: str, shape: Any, *, out_type: Optional[str] = None) -> Quantized:
+    """The reverse of :meth:`Quantized.storage`: `tensors` maps the producer's names (without the
+    layer prefix) to numpy arrays or CPU tensors; `shape` is the weight's (out_features,
+    in_features)."""
+    from . import _shape
+
+    want_torch = _torch.wants_torch(out_type, *tensors.values())
+    parts = []
+    for name, t in tensors.items():
+        a = np.ascontiguousarray(_torch.numpy_in(t))
+        parts.append((str(name), _dtypes.of_array(a), [int(d) for d in a.shape], a.reshape(-1).view(np.uint8)))
+    native = _native.blocks_from_storage(parts, scheme, list(_shape(shape)))
+    return Quantized(native, scheme, -1, want_torch)
 
 
 def from_arrays(elements: Any, scales: Any, scheme: str, *, axis: int = -1,

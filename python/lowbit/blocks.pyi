@@ -1,6 +1,6 @@
 """Type stubs of lowbit.blocks (block-scaled recipes)."""
 
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,10 @@ class Quantized:
     def elements(self) -> Any: ...
     scales: Any
     global_scale: Optional[np.float32]
+    # Integer schemes: zero-point codes per group and GPTQ's g_idx, or None.
+    zero_points: Optional[Any]
+    g_idx: Optional[Any]
+    def storage(self) -> Dict[str, Any]: ...
     def to_bytes(self, layout: str = ...) -> bytes: ...
     def dequantize(self, dtype: Any = ...) -> Any: ...
 
@@ -26,8 +30,11 @@ def quantize(
     *,
     axis: int = -1,
     global_scale: Optional[Any] = None,
+    imatrix: Optional[Any] = None,
+    g_idx: Optional[Any] = None,
     out_type: Optional[str] = None,
 ) -> Quantized: ...
+def from_storage(tensors: Mapping[str, Any], scheme: str, shape: Any, *, out_type: Optional[str] = None) -> Quantized: ...
 def from_bytes(
     data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: str = ..., out_type: Optional[str] = None
 ) -> Quantized: ...

@@ -4,7 +4,7 @@
 //! `codes`, `float16`, `bfloat16` or `float32`, and little-endian bytes).
 
 use crate::{guarded, slice, usage, OrRaise};
-use lowbit::quant::blocks::{self, Quantized, ScaleLayout, Scales, Scheme};
+use lowbit::quant::blocks::{self, Quantized, ScaleLayout, Scales, Scheme, StoredTensor};
 use lowbit::DType;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
@@ -17,6 +17,18 @@ pub(crate) struct BlocksQuantized {
 
 /// Scales as they cross: their kind, their little-endian bytes, their shape.
 type ScaleParts<'py> = (&'static str, Bound<'py, PyArray1<u8>>, Vec<usize>);
+
+/// A stored tensor as it crosses: name, ONNX dtype name, shape, little-endian bytes.
+type StoredParts<'py> = (String, &'static str, Vec<usize>, Bound<'py, PyArray1<u8>>);
+
+fn scale_kind_bytes(scales: &Scales) -> (&'static str, Vec<u8>) {
+    match scales {
+        Scales::Codes(c) => ("codes", c.clone()),
+        Scales::Float16(v) => ("float16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
+        Scales::Bfloat16(v) => ("bfloat16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
+        Scales::Float32(v) => ("float32", v.iter().flat_map(|f| f.to_le_bytes()).collect()),
+    }
+}
 
 #[pymethods]
 impl BlocksQuantized {
@@ -32,14 +44,62 @@ impl BlocksQuantized {
 
     /// The scales: their kind, their little-endian bytes and their shape.
     fn scales<'py>(&self, py: Python<'py>) -> PyResult<ScaleParts<'py>> {
-        let shape = self.quantized.scales_shape().or_raise(py)?;
-        let (kind, bytes): (&'static str, Vec<u8>) = match &self.quantized.scales {
-            Scales::Codes(c) => ("codes", c.clone()),
-            Scales::Float16(v) => ("float16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
-            Scales::Bfloat16(v) => ("bfloat16", v.iter().flat_map(|h| h.to_le_bytes()).collect()),
-            Scales::Float32(v) => ("float32", v.iter().flat_map(|f| f.to_le_bytes()).collect()),
-        };
+        let mut shape = self.quantized.scales_shape().or_raise(py)?;
+        // Scales that run across rows (bitsandbytes' blocks of the flattened weight) stay flat.
+        if shape.iter().product::<usize>() != self.quantized.scales.len() {
+            shape = vec![self.quantized.scales.len()];
+        }
+        let (kind, bytes) = scale_kind_bytes(&self.quantized.scales);
         Ok((kind, PyArray1::from_vec(py, bytes), shape))
+    }
+
+    /// Whether the scheme is an integer or codebook scheme (gptq, awq, bnb, ...).
+    fn is_integer(&self) -> bool {
+        self.quantized.scheme.integer().is_some()
+    }
+
+    /// The zero point of each group (integer codes), where the scheme stores them.
+    fn zero_points<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i32>>> {
+        let z = self.quantized.extras.as_ref()?.zero_points.as_ref()?;
+        Some(PyArray1::from_slice(py, z))
+    }
+
+    /// GPTQ act-order's group of each input column, where the scheme keeps one.
+    fn group_index<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i32>>> {
+        let g = self.quantized.extras.as_ref()?.group_index.as_ref()?;
+        Some(PyArray1::from_slice(py, g))
+    }
+
+    /// MLX's bias of each group: kind and little-endian bytes, where the scheme has them.
+    fn biases<'py>(&self, py: Python<'py>) -> Option<(&'static str, Bound<'py, PyArray1<u8>>)> {
+        let (kind, bytes) = scale_kind_bytes(self.quantized.extras.as_ref()?.biases.as_ref()?);
+        Some((kind, PyArray1::from_vec(py, bytes)))
+    }
+
+    /// bitsandbytes' nested scales: second-level scales, the offset and the block.
+    fn nested<'py>(&self, py: Python<'py>) -> Option<(Bound<'py, PyArray1<f32>>, f32, usize)> {
+        let n = self.quantized.extras.as_ref()?.nested.as_ref()?;
+        Some((PyArray1::from_slice(py, &n.scales), n.offset, n.block))
+    }
+
+    /// The values as the scheme's producer dequantizes them in `dtype` (FLOAT, FLOAT16 or
+    /// BFLOAT16): little-endian bytes.
+    fn dequantize_as<'py>(&self, py: Python<'py>, dtype: &str) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        guarded(py, || {
+            let d = DType::parse(dtype).or_raise(py)?;
+            Ok(PyArray1::from_vec(py, py.detach(|| blocks::dequantize_as(&self.quantized, d)).or_raise(py)?))
+        })
+    }
+
+    /// The tensors the scheme's producer saves, in its order.
+    fn storage<'py>(&self, py: Python<'py>) -> PyResult<Vec<StoredParts<'py>>> {
+        guarded(py, || {
+            let tensors = py.detach(|| blocks::storage(&self.quantized)).or_raise(py)?;
+            Ok(tensors
+                .into_iter()
+                .map(|t| (t.name, t.dtype.onnx_name(), t.shape, PyArray1::from_vec(py, t.data)))
+                .collect())
+        })
     }
 
     /// Whether the tensor is ggml's block bytes (`elements` are the blocks, row after row).
@@ -107,7 +167,7 @@ pub(crate) fn blocks_element_dtype(py: Python<'_>, scheme: &str) -> PyResult<&'s
 /// Quantizes `x` (raw little-endian FLOAT, FLOAT16 or BFLOAT16 of `shape`); `imatrix` (ggml's
 /// block types: one float32 weight per column of the last axis) needs FLOAT input.
 #[pyfunction]
-#[pyo3(signature = (x, dtype_, shape, scheme, axis, global_scale, imatrix=None))]
+#[pyo3(signature = (x, dtype_, shape, scheme, axis, global_scale, imatrix=None, g_idx=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn blocks_quantize(
     py: Python<'_>,
@@ -118,12 +178,30 @@ pub(crate) fn blocks_quantize(
     axis: i64,
     global_scale: Option<f32>,
     imatrix: Option<PyReadonlyArray1<'_, f32>>,
+    g_idx: Option<PyReadonlyArray1<'_, i32>>,
 ) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let d = DType::parse(dtype_).or_raise(py)?;
         let raw = slice(py, &x, "x")?;
         lowbit::quant::check_blocks_input(&shape, &scheme).or_raise(py)?;
+        if scheme.integer().is_some() {
+            if imatrix.is_some() || global_scale.is_some() || (axis != -1 && axis + 1 != shape.len() as i64) {
+                return Err(usage(
+                    py,
+                    format!("{}: a weight grouped along its last axis, with no imatrix or global_scale", scheme.name()),
+                ));
+            }
+            let g = match &g_idx {
+                Some(g) => Some(g.as_slice().map_err(|_| usage(py, "g_idx: not contiguous".to_string()))?),
+                None => None,
+            };
+            let quantized = py.detach(|| blocks::quantize_weight(d, raw, &shape, &scheme, g)).or_raise(py)?;
+            return Ok(BlocksQuantized { quantized });
+        }
+        if g_idx.is_some() {
+            return Err(usage(py, format!("{}: g_idx is for GPTQ's act-order schemes", scheme.name())));
+        }
         let quantized = match &imatrix {
             None => py.detach(|| blocks::quantize_raw(d, raw, &shape, &scheme, axis, global_scale)).or_raise(py)?,
             Some(w) => {
@@ -163,6 +241,27 @@ pub(crate) fn blocks_from_arrays(
         let scales = scales_of(py, kind, slice(py, &scales, "scales")?)?;
         let elements = slice(py, &elements, "elements")?.to_vec();
         let quantized = blocks::from_arrays(elements, &shape, scales, &scheme, axis, global_scale).or_raise(py)?;
+        Ok(BlocksQuantized { quantized })
+    })
+}
+
+/// The reverse of `BlocksQuantized.storage` for a weight of `shape`: the tensors as (name,
+/// ONNX dtype name, shape, little-endian bytes).
+#[pyfunction]
+pub(crate) fn blocks_from_storage(
+    py: Python<'_>,
+    tensors: Vec<(String, String, Vec<usize>, PyReadonlyArray1<'_, u8>)>,
+    scheme: &str,
+    shape: Vec<usize>,
+) -> PyResult<BlocksQuantized> {
+    guarded(py, || {
+        let scheme = Scheme::parse(scheme).or_raise(py)?;
+        let mut stored = Vec::with_capacity(tensors.len());
+        for (name, dtype, dims, data) in &tensors {
+            let data = slice(py, data, name)?.to_vec();
+            stored.push(StoredTensor { name: name.clone(), dtype: DType::parse(dtype).or_raise(py)?, shape: dims.clone(), data });
+        }
+        let quantized = py.detach(|| blocks::from_storage(&stored, &scheme, &shape)).or_raise(py)?;
         Ok(BlocksQuantized { quantized })
     })
 }
@@ -232,6 +331,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks_quantize, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_arrays, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks_from_storage, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_scale_layouts, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_swizzle_scales, m)?)?;
     m.add_function(wrap_pyfunction!(blocks_unswizzle_scales, m)?)?;

@@ -83,6 +83,9 @@ pub(super) fn pieces(
         return plain_pieces(ckpt, elements, target, out);
     };
     let scheme = Scheme::parse(scheme_name)?;
+    if w.storage == ElementStorage::Producer {
+        return producer_pieces(ckpt, w, &scheme, target, out);
+    }
     let shape = if w.shape.is_empty() { vec![1] } else { w.shape.clone() };
     let cols = *shape.last().expect("not empty");
     let rows: usize = shape[..shape.len() - 1].iter().product();
@@ -98,6 +101,7 @@ pub(super) fn pieces(
             _ => return Err(refuse("a ggml scheme on a tensor that is not ggml blocks".into())),
         },
         ElementStorage::Plain => return Err(refuse("a scheme on plain elements".into())),
+        ElementStorage::Producer => unreachable!("read by producer_pieces above"),
     };
     if row_bytes as u64 * rows as u64 != elements.len {
         return Err(refuse(format!("{} bytes hold {rows} rows of {cols} elements", elements.len)));
@@ -152,6 +156,31 @@ pub(super) fn pieces(
             }
         }
         r0 = r1;
+    }
+    Ok(())
+}
+
+/// An integer or codebook weight: its producer's tensors read whole (each checked against the
+/// file first), through the scheme's `from_storage`, dequantized in `target` as the producer
+/// does, then handed out a piece at a time.
+fn producer_pieces(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    scheme: &Scheme,
+    target: DType,
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let tensors = super::integer_conventions::read_parts(ckpt, w, scheme)?;
+    let first = part(ckpt, w, &w.elements)?;
+    let at = |e: Error| {
+        checkpoint_error(ckpt.files()[first.file], Some(&w.name), Some(first.offset), format!("{}: {e}", scheme.name()))
+    };
+    let q = blocks::from_storage(&tensors, scheme, &w.shape).map_err(at)?;
+    drop(tensors);
+    let values = blocks::dequantize_as(&q, target).map_err(at)?;
+    let width = target.bits().unwrap_or(32) as usize / 8;
+    for piece in values.chunks((PIECE_ELEMENTS * width).max(1)) {
+        out(piece)?;
     }
     Ok(())
 }
@@ -330,33 +359,72 @@ pub fn shard_of(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> R
     Ok(weights.into_iter().skip(start).take(end - start).collect())
 }
 
+/// One tensor of the output: a weight decoded, or a tensor of a weight lowbit cannot decode
+/// copied as stored (`keep_unsupported`).
+enum Output<'a> {
+    Decoded(&'a LogicalWeight),
+    Kept(&'a StoredTensor),
+}
+
 /// Writes `weights` of `ckpt` dequantized (see [`dequantize_pieces`]) into the safetensors file
 /// `out`, all or nothing, with the checkpoint's `__metadata__` (or `format: pt`). With one
 /// thread each weight streams a piece at a time; with more, `threads` weights are decoded at
-/// once, each whole in memory. `progress(k)` is called as weight `k` starts.
+/// once, each whole in memory. `progress(k)` is called as output tensor `k` starts.
+///
+/// A weight that cannot be decoded (a convention or type lowbit has no scheme for) is an error
+/// naming it, or with `keep_unsupported` its tensors are copied as stored; the answer then
+/// lists each such weight with the reason, for the caller to warn of.
 pub fn write_dequantized(
     ckpt: &Checkpoint,
     weights: &[LogicalWeight],
     out: &std::path::Path,
     float: DType,
     threads: usize,
+    keep_unsupported: bool,
     progress: &mut dyn FnMut(usize),
-) -> Result<()> {
-    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
+) -> Result<Vec<String>> {
+    let mut kept_notes = Vec::new();
+    let mut jobs: Vec<Output<'_>> = Vec::with_capacity(weights.len());
+    for w in weights {
+        let Some(problem) = w.problems.first() else {
+            jobs.push(Output::Decoded(w));
+            continue;
+        };
         let t = ckpt.tensor(&w.elements);
-        return Err(checkpoint_error(
-            ckpt.files()[t.map_or(0, |t| t.file)],
-            Some(&w.name),
-            None,
-            format!("cannot be decoded: {}", w.problems[0]),
-        ));
+        let refuse =
+            |message: String| checkpoint_error(ckpt.files()[t.map_or(0, |t| t.file)], Some(&w.name), None, message);
+        if !keep_unsupported {
+            return Err(refuse(format!(
+                "cannot be decoded: {problem}; --skip REGEX leaves it out, --keep-unsupported copies its tensors as stored"
+            )));
+        }
+        for name in w.tensors() {
+            let t = part(ckpt, w, name)?;
+            if !matches!(t.stored, StoredType::Plain(_)) {
+                return Err(refuse(format!(
+                    "cannot be decoded ({problem}), and its tensor {} of {} has no safetensors dtype to be copied as",
+                    quoted(name),
+                    t.stored
+                )));
+            }
+            jobs.push(Output::Kept(t));
+        }
+        kept_notes.push(format!("{}: copied as stored ({problem})", w.name));
     }
-    let outputs: Vec<SafetensorsTensor> = weights
+    let outputs: Vec<SafetensorsTensor> = jobs
         .iter()
-        .map(|w| SafetensorsTensor {
-            name: w.name.clone(),
-            dtype: decoded_dtype(ckpt, w, float),
-            shape: w.shape.clone(),
+        .map(|job| match job {
+            Output::Decoded(w) => {
+                SafetensorsTensor { name: w.name.clone(), dtype: decoded_dtype(ckpt, w, float), shape: w.shape.clone() }
+            }
+            Output::Kept(t) => SafetensorsTensor {
+                name: t.name.clone(),
+                dtype: match t.stored {
+                    StoredType::Plain(d) => d,
+                    _ => unreachable!("checked above"),
+                },
+                shape: t.shape.clone(),
+            },
         })
         .collect();
     let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
@@ -368,18 +436,37 @@ pub fn write_dequantized(
     let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
     write_safetensors(out, &outputs, &metadata, |k, sink| {
         progress(k);
+        let w = match jobs[k] {
+            Output::Kept(t) => {
+                let mut start = 0u64;
+                while start < t.len {
+                    let len = (t.len - start).min(PIECE_ELEMENTS as u64 * 4) as usize;
+                    sink.write_all(&read(ckpt, t, start, len)?).map_err(|e| Error::io(out, e))?;
+                    start += len as u64;
+                }
+                return Ok(());
+            }
+            Output::Decoded(w) => w,
+        };
         if threads == 1 {
-            return dequantize_pieces(ckpt, &weights[k], float, &mut |bytes| {
+            return dequantize_pieces(ckpt, w, float, &mut |bytes| {
                 sink.write_all(bytes).map_err(|e| Error::io(out, e))
             });
         }
         if !ready.contains_key(&k) {
-            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
+            let batch: Vec<(usize, &LogicalWeight)> = jobs[k..]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, job)| match job {
+                    Output::Decoded(w) => Some((k + i, *w)),
+                    Output::Kept(_) => None,
+                })
+                .take(threads)
+                .collect();
             let decoded: Vec<Result<Vec<u8>>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = batch
                     .iter()
-                    .map(|&i| {
-                        let w = &weights[i];
+                    .map(|&(_, w)| {
                         scope.spawn(move || {
                             let mut all = Vec::new();
                             dequantize_pieces(ckpt, w, float, &mut |bytes| {
@@ -392,11 +479,12 @@ pub fn write_dequantized(
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
             });
-            for (i, result) in batch.into_iter().zip(decoded) {
+            for ((i, _), result) in batch.into_iter().zip(decoded) {
                 ready.insert(i, result?);
             }
         }
         let bytes = ready.remove(&k).expect("decoded above");
         sink.write_all(&bytes).map_err(|e| Error::io(out, e))
-    })
+    })?;
+    Ok(kept_notes)
 }

@@ -141,6 +141,11 @@ pub(crate) fn family(name: &str) -> Option<&'static Family> {
 /// Parses `family:format` with its options, when `family` is one of the rows.
 pub(crate) fn parse(name: &str, family_name: &str, format: &str, options: &[(&str, &str)]) -> Option<Result<Params>> {
     let row = family(family_name)?;
+    // A family may also have float recipes (compressed-tensors): the row claims its formats only.
+    let formats = row.grammar.split_once(':').map_or("", |(_, rest)| rest.split([',', '[']).next().unwrap_or(""));
+    if !formats.split('|').any(|f| f == format) {
+        return None;
+    }
     let mut left: Options<'_> = options.to_vec();
     Some((row.parse)(format, &mut left).and_then(|p| match left.first() {
         None => Ok(p),
