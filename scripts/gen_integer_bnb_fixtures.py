@@ -162,6 +162,9 @@ def main():
             quantize_case(f"{qt} nested float16 6x90", torch.randn(6, 90, generator=gen).to(torch.float16), qt, 64, True)
         )
         cases.append(quantize_case(f"{qt} nested edge", edge[:, :], qt, 64, True))
+        # An empty weight: no blocks; nested, the mean of nothing (NaN in the JSON).
+        cases.append(quantize_case(f"{qt} empty", torch.zeros(0, 64), qt, 64, False))
+        cases.append(quantize_case(f"{qt} empty nested", torch.zeros(0, 64), qt, 64, True))
 
     # Dequantize-only: chosen codes and maxima through each kernel.
     dq = []

@@ -240,17 +240,13 @@ fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
 
 /// torch's `max` of `|x|` over a block: a NaN wins (torch keeps the quieted NaN it met first).
 fn block_absmax(xs: &[f32]) -> f32 {
-    let mut m = 0.0f32;
-    for &x in xs {
-        let a = x.abs();
-        if a.is_nan() {
-            return f32::from_bits(a.to_bits() | 0x0040_0000);
-        }
-        if a > m {
-            m = a;
-        }
+    // Magnitudes order as their bits do (a loop that vectorises); a NaN's bits are above Inf's.
+    let m = xs.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7FFF_FFFF));
+    if m > 0x7F80_0000 {
+        let first = xs.iter().find(|x| x.is_nan()).expect("a NaN's bits");
+        return f32::from_bits((first.to_bits() & 0x7FFF_FFFF) | 0x0040_0000);
     }
-    m
+    f32::from_bits(m)
 }
 
 /// `torch.clamp(v, -1, 1)`: NaN passes.
@@ -311,7 +307,8 @@ fn padding_code(t: &CodeTable) -> u8 {
 /// torch's float32 `sum` of a contiguous vector on one thread (SumKernel.cpp's `cascade_sum`):
 /// 8-lane vectors summed four at a time into cascading accumulators, the scalar tail, then the
 /// lanes in order. Eight lanes on x86-64 (torch 2.15's AVX2 and AVX-512 machines alike, as
-/// measured); with more threads torch sums per-thread chunks of over 32768 maxima.
+/// measured); with two threads torch sums long vectors in per-thread chunks (300000 maxima gave
+/// another sum, 70000 the same).
 fn torch_sum(xs: &[f32]) -> f32 {
     const LANES: usize = 8;
     if xs.len() < LANES {
@@ -454,8 +451,10 @@ fn quantize(scheme: &Scheme, params: &Params, w: &Weight<'_>) -> Result<Quantize
     let (t, blocksize, nested) = options(params);
     let x = widen(w)?;
     let (codes, absmax) = quantize_values(t, blocksize, &x);
-    let (scales, nested) = if nested && !absmax.is_empty() {
-        let offset = torch_sum(&absmax) / absmax.len() as f32;
+    let (scales, nested) = if nested {
+        // An empty weight's mean is 0 / 0: x86's default NaN.
+        let offset =
+            if absmax.is_empty() { f32::from_bits(0xFFC0_0000) } else { torch_sum(&absmax) / absmax.len() as f32 };
         let centered: Vec<f32> = absmax.iter().map(|a| a - offset).collect();
         let (codes, scales) = quantize_nested(&centered);
         (Scales::Codes(codes), Some(Nested { scales, offset, block: NESTED_BLOCK }))
@@ -536,24 +535,38 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
         DequantPath::Torch | DequantPath::Avx512 => table_values(&t.values),
     };
     let per_row = cols / blocksize;
-    let scale_of = |i: usize| match path {
-        DequantPath::Avx512 => absmax[(i / cols) * per_row + (i % cols) / blocksize],
-        _ => absmax[i / blocksize],
+    // The run of elements from `i` that share a maximum, and its index.
+    let segment = |i: usize| match path {
+        DequantPath::Avx512 => {
+            let (row, col) = (i / cols, i % cols);
+            (row * per_row + col / blocksize, (blocksize - col % blocksize).min(cols - col))
+        }
+        _ => (i / blocksize, blocksize - i % blocksize),
     };
     let n = q.elements.len();
-    let mut out = vec![0u8; n * if dtype == DType::Float { 4 } else { 2 }];
-    // In chunks: products in float32, then the cast.
-    const CHUNK: usize = 1 << 14;
-    let mut wide = vec![0u8; 4 * CHUNK.min(n)];
-    for (start, codes) in (0..n).step_by(CHUNK).zip(q.elements.chunks(CHUNK)) {
-        let wide = &mut wide[..4 * codes.len()];
-        for (k, (o, &c)) in wide.chunks_exact_mut(4).zip(codes).enumerate() {
-            let v = times(values[usize::from(c)], scale_of(start + k));
-            o.copy_from_slice(&v.to_le_bytes());
+    let width = if dtype == DType::Float { 4 } else { 2 };
+    let plan = match dtype {
+        DType::Float => None,
+        _ => Some(Plan::new(DType::Float, dtype, &CastOptions::with_profile(Profile::Torch))?),
+    };
+    let mut out = vec![0u8; n * width];
+    let mut i = 0;
+    while i < n {
+        let (block, run) = segment(i);
+        let run = run.min(n - i);
+        // The sixteen values a code can take in this run, in the output dtype.
+        let mut wide = [0u8; 64];
+        for (o, v) in wide.chunks_exact_mut(4).zip(&values) {
+            o.copy_from_slice(&times(*v, absmax[block]).to_le_bytes());
         }
-        let width = if dtype == DType::Float { 4 } else { 2 };
-        let dst = &mut out[start * width..(start + codes.len()) * width];
-        cast(path, dtype, wide, dst)?;
+        let mut narrow = [0u8; 64];
+        let encoded = &mut narrow[..16 * width];
+        cast(path, dtype, plan.as_ref(), &mut wide, encoded)?;
+        for (o, &c) in out[i * width..(i + run) * width].chunks_exact_mut(width).zip(&q.elements[i..i + run]) {
+            let c = usize::from(c);
+            o.copy_from_slice(&encoded[c * width..(c + 1) * width]);
+        }
+        i += run;
     }
     Ok(out)
 }
@@ -578,7 +591,7 @@ fn table_values(bits: &[u32; 16]) -> Vec<f32> {
 }
 
 /// float32 products to the output dtype as the path's kernel casts them.
-fn cast(path: DequantPath, dtype: DType, wide: &mut [u8], dst: &mut [u8]) -> Result<()> {
+fn cast(path: DequantPath, dtype: DType, plan: Option<&Plan>, wide: &mut [u8], dst: &mut [u8]) -> Result<()> {
     let n = wide.len() / 4;
     if dtype == DType::Float {
         dst.copy_from_slice(wide);
@@ -594,7 +607,7 @@ fn cast(path: DequantPath, dtype: DType, wide: &mut [u8], dst: &mut [u8]) -> Res
             }
         }
     }
-    Plan::new(DType::Float, dtype, &CastOptions::with_profile(Profile::Torch))?.run(wide, dst, n)?;
+    plan.expect("a plan for a narrower dtype").run(wide, dst, n)?;
     if dtype == DType::Bfloat16 && path != DequantPath::Torch {
         for (b, o) in wide.chunks_exact(4).zip(dst.chunks_exact_mut(2)) {
             let bits = lane(b);
