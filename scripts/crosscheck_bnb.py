@@ -113,10 +113,15 @@ def compare_weight(tally, label, w, quant_type, blocksize, nested):
         tally.check(list(a.shape) == list(t.shape) and raw(a) == t.contiguous().view(torch.uint8).numpy().tobytes(),
                     f"{label}: {name} differs")
     from_peer = lb.from_storage({k: v.numpy() for k, v in theirs.items()}, scheme, list(w.shape))
+    # The peer reads its own tensors back as transformers does (the JSON's offset: a NaN offset
+    # reads back as float("nan")).
+    reloaded = F.QuantState.from_dict({k: v for k, v in theirs.items() if k != "weight"}, torch.device("cpu"))
     for key, (tdt, ndt) in OUT_DTYPES.items():
         state.dtype = tdt
+        reloaded.dtype = tdt
         want = F.dequantize_4bit(q, state).contiguous().view(torch.uint8).numpy().tobytes()
         tally.check(raw(ours.dequantize(ndt)) == want, f"{label}: dequantize {key} differs")
+        want = F.dequantize_4bit(q, reloaded).contiguous().view(torch.uint8).numpy().tobytes()
         tally.check(raw(from_peer.dequantize(ndt)) == want, f"{label}: from_storage dequantize {key} differs")
     tally.elements += w.numel()
 

@@ -103,9 +103,9 @@ def edge_values(n, gen):
     x[0:64] = 0.0
     x[64:128] = 0.75
     x[128:192] = torch.randn(64, generator=gen)
-    x[130] = float("nan")
     bits = x.view(torch.int32)
-    bits[131] = 0x7F812345  # a signalling NaN with a payload
+    bits[130] = 0x7F812345  # a signalling NaN with a payload, the block's first NaN
+    x[131] = float("nan")
     bits[132] = int(np.uint32(0xFFA00001).view(np.int32))  # a negative signalling NaN
     x[192:256] = torch.randn(64, generator=gen)
     x[200] = float("inf")
@@ -153,6 +153,11 @@ def main():
         cases.append(quantize_case(f"{qt} edge 16x64 bfloat16", edge.to(torch.bfloat16), qt, 64, False))
         tail = torch.zeros(1, 70)
         cases.append(quantize_case(f"{qt} zero short block", tail, qt, 64, False))
+        # A NaN in the short block (torch's full-reduction max writes 0xFFFFFFFF) and in a whole one.
+        nan_tail = torch.randn(1, 70, generator=gen)
+        nan_tail.view(torch.int32)[0, 66] = 0x7F812345
+        nan_tail.view(torch.int32)[0, 5] = 0x7F812345
+        cases.append(quantize_case(f"{qt} NaN in short block", nan_tail, qt, 64, False))
         # Nested: one second-level block, several with a short one, a constant weight (every
         # maximum equals the mean), a float16 weight.
         cases.append(quantize_case(f"{qt} nested lcg 64x256", lcg(13, 16384, 4.0).reshape(64, 256), qt, 64, True, [13, 4.0]))

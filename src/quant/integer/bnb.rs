@@ -238,15 +238,40 @@ fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }
 
-/// torch's `max` of `|x|` over a block: a NaN wins (torch keeps the quieted NaN it met first).
+/// torch's `abs().max(dim=-1)` of a whole block: a NaN wins, the first one's magnitude bits as
+/// they are (a signalling NaN stays one).
 fn block_absmax(xs: &[f32]) -> f32 {
     // Magnitudes order as their bits do (a loop that vectorises); a NaN's bits are above Inf's.
     let m = xs.iter().fold(0u32, |m, x| m.max(x.to_bits() & 0x7FFF_FFFF));
     if m > 0x7F80_0000 {
         let first = xs.iter().find(|x| x.is_nan()).expect("a NaN's bits");
-        return f32::from_bits((first.to_bits() & 0x7FFF_FFFF) | 0x0040_0000);
+        return f32::from_bits(first.to_bits() & 0x7FFF_FFFF);
     }
     f32::from_bits(m)
+}
+
+/// torch's `abs().max()` of the short last block (a full reduction): any NaN gives the NaN of all
+/// ones bits, 0xFFFFFFFF, whatever NaN it met.
+fn tail_absmax(xs: &[f32]) -> f32 {
+    let m = block_absmax(xs);
+    if m.is_nan() {
+        f32::from_bits(u32::MAX)
+    } else {
+        m
+    }
+}
+
+/// `a + b` as x86's `addss a, b` gives it, whichever operand order the compiler picks: a NaN
+/// operand comes through quieted, the first one first.
+#[inline(always)]
+fn plus(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        f32::from_bits(a.to_bits() | 0x0040_0000)
+    } else if b.is_nan() {
+        f32::from_bits(b.to_bits() | 0x0040_0000)
+    } else {
+        a + b
+    }
 }
 
 /// `torch.clamp(v, -1, 1)`: NaN passes.
@@ -288,7 +313,7 @@ fn quantize_values(t: &CodeTable, blocksize: usize, x: &[f32]) -> (Vec<u8>, Vec<
         }
     }
     if full < n {
-        let m = block_absmax(&x[full..]);
+        let m = tail_absmax(&x[full..]);
         // The short block's maximum is stored clamped, and its elements divided by it.
         let m = if m < 1e-38 { 1e-38 } else { m };
         absmax.push(m);
@@ -312,19 +337,19 @@ fn padding_code(t: &CodeTable) -> u8 {
 fn torch_sum(xs: &[f32]) -> f32 {
     const LANES: usize = 8;
     if xs.len() < LANES {
-        return 0.0 + row_sum::<1>(xs.len(), |i| [xs[i]])[0];
+        return plus(0.0, row_sum::<1>(xs.len(), |i| [xs[i]])[0]);
     }
     let vectors = xs.len() / LANES;
     let lanes = row_sum::<LANES>(vectors, |i| core::array::from_fn(|l| xs[i * LANES + l]));
     let mut total = 0.0f32;
     for &x in &xs[vectors * LANES..] {
-        total += x;
+        total = plus(total, x);
     }
     for l in lanes {
-        total += l;
+        total = plus(total, l);
     }
     // The output starts at 0 and the sum is added to it.
-    0.0 + total
+    plus(0.0, total)
 }
 
 /// SumKernel.cpp's `row_sum` of `size` items of `W` lanes: four interleaved `multi_row_sum`
@@ -344,7 +369,7 @@ fn row_sum<const W: usize>(size: usize, item: impl Fn(usize) -> [f32; W]) -> [f3
 }
 
 fn add<const W: usize>(acc: &mut [f32; W], x: &[f32; W]) {
-    acc.iter_mut().zip(x).for_each(|(a, b)| *a += b);
+    acc.iter_mut().zip(x).for_each(|(a, b)| *a = plus(*a, *b));
 }
 
 /// SumKernel.cpp's `multi_row_sum`: `nrows` running sums over `size` steps, cascaded through four
@@ -442,7 +467,7 @@ fn nested_absmax(codes: &[u8], nested: &Nested) -> Vec<f32> {
         .enumerate()
         .map(|(i, &c)| {
             let scale = nested.scales[i / NESTED_BLOCK];
-            times(f32::from_bits(DYNAMIC_MAP[usize::from(c)]), scale) + nested.offset
+            plus(times(f32::from_bits(DYNAMIC_MAP[usize::from(c)]), scale), nested.offset)
         })
         .collect()
 }
