@@ -201,6 +201,17 @@ def main():
         v = (torch.rand(n, generator=gen) * 4).float() if n <= 512 else lcg(n, n, 4.0).abs()
         means.append({"input": hexbytes(v) if n <= 512 else None, "lcg": None if n <= 512 else [n, 4.0], "mean": hexbytes(v.mean().reshape(1))})
 
+    # NaN maxima: which NaN the sum keeps follows the operand order of torch's compiled loops.
+    nan_bits = np.array([0x7FC00000, 0x7F812345, 0x7FFFFFFF, 0x7F900001], dtype=np.uint32).view(np.int32)
+    for n in (5, 7, 40, 129, 300, 700):
+        for _ in range(3):
+            v = (torch.rand(n, generator=gen) * 4).float()
+            at = torch.randint(0, n, (int(torch.randint(1, 5, (1,), generator=gen)),), generator=gen)
+            for a in at.tolist():
+                k = int(torch.randint(0, 4, (1,), generator=gen))
+                v.view(torch.int32)[a] = int(nan_bits[k])
+            means.append({"input": hexbytes(v), "lcg": None, "mean": hexbytes(v.mean().reshape(1))})
+
     tables = {
         qt: hexbytes(F.get_4bit_type(qt, device="cpu")) for qt in ("nf4", "fp4")
     }
