@@ -37,6 +37,12 @@ import bitsandbytes.functional as F  # noqa: E402
 
 import lowbit.blocks as lb  # noqa: E402
 
+# bitsandbytes wraps its torch fallback kernels in torch.compile; once a function has been
+# recompiled for 8 shapes, torch runs it eagerly, which writes a NaN as bfloat16 0xFFFF instead
+# of 0x7FC0. The rows model the compiled kernel: the limits are lifted so that every shape is.
+torch._dynamo.config.recompile_limit = 1 << 20
+torch._dynamo.config.accumulated_recompile_limit = 1 << 20
+
 PEER_VERSION = "0.50.2"
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 OUT_DTYPES = {"float32": (torch.float32, np.float32), "float16": (torch.float16, np.float16),

@@ -25,6 +25,22 @@ fn fnv1a64(data: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// Where `bytes` first differ from recorded hex (for the failure message).
+fn first_difference(recorded: &str, bytes: &[u8]) -> String {
+    if recorded.starts_with("fnv1a64:") {
+        return "(recorded as a digest)".into();
+    }
+    let want = unhex(recorded);
+    match want.iter().zip(bytes).position(|(a, b)| a != b) {
+        Some(i) => format!(
+            "at byte {i}: {:02x?} recorded, {:02x?} computed",
+            &want[i..(i + 4).min(want.len())],
+            &bytes[i..(i + 4).min(bytes.len())]
+        ),
+        None => format!("{} bytes recorded, {} computed", want.len(), bytes.len()),
+    }
+}
+
 /// Whether `bytes` are the recorded ones (hex, or the digest of long ones).
 fn same(recorded: &str, bytes: &[u8]) -> bool {
     match recorded.strip_prefix("fnv1a64:") {
@@ -125,7 +141,9 @@ fn quantize_storage_and_dequantize_match_bitsandbytes() {
         for (key, dt) in OUTPUTS {
             let got = dequantize_as(&q, dt).unwrap();
             let recorded = case["dequantized"][key].as_str().unwrap();
-            t.check(same(recorded, &got), || format!("{label}: dequantize {key} differs"));
+            t.check(same(recorded, &got), || {
+                format!("{label}: dequantize {key} differs {}", first_difference(recorded, &got))
+            });
         }
         // The stored tensors read back to the same codes, scales (NaN bits included) and dtype.
         let again = from_storage(&back, &scheme, &dims).unwrap();
@@ -153,7 +171,8 @@ fn dequantize_kernels_match_bitsandbytes() {
         let q = from_storage(&tensors, &scheme, &dims).unwrap();
         for (key, dt) in OUTPUTS {
             let got = dequantize_as(&q, dt).unwrap();
-            t.check(same(case["dequantized"][key].as_str().unwrap(), &got), || format!("{label}: {key} differs"));
+            let recorded = case["dequantized"][key].as_str().unwrap();
+            t.check(same(recorded, &got), || format!("{label}: {key} differs {}", first_difference(recorded, &got)));
         }
     }
     assert!(t.failures.is_empty(), "{} of {} differ:\n{}", t.failures.len(), t.compared, t.failures.join("\n"));

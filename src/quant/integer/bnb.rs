@@ -169,8 +169,8 @@ const DYNAMIC_MAP: [u32; 256] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DequantPath {
     /// An odd last dimension, or a block of 2048 or more on AVX-512: the torch fallback
-    /// (`_dequantize_4bit_compute`): blocks of the flattened weight, `get_4bit_type`'s table,
-    /// `Tensor.to` for the cast.
+    /// (`_dequantize_4bit_compute`, under `torch.compile`): blocks of the flattened weight,
+    /// `get_4bit_type`'s table, `Tensor.to` for the cast, but every NaN as bfloat16 0x7FC0.
     Torch,
     /// A last dimension that is a multiple of 16: the AVX-512 kernel. It indexes the maxima as
     /// `row * (cols / blocksize) + col / blocksize`, which is the flattened block only where
@@ -635,11 +635,13 @@ fn cast(path: DequantPath, dtype: DType, plan: Option<&Plan>, wide: &mut [u8], d
         }
     }
     plan.expect("a plan for a narrower dtype").run(wide, dst, n)?;
-    if dtype == DType::Bfloat16 && path != DequantPath::Torch {
+    if dtype == DType::Bfloat16 {
         for (b, o) in wide.chunks_exact(4).zip(dst.chunks_exact_mut(2)) {
             let bits = lane(b);
             if f32::from_bits(bits).is_nan() {
                 let h = match path {
+                    // The compiled torch fallback writes one NaN for every NaN.
+                    DequantPath::Torch => 0x7FC0,
                     // The instruction keeps a NaN's top bits and quiets it.
                     DequantPath::Avx512 => (bits >> 16) as u16 | 0x0040,
                     // The scalar rounding applied to a NaN's bits as to any other.
