@@ -4,8 +4,8 @@ Python package) with the live bitsandbytes 0.50.2 CPU backend, bit for bit, on f
 edge weights; fails on any difference, and when nothing was compared.
 
 Optional, not in CI (torch and bitsandbytes are heavy; tests/integer_bnb.rs checks the recorded
-runs of scripts/gen_integer_bnb_fixtures.py). About a minute for the default 400 weights on the
-project's machine. Needs torch and bitsandbytes (the blocks venv, bitsandbytes added with
+runs of scripts/gen_integer_bnb_fixtures.py). About two minutes for the default 400 weights on the
+project's machine (about half of it torch.compile building bitsandbytes' fallback kernel). Needs torch and bitsandbytes (the blocks venv, bitsandbytes added with
 `pip install --no-deps bitsandbytes==0.50.2`) and the lowbit package built from this checkout,
 e.g. installed with `pip install --no-deps --target DIR` and put first on PYTHONPATH:
 
@@ -152,14 +152,19 @@ def run(weights, seed):
         blocksize = int(rng.choice(BLOCK_SIZES))
         nested = bool(rng.random() < 0.4)
         rows = int(rng.integers(1, 24))
-        # Every kernel: cols % 16 == 0 (AVX-512), odd (torch), other even (scalar).
-        kind = i % 3
-        cols = int(rng.integers(1, 40)) * 16 if kind == 0 else int(rng.integers(0, 200)) * 2 + 1 if kind == 1 else \
-            int(rng.integers(1, 200)) * 2 + (2 if rng.random() < 0.5 else 0)
+        # Every kernel: cols % 16 == 0 (AVX-512), other even (scalar), and one weight in ten odd
+        # (torch's compiled fallback, also every block of 2048 or more: torch.compile builds it
+        # anew for each shape, dtype and blocksize, a few seconds each, so those shapes are few).
+        kind = 1 if i % 10 == 9 else i % 2 * 2
+        cols = int(rng.integers(1, 40)) * 16 if kind == 0 else int(rng.integers(1, 200)) * 2 + (2 if rng.random() < 0.5 else 0)
         if cols % 16 == 0 and kind == 2:
             cols += 2
         if nested and rng.random() < 0.3:
             rows, cols = 64, int(rng.choice([256, 400, 1000]))  # several second-level blocks
+        if kind == 1:
+            rows, cols = 5, 33
+        if blocksize >= 2048 and kind != 1:
+            blocksize = 1024
         dtype = (torch.float32, torch.float16, torch.bfloat16)[int(rng.integers(0, 3))]
         edge = bool(rng.random() < 0.4)
         w = weight(rng, rows, cols, dtype, edge)

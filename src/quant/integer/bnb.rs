@@ -689,11 +689,54 @@ fn python_float(x: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
     }
-    // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr does.
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exponent) = sci.split_once('e').expect("`{:e}` writes an exponent");
-    let exponent: i32 = exponent.parse().expect("an integer exponent");
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    // Rust's `{:e}` gives how many digits the shortest round trip needs; Python writes the
+    // value's exact expansion rounded to that many, a tie to the even digit (`{:e}` may round a
+    // tie up).
+    let shortest = format!("{:e}", x.abs());
+    let wanted =
+        shortest.split_once('e').expect("`{:e}` writes an exponent").0.chars().filter(char::is_ascii_digit).count();
+    let exact = format!("{:.1100e}", x.abs());
+    let (mantissa, exponent) = exact.split_once('e').expect("`{:e}` writes an exponent");
+    let mut exponent: i32 = exponent.parse().expect("an integer exponent");
+    let all: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|d| d - b'0').collect();
+    let (kept, rest) = all.split_at(wanted);
+    let mut kept = kept.to_vec();
+    let half = rest.first().map_or(core::cmp::Ordering::Less, |&d| {
+        d.cmp(&5).then_with(|| {
+            if rest[1..].iter().any(|&d| d != 0) {
+                core::cmp::Ordering::Greater
+            } else {
+                core::cmp::Ordering::Equal
+            }
+        })
+    });
+    let up = match half {
+        core::cmp::Ordering::Greater => true,
+        core::cmp::Ordering::Equal => kept.last().is_some_and(|d| d % 2 == 1),
+        core::cmp::Ordering::Less => false,
+    };
+    if up {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, 1);
+                kept.pop();
+                exponent += 1;
+                break;
+            }
+            i -= 1;
+            if kept[i] == 9 {
+                kept[i] = 0;
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    while kept.len() > 1 && kept.last() == Some(&0) {
+        kept.pop();
+    }
+    let digits: String = kept.iter().map(|d| char::from(b'0' + d)).collect();
     let sign = if x < 0.0 { "-" } else { "" };
     if (-4..16).contains(&exponent) {
         let point = exponent + 1;
@@ -1020,4 +1063,28 @@ fn from_storage(scheme: &Scheme, params: &Params, tensors: &[StoredTensor], shap
         global_scale: None,
         extras: Some(Box::new(Extras { nested, source_dtype: Some(source_dtype), ..Extras::default() })),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_float;
+
+    #[test]
+    fn floats_are_written_as_python_repr_writes_them() {
+        // repr(float(numpy.float32 of these bits)) under CPython 3.11.
+        let cases = [
+            (0x446E_D09D, "955.2595825195312"),
+            (0x3727_C5AC, "9.999999747378752e-06"),
+            (0x5A0E_1BCA, "1.0000000272564224e+16"),
+            (0x38D1_B717, "9.999999747378752e-05"),
+            (0x42F6_0000, "123.0"),
+            (0x0000_0001, "1.401298464324817e-45"),
+            (0x7F7F_FFFF, "3.4028234663852886e+38"),
+            (0x3DCC_CCCD, "0.10000000149011612"),
+            (0xC2F6_0000, "-123.0"),
+        ];
+        for (bits, text) in cases {
+            assert_eq!(python_float(f64::from(f32::from_bits(bits))), text, "{bits:#x}");
+        }
+    }
 }
