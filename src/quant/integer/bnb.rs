@@ -589,9 +589,18 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
         let mut narrow = [0u8; 64];
         let encoded = &mut narrow[..16 * width];
         cast(path, dtype, plan.as_ref(), &mut wide, encoded)?;
-        for (o, &c) in out[i * width..(i + run) * width].chunks_exact_mut(width).zip(&q.elements[i..i + run]) {
-            let c = usize::from(c);
-            o.copy_from_slice(&encoded[c * width..(c + 1) * width]);
+        let (dst, codes) = (&mut out[i * width..(i + run) * width], &q.elements[i..i + run]);
+        // Fixed-width stores (the codes are below 16: checked).
+        if width == 4 {
+            let table: [[u8; 4]; 16] = core::array::from_fn(|k| encoded[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+            for (o, &c) in dst.chunks_exact_mut(4).zip(codes) {
+                o.copy_from_slice(&table[usize::from(c & 15)]);
+            }
+        } else {
+            let table: [[u8; 2]; 16] = core::array::from_fn(|k| encoded[2 * k..2 * k + 2].try_into().expect("2 bytes"));
+            for (o, &c) in dst.chunks_exact_mut(2).zip(codes) {
+                o.copy_from_slice(&table[usize::from(c & 15)]);
+            }
         }
         i += run;
     }
