@@ -576,19 +576,25 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
         DType::Float => None,
         _ => Some(Plan::new(DType::Float, dtype, &CastOptions::with_profile(Profile::Torch))?),
     };
-    let mut out = vec![0u8; n * width];
+    // The runs of elements sharing a maximum, the sixteen values a code takes in each (in
+    // float32, then all cast at once), then every element from its run's table.
+    let mut runs = Vec::with_capacity(n.div_ceil(blocksize.min(cols.max(1))) + 1);
     let mut i = 0;
     while i < n {
         let (block, run) = segment(i);
-        let run = run.min(n - i);
-        // The sixteen values a code can take in this run, in the output dtype.
-        let mut wide = [0u8; 64];
-        for (o, v) in wide.chunks_exact_mut(4).zip(&values) {
+        runs.push((i, run.min(n - i), block));
+        i += run.min(n - i);
+    }
+    let mut wide = vec![0u8; runs.len() * 64];
+    for (w, &(_, _, block)) in wide.chunks_exact_mut(64).zip(&runs) {
+        for (o, v) in w.chunks_exact_mut(4).zip(&values) {
             o.copy_from_slice(&times(*v, absmax[block]).to_le_bytes());
         }
-        let mut narrow = [0u8; 64];
-        let encoded = &mut narrow[..16 * width];
-        cast(path, dtype, plan.as_ref(), &mut wide, encoded)?;
+    }
+    let mut narrow = vec![0u8; runs.len() * 16 * width];
+    cast(path, dtype, plan.as_ref(), &mut wide, &mut narrow)?;
+    let mut out = vec![0u8; n * width];
+    for (encoded, &(i, run, _)) in narrow.chunks_exact(16 * width).zip(&runs) {
         let (dst, codes) = (&mut out[i * width..(i + run) * width], &q.elements[i..i + run]);
         // Fixed-width stores (the codes are below 16: checked).
         if width == 4 {
@@ -602,7 +608,6 @@ fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
                 o.copy_from_slice(&table[usize::from(c & 15)]);
             }
         }
-        i += run;
     }
     Ok(out)
 }
