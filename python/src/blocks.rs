@@ -51,11 +51,14 @@ impl BlocksQuantized {
 
     /// The scales: their kind, their little-endian bytes and their shape.
     fn scales<'py>(&self, py: Python<'py>) -> PyResult<ScaleParts<'py>> {
-        let mut shape = self.quantized.scales_shape().or_raise(py)?;
-        // Scales that run across rows (bitsandbytes' blocks of the flattened weight) stay flat.
-        if shape.iter().product::<usize>() != self.quantized.scales.len() {
-            shape = vec![self.quantized.scales.len()];
-        }
+        let len = self.quantized.scales.len();
+        // Scales that run across rows (bitsandbytes' blocks of the flattened weight, whose rows
+        // need not be whole blocks) stay flat.
+        let shape = match self.quantized.scales_shape() {
+            Ok(shape) if shape.iter().product::<usize>() == len => shape,
+            _ if self.quantized.scheme.integer().is_some() => vec![len],
+            result => result.or_raise(py)?,
+        };
         let (kind, bytes) = scale_kind_bytes(&self.quantized.scales);
         Ok((kind, PyArray1::from_vec(py, bytes), shape))
     }

@@ -12,6 +12,8 @@
 //! A weight is a matrix (out_features, in_features) grouped along its last axis, as every one of
 //! these producers lays out a linear layer's weight.
 
+mod bnb;
+
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
@@ -48,6 +50,9 @@ pub struct Extras {
     /// bitsandbytes' nested quantization of the block scales: `scales` then hold one byte code
     /// per block, and these the second level.
     pub nested: Option<Nested>,
+    /// The weight's dtype where the producer records it beside the codes (bitsandbytes'
+    /// `quant_state` `dtype`, the dtype its dequantize returns).
+    pub source_dtype: Option<DType>,
 }
 
 /// bitsandbytes' nested ("double") quantization of the per-block absmax: the absmax less
@@ -130,7 +135,7 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[compressed_tensors::FAMILY, mlx::ROW, ort::ROW];
+pub(crate) const FAMILIES: &[Family] = &[compressed_tensors::FAMILY, mlx::ROW, ort::ROW, bnb::ROW];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
