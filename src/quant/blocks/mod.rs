@@ -37,8 +37,7 @@ pub use crate::quant::integer::{Extras, Nested, Params as IntegerParams, StoredT
 pub use engine::quantize;
 pub use integer_glue::{dequantize_as, from_storage, quantize_weight, storage};
 pub use layout::from_arrays;
-/// The checkpoint tiles multiply as the engine does.
-#[cfg(feature = "checkpoint")]
+/// The checkpoint tiles and the integer schemes' dequantize multiply as the engine does.
 pub(crate) use rules::product;
 pub use scale_layout::{from_bytes_in, swizzle_scales, to_bytes_in, unswizzle_scales, ScaleLayout, SCALE_LAYOUTS};
 

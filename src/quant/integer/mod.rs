@@ -17,6 +17,10 @@ use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
 use crate::quant::blocks::{Quantized, Scheme};
 
+mod affine;
+mod awq;
+mod gptq;
+
 /// One tensor as a producer saves it: its name without the layer prefix (`qweight`, `scales`,
 /// `weight_packed`, ...), its ONNX dtype, shape and little-endian bytes.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,8 +87,6 @@ impl Params {
     }
 }
 
-// Read by the families' rows as they land.
-#[allow(dead_code)]
 /// The weight to quantize: raw little-endian FLOAT, FLOAT16 or BFLOAT16 of shape (rows, cols).
 #[derive(Clone, Copy, Debug)]
 pub struct Weight<'a> {
@@ -127,7 +129,7 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[];
+pub(crate) const FAMILIES: &[Family] = &[gptq::GPTQ, awq::AWQ];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
@@ -153,7 +155,6 @@ pub(crate) fn parse(name: &str, family_name: &str, format: &str, options: &[(&st
 }
 
 /// Takes `key` out of `options`.
-#[allow(dead_code)]
 pub(crate) fn take<'a>(options: &mut Options<'a>, key: &str) -> Option<&'a str> {
     let at = options.iter().position(|(k, _)| *k == key)?;
     Some(options.remove(at).1)
