@@ -26,8 +26,11 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
 /// The weight's values as float32 (float16 and bfloat16 widen exactly).
 pub(super) fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
     let n = w.rows * w.cols;
+    if w.dtype == DType::Float {
+        return Ok(w.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+    }
     let mut wide = vec![0u8; 4 * n];
-    Plan::new(w.dtype, DType::Float, &torch_casts())?.run(w.raw, &mut wide, n)?;
+    Plan::new(w.dtype, DType::Float, &CastOptions::default())?.run(w.raw, &mut wide, n)?;
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }
 
@@ -40,7 +43,9 @@ pub(super) fn first_non_finite(values: &[f32], cols: usize) -> Option<(usize, us
 /// Rounds float32 values to a narrow float dtype and back: torch's arithmetic in that dtype,
 /// one operation at a time (the exact float32 result of one operation on values of the dtype,
 /// rounded once; float32 holds every product, sum and quotient of two float16 or bfloat16 values
-/// closely enough that rounding it again is rounding the exact value).
+/// closely enough that rounding it again is rounding the exact value). The quantizers refuse NaN
+/// weights and make none, so the casts are the rounding core's defaults (nearest even, overflow
+/// to infinity), which torch's are for numbers.
 pub(super) struct Narrow {
     to: Plan,
     back: Plan,
@@ -54,7 +59,7 @@ impl Narrow {
         if dtype == DType::Float {
             return Ok(None);
         }
-        let casts = torch_casts();
+        let casts = CastOptions::default();
         Ok(Some(Narrow {
             to: Plan::new(DType::Float, dtype, &casts)?,
             back: Plan::new(dtype, DType::Float, &casts)?,
@@ -84,6 +89,21 @@ impl Narrow {
         self.narrow.resize(2 * n, 0);
         self.to.run(&wide, &mut self.narrow, n)?;
         Ok(self.narrow.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect())
+    }
+}
+
+/// `x` rounded to an integer, ties to even (torch.round), for the codes: the float32 sum with
+/// 1.5 * 2^23 drops the fraction under the default rounding (the x86-64 baseline has no rounding
+/// instruction, and `round_ties_even`'s library call costs more than the rest of a code). Beyond
+/// 2^22 every float32 is whole already. A zero comes out +0 where torch keeps -0: the codes and
+/// zero points are integers, so the sign never reaches them.
+#[inline(always)]
+pub(super) fn round_half_even(x: f32) -> f32 {
+    const SHIFT: f32 = 12_582_912.0; // 1.5 * 2^23
+    if x.abs() < 4_194_304.0 {
+        (x + SHIFT) - SHIFT
+    } else {
+        x
     }
 }
 
@@ -121,7 +141,8 @@ pub(super) fn level_tables(scales: &[u16], zeros: &[i32], levels: usize, dtype: 
             .extend((0..levels).map(|q| crate::quant::blocks::product(ProductNan::Element, s, (q as i32 - z) as f32)));
     }
     let n = products.len();
-    let casts = torch_casts();
+    // A NaN product (a NaN or infinite stored scale) is written as torch writes it.
+    let casts = if products.iter().any(|p| p.is_nan()) { torch_casts() } else { CastOptions::default() };
     let mut half = vec![0u8; 2 * n];
     Plan::new(DType::Float, DType::Float16, &casts)?.run(&f32_bytes(&products), &mut half, n)?;
     if dtype == DType::Float16 {
@@ -130,6 +151,25 @@ pub(super) fn level_tables(scales: &[u16], zeros: &[i32], levels: usize, dtype: 
     let mut out = vec![0u8; width * n];
     Plan::new(DType::Float16, dtype, &casts)?.run(&half, &mut out, n)?;
     Ok(out)
+}
+
+/// Which group each input column belongs to: runs of `group` columns, or a group index per
+/// column (GPTQ's act-order `g_idx`).
+pub(super) enum Columns<'a> {
+    /// Column `j` is in group `j / group`.
+    Runs(usize),
+    /// Column `j` is in group `index[j]`.
+    Index(&'a [u32]),
+}
+
+impl Columns<'_> {
+    /// The group of each column of a `cols`-wide row.
+    pub(super) fn of(&self, cols: usize) -> Vec<u32> {
+        match self {
+            Columns::Runs(group) => (0..cols).map(|j| (j / group) as u32).collect(),
+            Columns::Index(index) => index.to_vec(),
+        }
+    }
 }
 
 /// The dequantized matrix: element (row, col) is entry `codes[row * cols + col]` of table
@@ -141,27 +181,45 @@ pub(super) fn apply_tables(
     codes: &[u8],
     cols: usize,
     groups: usize,
-    group_of: &[u32],
+    columns: &Columns<'_>,
 ) -> Vec<u8> {
-    let mut out = vec![0u8; codes.len() * width];
-    for (row, (codes, out)) in codes.chunks_exact(cols).zip(out.chunks_exact_mut(cols * width)).enumerate() {
-        let row_tables = &tables[row * groups * levels * width..(row + 1) * groups * levels * width];
-        match width {
-            2 => {
-                for ((o, &c), &g) in out.chunks_exact_mut(2).zip(codes).zip(group_of) {
-                    let at = (g as usize * levels + usize::from(c)) * 2;
-                    o.copy_from_slice(&row_tables[at..at + 2]);
+    fn apply<const N: usize>(
+        tables: &[u8],
+        levels: usize,
+        codes: &[u8],
+        cols: usize,
+        groups: usize,
+        columns: &Columns<'_>,
+    ) -> Vec<u8> {
+        let tables: Vec<[u8; N]> = tables.chunks_exact(N).map(|b| b.try_into().expect("N bytes")).collect();
+        let mut out = vec![0u8; codes.len() * N];
+        let per_row = groups * levels;
+        for (row, (codes, out)) in codes.chunks_exact(cols).zip(out.chunks_exact_mut(cols * N)).enumerate() {
+            let row_tables = &tables[row * per_row..(row + 1) * per_row];
+            match columns {
+                Columns::Runs(group) => {
+                    for (g, (codes, out)) in codes.chunks_exact(*group).zip(out.chunks_exact_mut(group * N)).enumerate()
+                    {
+                        let table = &row_tables[g * levels..(g + 1) * levels];
+                        for (o, &c) in out.chunks_exact_mut(N).zip(codes) {
+                            o.copy_from_slice(&table[usize::from(c)]);
+                        }
+                    }
                 }
-            }
-            _ => {
-                for ((o, &c), &g) in out.chunks_exact_mut(4).zip(codes).zip(group_of) {
-                    let at = (g as usize * levels + usize::from(c)) * 4;
-                    o.copy_from_slice(&row_tables[at..at + 4]);
+                Columns::Index(index) => {
+                    for ((o, &c), &g) in out.chunks_exact_mut(N).zip(codes).zip(index.iter()) {
+                        o.copy_from_slice(&row_tables[g as usize * levels + usize::from(c)]);
+                    }
                 }
             }
         }
+        out
     }
-    out
+    if width == 2 {
+        apply::<2>(tables, levels, codes, cols, groups, columns)
+    } else {
+        apply::<4>(tables, levels, codes, cols, groups, columns)
+    }
 }
 
 /// 32-bit words of little-endian bytes.

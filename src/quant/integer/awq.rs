@@ -129,29 +129,31 @@ fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
     half.round(&mut scales)?;
     let mut zeros: Vec<f32> = lo.iter().zip(&scales).map(|(l, s)| l / s).collect();
     half.round(&mut zeros)?;
-    zeros.iter_mut().for_each(|z| *z = (-crate::fmath::round_ties_even(*z)).clamp(0.0, MAX_CODE));
+    zeros.iter_mut().for_each(|z| *z = (-affine::round_half_even(*z)).clamp(0.0, MAX_CODE));
     let mut scale_zeros: Vec<f32> = zeros.iter().zip(&scales).map(|(z, s)| z * s).collect();
     half.round(&mut scale_zeros)?;
 
     let mut codes = vec![0u8; rows * cols];
     let mut step = vec![0f32; cols];
     for (row, (xs, codes)) in values.chunks_exact(cols).zip(codes.chunks_exact_mut(cols)).enumerate() {
-        let at = |j: usize| row * groups + j / group;
-        step.iter_mut().zip(xs).enumerate().for_each(|(j, (t, x))| *t = x / scales[at(j)]);
+        let at = row * groups;
+        let (scales, zeros, scale_zeros) =
+            (&scales[at..at + groups], &zeros[at..at + groups], &scale_zeros[at..at + groups]);
+        // Each step over the row by groups, then rounded to float16.
+        by_group(&mut step, group, |t, g, j| *t = xs[j] / scales[g]);
         half.round(&mut step)?;
-        for (j, t) in step.iter_mut().enumerate() {
-            let z = zeros[at(j)];
-            // The sum is exact in float16 wherever the clamp does not decide.
-            let q = (crate::fmath::round_ties_even(*t) + z).clamp(0.0, MAX_CODE);
-            *t = (q - z) * scales[at(j)];
-        }
+        // The sum is exact in float16 wherever the clamp does not decide.
+        by_group(&mut step, group, |t, g, _| {
+            let q = (affine::round_half_even(*t) + zeros[g]).clamp(0.0, MAX_CODE);
+            *t = (q - zeros[g]) * scales[g];
+        });
         half.round(&mut step)?;
-        step.iter_mut().enumerate().for_each(|(j, t)| *t += scale_zeros[at(j)]);
+        by_group(&mut step, group, |t, g, _| *t += scale_zeros[g]);
         half.round(&mut step)?;
-        step.iter_mut().enumerate().for_each(|(j, t)| *t /= scales[at(j)]);
+        by_group(&mut step, group, |t, g, _| *t /= scales[g]);
         half.round(&mut step)?;
         for (j, (c, t)) in codes.iter_mut().zip(&step).enumerate() {
-            let code = crate::fmath::round_ties_even(*t);
+            let code = affine::round_half_even(*t);
             if !(0.0..=MAX_CODE).contains(&code) {
                 return Err(Error::InvalidOp {
                     op,
@@ -176,6 +178,14 @@ fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
             ..Extras::default()
         })),
     })
+}
+
+/// `f(value, group, column)` on every value of a row of groups of `group`.
+#[inline(always)]
+fn by_group(step: &mut [f32], group: usize, f: impl Fn(&mut f32, usize, usize)) {
+    for (g, ts) in step.chunks_exact_mut(group).enumerate() {
+        ts.iter_mut().enumerate().for_each(|(i, t)| f(t, g, g * group + i));
+    }
 }
 
 /// `q`'s shape, groups, float16 scales and zero points (rows x groups), checked.
@@ -223,9 +233,7 @@ fn dequantize(p: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
     let Parts { cols, groups, scales, zeros, .. } = parts(&format!("{} dequantize", q.scheme.name()), p, q)?;
     let tables = affine::level_tables(scales, zeros, 16, dtype)?;
     let width = if dtype == DType::Float { 4 } else { 2 };
-    let group = cols / groups;
-    let group_of: Vec<u32> = (0..cols).map(|j| (j / group) as u32).collect();
-    Ok(affine::apply_tables(&tables, 16, width, &q.elements, cols, groups, &group_of))
+    Ok(affine::apply_tables(&tables, 16, width, &q.elements, cols, groups, &affine::Columns::Runs(cols / groups)))
 }
 
 /// One row of words: `fields(out)` of every output column, in ORDER within each word.

@@ -4,7 +4,7 @@
 //! codes along the input dimension), `qzeros` (int32 words of zero points along the output
 //! dimension, v1 or v2), `scales` (float16) and `g_idx` (the group of each input column).
 
-use super::affine::{self, Narrow};
+use super::affine::{self, Columns, Narrow};
 use super::{take, Extras, Family, Options, Params, StoredTensor, Weight};
 use crate::alloc_prelude::*;
 use crate::dtype::DType;
@@ -87,9 +87,14 @@ fn max_code(p: &Params) -> u32 {
     (1 << p.bits) - 1
 }
 
-/// Groups per row and the group of each input column: `g_idx` under actorder (given, or
-/// GPTQModel's default `i // group`), else `i // group`.
-fn grouping(op: &str, p: &Params, [rows, cols]: [usize; 2], given: Option<&[i32]>) -> Result<(usize, Vec<u32>)> {
+/// Groups per row and the group size; under actorder the group of each input column (`g_idx`
+/// given, or GPTQModel's default `i // group`, kept as given), else `None`: runs of `i // group`.
+fn grouping(
+    op: &str,
+    p: &Params,
+    [rows, cols]: [usize; 2],
+    given: Option<&[i32]>,
+) -> Result<(usize, usize, Option<Vec<u32>>)> {
     let bad = |message: String| Error::InvalidOp { op: op.to_string(), message };
     if rows == 0 || cols == 0 {
         return Err(bad(format!("a {rows}x{cols} weight has no groups to quantize")));
@@ -100,7 +105,7 @@ fn grouping(op: &str, p: &Params, [rows, cols]: [usize; 2], given: Option<&[i32]
     }
     let groups = cols / group;
     let Some(given) = given else {
-        return Ok((groups, (0..cols).map(|j| (j / group) as u32).collect()));
+        return Ok((groups, group, None));
     };
     if !p.act_order {
         return Err(bad("g_idx orders the groups under actorder: add ,actorder to the scheme".into()));
@@ -113,7 +118,12 @@ fn grouping(op: &str, p: &Params, [rows, cols]: [usize; 2], given: Option<&[i32]
             _ => Err(bad(format!("g_idx[{j}] = {g} is not a group of 0..{groups}"))),
         })
         .collect::<Result<Vec<u32>>>()
-        .map(|of| (groups, of))
+        .map(|of| (groups, group, Some(of)))
+}
+
+/// The columns' groups: `index`, else runs of `group`.
+fn columns(group: usize, index: Option<&[u32]>) -> Columns<'_> {
+    index.map_or(Columns::Runs(group), Columns::Index)
 }
 
 /// Quantizes as GPTQModel's RTN path: `find_params` per group in float32, the dequantized weight
@@ -122,7 +132,10 @@ fn grouping(op: &str, p: &Params, [rows, cols]: [usize; 2], given: Option<&[i32]
 fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
     let op = format!("{} quantize", scheme.name());
     let (rows, cols) = (w.rows, w.cols);
-    let (groups, group_of) = grouping(&op, p, [rows, cols], w.group_index)?;
+    let (groups, group, index) = grouping(&op, p, [rows, cols], w.group_index)?;
+    // actorder without a g_idx: GPTQModel's default, i // group, kept in the result.
+    let index = if p.act_order { Some(index.unwrap_or_else(|| Columns::Runs(group).of(cols))) } else { index };
+    let cols_of = columns(group, index.as_deref());
     let values = affine::widen(w)?;
     if let Some((r, c)) = affine::first_non_finite(&values, cols) {
         return Err(Error::InvalidOp {
@@ -141,12 +154,23 @@ fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
     let (mut lo, mut hi) = (vec![0f32; groups], vec![0f32; groups]);
     let mut dequantized = vec![0f32; cols];
     for (row, (xs, codes)) in values.chunks_exact(cols).zip(codes.chunks_exact_mut(cols)).enumerate() {
-        // torch.aminmax, then the minimum with 0 and the maximum with 0.
+        // torch.aminmax, then the minimum with 0 and the maximum with 0 (the values are finite).
         lo.iter_mut().for_each(|v| *v = 0.0);
         hi.iter_mut().for_each(|v| *v = 0.0);
-        for (&x, &g) in xs.iter().zip(&group_of) {
-            lo[g as usize] = lo[g as usize].min(x);
-            hi[g as usize] = hi[g as usize].max(x);
+        match &cols_of {
+            Columns::Runs(group) => {
+                for ((xs, lo), hi) in xs.chunks_exact(*group).zip(&mut lo).zip(&mut hi) {
+                    *lo = xs.iter().fold(0f32, |m, &x| if x < m { x } else { m });
+                    *hi = xs.iter().fold(0f32, |m, &x| if x > m { x } else { m });
+                }
+            }
+            Columns::Index(index) => {
+                for (&x, &g) in xs.iter().zip(index.iter()) {
+                    let g = g as usize;
+                    lo[g] = if x < lo[g] { x } else { lo[g] };
+                    hi[g] = if x > hi[g] { x } else { hi[g] };
+                }
+            }
         }
         let first = scales.len();
         for g in 0..groups {
@@ -164,18 +188,46 @@ fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
             zeros.push(z);
         }
         let (row_scales, row_zeros) = (&scales[first..], &zeros[first..]);
-        for ((d, &x), &g) in dequantized.iter_mut().zip(xs).zip(&group_of) {
-            let (s, z) = (row_scales[g as usize], row_zeros[g as usize]);
-            let q = (crate::fmath::round_ties_even(x / s) + z).clamp(0.0, maxq);
+        // Quantizer.quantize: s * (clamp(round(x / s) + z, 0, maxq) - z).
+        let dequantize = |d: &mut f32, x: f32, s: f32, z: f32| {
+            let q = (affine::round_half_even(x / s) + z).clamp(0.0, maxq);
             *d = s * (q - z);
+        };
+        // The packer: clamp(round((w + z * s) / s), 0, maxq), `z * s` in float32.
+        let code = |c: &mut u8, d: f32, s: f32, zs: f32| {
+            *c = affine::round_half_even((d + zs) / s).clamp(0.0, maxq) as u8;
+        };
+        match &cols_of {
+            Columns::Runs(group) => {
+                for (g, (ds, xs)) in dequantized.chunks_exact_mut(*group).zip(xs.chunks_exact(*group)).enumerate() {
+                    let (s, z) = (row_scales[g], row_zeros[g]);
+                    ds.iter_mut().zip(xs).for_each(|(d, &x)| dequantize(d, x, s, z));
+                }
+            }
+            Columns::Index(index) => {
+                for ((d, &x), &g) in dequantized.iter_mut().zip(xs).zip(index.iter()) {
+                    dequantize(d, x, row_scales[g as usize], row_zeros[g as usize]);
+                }
+            }
         }
         // RTN hands the packer its result in the weight's dtype.
         if let Some(n) = narrow.as_mut() {
             n.round(&mut dequantized)?;
         }
-        for ((c, &d), &g) in codes.iter_mut().zip(&dequantized).zip(&group_of) {
-            let (s, z) = (row_scales[g as usize], row_zeros[g as usize]);
-            *c = crate::fmath::round_ties_even((d + z * s) / s).clamp(0.0, maxq) as u8;
+        match &cols_of {
+            Columns::Runs(group) => {
+                for (g, (cs, ds)) in codes.chunks_exact_mut(*group).zip(dequantized.chunks_exact(*group)).enumerate() {
+                    let (s, z) = (row_scales[g], row_zeros[g]);
+                    let zs = z * s;
+                    cs.iter_mut().zip(ds).for_each(|(c, &d)| code(c, d, s, zs));
+                }
+            }
+            Columns::Index(index) => {
+                for ((c, &d), &g) in codes.iter_mut().zip(&dequantized).zip(index.iter()) {
+                    let (s, z) = (row_scales[g as usize], row_zeros[g as usize]);
+                    code(c, d, s, z * s);
+                }
+            }
         }
     }
     let half_scales = Narrow::new(DType::Float16)?.expect("float16 is narrow").codes(&scales)?;
@@ -188,7 +240,7 @@ fn quantize(scheme: &Scheme, p: &Params, w: &Weight<'_>) -> Result<Quantized> {
         global_scale: None,
         extras: Some(Box::new(Extras {
             zero_points: Some(zeros.iter().map(|&z| z as i32).collect()),
-            group_index: p.act_order.then(|| group_of.iter().map(|&g| g as i32).collect()),
+            group_index: index.map(|of| of.iter().map(|&g| g as i32).collect()),
             ..Extras::default()
         })),
     })
@@ -210,7 +262,7 @@ fn find_params(p: &Params, mut lo: f32, mut hi: f32, maxq: f32) -> (f32, f32) {
         hi += 1.0;
     }
     let s = (hi - lo) / maxq;
-    let z = if p.symmetric { (maxq + 1.0) / 2.0 } else { crate::fmath::round_ties_even(-lo / s) };
+    let z = if p.symmetric { (maxq + 1.0) / 2.0 } else { affine::round_half_even(-lo / s) };
     (s, z)
 }
 
@@ -220,7 +272,8 @@ struct Parts<'a> {
     rows: usize,
     cols: usize,
     groups: usize,
-    group_of: Vec<u32>,
+    group: usize,
+    index: Option<Vec<u32>>,
     scales: &'a [u16],
     zeros: &'a [i32],
 }
@@ -231,7 +284,7 @@ fn parts<'a>(op: &str, p: &Params, q: &'a Quantized) -> Result<Parts<'a>> {
         return Err(bad(format!("a weight of shape {} is not a matrix", crate::error::shown_shape(&q.shape))));
     };
     let extras = q.extras.as_deref();
-    let (groups, group_of) = grouping(op, p, [rows, cols], extras.and_then(|e| e.group_index.as_deref()))?;
+    let (groups, group, index) = grouping(op, p, [rows, cols], extras.and_then(|e| e.group_index.as_deref()))?;
     let n = rows.checked_mul(cols).ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight") })?;
     if q.elements.len() != n {
         return Err(Error::ShapeMismatch { shape: q.shape.clone(), elements: n, actual: q.elements.len() });
@@ -254,7 +307,7 @@ fn parts<'a>(op: &str, p: &Params, q: &'a Quantized) -> Result<Parts<'a>> {
     if let Some(at) = zeros.iter().position(|&z| !(0..=maxq as i32).contains(&z)) {
         return Err(bad(format!("zero point {at} is {}, outside 0..={maxq}", zeros[at])));
     }
-    Ok(Parts { rows, cols, groups, group_of, scales, zeros })
+    Ok(Parts { rows, cols, groups, group, index, scales, zeros })
 }
 
 /// TorchLinear.dequantize_weight: `scales[g_idx] * (q - zeros[g_idx])` in float16, as `dtype`.
@@ -263,7 +316,8 @@ fn dequantize(p: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
     let levels = 1usize << p.bits;
     let tables = affine::level_tables(parts.scales, parts.zeros, levels, dtype)?;
     let width = if dtype == DType::Float { 4 } else { 2 };
-    Ok(affine::apply_tables(&tables, levels, width, &q.elements, parts.cols, parts.groups, &parts.group_of))
+    let cols_of = columns(parts.group, parts.index.as_deref());
+    Ok(affine::apply_tables(&tables, levels, width, &q.elements, parts.cols, parts.groups, &cols_of))
 }
 
 /// zeros=v1 stores every field less one: GPTQModel subtracts a one in each field from the
@@ -298,7 +352,8 @@ fn i32_tensor(name: &str, shape: Vec<usize>, data: Vec<u8>) -> StoredTensor {
 /// rows, float16) and `g_idx` (cols), as GPTQModel's TorchLinear holds them.
 fn storage(p: &Params, q: &Quantized) -> Result<Vec<StoredTensor>> {
     let op = format!("{} storage", q.scheme.name());
-    let Parts { rows, cols, groups, group_of, scales, zeros } = parts(&op, p, q)?;
+    let Parts { rows, cols, groups, group, index, scales, zeros } = parts(&op, p, q)?;
+    let group_of = columns(group, index.as_deref()).of(cols);
     let per_word = WORD_BITS / p.bits as usize;
     let word_rows = cols.div_ceil(per_word);
     // A word row holds `per_word` input columns of every output row; a partial last word is
@@ -349,7 +404,7 @@ fn from_storage(scheme: &Scheme, p: &Params, tensors: &[StoredTensor], shape: [u
     let group = p.group.unwrap_or(cols);
     let default = cols > 0 && group <= cols && g_idx.iter().enumerate().all(|(j, &g)| g as i64 == (j / group) as i64);
     let given = (p.act_order || !default).then_some(&g_idx[..]);
-    let (groups, _) = grouping(&op, p, [rows, cols], given)?;
+    let (groups, _, _) = grouping(&op, p, [rows, cols], given)?;
     let per_word = WORD_BITS / p.bits as usize;
     let (word_rows, zero_words) = (cols.div_ceil(per_word), rows.div_ceil(per_word));
     let qweight = affine::stored(&op, tensors, "qweight", DType::Int32, &[word_rows, rows])?;
