@@ -29,9 +29,22 @@ pub(super) fn widen(w: &Weight<'_>) -> Result<Vec<f32>> {
     if w.dtype == DType::Float {
         return Ok(w.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
     }
-    let mut wide = vec![0u8; 4 * n];
-    Plan::new(w.dtype, DType::Float, &CastOptions::default())?.run(w.raw, &mut wide, n)?;
-    Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    let mut wide = vec![0f32; n];
+    Plan::new(w.dtype, DType::Float, &CastOptions::default())?.run(
+        w.raw,
+        zerocopy::IntoBytes::as_mut_bytes(&mut wide[..]),
+        n,
+    )?;
+    from_le(&mut wide);
+    Ok(wide)
+}
+
+/// Values whose bytes were written little-endian, as numbers (nothing to do on little-endian
+/// machines); the same swap turns numbers into little-endian bytes.
+fn from_le(values: &mut [f32]) {
+    if cfg!(target_endian = "big") {
+        values.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
+    }
 }
 
 /// The first value that is NaN or infinite, as (row, column) of a `cols`-wide matrix.
@@ -50,7 +63,6 @@ pub(super) struct Narrow {
     to: Plan,
     back: Plan,
     narrow: Vec<u8>,
-    wide: Vec<u8>,
 }
 
 impl Narrow {
@@ -64,21 +76,17 @@ impl Narrow {
             to: Plan::new(DType::Float, dtype, &casts)?,
             back: Plan::new(dtype, DType::Float, &casts)?,
             narrow: Vec::new(),
-            wide: Vec::new(),
         }))
     }
 
     /// Every value rounded to the dtype (in place).
     pub(super) fn round(&mut self, values: &mut [f32]) -> Result<()> {
         let n = values.len();
-        self.wide.clear();
-        values.iter().for_each(|v| self.wide.extend_from_slice(&v.to_le_bytes()));
         self.narrow.resize(2 * n, 0);
-        self.to.run(&self.wide, &mut self.narrow, n)?;
-        self.back.run(&self.narrow, &mut self.wide, n)?;
-        for (v, b) in values.iter_mut().zip(self.wide.chunks_exact(4)) {
-            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
+        from_le(values);
+        self.to.run(zerocopy::IntoBytes::as_bytes(&values[..]), &mut self.narrow, n)?;
+        self.back.run(&self.narrow, zerocopy::IntoBytes::as_mut_bytes(&mut values[..]), n)?;
+        from_le(values);
         Ok(())
     }
 
