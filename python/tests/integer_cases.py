@@ -1,6 +1,6 @@
-"""The recorded producer cases of an integer family (tests/data/integer/FAMILY: manifest.json and
-data.bin, recorded from the live producer by scripts/gen_integer_gptq_fixtures.py) read for the
-Python tests of lowbit.blocks."""
+"""The recorded producer cases of an integer family (manifest.json and data.bin under
+tests/data/integer/gptq and tests/data/integer/awq, recorded from the live producer by
+scripts/gen_integer_gptq_fixtures.py) read for the Python tests of lowbit.blocks."""
 import json
 import pathlib
 

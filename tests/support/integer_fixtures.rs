@@ -1,8 +1,8 @@
-//! The recorded cases of an integer family (tests/data/integer/FAMILY/manifest.json + data.bin,
-//! made by scripts/gen_integer_gptq_fixtures.py from the live producer) checked against lowbit:
-//! for every case the producer's tensors byte for byte from `quantize_weight` + `storage`, its
-//! float16 dequantized weight from `dequantize_as`, the same two from `from_storage` of its own
-//! tensors, and a refusal where the producer raised.
+//! The recorded cases of an integer family (manifest.json + data.bin under tests/data/integer/gptq
+//! and tests/data/integer/awq, made by scripts/gen_integer_gptq_fixtures.py from the live
+//! producer) checked against lowbit: for every case the producer's tensors byte for byte from
+//! `quantize_weight` + `storage`, its float16 dequantized weight from `dequantize_as`, the same
+//! two from `from_storage` of its own tensors, and a refusal where the producer raised.
 
 use lowbit::quant::blocks::{self, Scheme, StoredTensor};
 use lowbit::DType;
