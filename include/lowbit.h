@@ -178,6 +178,16 @@
 // `lowbit_last_error_message`.
 #define LOWBIT_FLAG_ERROR 128
 
+// Every sum exact, one rounding at the end.
+#define LOWBIT_DOT_EXACT 0
+
+// Each product and partial sum rounded to `format` (nearest-even), in index order; block-scaled
+// operands per block, then times the two scales.
+#define LOWBIT_DOT_SEQUENTIAL 1
+
+// `acc = round(acc + a * b)` in `format` with `round`, in index order.
+#define LOWBIT_DOT_FMA 2
+
 // How many distinct formats a process can parse (every ONNX format and hundreds of
 // described ones; a handle is never freed, so a testbench parses its formats once).
 #define LOWBIT_MAX_FORMATS 4096
@@ -239,6 +249,18 @@ typedef struct lowbit_verdict {
   // How the value differs: `LOWBIT_CLASS_*` (`LOWBIT_CLASS_NONE` if it does not).
   int32_t value_class;
 } lowbit_verdict;
+
+// An accumulation model: `kind` (`LOWBIT_DOT_EXACT`, `_SEQUENTIAL` or `_FMA`), the accumulator's
+// float `format` (a handle of `lowbit_format_parse`; not read for exact) and the fma chain's
+// `round` (`LOWBIT_RNE` ... `LOWBIT_RAZ`, not stochastic; not read otherwise).
+typedef struct lowbit_accumulation {
+  // `LOWBIT_DOT_EXACT`, `LOWBIT_DOT_SEQUENTIAL` or `LOWBIT_DOT_FMA`.
+  int32_t kind;
+  // The accumulator's float format.
+  lowbit_format format;
+  // The fma chain's rounding mode.
+  int32_t round;
+} lowbit_accumulation;
 
 #ifdef __cplusplus
 extern "C" {
@@ -403,6 +425,56 @@ int32_t lowbit_check_line(lowbit_format from,
 // The name of a `LOWBIT_CLASS_*` value (`"one_ulp_toward_zero"`, ...; `lowbit check --json`'s
 // keys), a static string; NULL for a value that is no class.
 const char *lowbit_class_name(int32_t class_);
+
+// The model `text` names (`"exact"`, `"sequential-fp32"`, `"sequential,format=F"`,
+// `"fma,format=F[,round=R]"`) into `*out`. Returns `LOWBIT_OK`, or `LOWBIT_ERR_NULL`,
+// `LOWBIT_ERR_FORMAT` (`*out` left as it was) or `LOWBIT_ERR_TOO_MANY_FORMATS`.
+//
+// # Safety
+// `text` is NULL or NUL-terminated; `out` is NULL or points to a writable `lowbit_accumulation`.
+int32_t lowbit_accumulation_parse(const char *text, struct lowbit_accumulation *out);
+
+// `a @ b^T` of `a` (`m` x `k` codes of the ONNX dtype `dtype`, row-major, one code per element
+// in the low bits) and `b` (`n` x `k`), under `model`, as `m` x `n` codes of the float dtype
+// `out` in `result` (the final rounding nearest-even). Returns `LOWBIT_OK`, or
+// `LOWBIT_ERR_NULL`, `LOWBIT_ERR_HANDLE`, `LOWBIT_ERR_FORMAT` (a model or format it cannot
+// take) or `LOWBIT_ERR_DATA` (a size that overflows, a code wider than its dtype); `result`
+// is written only on success.
+//
+// # Safety
+// `a` points to `m * k` codes and `b` to `n * k` (either may be NULL when that is 0);
+// `result` to `m * n` writable codes.
+int32_t lowbit_matmul_t(lowbit_format dtype,
+                        const uint64_t *a,
+                        const uint64_t *b,
+                        size_t m,
+                        size_t n,
+                        size_t k,
+                        struct lowbit_accumulation model,
+                        lowbit_format out,
+                        uint64_t *result);
+
+// `a @ b^T` of two block-scaled matrices (`m` x `k` under `a_scheme` and `n` x `k` under
+// `b_scheme`, blocked along K, each in its scheme's storage layout of `a_len` / `b_len` bytes as
+// `lowbit_blocks_quantize` writes it), under `model`, as `m` x `n` codes of the float dtype `out`
+// in `result`. Returns as `lowbit_matmul_t`; `LOWBIT_ERR_DATA` also for a length that is not the
+// layout's or a scheme a dot product cannot take apart into one scale per block.
+//
+// # Safety
+// The schemes are NULL or NUL-terminated; `a` points to `a_len` readable bytes, `b` to `b_len`;
+// `result` to `m * n` writable codes.
+int32_t lowbit_matmul_t_blocks(const char *a_scheme,
+                               const uint8_t *a,
+                               size_t a_len,
+                               const char *b_scheme,
+                               const uint8_t *b,
+                               size_t b_len,
+                               size_t m,
+                               size_t n,
+                               size_t k,
+                               struct lowbit_accumulation model,
+                               lowbit_format out,
+                               uint64_t *result);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -422,6 +422,84 @@ fn store_each<const N: usize>(raw: &mut [u8], codes: &[u64], bytes: impl Fn(u64)
     }
 }
 
+/// Packs byte codes of `width` bits (1 to 8) as one LSB-first bit stream: code `i` in bits
+/// `width * i ..` of the stream, byte `k` holding stream bits `8k .. 8k + 7`, a final partial
+/// byte padded with zero bits. At widths 1, 2 and 4 this is [`pack_bits`]'s layout; at 3, 5 and
+/// 6 it is MLX's (eight 3- or 5-bit codes in 3 or 5 bytes, four 6-bit codes in 3 bytes). Bits of
+/// a code above `width` are dropped.
+///
+/// ```
+/// use lowbit::packing::{pack_bit_stream, unpack_bit_stream};
+///
+/// // 3-bit codes 1..8 (8 wraps to 0): 0b000_111_110_101_100_011_010_001 in three bytes.
+/// let raw = pack_bit_stream(3, &[1, 2, 3, 4, 5, 6, 7, 8])?;
+/// assert_eq!(raw, [0xD1, 0x58, 0x1F]);
+/// let mut codes = [0u8; 8];
+/// unpack_bit_stream(3, &raw, &mut codes)?;
+/// assert_eq!(codes, [1, 2, 3, 4, 5, 6, 7, 0]);
+/// # Ok::<(), lowbit::Error>(())
+/// ```
+pub fn pack_bit_stream(width: u32, codes: &[u8]) -> Result<Vec<u8>> {
+    let len = bit_stream_len(width, codes.len())?;
+    let mut raw = vec![0u8; len];
+    let mask = (1u32 << width) - 1;
+    let mut bit = 0usize;
+    for &code in codes {
+        let v = (u32::from(code) & mask) << (bit % 8);
+        let at = bit / 8;
+        raw[at] |= v as u8;
+        if v >> 8 != 0 {
+            raw[at + 1] |= (v >> 8) as u8;
+        }
+        bit += width as usize;
+    }
+    Ok(raw)
+}
+
+/// Bytes that `n` codes of `width` bits (1 to 8) take as [`pack_bit_stream`] packs them.
+pub fn bit_stream_len(width: u32, n: usize) -> Result<usize> {
+    if !(1..=8).contains(&width) {
+        return Err(Error::OutOfRange {
+            op: "pack_bit_stream".into(),
+            what: "the code width in bits".into(),
+            value: i128::from(width),
+            low: 1,
+            high: 8,
+        });
+    }
+    n.checked_mul(width as usize)
+        .map(|bits| bits.div_ceil(8))
+        .ok_or_else(|| Error::TooLarge { what: format!("{n} codes of {width} bits") })
+}
+
+/// The codes [`pack_bit_stream`] packed into `raw`, one per element of `codes`; `raw` must be
+/// exactly `bit_stream_len(width, codes.len())` bytes.
+pub fn unpack_bit_stream(width: u32, raw: &[u8], codes: &mut [u8]) -> Result<()> {
+    let need = bit_stream_len(width, codes.len())?;
+    if raw.len() != need {
+        return Err(Error::RawLength { dtype: "bit stream", elements: codes.len(), expected: need, actual: raw.len() });
+    }
+    let mask = (1u64 << width) - 1;
+    let w = width as usize;
+    // Whole 8-byte words hold 64 / width codes when width divides 64, else lcm-sized runs:
+    // read each code from the little-endian 64-bit window starting at its byte.
+    let full = raw.len().saturating_sub(7);
+    for (i, c) in codes.iter_mut().enumerate() {
+        let bit = i * w;
+        let at = bit / 8;
+        let window = if at < full {
+            u64::from_le_bytes(raw[at..at + 8].try_into().expect("eight bytes"))
+        } else {
+            let mut b = [0u8; 8];
+            let tail = &raw[at..];
+            b[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(b)
+        };
+        *c = ((window >> (bit % 8)) & mask) as u8;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

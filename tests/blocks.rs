@@ -557,3 +557,27 @@ fn empty_tensor_under_one_scale_is_refused() {
     let q = blocks::quantize::<f32>(&[], &[0, 4], &channel, -1, None).unwrap();
     assert!(q.elements.is_empty());
 }
+
+#[test]
+fn fp8_bytes_read_with_the_scale_dtype_said() {
+    // fp8:channel of a float16 row [1.0, -2.0]: scale 2/448 in float16; the bytes hold two
+    // E4M3 codes and one two-byte scale, which read as float16 when said.
+    let x = [half::f16::from_f32(1.0), half::f16::from_f32(-2.0)];
+    let scheme = Scheme::parse("fp8:channel").unwrap();
+    let q = blocks::quantize(&x, &[1, 2], &scheme, -1, None).unwrap();
+    let Scales::Float16(halves) = &q.scales else { panic!("float16 scales: {:?}", q.scales) };
+    let bytes = q.to_bytes().unwrap();
+    assert_eq!(bytes.len(), 4);
+    let guessed = blocks::from_bytes(&bytes, &scheme, &[1, 2], -1).unwrap();
+    assert_eq!(guessed.scales, Scales::Bfloat16(halves.clone()));
+    let said = blocks::from_bytes_with_scale_dtype(&bytes, &scheme, &[1, 2], -1, lowbit::DType::Float16).unwrap();
+    assert_eq!(said, q);
+    // Four-byte scales are float32 only; a scheme with its own scale format takes no dtype.
+    let err = blocks::from_bytes_with_scale_dtype(&bytes, &scheme, &[1, 2], -1, lowbit::DType::Float).unwrap_err();
+    assert!(err.to_string().contains("1 scales of 2 bytes each, not FLOAT"), "{err}");
+    let mx = Scheme::parse("ocp:mxfp8e4m3").unwrap();
+    let q = blocks::quantize(&[1.0f32; 32], &[32], &mx, -1, None).unwrap();
+    let err = blocks::from_bytes_with_scale_dtype(&q.to_bytes().unwrap(), &mx, &[32], -1, lowbit::DType::Float16)
+        .unwrap_err();
+    assert!(err.to_string().contains("not stored in the input's dtype"), "{err}");
+}

@@ -200,7 +200,8 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let (_, convention, scheme, _, values, _) = decoded(dir.path());
     assert_eq!((convention, scheme.as_deref()), ("compressed-tensors float-quantized", Some("fp8:channel")));
     assert_eq!(values, [2.0, -2.0, 0.5, -0.5]);
-    // int4 pack-quantized: listed with its tensors, refused for decoding with the reason.
+    // int4 pack-quantized with no weights arguments in the config: compressed-tensors' defaults
+    // (symmetric; one group per row where no group_size is given), its three tensors.
     let dir = folder(
         &[
             ("l.weight_packed", DType::Int32, &[1, 1], vec![0; 4]),
@@ -214,7 +215,9 @@ fn fp8_with_float32_scales_and_int4_refused() {
     let weights = recognise(&ckpt);
     assert_eq!(weights.len(), 1);
     assert_eq!(weights[0].tensors().len(), 3);
-    assert!(weights[0].problems[0].contains("no recipe"), "{:?}", weights[0].problems);
+    assert_eq!(weights[0].convention, "compressed-tensors pack-quantized");
+    assert_eq!(weights[0].scheme.as_deref(), Some("compressed-tensors:int4,channel"));
+    assert_eq!(weights[0].shape, [1, 8]);
 }
 
 fn lowbit() -> Command {
@@ -555,5 +558,134 @@ fn inspect_takes_the_fp8_layout_from_the_config_where_one_scale_fits_several() {
         let w = v["weights"].as_array().unwrap().iter().find(|w| w["name"] == "small.weight").unwrap();
         assert_eq!(w["scheme"], scheme, "{w}");
         assert_eq!(w["problems"].as_array().unwrap().len(), 0, "{w}");
+    }
+}
+
+#[test]
+fn dequantize_stops_at_a_weight_it_cannot_decode_unless_told_to_keep_it() {
+    // A GPTQ-named weight with no qzeros (a problem: not decodable) beside a float16 tensor.
+    let qweight: Vec<u8> = (0u8..32).collect();
+    let scales = vec![0x00, 0x3C, 0x00, 0x40];
+    let a = folder(
+        &[
+            ("l.qweight", DType::Int32, &[1, 2], qweight[..8].to_vec()),
+            ("l.scales", DType::Float16, &[1, 2], scales.clone()),
+            ("norm.weight", DType::Float16, &[2], vec![0x00, 0x3C, 0x00, 0xC0]),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 8}}"#),
+        None,
+    );
+    let out = a.path().join("d.safetensors");
+    let failed = lowbit().args(["checkpoint", "dequantize", "--out"]).arg(&out).arg(a.path()).output().unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&failed.stderr);
+    assert!(message.contains("\"l.weight\"") && message.contains("no qzeros beside qweight"), "{message}");
+    assert!(message.contains("--skip REGEX") && message.contains("--keep-unsupported"), "{message}");
+    assert!(!out.exists());
+    let kept = lowbit()
+        .args(["checkpoint", "dequantize", "--keep-unsupported", "--out"])
+        .arg(&out)
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert!(kept.status.success(), "{}", String::from_utf8_lossy(&kept.stderr));
+    let warning = String::from_utf8_lossy(&kept.stderr);
+    assert!(warning.contains("warning: l.weight: copied as stored (no qzeros beside qweight)"), "{warning}");
+    let d = Checkpoint::open(&out).unwrap();
+    let names: Vec<&str> = d.tensors().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["l.qweight", "l.scales", "norm.weight"]);
+    let q = d.tensor("l.qweight").unwrap();
+    assert_eq!((q.stored.to_string().as_str(), d.bytes(q)), ("INT32", &qweight[..8]));
+    let s = d.tensor("l.scales").unwrap();
+    assert_eq!((s.stored.to_string().as_str(), d.bytes(s)), ("FLOAT16", &scales[..]));
+    // The float16 tensor beside them is converted to float32 as ever: 1.0, -2.0.
+    assert_eq!(d.bytes(d.tensor("norm.weight").unwrap()), f32s(&[1.0, -2.0]));
+}
+
+#[test]
+fn nan_bits_that_depend_on_the_place_in_the_whole_tensor_survive_banded_decoding() {
+    use lowbit::quant::blocks::{self, Scales, Scheme};
+    // compressed-tensors FP8 per-tensor of a bfloat16 model, every value NaN: torch's bfloat16
+    // multiply writes 0xFFFF in its vector loop and 0x7FC0 in the tail of the whole tensor. The
+    // checkpoint decoder reads more than one band of rows here (5 x 1,048,583 elements); its
+    // result equals the whole tensor's dequantize, which tests/blocks_fixtures.rs checks against
+    // compressed-tensors.
+    let (rows, cols) = (5usize, 1_048_583usize);
+    let x = vec![half::bf16::from_bits(0x7FC0); rows * cols];
+    let scheme = Scheme::parse("fp8:tensor").unwrap();
+    let q = blocks::quantize(&x, &[rows, cols], &scheme, -1, None).unwrap();
+    let Scales::Bfloat16(scale) = &q.scales else { panic!("bfloat16 scale") };
+    let dir = folder(
+        &[
+            ("l.weight", DType::Float8E4M3FN, &[rows, cols], q.elements.clone()),
+            ("l.weight_scale", DType::Bfloat16, &[1], scale[0].to_le_bytes().to_vec()),
+        ],
+        Some(r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized"}}"#),
+        None,
+    );
+    let (_, _, scheme_name, _, values, _) = decoded(dir.path());
+    assert_eq!(scheme_name.as_deref(), Some("fp8:tensor"));
+    let whole = q.dequantize().unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let (got, want) = (bits(&values), bits(&whole));
+    assert!(want.contains(&0xFFFF_0000) && want.contains(&0x7FC0_0000), "both kinds of NaN");
+    let first = got.iter().zip(&want).position(|(a, b)| a != b);
+    assert_eq!(first, None, "first difference at {first:?}");
+}
+
+/// Writes the tensors a producer saves (`blocks::storage`) under `prefix` with `config`.
+fn producer_folder(prefix: &str, tensors: &[lowbit::quant::blocks::StoredTensor], config: &str) -> tempfile::TempDir {
+    let named: Vec<(String, DType, Vec<usize>, Vec<u8>)> =
+        tensors.iter().map(|t| (format!("{prefix}{}", t.name), t.dtype, t.shape.clone(), t.data.clone())).collect();
+    let refs: Vec<(&str, DType, &[usize], Vec<u8>)> =
+        named.iter().map(|(n, d, s, b)| (n.as_str(), *d, s.as_slice(), b.clone())).collect();
+    folder(&refs, Some(config), None)
+}
+
+#[test]
+fn compressed_tensors_integer_weights_decode_as_their_scheme_dequantizes() {
+    use lowbit::quant::blocks::{self, Scheme};
+    let (rows, cols) = (4usize, 64usize);
+    let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0).collect();
+    let raw: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (scheme, weights, format, convention) in [
+        (
+            "compressed-tensors:int4,group=32",
+            r#"{"num_bits": 4, "strategy": "group", "group_size": 32, "symmetric": true}"#,
+            "pack-quantized",
+            "compressed-tensors pack-quantized",
+        ),
+        (
+            "compressed-tensors:int4,group=32,asym",
+            r#"{"num_bits": 4, "strategy": "group", "group_size": 32, "symmetric": false}"#,
+            "pack-quantized",
+            "compressed-tensors pack-quantized",
+        ),
+        (
+            "compressed-tensors:int8,channel,format=int-quantized",
+            r#"{"num_bits": 8, "strategy": "channel", "symmetric": true}"#,
+            "int-quantized",
+            "compressed-tensors int-quantized",
+        ),
+    ] {
+        let s = Scheme::parse(scheme).unwrap();
+        let q = blocks::quantize_weight(DType::Float, &raw, &[rows, cols], &s, None).unwrap();
+        let config = format!(
+            r#"{{"quantization_config": {{"quant_method": "compressed-tensors", "format": "{format}",
+                "config_groups": {{"group_0": {{"weights": {weights}, "targets": ["Linear"]}}}}}}}}"#
+        );
+        let dir = producer_folder("model.layers.0.mlp.up_proj.", &blocks::storage(&q).unwrap(), &config);
+        let (name, got_convention, got_scheme, shape, values, _) = decoded(dir.path());
+        assert_eq!(name, "model.layers.0.mlp.up_proj.weight");
+        assert_eq!(
+            (got_convention, got_scheme.as_deref(), shape.as_slice()),
+            (convention, Some(scheme), &[rows, cols][..])
+        );
+        let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
     }
 }

@@ -251,6 +251,28 @@ fn dash_is_standard_output_and_binary_output_never_goes_to_a_terminal_without_ra
         .output()
         .unwrap();
     assert_eq!(out.stdout, std::fs::read(&q).unwrap());
+    // dequantize and ggml's block types alike; a scheme writing two files refuses `-`.
+    let d = dir.path().join("d.pb");
+    let (ok, _, err) = lowbit(&["dequantize", q.to_str().unwrap(), "--scale", "0.5", "--out", d.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(["dequantize", q.to_str().unwrap(), "--scale", "0.5", "--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, std::fs::read(&d).unwrap());
+    let w = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/w.pb");
+    let b = dir.path().join("b.pb");
+    let (ok, _, err) = lowbit(&["quantize", "--scheme", "ggml:q4_1", w, "--out", b.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_lowbit"))
+        .args(["quantize", "--scheme", "ggml:q4_1", w, "--out", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, std::fs::read(&b).unwrap());
+    let s = dir.path().join("s.pb");
+    let (ok, _, err) = lowbit(&["quantize", "--scheme", "ocp:mxfp4", w, "--out", "-", "--scales", s.to_str().unwrap()]);
+    assert!(!ok && err.contains("- is for a single output"), "{err}");
+    assert!(!s.exists());
     // A terminal on standard output (through script(1)): refused, naming --raw; --raw writes.
     if !std::path::Path::new("/usr/bin/script").exists() {
         eprintln!("no /usr/bin/script: the terminal half is not run");
@@ -263,6 +285,8 @@ fn dash_is_standard_output_and_binary_output_never_goes_to_a_terminal_without_ra
         (format!("{bin} cast --to f16 {x} -"), true),
         (format!("echo '[\"3.5\"]' | {bin} cast --from string --to f16 --raw"), false),
         (format!("echo '[\"3.5\"]' | {bin} cast --from f16 --to string"), false),
+        (format!("{bin} quantize {x} --scale 0.5 --out -"), true),
+        (format!("{bin} quantize {x} --scale 0.5 --out - --raw"), false),
     ] {
         let out = Command::new("/usr/bin/script").args(["-qec", &command, "/dev/null"]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);

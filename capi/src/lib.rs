@@ -17,6 +17,7 @@ mod boundary;
 mod bulk;
 mod check;
 mod conversion;
+mod dot;
 mod handles;
 mod tables;
 
@@ -41,6 +42,10 @@ pub use conversion::{
     LOWBIT_PROFILE_TORCH, LOWBIT_PROFILE_TORCH_DEFAULT, LOWBIT_PROFILE_XLA, LOWBIT_RAZ, LOWBIT_RDN, LOWBIT_RMM,
     LOWBIT_RNE, LOWBIT_ROD, LOWBIT_RTZ, LOWBIT_RUP, LOWBIT_STOCHASTIC, LOWBIT_TININESS_AFTER, LOWBIT_TININESS_BEFORE,
     LOWBIT_TININESS_DELIVERED,
+};
+pub use dot::{
+    lowbit_accumulation, lowbit_accumulation_parse, lowbit_matmul_t, lowbit_matmul_t_blocks, LOWBIT_DOT_EXACT,
+    LOWBIT_DOT_FMA, LOWBIT_DOT_SEQUENTIAL,
 };
 pub use handles::LOWBIT_MAX_FORMATS;
 

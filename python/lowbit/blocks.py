@@ -188,14 +188,17 @@ def quantize(x: Any, scheme: str, *, axis: int = -1, global_scale: Any = None, i
 
 
 def from_bytes(data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: str = "linear",
-               out_type: Optional[str] = None) -> Quantized:
+               scale_dtype: Any = None, out_type: Optional[str] = None) -> Quantized:
     """The reverse of :meth:`Quantized.to_bytes` for a tensor of `shape` (`data`: bytes, a uint8
-    array or a uint8 CPU tensor) whose scales are in `layout`."""
+    array or a uint8 CPU tensor) whose scales are in `layout`. Schemes whose scales are in the
+    input's dtype (``fp8:*``) cannot tell float16 from bfloat16 scales by their bytes: two-byte
+    scales are read as bfloat16 unless `scale_dtype` (``np.float16``, ``"float16"``, ...) says."""
     from . import _as_bytes, _shape
 
     want_torch = _torch.wants_torch(out_type, data)
     dims = _shape(shape)
-    native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis), str(layout))
+    d = None if scale_dtype is None else _dtypes.resolve(_torch.dtype_in(scale_dtype))
+    native = _native.blocks_from_bytes(_as_bytes(_torch.numpy_in(data)), scheme, list(dims), int(axis), str(layout), d)
     return Quantized(native, scheme, int(axis), want_torch)
 
 

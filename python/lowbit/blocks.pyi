@@ -36,7 +36,14 @@ def quantize(
 ) -> Quantized: ...
 def from_storage(tensors: Mapping[str, Any], scheme: str, shape: Any, *, out_type: Optional[str] = None) -> Quantized: ...
 def from_bytes(
-    data: Any, scheme: str, shape: Any, *, axis: int = -1, layout: str = ..., out_type: Optional[str] = None
+    data: Any,
+    scheme: str,
+    shape: Any,
+    *,
+    axis: int = -1,
+    layout: str = ...,
+    scale_dtype: Any = None,
+    out_type: Optional[str] = None,
 ) -> Quantized: ...
 def from_arrays(
     elements: Any,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 import numpy as np
@@ -118,18 +119,25 @@ def open(path: Any) -> Checkpoint:  # noqa: A001 (`lowbit.checkpoint.open`, as `
 
 
 
-def dequantize(path: Any, out: Any, dtype: str = "float32", shard: Optional[tuple] = None, threads: int = 1) -> None:
+def dequantize(path: Any, out: Any, dtype: str = "float32", shard: Optional[tuple] = None, threads: int = 1,
+               keep_unsupported: bool = False) -> None:
     """Writes the checkpoint at `path` dequantized into the safetensors file `out`, all or nothing,
     as ``lowbit checkpoint dequantize`` does: every quantized weight decoded as its convention says,
     other float tensors converted to `dtype` (``"float32"``, ``"bfloat16"`` or ``"float16"``), the
     rest copied. ``shard=(k, n)`` writes only the k-th of n contiguous slices of the weights (k from
     1; the n slices hold every weight once), so that n workers can each take one: a Dask or Ray task
     per shard, for instance. One thread streams each weight a piece at a time (bounded memory);
-    ``threads=N`` decodes N weights at once, each whole in memory. The GIL is released meanwhile."""
+    ``threads=N`` decodes N weights at once, each whole in memory. The GIL is released meanwhile.
+    A weight lowbit cannot decode raises :class:`lowbit.Error` naming it; with
+    ``keep_unsupported=True`` its tensors are copied as stored and a :class:`UserWarning` names
+    each."""
     if shard is not None:
         k, n = shard
         shard = (int(k), int(n))
-    _native.checkpoint_dequantize(os.fspath(path), os.fspath(out), dtype, shard, int(threads))
+    kept = _native.checkpoint_dequantize(os.fspath(path), os.fspath(out), dtype, shard, int(threads),
+                                         bool(keep_unsupported))
+    for note in kept:
+        warnings.warn(note, UserWarning, stacklevel=2)
 
 
 def write_gguf(path: Any, tensors: Mapping[str, tuple], metadata: Optional[Mapping[str, str]] = None) -> None:

@@ -30,6 +30,13 @@ fn scale_kind_bytes(scales: &Scales) -> (&'static str, Vec<u8>) {
     }
 }
 
+impl BlocksQuantized {
+    /// The crate's tensor (for `lowbit.dot`).
+    pub(crate) fn quantized(&self) -> &Quantized {
+        &self.quantized
+    }
+}
+
 #[pymethods]
 impl BlocksQuantized {
     /// The tensor's shape.
@@ -266,8 +273,10 @@ pub(crate) fn blocks_from_storage(
     })
 }
 
-/// The reverse of `BlocksQuantized.to_bytes`.
+/// The reverse of `BlocksQuantized.to_bytes` (`scale_dtype`: the dtype of scales stored in the
+/// input's dtype).
 #[pyfunction]
+#[pyo3(signature = (data, scheme, shape, axis, layout, scale_dtype=None))]
 pub(crate) fn blocks_from_bytes(
     py: Python<'_>,
     data: PyReadonlyArray1<'_, u8>,
@@ -275,12 +284,22 @@ pub(crate) fn blocks_from_bytes(
     shape: Vec<usize>,
     axis: i64,
     layout: &str,
+    scale_dtype: Option<&str>,
 ) -> PyResult<BlocksQuantized> {
     guarded(py, || {
         let scheme = Scheme::parse(scheme).or_raise(py)?;
         let layout = ScaleLayout::parse(layout).or_raise(py)?;
-        let quantized =
-            blocks::from_bytes_in(slice(py, &data, "data")?, &scheme, &shape, axis, layout).or_raise(py)?;
+        let data = slice(py, &data, "data")?;
+        let quantized = match scale_dtype {
+            None => blocks::from_bytes_in(data, &scheme, &shape, axis, layout).or_raise(py)?,
+            Some(d) => {
+                if layout.name != "linear" {
+                    return Err(usage(py, "scale_dtype is for the linear layout (scales in the input's dtype)".to_string()));
+                }
+                let d = DType::parse(d).or_raise(py)?;
+                blocks::from_bytes_with_scale_dtype(data, &scheme, &shape, axis, d).or_raise(py)?
+            }
+        };
         Ok(BlocksQuantized { quantized })
     })
 }

@@ -97,9 +97,10 @@ impl NativeCheckpoint {
 }
 
 /// Dequantizes the checkpoint at `path` (or slice `shard` = (K, N) of its weights, K from 1)
-/// into the safetensors file `out`, all or nothing: `lowbit checkpoint dequantize`.
+/// into the safetensors file `out`, all or nothing: `lowbit checkpoint dequantize`. The answer
+/// lists the weights copied as stored under `keep_unsupported`, with the reason.
 #[pyfunction]
-#[pyo3(signature = (path, out, dtype, shard=None, threads=1))]
+#[pyo3(signature = (path, out, dtype, shard=None, threads=1, keep_unsupported=false))]
 pub fn checkpoint_dequantize(
     py: Python<'_>,
     path: &str,
@@ -107,7 +108,8 @@ pub fn checkpoint_dequantize(
     dtype: &str,
     shard: Option<(usize, usize)>,
     threads: usize,
-) -> PyResult<()> {
+    keep_unsupported: bool,
+) -> PyResult<Vec<String>> {
     guarded(py, || {
         let float = match dtype {
             "float32" => lowbit::DType::Float,
@@ -123,7 +125,8 @@ pub fn checkpoint_dequantize(
         py.detach(|| {
             let checkpoint = Checkpoint::open(path)?;
             let weights = shard_of(recognise(&checkpoint), shard)?;
-            write_dequantized(&checkpoint, &weights, std::path::Path::new(out), float, threads, &mut |_| {})
+            let out = std::path::Path::new(out);
+            write_dequantized(&checkpoint, &weights, out, float, threads, keep_unsupported, &mut |_| {})
         })
         .or_raise(py)
     })

@@ -100,20 +100,23 @@ fn reproduced<'py>(py: Python<'py>, r: &Reproduced) -> PyResult<Bound<'py, PyDic
 /// Which recipe made `quantized` from `original`: `{"summary", "exact", "overall": [...],
 /// "weights": [{"name", "stored_scheme", "ranking": [...]}, ...]}`, rankings best first.
 #[pyfunction]
-#[pyo3(signature = (quantized, original, threads=None, shard=None))]
+#[pyo3(signature = (quantized, original, threads=None, shard=None, only=None, skip=None))]
 pub fn checkpoint_which<'py>(
     py: Python<'py>,
     quantized: &str,
     original: &str,
     threads: Option<usize>,
     shard: Option<(usize, usize)>,
+    only: Option<&str>,
+    skip: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guarded(py, || {
         let shard = shard_of(py, shard)?;
+        let selection = Selection::new(only, skip).or_raise(py)?;
         let origins = py
             .detach(|| {
                 let (q, o) = (Checkpoint::open(quantized)?, Checkpoint::open(original)?);
-                which(&q, &o, &Selection::default(), threads_or_all(threads), shard, &mut |_, _| {})
+                which(&q, &o, &selection, threads_or_all(threads), shard, &mut |_, _| {})
             })
             .or_raise(py)?;
         let totals = overall(&origins);
@@ -147,7 +150,8 @@ pub fn checkpoint_which<'py>(
 
 /// Converts MXFP4 / NVFP4 weights to the convention `to`; returns the files written.
 #[pyfunction]
-#[pyo3(signature = (path, to, out, threads=None, shard=None))]
+#[pyo3(signature = (path, to, out, threads=None, shard=None, only=None, skip=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn checkpoint_convert(
     py: Python<'_>,
     path: &str,
@@ -155,13 +159,16 @@ pub fn checkpoint_convert(
     out: &str,
     threads: Option<usize>,
     shard: Option<(usize, usize)>,
+    only: Option<&str>,
+    skip: Option<&str>,
 ) -> PyResult<Vec<String>> {
     guarded(py, || {
         let shard = shard_of(py, shard)?;
+        let selection = Selection::new(only, skip).or_raise(py)?;
         let written = py
             .detach(|| {
                 let ckpt = Checkpoint::open(path)?;
-                convert_checkpoint(&ckpt, to, std::path::Path::new(out), &Selection::default(), threads_or_all(threads), shard, &mut |_, _| {})
+                convert_checkpoint(&ckpt, to, std::path::Path::new(out), &selection, threads_or_all(threads), shard, &mut |_, _| {})
             })
             .or_raise(py)?;
         Ok(written.iter().map(|p| p.display().to_string()).collect())

@@ -185,3 +185,17 @@ def test_to_bytes_layout_round_trip():
         q.to_bytes(layout="cublas")
     with pytest.raises(lowbit.Error, match="one-byte scales"):
         blocks.quantize(np.ones(32, np.float32), "ggml:q8_0").to_bytes(layout="cublas128x4")
+
+
+def test_from_bytes_reads_float16_scales_when_told():
+    x = np.array([[1.0, -2.0]], np.float16)
+    q = lowbit.blocks.quantize(x, "fp8:channel")
+    assert q.scales.dtype == np.float16
+    data = q.to_bytes()
+    back = lowbit.blocks.from_bytes(data, "fp8:channel", (1, 2), scale_dtype=np.float16)
+    assert back.scales.dtype == np.float16 and back.scales.tobytes() == q.scales.tobytes()
+    assert back.dequantize().tobytes() == q.dequantize().tobytes()
+    guessed = lowbit.blocks.from_bytes(data, "fp8:channel", (1, 2))
+    assert guessed.scales.dtype == lowbit.blocks._SCALE_DTYPES["bfloat16"]
+    with pytest.raises(lowbit.Error, match="not stored in the input's dtype"):
+        lowbit.blocks.from_bytes(bytes(17), "ocp:mxfp8e4m3", (16,), scale_dtype="float16")

@@ -69,3 +69,30 @@ def test_convert_refuses_what_the_target_cannot_hold(tmp_path):
     with pytest.raises(lowbit.Error, match="element 5"):
         lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "w.gguf")
     assert not (tmp_path / "w.gguf").exists()
+
+
+def test_which_and_convert_take_only_and_skip(tmp_path):
+    found = lowbit.checkpoint.which(FIXTURES / "modelopt-nvfp4", FIXTURES / "original", only="up_proj")
+    assert [w["name"] for w in found["weights"]] == ["model.layers.0.mlp.up_proj.weight"]
+    found = lowbit.checkpoint.which(FIXTURES / "modelopt-nvfp4", FIXTURES / "original", skip="up_proj")
+    assert [w["name"] for w in found["weights"]] == ["model.layers.0.self_attn.o_proj.weight"]
+    # Two gpt-oss weights; the one left out is copied as stored, not converted: to a GGUF, whose
+    # types hold no UINT8 tensor, that is refused naming it; to compressed-tensors it is copied.
+    good = np.zeros((1, 1, 16), np.uint8)
+    bad = good.copy()
+    bad[0, 0, 2] = 0x80
+    (tmp_path / "src").mkdir()
+    safetensors_numpy.save_file({"a_blocks": good, "a_scales": np.array([[127]], np.uint8),
+                                 "b_blocks": bad, "b_scales": np.array([[127]], np.uint8)},
+                                str(tmp_path / "src" / "model.safetensors"))
+    with pytest.raises(lowbit.Error, match="element 5"):
+        lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "all.gguf")
+    with pytest.raises(lowbit.Error, match="b_blocks"):
+        lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "a.gguf", skip="^b")
+    lowbit.checkpoint.convert(tmp_path / "src", "compressed-tensors", tmp_path / "ct", only="^a")
+    out = lowbit.checkpoint.open(tmp_path / "ct")
+    assert out["b_blocks"].tobytes() == bad.tobytes()
+    names = [t["name"] for t in out.tensors()]
+    assert "a_blocks" not in names and any(n.startswith("a") and n.endswith("packed") for n in names), names
+    with pytest.raises(lowbit.Error, match="regular expression|regex"):
+        lowbit.checkpoint.convert(tmp_path / "src", "ggml", tmp_path / "x.gguf", only="(")

@@ -44,3 +44,29 @@ def test_output_dtype_and_refusals():
         lowbit.dot.matmul_t(a, b.astype(np.float16))
     with pytest.raises(lowbit.Error, match="models"):
         lowbit.dot.matmul_t(a, b, model="kahan")
+
+
+def test_block_scaled_operands_equal_the_rational_computation():
+    record = json.loads((DATA.parent / "block_gemms.json").read_text())
+    compared = 0
+
+    def operand(scheme, v, rows, k):
+        elements = np.array(v["elements"], np.uint8).reshape(rows, k)
+        scales = np.array(v["scales"], np.uint8).reshape(rows, -1)
+        g = v["global_scale"]
+        return lowbit.blocks.from_arrays(elements, scales, scheme, global_scale=None if g is None else np.float32(g))
+
+    for case in record["cases"]:
+        a = operand(case["a_scheme"], case["a"], case["m"], case["k"])
+        b = operand(case["b_scheme"], case["b"], case["n"], case["k"])
+        for model in ("exact", "sequential-fp32"):
+            got = lowbit.dot.matmul_t(a, b, model=model)
+            assert got.shape == (case["m"], case["n"])
+            assert got.reshape(-1).view(np.uint32).tolist() == case[model], (case["a_scheme"], case["b_scheme"], model)
+            compared += got.size
+    assert compared >= 100
+    # A block-scaled operand against a plain one: MXFP4 ones (code 2, scale 1) against 0.5s.
+    ones = lowbit.blocks.from_arrays(np.full((1, 32), 2, np.uint8), np.array([[127]], np.uint8), "ocp:mxfp4")
+    assert lowbit.dot.matmul_t(np.full((2, 32), 0.5, np.float32), ones).tolist() == [[16.0], [16.0]]
+    with pytest.raises(lowbit.ShapeError):
+        lowbit.dot.matmul_t(np.full((2, 16), 0.5, np.float32), ones)

@@ -13,7 +13,7 @@
 //! | compressed-tensors `nvfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (F8_E4M3 `[M, N/16]`), `P.weight_global_scale` (F32) | `compressed-tensors:nvfp4` |
 //! | compressed-tensors `mxfp4-pack-quantized` | `P.weight_packed` (U8 `[M, N/2]`), `P.weight_scale` (U8 E8M0 `[M, N/32]`) | `compressed-tensors:mxfp4` |
 //! | FP8 with a float scale (compressed-tensors `float-quantized`, ModelOpt FP8) | `NAME` (F8_E4M3), `NAME_scale` (F32, or BF16 as compressed-tensors stores a bfloat16 model's: one value, one per row, or one per block) | `fp8:tensor`, `fp8:channel`, `fp8:block=RxC` |
-//! | compressed-tensors `pack-quantized` (int4/int8) | `P.weight_packed` (I32), `P.weight_scale`, `P.weight_zero_point` | none in lowbit: listed, refused for conversion |
+//! | integer and codebook weights: GPTQ, AWQ, compressed-tensors `pack-quantized`, bitsandbytes 4-bit, MLX affine | their producers' tensors (`integer_conventions`) | `gptq:...`, `awq:...`, `compressed-tensors:int4,...`, `bnb:nf4,...`, `mlx:affine,...` |
 //! | GGUF | one tensor of a ggml type | `ggml:q8_0`, `ggml:q4_0`, `ggml:mxfp4`, `ggml:nvfp4`; other types listed, refused |
 
 use super::{Checkpoint, Container, StoredTensor, StoredType};
@@ -32,6 +32,9 @@ pub enum ElementStorage {
     GgmlBlocks,
     /// Plain elements: not quantized.
     Plain,
+    /// An integer or codebook weight: its producer's tensors ([`LogicalWeight::parts`]), read
+    /// by the scheme's `from_storage`.
+    Producer,
 }
 
 /// One weight as a user thinks of it: its name, its convention and scheme, and the tensors
@@ -58,6 +61,9 @@ pub struct LogicalWeight {
     pub global_scale: Option<String>,
     /// Other tensors of the weight (zero points), listed and kept.
     pub others: Vec<String>,
+    /// [`ElementStorage::Producer`]: each producer name (`qweight`, `scales`, ...) with the
+    /// checkpoint's tensor.
+    pub parts: Vec<(String, String)>,
     /// What does not fit the convention (shapes, dtypes), or why it cannot be decoded.
     pub problems: Vec<String>,
 }
@@ -75,6 +81,7 @@ impl LogicalWeight {
             scales: None,
             global_scale: None,
             others: Vec::new(),
+            parts: Vec::new(),
             problems: Vec::new(),
         }
     }
@@ -162,6 +169,8 @@ pub fn recognise(ckpt: &Checkpoint) -> Vec<LogicalWeight> {
         let sibling = |suffix: &str| ckpt.tensor(&format!("{}{suffix}", t.name));
         let w = if ckpt.container() == Container::Gguf {
             Some(ggml_weight(t))
+        } else if let Some(w) = super::integer_conventions::recognise(ckpt, t) {
+            Some(w)
         } else if let (Some(base), true) = (t.name.strip_suffix("_blocks"), is(Some(t), DType::Uint8)) {
             ckpt.tensor(&format!("{base}_scales"))
                 .filter(|s| is(Some(s), DType::Uint8))
@@ -241,6 +250,7 @@ fn quantized(
         scales: None,
         global_scale: None,
         others: Vec::new(),
+        parts: Vec::new(),
         problems: Vec::new(),
     }
 }
@@ -410,6 +420,7 @@ fn compressed_tensors(
         scales: scale.map(|s| s.name.clone()),
         global_scale: global.filter(|_| inferred == "nvfp4").map(|g| g.name.clone()),
         others: zero_point.map(|z| z.name.clone()).into_iter().collect(),
+        parts: Vec::new(),
         problems: Vec::new(),
     };
     if inferred == "mxfp4" {
@@ -494,6 +505,7 @@ fn fp8_scaled(
         scales: Some(scale.name.clone()),
         global_scale: None,
         others: Vec::new(),
+        parts: Vec::new(),
         problems: Vec::new(),
     };
     if scheme.is_none() {

@@ -83,6 +83,9 @@ pub(super) fn pieces(
         return plain_pieces(ckpt, elements, target, out);
     };
     let scheme = Scheme::parse(scheme_name)?;
+    if w.storage == ElementStorage::Producer {
+        return producer_pieces(ckpt, w, &scheme, target, out);
+    }
     let shape = if w.shape.is_empty() { vec![1] } else { w.shape.clone() };
     let cols = *shape.last().expect("not empty");
     let rows: usize = shape[..shape.len() - 1].iter().product();
@@ -98,6 +101,7 @@ pub(super) fn pieces(
             _ => return Err(refuse("a ggml scheme on a tensor that is not ggml blocks".into())),
         },
         ElementStorage::Plain => return Err(refuse("a scheme on plain elements".into())),
+        ElementStorage::Producer => unreachable!("read by producer_pieces above"),
     };
     if row_bytes as u64 * rows as u64 != elements.len {
         return Err(refuse(format!("{} bytes hold {rows} rows of {cols} elements", elements.len)));
@@ -114,12 +118,15 @@ pub(super) fn pieces(
         }
         None => None,
     };
-    if path == Path::Tiles {
+    // The implementations' NaN bits can depend on an element's place in the whole tensor (torch's
+    // vector loops and their tails): a weight holding a NaN under such a row is decoded whole.
+    let whole = position_rules(&scheme) && nan_anywhere(ckpt, w, &scheme, elements, scales, global)?;
+    if path == Path::Tiles && !whole {
         if let Some(fast) = super::tiles::fast_weight(ckpt, w, &scheme, global, target)? {
             return fast.run(ckpt, out);
         }
     }
-    let band = (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows;
+    let band = if whole { rows.max(1) } else { (PIECE_ELEMENTS / cols.max(1)).max(1).div_ceil(tile_rows) * tile_rows };
     let plan =
         (target != DType::Float).then(|| Plan::new(DType::Float, target, &CastOptions::default())).transpose()?;
     let mut r0 = 0;
@@ -152,6 +159,96 @@ pub(super) fn pieces(
             }
         }
         r0 = r1;
+    }
+    Ok(())
+}
+
+/// Whether the scheme's row writes NaN bits that depend on an element's or a block's place in
+/// the whole tensor (`NanRules`: vector lanes and their tails, the per-tensor scale's tail).
+fn position_rules(scheme: &Scheme) -> bool {
+    let nan = &scheme.recipe().nan;
+    !nan.lanes.is_empty() || nan.global_tail.1 > 0 || nan.float16_broadcast_lanes > 0
+}
+
+/// Whether any element code, block scale or the per-tensor scale of `w` may be a NaN (one-byte
+/// scale codes are taken as NaN where any of the scale formats reads them so: E8M0 0xFF,
+/// E4M3's 0x7F with either sign).
+fn nan_anywhere(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    scheme: &Scheme,
+    elements: &StoredTensor,
+    scales: Option<&StoredTensor>,
+    global: Option<f32>,
+) -> Result<bool> {
+    if global.is_some_and(f32::is_nan) {
+        return Ok(true);
+    }
+    let any_nan_in = |t: &StoredTensor, is_nan: &dyn Fn(&[u8]) -> bool, width: usize| -> Result<bool> {
+        let mut start = 0u64;
+        while start < t.len {
+            let len = ((t.len - start).min(PIECE_ELEMENTS as u64 * 4) as usize) / width * width;
+            let chunk = read(ckpt, t, start, len.max(width))?;
+            if chunk.chunks_exact(width).any(is_nan) {
+                return Ok(true);
+            }
+            start += len.max(width) as u64;
+        }
+        Ok(false)
+    };
+    if let Some(s) = scales {
+        let found = match s.stored {
+            StoredType::Plain(DType::Float) => {
+                any_nan_in(s, &|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_nan(), 4)?
+            }
+            StoredType::Plain(DType::Float16) => {
+                any_nan_in(s, &|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).is_nan(), 2)?
+            }
+            StoredType::Plain(DType::Bfloat16) => {
+                any_nan_in(s, &|b| half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).is_nan(), 2)?
+            }
+            _ => any_nan_in(s, &|b| b[0] == 0xFF || b[0] & 0x7F == 0x7F, 1)?,
+        };
+        if found {
+            return Ok(true);
+        }
+    }
+    // Element codes one a byte: the codes of the element type that decode to NaN.
+    let element = scheme.recipe().element;
+    if w.storage != ElementStorage::Codes {
+        return Ok(false);
+    }
+    let mut nan_codes = [false; 256];
+    for (c, n) in nan_codes.iter_mut().enumerate() {
+        *n = matches!(crate::convert::decode_element(element, c as u64), Ok(crate::convert::Element::Float(v)) if matches!(v, crate::value::Value::Nan { .. }));
+    }
+    if !nan_codes.contains(&true) {
+        return Ok(false);
+    }
+    any_nan_in(elements, &|b| nan_codes[usize::from(b[0])], 1)
+}
+
+/// An integer or codebook weight: its producer's tensors read whole (each checked against the
+/// file first), through the scheme's `from_storage`, dequantized in `target` as the producer
+/// does, then handed out a piece at a time.
+fn producer_pieces(
+    ckpt: &Checkpoint,
+    w: &LogicalWeight,
+    scheme: &Scheme,
+    target: DType,
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let tensors = super::integer_conventions::read_parts(ckpt, w, scheme)?;
+    let first = part(ckpt, w, &w.elements)?;
+    let at = |e: Error| {
+        checkpoint_error(ckpt.files()[first.file], Some(&w.name), Some(first.offset), format!("{}: {e}", scheme.name()))
+    };
+    let q = blocks::from_storage(&tensors, scheme, &w.shape).map_err(at)?;
+    drop(tensors);
+    let values = blocks::dequantize_as(&q, target).map_err(at)?;
+    let width = target.bits().unwrap_or(32) as usize / 8;
+    for piece in values.chunks((PIECE_ELEMENTS * width).max(1)) {
+        out(piece)?;
     }
     Ok(())
 }
@@ -330,33 +427,72 @@ pub fn shard_of(weights: Vec<LogicalWeight>, shard: Option<(usize, usize)>) -> R
     Ok(weights.into_iter().skip(start).take(end - start).collect())
 }
 
+/// One tensor of the output: a weight decoded, or a tensor of a weight lowbit cannot decode
+/// copied as stored (`keep_unsupported`).
+enum Output<'a> {
+    Decoded(&'a LogicalWeight),
+    Kept(&'a StoredTensor),
+}
+
 /// Writes `weights` of `ckpt` dequantized (see [`dequantize_pieces`]) into the safetensors file
 /// `out`, all or nothing, with the checkpoint's `__metadata__` (or `format: pt`). With one
 /// thread each weight streams a piece at a time; with more, `threads` weights are decoded at
-/// once, each whole in memory. `progress(k)` is called as weight `k` starts.
+/// once, each whole in memory. `progress(k)` is called as output tensor `k` starts.
+///
+/// A weight that cannot be decoded (a convention or type lowbit has no scheme for) is an error
+/// naming it, or with `keep_unsupported` its tensors are copied as stored; the answer then
+/// lists each such weight with the reason, for the caller to warn of.
 pub fn write_dequantized(
     ckpt: &Checkpoint,
     weights: &[LogicalWeight],
     out: &std::path::Path,
     float: DType,
     threads: usize,
+    keep_unsupported: bool,
     progress: &mut dyn FnMut(usize),
-) -> Result<()> {
-    if let Some(w) = weights.iter().find(|w| !w.problems.is_empty()) {
+) -> Result<Vec<String>> {
+    let mut kept_notes = Vec::new();
+    let mut jobs: Vec<Output<'_>> = Vec::with_capacity(weights.len());
+    for w in weights {
+        let Some(problem) = w.problems.first() else {
+            jobs.push(Output::Decoded(w));
+            continue;
+        };
         let t = ckpt.tensor(&w.elements);
-        return Err(checkpoint_error(
-            ckpt.files()[t.map_or(0, |t| t.file)],
-            Some(&w.name),
-            None,
-            format!("cannot be decoded: {}", w.problems[0]),
-        ));
+        let refuse =
+            |message: String| checkpoint_error(ckpt.files()[t.map_or(0, |t| t.file)], Some(&w.name), None, message);
+        if !keep_unsupported {
+            return Err(refuse(format!(
+                "cannot be decoded: {problem}; --skip REGEX leaves it out, --keep-unsupported copies its tensors as stored"
+            )));
+        }
+        for name in w.tensors() {
+            let t = part(ckpt, w, name)?;
+            if !matches!(t.stored, StoredType::Plain(_)) {
+                return Err(refuse(format!(
+                    "cannot be decoded ({problem}), and its tensor {} of {} has no safetensors dtype to be copied as",
+                    quoted(name),
+                    t.stored
+                )));
+            }
+            jobs.push(Output::Kept(t));
+        }
+        kept_notes.push(format!("{}: copied as stored ({problem})", w.name));
     }
-    let outputs: Vec<SafetensorsTensor> = weights
+    let outputs: Vec<SafetensorsTensor> = jobs
         .iter()
-        .map(|w| SafetensorsTensor {
-            name: w.name.clone(),
-            dtype: decoded_dtype(ckpt, w, float),
-            shape: w.shape.clone(),
+        .map(|job| match job {
+            Output::Decoded(w) => {
+                SafetensorsTensor { name: w.name.clone(), dtype: decoded_dtype(ckpt, w, float), shape: w.shape.clone() }
+            }
+            Output::Kept(t) => SafetensorsTensor {
+                name: t.name.clone(),
+                dtype: match t.stored {
+                    StoredType::Plain(d) => d,
+                    _ => unreachable!("checked above"),
+                },
+                shape: t.shape.clone(),
+            },
         })
         .collect();
     let mut metadata: Vec<(String, String)> = ckpt.metadata().to_vec();
@@ -368,18 +504,37 @@ pub fn write_dequantized(
     let mut ready: std::collections::BTreeMap<usize, Vec<u8>> = std::collections::BTreeMap::new();
     write_safetensors(out, &outputs, &metadata, |k, sink| {
         progress(k);
+        let w = match jobs[k] {
+            Output::Kept(t) => {
+                let mut start = 0u64;
+                while start < t.len {
+                    let len = (t.len - start).min(PIECE_ELEMENTS as u64 * 4) as usize;
+                    sink.write_all(&read(ckpt, t, start, len)?).map_err(|e| Error::io(out, e))?;
+                    start += len as u64;
+                }
+                return Ok(());
+            }
+            Output::Decoded(w) => w,
+        };
         if threads == 1 {
-            return dequantize_pieces(ckpt, &weights[k], float, &mut |bytes| {
+            return dequantize_pieces(ckpt, w, float, &mut |bytes| {
                 sink.write_all(bytes).map_err(|e| Error::io(out, e))
             });
         }
         if !ready.contains_key(&k) {
-            let batch: Vec<usize> = (k..weights.len().min(k + threads)).collect();
+            let batch: Vec<(usize, &LogicalWeight)> = jobs[k..]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, job)| match job {
+                    Output::Decoded(w) => Some((k + i, *w)),
+                    Output::Kept(_) => None,
+                })
+                .take(threads)
+                .collect();
             let decoded: Vec<Result<Vec<u8>>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = batch
                     .iter()
-                    .map(|&i| {
-                        let w = &weights[i];
+                    .map(|&(_, w)| {
                         scope.spawn(move || {
                             let mut all = Vec::new();
                             dequantize_pieces(ckpt, w, float, &mut |bytes| {
@@ -392,11 +547,12 @@ pub fn write_dequantized(
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("a decoding thread does not panic")).collect()
             });
-            for (i, result) in batch.into_iter().zip(decoded) {
+            for ((i, _), result) in batch.into_iter().zip(decoded) {
                 ready.insert(i, result?);
             }
         }
         let bytes = ready.remove(&k).expect("decoded above");
         sink.write_all(&bytes).map_err(|e| Error::io(out, e))
-    })
+    })?;
+    Ok(kept_notes)
 }

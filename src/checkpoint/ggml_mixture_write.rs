@@ -33,7 +33,7 @@ const DROPPED_KEYS: &[&str] =
 /// Types lowbit quantizes by an existing block recipe while the codec table lacks them:
 /// (ggml type, scheme, whether ggml ignores an importance matrix for it). ggml's `quantize_q8_0`
 /// and `quantize_mxfp4` always run the reference quantizer; `quantize_q4_0` with an importance
-/// matrix runs another search (`quantize_row_q4_0_impl`) that the recipe does not reproduce.
+/// matrix runs another search (`quantize_row_q4_0_impl`: `quant::ggml`'s importance quantizers).
 const RECIPES: &[(&str, &str, bool)] =
     &[("Q8_0", "ggml:q8_0", true), ("Q4_0", "ggml:q4_0", false), ("MXFP4", "ggml:mxfp4", true)];
 
@@ -172,6 +172,9 @@ impl<'a> GgmlMixture<'a> {
             return Some(Quantizer::Codec(q));
         }
         let weights = self.imatrix.is_some_and(|m| m.get(&t.name).is_some());
+        if let (true, Some((_, _, q))) = (weights, crate::quant::ggml::importance_quantizer(&format!("ggml:{lower}"))) {
+            return Some(Quantizer::Codec(q));
+        }
         RECIPES
             .iter()
             .find(|(name, _, ignores)| *name == t.ggml.name() && (*ignores || !weights))

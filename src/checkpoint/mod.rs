@@ -23,6 +23,7 @@ mod ggml_mixture_write;
 mod ggml_tiles;
 mod gguf;
 mod index;
+mod integer_conventions;
 mod json;
 mod mapped;
 mod products;

@@ -69,6 +69,10 @@ pub(super) fn stored(ckpt: &Checkpoint, w: &LogicalWeight, scheme: &Scheme) -> R
     if w.storage == ElementStorage::GgmlBlocks {
         return blocks::from_bytes(bytes, scheme, &shape, -1);
     }
+    if w.storage == ElementStorage::Producer {
+        let tensors = super::integer_conventions::read_parts(ckpt, w, scheme)?;
+        return blocks::from_storage(&tensors, scheme, &shape);
+    }
     let codes = match w.storage {
         ElementStorage::PackedE2M1 => {
             let mut codes = vec![0u8; bytes.len() * 2];

@@ -8,10 +8,13 @@
 //! | model | name | rounding |
 //! |---|---|---|
 //! | [`Accumulation::Exact`] | `exact` | once, at the end |
-//! | [`Accumulation::Sequential`] | `sequential-fp32` (`sequential,format=F`) | each product to F, then each partial sum to F, in index order (the common emulation) |
+//! | [`Accumulation::Sequential`] | `sequential-fp32` (`sequential,format=F`) | each product to F, then each partial sum to F, in index order (the common emulation); with block-scaled operands per block: the block's element products summed so, times the two scales' product (rounded to F), rounded, added to the accumulator, rounded; the per-tensor scales' product last |
 //! | [`Accumulation::Fma`] | `fma,format=F,round=R` | a chain of fused multiply-adds: `acc = round_F(acc + a*b)`, in index order |
 //!
-//! The operands are codes of any float (or integer) dtype, decoded exactly. A NaN among the
+//! The operands ([`Operand`]) are codes of any float (or integer) dtype, decoded exactly, or
+//! block-scaled matrices of `quant::blocks` blocked along K (MX, NVFP4 with its per-tensor scale,
+//! FP8 with float scales, ggml's Q8_0 and Q4_0, ...): each element's value times its block's
+//! scale and the per-tensor scale is the operand's value, as its recipe decodes them. A NaN among the
 //! products, Inf x 0 or Inf - Inf gives the result format's default NaN (a model's choice: what
 //! hardware writes there varies); otherwise an infinite product gives that infinity. A zero sum
 //! has IEEE 754's sign: summed exactly, -0 only when every product is -0 (or, rounding toward
@@ -41,7 +44,7 @@ use crate::dtype::{DType, Kind};
 use crate::error::{quoted, Error, Result};
 use crate::format::FloatFormat;
 use crate::round::{encode, RoundingMode, RoundingOptions};
-use crate::value::{Exact, Value};
+use crate::value::{Exact, Value, QUIET_NAN_PAYLOAD as QUIET_NAN};
 
 /// How a dot product accumulates (module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -131,6 +134,120 @@ fn value_of(dtype: DType, code: u64) -> Result<Value> {
     })
 }
 
+/// One operand of a GEMM: `rows` x `k` element values, one scale per block of `block` elements
+/// along `k` (per row), and a per-tensor factor: element x scale x factor is the operand's value.
+/// Plain codes are one block of `k` under a scale of 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    rows: usize,
+    k: usize,
+    values: Vec<Value>,
+    block: usize,
+    scales: Vec<Value>,
+    factor: Option<Value>,
+}
+
+const ONE: Value = Value::Finite(Exact { negative: false, significand: 1, exponent: 0, sticky: false });
+
+impl Operand {
+    /// `rows` x `k` codes of `dtype` (row-major, one code per element in the low bits), decoded
+    /// exactly.
+    pub fn from_codes(codes: &[u64], dtype: DType, rows: usize, k: usize) -> Result<Operand> {
+        let want = rows.checked_mul(k).ok_or_else(|| Error::TooLarge { what: format!("{rows} x {k} operand") })?;
+        if codes.len() != want {
+            return Err(Error::InvalidOp {
+                op: "matmul".into(),
+                message: format!("an operand holds {} codes; {rows} x {k} takes {want}", codes.len()),
+            });
+        }
+        let values = codes.iter().map(|&c| value_of(dtype, c)).collect::<Result<Vec<_>>>()?;
+        // No scales: every block's is 1 (nothing sized by `rows` before the codes are checked).
+        Ok(Operand { rows, k, values, block: k.max(1), scales: Vec::new(), factor: None })
+    }
+
+    /// A block-scaled matrix (rows x K, blocked along K) of `quant::blocks`: its element codes'
+    /// values, block scales and per-tensor scale as its recipe decodes them.
+    #[cfg(all(feature = "quant", feature = "std"))]
+    pub fn from_blocks(q: &crate::quant::blocks::Quantized) -> Result<Operand> {
+        let parts = crate::quant::blocks::block_operand(q)?;
+        let float = |x: f32| {
+            decode_element(DType::Float, u64::from(x.to_bits())).map(|e| match e {
+                Element::Float(v) => v,
+                _ => unreachable!("a float"),
+            })
+        };
+        let (rows, k) = (q.shape[0], q.shape[1]);
+        Ok(Operand {
+            rows,
+            k,
+            values: parts.values.into_iter().map(float).collect::<Result<_>>()?,
+            block: parts.block,
+            scales: parts.scales.into_iter().map(float).collect::<Result<_>>()?,
+            factor: parts.factor.map(float).transpose()?,
+        })
+    }
+
+    /// Rows.
+    #[must_use]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Elements per row (K).
+    #[must_use]
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The scale of the block holding element `col` of `row` (1 without scales).
+    fn scale(&self, row: usize, col: usize) -> Value {
+        let per_row = self.k.div_ceil(self.block).max(1);
+        self.scales.get(row * per_row + col / self.block).copied().unwrap_or(ONE)
+    }
+
+    /// Every element's value times its scale and the factor, exactly.
+    fn scaled(&self) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(self.values.len());
+        for (i, v) in self.values.iter().enumerate() {
+            let (row, col) = (i / self.k.max(1), i % self.k.max(1));
+            let mut x = exact_product(v, &self.scale(row, col))?;
+            if let Some(f) = &self.factor {
+                x = exact_product(&x, f)?;
+            }
+            out.push(x);
+        }
+        Ok(out)
+    }
+}
+
+/// `a * b` exactly (NaN for a NaN operand or Inf x 0); an error where the significand would
+/// need more than 64 bits (no operand of a block recipe gets there: an element of at most 24
+/// bits times scales of at most 24).
+fn exact_product(a: &Value, b: &Value) -> Result<Value> {
+    let negative = a.is_negative() != b.is_negative();
+    Ok(match (a, b) {
+        (Value::Nan { .. }, _) | (_, Value::Nan { .. }) => Value::Nan { negative: false, payload: QUIET_NAN },
+        (Value::Infinite { .. }, Value::Finite(x)) | (Value::Finite(x), Value::Infinite { .. }) if x.is_zero() => {
+            Value::Nan { negative: false, payload: QUIET_NAN }
+        }
+        (Value::Infinite { .. }, _) | (_, Value::Infinite { .. }) => Value::Infinite { negative },
+        (Value::Finite(x), Value::Finite(y)) => {
+            let mut m = u128::from(x.significand) * u128::from(y.significand);
+            let mut exponent = x.exponent + y.exponent;
+            if m != 0 {
+                let shift = m.trailing_zeros().min(127);
+                m >>= shift;
+                exponent += shift as i32;
+            }
+            let significand = u64::try_from(m).map_err(|_| Error::InvalidOp {
+                op: "matmul".into(),
+                message: "an element times its scales needs more than 64 significant bits".into(),
+            })?;
+            Value::Finite(Exact { negative, significand, exponent: if m == 0 { 0 } else { exponent }, sticky: false })
+        }
+    })
+}
+
 /// `a @ b^T` for `a` of `m` x `k` and `b` of `n` x `k` codes of `dtype` (row-major, one code per
 /// element, in the low bits), accumulated under `model` and written as codes of `out` (a float
 /// dtype), `m` x `n` row-major; the final rounding is nearest-even, overflow to infinity.
@@ -145,6 +262,19 @@ pub fn matmul_t(
     model: &Accumulation,
     out: DType,
 ) -> Result<Vec<u64>> {
+    let operand = |codes: &[u64], rows: usize, name: &str| {
+        Operand::from_codes(codes, dtype, rows, k).map_err(|e| match e {
+            Error::InvalidOp { op, message } => Error::InvalidOp { op, message: format!("operand {name}: {message}") },
+            e => e,
+        })
+    };
+    matmul_operands(&operand(a, m, "a")?, &operand(b, n, "b")?, model, out)
+}
+
+/// `a @ b^T` of two operands (block-scaled or plain) with the same K, under `model`, as codes of
+/// `out` (a float dtype), `a.rows()` x `b.rows()` row-major. Where both are block-scaled, blocks
+/// are compared at the finer of the two block lengths, which must divide the other.
+pub fn matmul_operands(a: &Operand, b: &Operand, model: &Accumulation, out: DType) -> Result<Vec<u64>> {
     let Kind::Float(out_format) = out.kind() else {
         return Err(Error::UnsupportedDType {
             op: "matmul",
@@ -152,37 +282,91 @@ pub fn matmul_t(
             why: "the result is a float type",
         });
     };
-    let len =
-        |rows: usize| rows.checked_mul(k).ok_or_else(|| Error::TooLarge { what: format!("{rows} x {k} operand") });
-    for (name, have, rows) in [("a", a.len(), m), ("b", b.len(), n)] {
-        let want = len(rows)?;
-        if have != want {
-            return Err(Error::InvalidOp {
-                op: "matmul".into(),
-                message: format!("operand {name} holds {have} codes; {rows} x {k} takes {want}"),
-            });
-        }
+    if a.k != b.k {
+        return Err(Error::InvalidOp {
+            op: "matmul".into(),
+            message: format!("a has {} columns, b {}: a @ b^T takes the same K", a.k, b.k),
+        });
+    }
+    let (m, n, k) = (a.rows, b.rows, a.k);
+    let block = a.block.min(b.block).max(1);
+    if a.block.max(b.block) % block != 0 && a.block.max(b.block) < k {
+        return Err(Error::InvalidOp {
+            op: "matmul".into(),
+            message: format!("blocks of {} and {} elements along K: one must divide the other", a.block, b.block),
+        });
     }
     let cells = m.checked_mul(n).ok_or_else(|| Error::TooLarge { what: format!("{m} x {n} result") })?;
-    let decode = |codes: &[u64]| codes.iter().map(|&c| value_of(dtype, c)).collect::<Result<Vec<_>>>();
-    let (a, b) = (decode(a)?, decode(b)?);
     // With K = 0 the operands are empty whatever M and N are: the result's size is checked here,
     // an error rather than an aborted allocation.
     let mut result = Vec::new();
     result.try_reserve_exact(cells).map_err(|_| Error::TooLarge { what: format!("{m} x {n} result") })?;
+    let scaled = match model {
+        Accumulation::Sequential { .. } => None,
+        _ => Some((a.scaled()?, b.scaled()?)),
+    };
     let mut sum = ExactSum::new();
     for i in 0..m {
-        let row = &a[i * k..i * k + k];
         for j in 0..n {
-            let col = &b[j * k..j * k + k];
-            let value = dot(row, col, model, &mut sum);
+            let value = match (&scaled, *model) {
+                (Some((sa, sb)), _) => dot(&sa[i * k..i * k + k], &sb[j * k..j * k + k], model, &mut sum),
+                (None, Accumulation::Sequential { format }) => sequential_blocks(a, i, b, j, block, format, &mut sum)?,
+                (None, _) => unreachable!("scaled for every other model"),
+            };
             result.push(encode(out_format, value, RoundingOptions::IEEE));
         }
     }
     Ok(result)
 }
 
-/// One dot product under `model`, as an exact value (rounded already where the model rounds).
+/// The sequential model over blocks: per block, each product of elements rounded to `format` and
+/// added in index order to a block sum rounded to `format`; the two scales' product rounded to
+/// `format`; the block sum times it, rounded, added to the accumulator, rounded; at the end the
+/// accumulator times the product of the per-tensor factors (rounded), rounded. Plain operands
+/// (one block, scale 1) reduce to the products summed in order.
+fn sequential_blocks(
+    a: &Operand,
+    i: usize,
+    b: &Operand,
+    j: usize,
+    block: usize,
+    format: &'static FloatFormat,
+    sum: &mut ExactSum,
+) -> Result<Value> {
+    let rne = RoundingMode::NearestEven;
+    let k = a.k;
+    let add = |x: &Value, y: &Value, sum: &mut ExactSum| {
+        sum.clear();
+        sum.add(x);
+        sum.add(y);
+        round_to(format, sum.value(rne), rne)
+    };
+    let mul = |x: &Value, y: &Value| exact_product(x, y).map(|p| round_to(format, p, rne));
+    let mut acc = Value::Finite(Exact::zero(false));
+    let mut start = 0;
+    while start < k {
+        let end = (start + block).min(k);
+        let mut block_sum = Value::Finite(Exact::zero(false));
+        for t in start..end {
+            let p = mul(&a.values[i * k + t], &b.values[j * k + t])?;
+            block_sum = add(&block_sum, &p, sum);
+        }
+        let s = mul(&a.scale(i, start), &b.scale(j, start))?;
+        let term = mul(&block_sum, &s)?;
+        acc = add(&acc, &term, sum);
+        start = end;
+    }
+    match (&a.factor, &b.factor) {
+        (None, None) => Ok(acc),
+        (fa, fb) => {
+            let f = mul(fa.as_ref().unwrap_or(&ONE), fb.as_ref().unwrap_or(&ONE))?;
+            mul(&acc, &f)
+        }
+    }
+}
+
+/// One dot product of scaled values under `model` (exact or an fma chain), as an exact value
+/// (rounded already where the model rounds).
 fn dot(a: &[Value], b: &[Value], model: &Accumulation, sum: &mut ExactSum) -> Value {
     match *model {
         Accumulation::Exact => {
@@ -190,19 +374,7 @@ fn dot(a: &[Value], b: &[Value], model: &Accumulation, sum: &mut ExactSum) -> Va
             a.iter().zip(b).for_each(|(x, y)| sum.add_product(x, y));
             sum.value(RoundingMode::NearestEven)
         }
-        Accumulation::Sequential { format } => {
-            let mut acc = Value::Finite(Exact::zero(false));
-            for (x, y) in a.iter().zip(b) {
-                sum.clear();
-                sum.add_product(x, y);
-                let product = round_to(format, sum.value(RoundingMode::NearestEven), RoundingMode::NearestEven);
-                sum.clear();
-                sum.add(&acc);
-                sum.add(&product);
-                acc = round_to(format, sum.value(RoundingMode::NearestEven), RoundingMode::NearestEven);
-            }
-            acc
-        }
+        Accumulation::Sequential { .. } => unreachable!("summed block by block: sequential_blocks"),
         Accumulation::Fma { format, mode } => {
             let mut acc = Value::Finite(Exact::zero(false));
             for (x, y) in a.iter().zip(b) {

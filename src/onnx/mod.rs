@@ -9,6 +9,7 @@ mod elementwise;
 pub mod external;
 pub mod inputs;
 pub mod limits;
+mod matmul_nbits;
 pub mod outputs;
 pub mod proto;
 pub mod runner;

@@ -19,6 +19,7 @@
 use super::budget::{string_headers, tensor_bytes, Budget, Reservation};
 use super::elementwise::{binary, clip, numeric, reduce, unary, unary_with};
 use super::limits::{work_per_element, Limits, NODE_RUN_WORK};
+use super::matmul_nbits::{self, Attributes as MatMulNBitsAttributes};
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
 use super::tensor_proto::tensor_from_proto;
 use super::{err, quoted, shown_op};
@@ -715,7 +716,8 @@ impl Runner {
         guard: &mut NodeGuard<'_>,
     ) -> Result<Vec<Out<'i>>> {
         let op = op_name(node);
-        if !matches!(node.domain.as_deref(), None | Some("") | Some("ai.onnx")) {
+        let contrib = node.domain.as_deref() == Some("com.microsoft") && op == "MatMulNBits";
+        if !contrib && !matches!(node.domain.as_deref(), None | Some("") | Some("ai.onnx")) {
             let domain = quoted(node.domain.as_deref().unwrap_or(""));
             return Err(err(op, format!("unsupported op {}::{}", domain, shown_op(op))));
         }
@@ -862,6 +864,28 @@ impl Runner {
                     self.opset,
                     self.profile,
                     guard,
+                )
+                .map_err(|e| at_node(op, site, e))?
+            }
+            "MatMulNBits" if contrib => {
+                let attrs = MatMulNBitsAttributes {
+                    k: attr_int(node, "K"),
+                    n: attr_int(node, "N"),
+                    bits: attr_int(node, "bits"),
+                    block_size: attr_int(node, "block_size"),
+                };
+                guard.weight = matmul_nbits::work(&attrs);
+                let rows = input(0)?.len() / attrs.k.filter(|&k| k > 0).map_or(1, |k| k as usize);
+                let cols = attrs.n.map_or(0, |n| n.max(0) as usize);
+                guard.before_allocating(rows.saturating_mul(cols), rows.saturating_mul(cols).saturating_mul(16))?;
+                matmul_nbits::matmul_nbits(
+                    input(0)?,
+                    input(1)?,
+                    input(2)?,
+                    optional(3),
+                    optional(4),
+                    optional(5),
+                    &attrs,
                 )
                 .map_err(|e| at_node(op, site, e))?
             }

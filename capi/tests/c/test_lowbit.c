@@ -301,6 +301,36 @@ int main(void) {
         CHECK(lowbit_blocks_dequantize("ocp:mxfp4", layout, 17, shape, 1, -1, back) == LOWBIT_OK && back[0] == 6.0f);
     }
 
+    /* Dot products. 2^24 + 1 + 1 (against ones) in float32 codes: exact 2^24 + 2 (0x4B800001),
+     * summed in float32 in order 2^24 (0x4B800000, both ones lost to ties-to-even). */
+    {
+        lowbit_format f32;
+        CHECK(lowbit_format_parse("float32", &f32) == LOWBIT_OK);
+        uint64_t a[3] = {0x4B800000, 0x3F800000, 0x3F800000}, b[3] = {0x3F800000, 0x3F800000, 0x3F800000};
+        uint64_t r = 0;
+        lowbit_accumulation exact, seq, bad;
+        CHECK(lowbit_accumulation_parse("exact", &exact) == LOWBIT_OK && exact.kind == LOWBIT_DOT_EXACT);
+        CHECK(lowbit_accumulation_parse("sequential-fp32", &seq) == LOWBIT_OK && seq.kind == LOWBIT_DOT_SEQUENTIAL);
+        CHECK(lowbit_accumulation_parse("kahan", &bad) == LOWBIT_ERR_FORMAT);
+        CHECK(lowbit_matmul_t(f32, a, b, 1, 1, 3, exact, f32, &r) == LOWBIT_OK && r == 0x4B800001);
+        CHECK(lowbit_matmul_t(f32, a, b, 1, 1, 3, seq, f32, &r) == LOWBIT_OK && r == 0x4B800000);
+        CHECK(lowbit_matmul_t(f32, NULL, b, 1, 1, 3, exact, f32, &r) == LOWBIT_ERR_NULL);
+        /* The same model as a struct: an fma chain in float32 rounding toward zero. */
+        lowbit_accumulation fma = {LOWBIT_DOT_FMA, f32, LOWBIT_RTZ};
+        CHECK(lowbit_matmul_t(f32, a, b, 1, 1, 3, fma, f32, &r) == LOWBIT_OK && r == 0x4B800000);
+        /* Two MXFP4 blocks of 32 ones (E2M1 0x2 = 1.0, packed 0x22; E8M0 0x7F = 1, then 0x80 = 2):
+         * the dot product is 32 * 1 * 2 = 64 (0x42800000). */
+        uint8_t ones[17], twos[17];
+        for (int i = 0; i < 16; i++) ones[i] = twos[i] = 0x22;
+        ones[16] = 0x7F;
+        twos[16] = 0x80;
+        CHECK(lowbit_matmul_t_blocks("ocp:mxfp4", ones, 17, "ocp:mxfp4", twos, 17, 1, 1, 32, seq, f32, &r) ==
+                  LOWBIT_OK &&
+              r == 0x42800000);
+        CHECK(lowbit_matmul_t_blocks("ocp:mxfp4", ones, 16, "ocp:mxfp4", twos, 17, 1, 1, 32, seq, f32, &r) ==
+              LOWBIT_ERR_DATA);
+    }
+
     /* Threads: RNE and RTZ at once on the same handles. */
     struct job jobs[4] = {{LOWBIT_RNE, 0x3A, 0}, {LOWBIT_RTZ, 0x39, 0}, {LOWBIT_RMM, 0x3A, 0}, {LOWBIT_ROD, 0x39, 0}};
     pthread_t threads[4];

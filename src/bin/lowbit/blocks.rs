@@ -139,10 +139,18 @@ pub fn quantize_files(
     input: &Path,
     out: Option<&Path>,
     limits: &Limits,
+    raw: bool,
 ) -> Result<String> {
     let scheme = &mode.scheme;
     if scheme.is_ggml_blocks() {
-        return ggml_blocks_quantize(mode, axis, input, out, limits);
+        return ggml_blocks_quantize(mode, axis, input, out, limits, raw);
+    }
+    let several = [mode.scales.as_deref(), mode.global_scale.as_deref(), mode.onnx.as_deref()];
+    if out.into_iter().chain(several.into_iter().flatten()).any(crate::is_stdout) {
+        return Err(usage(
+            "quantize",
+            format!("{scheme} writes several files (elements, scales): give each a path; - is for a single output"),
+        ));
     }
     if mode.onnx.is_none() && (out.is_none() || mode.scales.is_none()) {
         return Err(usage("quantize", "--scheme needs --out E.pb (the elements) and --scales S.pb (the scales)"));
@@ -228,13 +236,14 @@ pub fn dequantize_files(
     input: &Path,
     out: &Path,
     limits: &Limits,
+    raw: bool,
 ) -> Result<String> {
     let scheme = &mode.scheme;
     if mode.onnx.is_some() || mode.global_scale_value.is_some() {
         return Err(usage("dequantize", "--onnx and --global-scale-value are for quantize"));
     }
     if scheme.is_ggml_blocks() {
-        return ggml_blocks_dequantize(mode, axis, input, out, limits);
+        return ggml_blocks_dequantize(mode, axis, input, out, limits, raw);
     }
     let scales_path = mode
         .scales
@@ -294,7 +303,7 @@ pub fn dequantize_files(
     };
     let q = blocks::from_arrays(elements, &shape, scales, scheme, axis, global)?;
     let y = Tensor::from_f32(&blocks::dequantize(&q)?).reshape(shape)?;
-    crate::write_tensor_out("dequantize", out, &y, None, false, format!("wrote {}", describe(&y, out)))
+    crate::write_tensor_out("dequantize", out, &y, None, raw, format!("wrote {}", describe(&y, out)))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -328,6 +337,7 @@ fn ggml_blocks_quantize(
     input: &Path,
     out: Option<&Path>,
     limits: &Limits,
+    raw: bool,
 ) -> Result<String> {
     ggml_blocks_options("quantize", mode, axis)?;
     let out = out.ok_or_else(|| usage("quantize", "--scheme needs --out E.pb (the blocks)"))?;
@@ -338,8 +348,7 @@ fn ggml_blocks_quantize(
     *shape.last_mut().expect("a shape with an axis") = q.elements.len().checked_div(rows).unwrap_or(0);
     let codes: Vec<u64> = q.elements.iter().map(|&b| u64::from(b)).collect();
     let t = Tensor::from_codes(DType::Uint8, shape, &codes)?;
-    lowbit::onnx::tensor_proto::write_tensor_file(out, &t, None)?;
-    Ok(format!("wrote {}", describe(&t, out)))
+    crate::write_tensor_out("quantize", out, &t, None, raw, format!("wrote {}", describe(&t, out)))
 }
 
 /// `lowbit dequantize --scheme ggml:q4_k E.pb --out OUT.pb`: the reverse (the last axis of E is
@@ -350,6 +359,7 @@ fn ggml_blocks_dequantize(
     input: &Path,
     out: &Path,
     limits: &Limits,
+    raw: bool,
 ) -> Result<String> {
     ggml_blocks_options("dequantize", mode, axis)?;
     let scheme = &mode.scheme;
@@ -373,8 +383,7 @@ fn ggml_blocks_dequantize(
     drop(e);
     let q = blocks::from_bytes(&bytes, scheme, &shape, -1)?;
     let y = Tensor::from_f32(&blocks::dequantize(&q)?).reshape(shape)?;
-    lowbit::onnx::tensor_proto::write_tensor_file(out, &y, None)?;
-    Ok(format!("wrote {}", describe(&y, out)))
+    crate::write_tensor_out("dequantize", out, &y, None, raw, format!("wrote {}", describe(&y, out)))
 }
 
 // ------------------------------------------------------------------------------------------------

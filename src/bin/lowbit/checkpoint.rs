@@ -74,6 +74,10 @@ enum Sub {
         shard: Option<(usize, usize)>,
         #[command(flatten)]
         pick: Pick,
+        /// Copy the tensors of a weight lowbit cannot decode as they are stored, with a warning
+        /// on stderr, instead of stopping with an error naming it.
+        #[arg(long)]
+        keep_unsupported: bool,
     },
     /// Per logical weight and overall: identical bits, or how many decoded elements differ, the
     /// largest difference (in float32 ulps, and in ulps of the element format when both store the
@@ -122,8 +126,8 @@ fn float_dtype(text: &str) -> Result<DType, String> {
 pub fn run(args: Args) -> Outcome {
     match args.command {
         Sub::Inspect { path, json, pick } => inspect(&path, json, &pick),
-        Sub::Dequantize { path, out, dtype, threads, shard, pick } => {
-            dequantize(&path, &out, dtype, threads, shard, &pick)
+        Sub::Dequantize { path, out, dtype, threads, shard, pick, keep_unsupported } => {
+            dequantize(&path, &out, dtype, threads, shard, &pick, keep_unsupported)
         }
         Sub::Compare { a, b, json, shard, pick } => compare(&a, &b, json, shard, &pick),
         Sub::Quantize(args) => crate::checkpoint_quantize::run(args),
@@ -215,12 +219,17 @@ fn dequantize(
     threads: Option<usize>,
     shard: Option<(usize, usize)>,
     pick: &Pick,
+    keep_unsupported: bool,
 ) -> Outcome {
     let ckpt = Checkpoint::open(path)?;
     let weights = shard_of(picked(&ckpt, pick)?, shard)?;
     let threads = crate::threads_or_all(threads).max(1);
-    let bar = crate::progress::Progress::new("weights");
-    write_dequantized(&ckpt, &weights, out, float, threads, &mut |k| bar.show(k, weights.len()))?;
+    let bar = crate::progress::Progress::new("tensors");
+    let total: usize = weights.iter().map(|w| if w.problems.is_empty() { 1 } else { w.tensors().len() }).sum();
+    let kept = write_dequantized(&ckpt, &weights, out, float, threads, keep_unsupported, &mut |k| bar.show(k, total))?;
+    for note in kept {
+        eprintln!("warning: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -21,6 +21,7 @@ mod completions;
 mod conformance;
 mod diff;
 mod info;
+mod matmul;
 mod profiles;
 mod progress;
 mod quantize;
@@ -64,7 +65,8 @@ enum Command {
     /// The ops it runs (default domain): Cast, CastLike, Constant, Identity, Range, Slice, Gather,
     /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and what the function bodies of
     /// Range and DynamicQuantizeLinear use: Add, Sub, Div, Max, Min, Clip, Round, Ceil, Relu,
-    /// ReduceMax, ReduceMin, Loop. Every input is checked against the graph before the run:
+    /// ReduceMax, ReduceMin, Loop; and onnxruntime's com.microsoft MatMulNBits (its weight
+    /// dequantized as onnxruntime does, each output summed exactly and rounded once). Every input is checked against the graph before the run:
     /// unknown, repeated or missing names, element type, rank, fixed dimensions, and symbolic
     /// dimensions bound to one length across the inputs. Output names that are not plain file
     /// names (a path separator, `..`, a leading dot, empty) are an error.
@@ -119,6 +121,15 @@ enum Command {
     /// Level 1 mixes special operands with random ones (one in three), level 2 one in two; -n
     /// raises the count (never below what holds every special operand, as testfloat_gen).
     Vectors(vectors::Args),
+    /// A @ B^T of two TensorProto files (M x K and N x K) under an accumulation model
+    /// (`lowbit::dot`): exact (one rounding at the end), sequential-fp32 (each product and
+    /// partial sum rounded to float32; block-scaled operands: per block, then times the two
+    /// scales), sequential,format=F, or fma,format=F[,round=R]. An operand is plain codes of any
+    /// numeric type, or with --a-scheme/--b-scheme the element codes of a block scheme with its
+    /// --a-scales/--b-scales (and per-tensor scale), as `lowbit quantize --scheme` writes them.
+    ///
+    /// Example: `lowbit matmul e.pb x.pb --a-scheme ocp:mxfp4 --a-scales s.pb --model sequential-fp32 --out y.pb`.
+    Matmul(matmul::Args),
     /// Check a dump of `operand result [flags]` lines (testfloat_ver's layout; an operation word
     /// and a rounding-mode word may come first, the mode then applies to that line), or the CSV or
     /// $readmemh folder `lowbit vectors` writes, against the IEEE semantics. Streams any size;
@@ -615,6 +626,7 @@ fn main() -> ExitCode {
         Command::Range4(args) => range4::run(args),
         Command::Bench(args) => bench::run_command(args),
         Command::Quantize(args) => quantize::run_quantize(args),
+        Command::Matmul(args) => matmul::run(args),
         Command::Dequantize(args) => quantize::run_dequantize(args),
         Command::Vectors(args) => vectors::run(args),
         Command::Check(args) => check::run(args),

@@ -268,6 +268,8 @@ pub struct QuantizeArgs {
     /// Linear: the output; block-scaled: the elements (optional with `--onnx`).
     pub out: Option<PathBuf>,
     pub limits: Limits,
+    /// Binary output to a terminal (`--out -`) allowed.
+    pub raw: bool,
 }
 
 /// `lowbit dequantize`.
@@ -278,6 +280,8 @@ pub struct DequantizeArgs {
     pub input: PathBuf,
     pub out: PathBuf,
     pub limits: Limits,
+    /// Binary output to a terminal (`--out -`) allowed.
+    pub raw: bool,
 }
 
 /// The block size as [`lowbit::arguments::block_size`] checks it (as the Python package).
@@ -308,7 +312,7 @@ pub fn quantize(args: &QuantizeArgs) -> Result<String> {
     match &args.mode {
         Mode::Blocks(mode) => {
             no_block_size(Direction::Quantize, args.blocking)?;
-            blocks::quantize_files(mode, args.blocking.axis, &args.input, args.out.as_deref(), &args.limits)
+            blocks::quantize_files(mode, args.blocking.axis, &args.input, args.out.as_deref(), &args.limits, args.raw)
         }
         Mode::Linear(linear) => quantize_linear_files(linear, args),
     }
@@ -319,7 +323,7 @@ pub fn dequantize(args: &DequantizeArgs) -> Result<String> {
     match &args.mode {
         Mode::Blocks(mode) => {
             no_block_size(Direction::Dequantize, args.blocking)?;
-            blocks::dequantize_files(mode, args.blocking.axis, &args.input, &args.out, &args.limits)
+            blocks::dequantize_files(mode, args.blocking.axis, &args.input, &args.out, &args.limits, args.raw)
         }
         Mode::Linear(linear) => dequantize_linear_files(linear, args),
     }
@@ -451,7 +455,7 @@ fn quantize_linear_files(linear: &Linear, args: &QuantizeArgs) -> Result<String>
     };
     let y = quantize_linear(&x, &scale, zero_point.as_ref(), &attrs, LINEAR_OPSET, linear.profile)?;
     drop((x, scale, zero_point));
-    crate::write_tensor_out("quantize", out, &y, None, false, format!("wrote {}", describe(&y, out)))
+    crate::write_tensor_out("quantize", out, &y, None, args.raw, format!("wrote {}", describe(&y, out)))
 }
 
 fn dequantize_linear_files(linear: &Linear, args: &DequantizeArgs) -> Result<String> {
@@ -472,7 +476,7 @@ fn dequantize_linear_files(linear: &Linear, args: &DequantizeArgs) -> Result<Str
         DequantizeAttributes { axis: args.blocking.axis, block_size, output_dtype: Some(i64::from(to.onnx_number())) };
     let y = dequantize_linear(&x, &scale, zero_point.as_ref(), &attrs, LINEAR_OPSET, linear.profile)?;
     drop((x, scale, zero_point));
-    crate::write_tensor_out("dequantize", &args.out, &y, None, false, format!("wrote {}", describe(&y, &args.out)))
+    crate::write_tensor_out("dequantize", &args.out, &y, None, args.raw, format!("wrote {}", describe(&y, &args.out)))
 }
 
 #[cfg(test)]
@@ -613,9 +617,13 @@ pub struct QuantizeFlags {
     onnx: Option<PathBuf>,
     /// The input TensorProto.
     input: PathBuf,
-    /// Where the output goes (scheme: the elements; optional with --onnx).
+    /// Where the output goes (scheme: the elements; optional with --onnx); `-`: standard output
+    /// (a single output only).
     #[arg(long, value_name = "OUT.pb")]
     out: Option<PathBuf>,
+    /// With `--out -`: write the binary TensorProto even when standard output is a terminal.
+    #[arg(long)]
+    raw: bool,
     /// Largest input file read (K, M, G, T suffixes are powers of 1024; `unlimited`). Default: 4G.
     #[arg(long, value_name = "BYTES")]
     max_input_bytes: Option<String>,
@@ -632,9 +640,12 @@ pub struct DequantizeFlags {
     to: Option<String>,
     /// The input TensorProto (scheme: the elements).
     input: PathBuf,
-    /// Where the result goes.
+    /// Where the result goes; `-`: standard output.
     #[arg(long, value_name = "OUT.pb")]
     out: PathBuf,
+    /// With `--out -`: write the binary TensorProto even when standard output is a terminal.
+    #[arg(long)]
+    raw: bool,
     /// Largest input file read (suffixes as above). Default: 4G.
     #[arg(long, value_name = "BYTES")]
     max_input_bytes: Option<String>,
@@ -657,6 +668,7 @@ pub fn run_quantize(flags: QuantizeFlags) -> crate::Outcome {
         input: flags.input,
         out: flags.out,
         limits,
+        raw: flags.raw,
     };
     crate::printed(&quantize(&args)?)
 }
@@ -671,6 +683,7 @@ pub fn run_dequantize(flags: DequantizeFlags) -> crate::Outcome {
         input: flags.input,
         out: flags.out,
         limits,
+        raw: flags.raw,
     };
     crate::printed(&dequantize(&args)?)
 }

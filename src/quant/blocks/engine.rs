@@ -624,6 +624,12 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
         Dequantize::MultiplyInComputeDtype => compute,
         _ => DType::Float,
     };
+    if let (DType::Float16, Scales::Float16(halves), 1) = (rounding, &q.scales, g.inner) {
+        let rows_of_one = g.block_rows == 1 || recipe.block == BlockShape::Tensor;
+        if recipe.nan.float16_broadcast_lanes > 0 && q.global_scale.is_none() && rows_of_one {
+            return float16_products(recipe, q, &g, halves, out);
+        }
+    }
     if fused && g.fused_blocks() {
         // Tiles: each row's blocks are its band's tiles.
         let factors = if g.block_rows == 1 {
@@ -658,6 +664,87 @@ pub(super) fn dequantize_into_with(q: &Quantized, out: &mut [f32], fused: bool) 
     }
     scalar_tail_nans(recipe, &g, rounding, out);
     Ok(())
+}
+
+/// The float16 dequantize of a row with `nan.float16_broadcast_lanes` (compressed-tensors' `FP8`
+/// weights of a float16 model: `q.to(float16) * scale`, then the float16 tensor to float32), as
+/// torch computes it on x86-64: each element code cast to float16 by the row's profile, each
+/// product of two float16 values rounded once to float16 (a NaN operand: that NaN, quieted; both
+/// NaN: the one the place in the loop keeps, [`keeps_element_nan`]), then the whole tensor
+/// widened to float32 by the profile's float16 -> float32 conversion (torch: its vector blocks
+/// keep NaN payloads, its scalar tail does not). Blocks along the last axis, one row each.
+fn float16_products(recipe: &Recipe, q: &Quantized, g: &Geometry, scales: &[u16], out: &mut [f32]) -> Result<()> {
+    let n = g.elements();
+    let profile = recipe.profile;
+    // Every element code in float16, as the profile's cast writes it.
+    let codes: Vec<u8> = (0..=255u8).collect();
+    let mut packed = vec![0u8; packing::raw_len(recipe.element, 256)?];
+    packing::pack_byte_codes(recipe.element, &codes, &mut packed).or_else(|_| {
+        // Narrower elements: the codes their width holds (the arrays' check refuses the others).
+        let width = 1usize << bits_of(recipe.element);
+        packed = vec![0u8; packing::raw_len(recipe.element, width)?];
+        packing::pack_byte_codes(recipe.element, &codes[..width], &mut packed)
+    })?;
+    let count = packed.len() * 8 / bits_of(recipe.element) as usize;
+    let mut table16 = vec![0u8; 2 * count];
+    Plan::new(recipe.element, DType::Float16, &casts(profile))?.run(&packed, &mut table16, count)?;
+    let element16 = |c: u8| u16::from_le_bytes([table16[2 * usize::from(c)], table16[2 * usize::from(c) + 1]]);
+    let lanes = recipe.nan.float16_broadcast_lanes;
+    let whole_tensor = recipe.block == BlockShape::Tensor;
+    let mut halves = vec![0u16; n];
+    g.runs(&q.elements, 1, &mut halves, 1, |b, cs, hs| {
+        let s = scales[if whole_tensor { 0 } else { b }];
+        let run = cs.len();
+        for (i, (&c, h)) in cs.iter().zip(hs.iter_mut()).enumerate() {
+            let element_first = !whole_tensor && keeps_element_nan(i, run, lanes);
+            *h = float16_product(profile, element16(c), s, element_first);
+        }
+    });
+    let src: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let bytes = zerocopy::IntoBytes::as_mut_bytes(out);
+    Plan::new(DType::Float16, DType::Float, &casts(profile))?.run(&src, bytes, n)?;
+    if cfg!(target_endian = "big") {
+        out.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
+    }
+    Ok(())
+}
+
+/// Whether product `i` of an inner loop of `run` products sharing one scale keeps the element's
+/// NaN where both operands are NaN (`nan.float16_broadcast_lanes` = `lanes`, module docs of the
+/// field).
+fn keeps_element_nan(i: usize, run: usize, lanes: usize) -> bool {
+    if run == 1 {
+        return true;
+    }
+    let chunk = 2 * lanes;
+    let whole = run / chunk * chunk;
+    if i < whole {
+        i % chunk < lanes
+    } else {
+        i != whole
+    }
+}
+
+/// Two float16 values' product rounded once to float16 (the exact product of two float16 values
+/// fits a float32), with x86-64's NaN rules: a NaN operand's bits quieted, the kept one where
+/// both are NaN, the default NaN for 0 times infinity.
+fn float16_product(profile: crate::Profile, element: u16, scale: u16, element_first: bool) -> u16 {
+    let is_nan = |h: u16| h & 0x7C00 == 0x7C00 && h & 0x03FF != 0;
+    match (is_nan(element), is_nan(scale)) {
+        (true, true) if element_first => element | 0x0200,
+        (true, true) => scale | 0x0200,
+        (true, false) => element | 0x0200,
+        (false, true) => scale | 0x0200,
+        (false, false) => {
+            let p = half::f16::from_bits(element).to_f32() * half::f16::from_bits(scale).to_f32();
+            if p.is_nan() {
+                // x86-64's default NaN 0xFFC00000 narrowed.
+                0xFE00
+            } else {
+                encode(profile, DType::Float16, p) as u16
+            }
+        }
+    }
 }
 
 /// Where the per-tensor scale is a NaN and a block's decoded scale is a NaN too, which of the two
@@ -749,4 +836,70 @@ fn widen_halves(profile: crate::Profile, dtype: DType, halves: &[u16]) -> Result
     let mut wide = vec![0u8; 4 * halves.len()];
     Plan::new(dtype, DType::Float, &casts(profile))?.run(&src, &mut wide, halves.len())?;
     Ok(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+/// A block-scaled matrix as a dot product reads it: each element's value, the length of a
+/// block along the rows (the last axis), each (row, block)'s scale, and the per-tensor factor.
+/// Element value times its block's scale times the factor is the value the recipe dequantizes
+/// to (before the recipe's own rounding of that product).
+#[cfg(feature = "dot")]
+pub(crate) struct BlockOperand {
+    /// One per element, row-major.
+    pub(crate) values: Vec<f32>,
+    /// Elements per block along a row.
+    pub(crate) block: usize,
+    /// One per row and block of the row: `rows x ceil(cols / block)`.
+    pub(crate) scales: Vec<f32>,
+    /// The per-tensor factor, where the recipe multiplies by one.
+    pub(crate) factor: Option<f32>,
+}
+
+/// `q` (a matrix blocked along its last axis) as a [`BlockOperand`]; refused for the schemes a
+/// dot product cannot take apart that way (ggml's block types with sub-block scales, integer
+/// schemes, a per-tensor scale that divides).
+#[cfg(feature = "dot")]
+pub(crate) fn block_operand(q: &Quantized) -> Result<BlockOperand> {
+    let scheme = &q.scheme;
+    let refuse = |why: &str| Error::InvalidOp { op: format!("{} dot operand", scheme.name()), message: why.into() };
+    if scheme.ggml_codec().is_some() || scheme.integer().is_some() {
+        return Err(refuse("a dot product takes block-scaled schemes with one scale per block (MX, NVFP4, FP8, ggml:q8_0, ggml:q4_0, ...)"));
+    }
+    let [rows, cols] = q.shape[..] else {
+        return Err(refuse("an operand is a matrix (rows x K)"));
+    };
+    let rank = q.shape.len() as i64;
+    if q.axis != -1 && q.axis != rank - 1 {
+        return Err(refuse("an operand is blocked along K, its last axis"));
+    }
+    super::layout::check_arrays(q)?;
+    let recipe = &scheme.recipe;
+    let factor = match (recipe.global, q.global_scale) {
+        (_, None) => None,
+        (GlobalRule::TorchaoDecode | GlobalRule::ModeloptDecode, Some(g)) => Some(g),
+        _ => return Err(refuse("its per-tensor scale divides the block scales: not taken by a dot product yet")),
+    };
+    let g = Geometry::new(&q.shape, scheme, q.axis)?;
+    let table: [f32; 256] = core::array::from_fn(|c| element_value(recipe, c as u8));
+    let values: Vec<f32> = q.elements.iter().map(|&c| table[usize::from(c)]).collect();
+    let exact = crate::CastOptions::with_profile(crate::Profile::Spec);
+    let block_values: Vec<f32> = match &q.scales {
+        Scales::Codes(c) => c.iter().map(|&b| scale_code_value(recipe, b)).collect(),
+        Scales::Float16(v) | Scales::Bfloat16(v) => {
+            let dtype = if matches!(q.scales, Scales::Float16(_)) { DType::Float16 } else { DType::Bfloat16 };
+            let src: Vec<u8> = v.iter().flat_map(|h| h.to_le_bytes()).collect();
+            let mut wide = vec![0u8; 4 * v.len()];
+            Plan::new(dtype, DType::Float, &exact)?.run(&src, &mut wide, v.len())?;
+            wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        }
+        Scales::Float32(v) => v.clone(),
+    };
+    let block = g.block_cols.min(cols).max(1);
+    let per_row = cols.div_ceil(block);
+    let mut scales = Vec::with_capacity(rows * per_row);
+    for row in 0..rows {
+        for b in 0..per_row {
+            scales.push(block_values[g.block_of(row, b * block)]);
+        }
+    }
+    Ok(BlockOperand { values, block, scales, factor })
 }

@@ -34,11 +34,16 @@ mod rules;
 mod scale_layout;
 
 pub use crate::quant::integer::{Extras, Nested, Params as IntegerParams, StoredTensor};
+/// Block-scaled operands of `dot`.
+#[cfg(feature = "dot")]
+pub(crate) use engine::block_operand;
 pub use engine::quantize;
 pub use integer_glue::{dequantize_as, from_storage, quantize_weight, storage};
 pub use layout::from_arrays;
-/// The checkpoint tiles and the integer schemes' dequantize multiply as the engine does.
-pub(crate) use rules::product;
+/// The checkpoint tiles multiply as the engine does.
+#[cfg(feature = "checkpoint")]
+pub(crate) use recipes::{TORCH_BFLOAT16_NAN, TORCH_LANES};
+pub(crate) use rules::{c_int8_x86, code_held_in, nan_amax_bits, product};
 pub use scale_layout::{from_bytes_in, swizzle_scales, to_bytes_in, unswizzle_scales, ScaleLayout, SCALE_LAYOUTS};
 
 pub use recipes::{
@@ -584,10 +589,31 @@ pub struct Quantized {
 /// [`quantize`] with an importance matrix, for ggml's block types that take one
 /// ([`Scheme::is_ggml_blocks`]; ggml's `ggml_quantize_chunk` with `imatrix`): `imatrix` holds
 /// one float32 weight per column of the last axis, the axis ggml blocks.
+/// `ggml:q4_0` takes one too (ggml's `quantize_q4_0` then runs `quantize_row_q4_0_impl`).
 pub fn quantize_with_importance(x: &[f32], shape: &[usize], scheme: &Scheme, imatrix: &[f32]) -> Result<Quantized> {
+    if let Some((per_block, block_bytes, quantize_row)) = crate::quant::ggml::importance_quantizer(scheme.name()) {
+        let bad = |message: String| Error::InvalidOp { op: format!("{} quantize", scheme.name()), message };
+        let cols = *shape.last().ok_or_else(|| bad("a scalar has no axis to block".into()))?;
+        let rows: usize = shape[..shape.len() - 1].iter().product();
+        if cols % per_block != 0 {
+            return Err(bad(format!("a row of {cols} elements is not a whole number of blocks of {per_block}")));
+        }
+        if imatrix.len() != cols {
+            return Err(bad(format!("the importance matrix holds {} weights for rows of {cols}", imatrix.len())));
+        }
+        if x.len() != rows * cols {
+            return Err(Error::ShapeMismatch { shape: shape.to_vec(), elements: rows * cols, actual: x.len() });
+        }
+        let row_bytes = cols / per_block * block_bytes;
+        let mut bytes = vec![0u8; rows * row_bytes];
+        for (r, (row, out)) in x.chunks_exact(cols.max(1)).zip(bytes.chunks_exact_mut(row_bytes.max(1))).enumerate() {
+            quantize_row(row, Some(imatrix), out, r)?;
+        }
+        return from_bytes(&bytes, scheme, shape, -1);
+    }
     let codec = scheme.ggml_codec().ok_or_else(|| Error::InvalidOp {
         op: format!("{} quantize", scheme.name()),
-        message: "an importance matrix is for ggml's block types of its table (ggml:q4_k, ...)".into(),
+        message: "an importance matrix is for ggml's block types of its table (ggml:q4_k, ...) and ggml:q4_0".into(),
     })?;
     codec::quantize(codec, x, shape, scheme, -1, Some(imatrix))
 }
@@ -725,15 +751,60 @@ pub fn to_bytes(q: &Quantized) -> Result<Vec<u8>> {
 }
 
 /// The reverse of [`to_bytes`] for a tensor of `shape`.
+///
+/// A scheme whose scales are in the input's dtype (`fp8:*`) does not say in its bytes which
+/// dtype that was: two-byte scales are read as bfloat16 here; [`from_bytes_with_scale_dtype`]
+/// reads them as float16.
 pub fn from_bytes(data: &[u8], scheme: &Scheme, shape: &[usize], axis: i64) -> Result<Quantized> {
     layout::from_bytes(data, scheme, shape, axis)
+}
+
+/// [`from_bytes`] with the dtype of scales stored in the input's dtype said: FLOAT, FLOAT16 or
+/// BFLOAT16 (a float16 model's `fp8:*` weights); an error where the bytes hold scales of
+/// another width, or the scheme's scales are not in the input's dtype.
+pub fn from_bytes_with_scale_dtype(
+    data: &[u8],
+    scheme: &Scheme,
+    shape: &[usize],
+    axis: i64,
+    scale_dtype: DType,
+) -> Result<Quantized> {
+    let mut q = layout::from_bytes(data, scheme, shape, axis)?;
+    let refuse = |message: String| Error::InvalidOp { op: format!("{} from_bytes", scheme.name()), message };
+    if scheme.recipe.scale != ScaleFormat::InputDtype {
+        return Err(refuse(format!(
+            "its scales are not stored in the input's dtype: give no scale dtype ({} given)",
+            scale_dtype.onnx_name()
+        )));
+    }
+    q.scales = match (q.scales, scale_dtype) {
+        (Scales::Bfloat16(v), DType::Float16) => Scales::Float16(v),
+        (s @ Scales::Bfloat16(_), DType::Bfloat16) | (s @ Scales::Float32(_), DType::Float) => s,
+        (s, d) => {
+            return Err(refuse(format!(
+                "the bytes hold {} scales of {} bytes each, not {}",
+                s.len(),
+                if matches!(s, Scales::Float32(_)) { 4 } else { 2 },
+                d.onnx_name()
+            )))
+        }
+    };
+    Ok(q)
 }
 
 impl Quantized {
     /// The shape of the scales: the tensor's with the blocked axis divided by the block, rounded
     /// up (tiles: both axes; `fp8:tensor`: `[1]`).
     pub fn scales_shape(&self) -> Result<Vec<usize>> {
-        scales_shape(&self.shape, &self.scheme, self.axis)
+        let shape = scales_shape(&self.shape, &self.scheme, self.axis);
+        // Integer schemes whose producer allows a short last group (onnxruntime's MatMulNBits):
+        // a scale per (row, group), as many as the row holds.
+        match (shape, self.scheme.integer(), self.shape.as_slice()) {
+            (Err(_), Some(_), [rows, _]) if *rows > 0 && self.scales.len() % rows == 0 => {
+                Ok(vec![*rows, self.scales.len() / rows])
+            }
+            (shape, ..) => shape,
+        }
     }
 
     /// [`to_bytes`].

@@ -343,18 +343,33 @@ pub struct NanRules {
     /// The bits every NaN gets where the implementation rounds float32 values to bfloat16 (its
     /// bfloat16 arithmetic and stores); None: the rounding core's NaN.
     pub bfloat16: Option<u16>,
+    /// torch's float16 multiply of the elements (cast to float16) by a broadcast float16 scale,
+    /// on x86-64: where both are NaN, which one each product keeps, by its place in the inner
+    /// loop of `n` products that share one scale (`L` here; 0: no such rule, the row's
+    /// `product` everywhere). Whole chunks of `2L` keep the element's NaN in their first `L`
+    /// products and the scale's in the last `L`; past the last whole chunk the first product
+    /// keeps the scale's and the others the element's; a one-product loop (a scale per element)
+    /// keeps the element's; one scale for the whole tensor keeps the scale's everywhere
+    /// (observed with torch 2.15: `tests/data/blocks` `edge_f16` cases, `fp8:*` rows).
+    pub float16_broadcast_lanes: usize,
 }
 
 /// Arithmetic that keeps the operands' NaNs in the order written (ggml's C, the OCP rule).
-const AS_WRITTEN: NanRules = NanRules { product: ProductNan::Element, global_tail: (0, 0), lanes: &[], bfloat16: None };
+const AS_WRITTEN: NanRules = NanRules {
+    product: ProductNan::Element,
+    global_tail: (0, 0),
+    lanes: &[],
+    bfloat16: None,
+    float16_broadcast_lanes: 0,
+};
 
 /// torch 2.15's elementwise max on x86-64 (AVX2 and AVX-512 dispatch: the same counts observed)
 /// takes 16 float32 or 32 bfloat16 values per vectorized step.
-const TORCH_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
+pub(crate) const TORCH_LANES: &[(DType, usize)] = &[(DType::Float, 16), (DType::Bfloat16, 32), (DType::Float16, 32)];
 /// torch 2.15's float32 -> bfloat16 conversion on its AVX2 and AVX-512 dispatch (ATen's vectorized
 /// cvtfp32_bf16, every length) writes each NaN as 0xFFFF; under ATEN_CPU_CAPABILITY=default,
 /// 0x7FC0 (observed).
-const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
+pub(crate) const TORCH_BFLOAT16_NAN: u16 = 0xFFFF;
 
 /// torch's multiply (torchao MX, the DeepSeek transcription): the second operand's NaN.
 const TORCH: NanRules = NanRules { product: ProductNan::Factor, ..AS_WRITTEN };
@@ -363,7 +378,8 @@ const TORCH_PER_TENSOR: NanRules = NanRules { global_tail: (16, 4), ..TORCH };
 /// ModelOpt: block maxima through torch's vectorized max, and the per-tensor multiply.
 const MODELOPT: NanRules = NanRules { lanes: TORCH_LANES, ..TORCH_PER_TENSOR };
 /// compressed-tensors: block maxima through torch's vectorized max, bfloat16 arithmetic.
-const COMPRESSED_TENSORS: NanRules = NanRules { lanes: TORCH_LANES, bfloat16: Some(TORCH_BFLOAT16_NAN), ..TORCH };
+const COMPRESSED_TENSORS: NanRules =
+    NanRules { lanes: TORCH_LANES, bfloat16: Some(TORCH_BFLOAT16_NAN), float16_broadcast_lanes: 16, ..TORCH };
 
 /// One recipe: a named set of choices (module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -58,7 +58,11 @@ pub(super) fn round_all_as(recipe: &Recipe, dtype: DType, values: &mut [f32]) ->
     src.chunks_exact_mut(4).zip(values.iter()).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
     let mut narrow = vec![0u8; packing::raw_len(dtype, n)?];
     Plan::new(DType::Float, dtype, &casts(recipe.profile))?.run(&src, &mut narrow, n)?;
-    Plan::new(dtype, DType::Float, &casts(recipe.profile))?.run(&narrow, &mut src, n)?;
+    // Back to float32 exactly, sign and payload of a NaN kept: the value stands for the narrow
+    // one in the steps that follow (torch casts a float16 NaN straight to float8, sign kept),
+    // not for a conversion the implementation makes.
+    let exact = crate::CastOptions::with_profile(crate::Profile::Spec);
+    Plan::new(dtype, DType::Float, &exact)?.run(&narrow, &mut src, n)?;
     for (v, b) in values.iter_mut().zip(src.chunks_exact(4)) {
         *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     }
@@ -354,7 +358,7 @@ pub(super) fn place_nan_maxima(recipe: &Recipe, compute: DType, amaxes: &mut [f3
     }
 }
 
-pub(super) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
+pub(crate) fn nan_amax_bits(index: usize, count: usize, lanes: usize) -> u32 {
     if index < count / lanes.max(1) * lanes {
         0xFFFF_FFFF
     } else {
@@ -579,7 +583,7 @@ pub(crate) fn nan_first(x: f32, result: f32) -> f32 {
 /// The code of `x` (a value of `dtype`, float32, bfloat16 or float16) as torch holds it in a
 /// tensor of `dtype`: a number's exact code, a NaN's sign, exponent and top fraction bits (the
 /// bits its arithmetic wrote, unquieted).
-pub(super) fn code_held_in(profile: Profile, dtype: DType, x: f32) -> u32 {
+pub(crate) fn code_held_in(profile: Profile, dtype: DType, x: f32) -> u32 {
     let Some(format) = dtype.float_format().filter(|f| f.mantissa_bits < 23) else { return x.to_bits() };
     if !x.is_nan() {
         return encode(profile, dtype, x) as u32;
@@ -743,7 +747,7 @@ pub(super) fn fused_multiply_add(a: f32, b: f32, c: f32) -> f32 {
 /// truncation modulo 256 and only NaN and the infinities take the indefinite's low byte (0).
 /// `mode` is the rounding to an integer before the conversion (`roundf`: ties away; the
 /// conversion's own truncation: toward zero).
-pub(super) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
+pub(crate) fn c_int8_x86(y: f32, mode: RoundingMode) -> i8 {
     match Value::from_f32(y) {
         Value::Finite(e) => match round::round_to_integer(e, mode) {
             Some((negative, m)) => {

@@ -206,6 +206,30 @@ fn put_five_bit(codes: &[u8; 32], qh_at: usize, o: &mut [u8]) {
     o[qh_at..qh_at + 4].copy_from_slice(&qh.to_le_bytes());
 }
 
+/// ggml's `quantize_q4_0` given an importance matrix (`quantize_row_q4_0_impl`): per block,
+/// `make_qx_quants` with 8 levels each side over the importance-weighted errors, `d` stored by
+/// ggml's float16 conversion, element `j` in the low nibble and `j + 16` in the high one. Without
+/// one ggml runs the reference quantizer, which is the `ggml:q4_0` recipe, so this takes one.
+pub(super) fn quantize_q4_0_with_importance(
+    x: &[f32],
+    imatrix: Option<&[f32]>,
+    out: &mut [u8],
+    _row: usize,
+) -> Result<()> {
+    let qw = imatrix.expect("called with an importance matrix only (IMPORTANCE_QUANTIZERS)");
+    let sigma2 = row_sigma2(x);
+    let (mut w, mut l) = ([0f32; 32], [0i8; 32]);
+    for ((xb, qb), o) in x.chunks_exact(32).zip(qw.chunks_exact(32)).zip(out.chunks_exact_mut(18)) {
+        weights(qb, xb, sigma2, &mut w);
+        let d = super::kquants::make_qx_quants(8, xb, &mut l, 1, Some(&w));
+        put_half(o, 0, d);
+        for j in 0..16 {
+            o[2 + j] = (l[j] as u8) | ((l[j + 16] as u8) << 4);
+        }
+    }
+    Ok(())
+}
+
 fn quantize_q5_0(x: &[f32], imatrix: Option<&[f32]>, out: &mut [u8], _row: usize) -> Result<()> {
     if let Some(qw) = imatrix {
         let sigma2 = row_sigma2(x);

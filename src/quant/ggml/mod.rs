@@ -50,6 +50,17 @@ pub(crate) struct Codec {
     pub source: &'static str,
 }
 
+/// ggml's quantizers given an importance matrix for block types whose quantizer without one is
+/// a block recipe of `quant::blocks` (scheme name, elements and bytes per block, the quantizer):
+/// ggml's `quantize_q4_0` runs another search when it has weights. (Q8_0 and MXFP4 ignore them.)
+pub(crate) const IMPORTANCE_QUANTIZERS: &[(&str, usize, usize, QuantizeRow)] =
+    &[("ggml:q4_0", 32, 18, legacy::quantize_q4_0_with_importance)];
+
+/// The importance quantizer of the recipe scheme named `scheme`, if ggml has one.
+pub(crate) fn importance_quantizer(scheme: &str) -> Option<(usize, usize, QuantizeRow)> {
+    IMPORTANCE_QUANTIZERS.iter().find(|(name, ..)| *name == scheme).map(|&(_, e, b, q)| (e, b, q))
+}
+
 /// Every ggml block type lowbit reads.
 pub(crate) fn codecs() -> impl Iterator<Item = &'static Codec> {
     legacy::CODECS.iter().chain(kquants::CODECS).chain(ternary::CODECS).chain(iquants::CODECS)

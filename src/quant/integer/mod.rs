@@ -19,7 +19,10 @@ use crate::quant::blocks::{Quantized, Scheme};
 
 mod affine;
 mod awq;
+mod compressed_tensors;
 mod gptq;
+mod mlx;
+pub(crate) mod ort;
 
 /// One tensor as a producer saves it: its name without the layer prefix (`qweight`, `scales`,
 /// `weight_packed`, ...), its ONNX dtype, shape and little-endian bytes.
@@ -99,6 +102,7 @@ pub struct Weight<'a> {
     /// Input features.
     pub cols: usize,
     /// GPTQ act-order's group of each input column, as the producer was given it.
+    #[allow(dead_code)] // read by GPTQ's act-order row
     pub group_index: Option<&'a [i32]>,
 }
 
@@ -129,7 +133,7 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[gptq::GPTQ, awq::AWQ];
+pub(crate) const FAMILIES: &[Family] = &[gptq::GPTQ, awq::AWQ, compressed_tensors::FAMILY, mlx::ROW, ort::ROW];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
@@ -172,4 +176,197 @@ pub(crate) fn matrix(scheme: &Scheme, shape: &[usize]) -> Result<[usize; 2]> {
             ),
         }),
     }
+}
+
+/// The weight's values widened to float32 (exact; NaN payloads kept as the rounding core widens);
+/// aligned float32 input is read in place.
+pub(crate) fn widened<'a>(weight: &Weight<'a>) -> Result<alloc::borrow::Cow<'a, [f32]>> {
+    use alloc::borrow::Cow;
+    let n = weight.rows * weight.cols;
+    if weight.dtype == DType::Float {
+        if let (true, Ok(v)) =
+            (cfg!(target_endian = "little"), <[f32] as zerocopy::FromBytes>::ref_from_bytes(weight.raw))
+        {
+            return Ok(Cow::Borrowed(v));
+        }
+        return Ok(Cow::Owned(
+            weight.raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        ));
+    }
+    let mut wide = vec![0u8; 4 * n];
+    crate::plan::Plan::new(weight.dtype, DType::Float, &crate::CastOptions::default())?
+        .run(weight.raw, &mut wide, n)?;
+    Ok(Cow::Owned(wide.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+}
+
+/// Group scales (or MLX's biases) of `dtype` from their little-endian bits.
+pub(crate) fn scales_from_bits(dtype: DType, raw: &[u8]) -> Result<crate::quant::blocks::Scales> {
+    use crate::quant::blocks::Scales;
+    Ok(match dtype {
+        DType::Float => {
+            Scales::Float32(raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        }
+        DType::Float16 => Scales::Float16(raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),
+        DType::Bfloat16 => Scales::Bfloat16(raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),
+        other => {
+            return Err(Error::UnsupportedDType {
+                op: "integer scales",
+                dtype: other.onnx_name(),
+                why: "scales are FLOAT, FLOAT16 or BFLOAT16",
+            })
+        }
+    })
+}
+
+/// The little-endian bits of float scales (FLOAT, FLOAT16 or BFLOAT16; byte codes refused).
+pub(crate) fn scales_bits(scales: &crate::quant::blocks::Scales) -> Option<(DType, Vec<u8>)> {
+    use crate::quant::blocks::Scales;
+    match scales {
+        Scales::Float32(v) => Some((DType::Float, v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+        Scales::Float16(v) => Some((DType::Float16, v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+        Scales::Bfloat16(v) => Some((DType::Bfloat16, v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+        Scales::Codes(_) => None,
+    }
+}
+
+/// Float scales widened to float32 (exact).
+pub(crate) fn scales_widened(scales: &crate::quant::blocks::Scales) -> Result<Vec<f32>> {
+    let (dtype, raw) = scales_bits(scales).ok_or_else(|| Error::InvalidOp {
+        op: "integer dequantize".into(),
+        message: "the scales are byte codes, not float scales".into(),
+    })?;
+    let rows = raw.len() / (dtype.bits().unwrap_or(32) as usize / 8);
+    Ok(widened(&Weight { dtype, raw: &raw, rows, cols: 1, group_index: None })?.into_owned())
+}
+
+/// A tensor of `tensors` named `name`, its dtype and shape checked (`what` names the scheme).
+pub(crate) fn stored<'a>(
+    what: &str,
+    tensors: &'a [StoredTensor],
+    name: &str,
+    dtypes: &[DType],
+    shape: &[usize],
+) -> Result<&'a StoredTensor> {
+    let bad = |message: String| Error::InvalidOp { op: format!("{what} from_storage"), message };
+    let t = tensors.iter().find(|t| t.name == name).ok_or_else(|| bad(format!("no tensor {}", quoted(name))))?;
+    if !dtypes.contains(&t.dtype) {
+        let names: Vec<&str> = dtypes.iter().map(|d| d.onnx_name()).collect();
+        return Err(bad(format!("tensor {} is {}, not {}", quoted(name), t.dtype.onnx_name(), names.join(" or "))));
+    }
+    if t.shape != shape {
+        return Err(bad(format!(
+            "tensor {} has shape {}, the weight needs {}",
+            quoted(name),
+            crate::error::shown_shape(&t.shape),
+            crate::error::shown_shape(shape)
+        )));
+    }
+    let elements: usize = shape.iter().product();
+    let need = crate::packing::raw_len(t.dtype, elements)?;
+    if t.data.len() != need {
+        return Err(bad(format!("tensor {} holds {} bytes, its shape needs {need}", quoted(name), t.data.len())));
+    }
+    Ok(t)
+}
+
+/// The bits a producer writes for a NaN when it narrows float32 to a 16-bit float (its own
+/// conversion routine, not the rounding core's payload-keeping one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NanBits {
+    /// The rounding core's (IEEE: the top payload bits kept, quieted).
+    Core,
+    /// One code for a NaN of each sign: (positive, negative).
+    Fixed(u16, u16),
+}
+
+/// float32 -> FLOAT16 or BFLOAT16 rounding to nearest even through the rounding core's plans,
+/// in chunks, with the producer's NaN bits.
+pub(crate) struct Narrowing {
+    to: crate::plan::Plan,
+    back: crate::plan::Plan,
+    nan: NanBits,
+}
+
+impl Narrowing {
+    pub(crate) fn new(dtype: DType, nan: NanBits) -> Result<Narrowing> {
+        let opts = crate::CastOptions::default();
+        Ok(Narrowing {
+            to: crate::plan::Plan::new(DType::Float, dtype, &opts)?,
+            back: crate::plan::Plan::new(dtype, DType::Float, &opts)?,
+            nan,
+        })
+    }
+
+    /// Rounds `values` to the 16-bit type: `codes` receives the codes (as long as `values`).
+    pub(crate) fn codes(&self, values: &[f32], codes: &mut [u16]) -> Result<()> {
+        use zerocopy::IntoBytes;
+        self.to.run(values.as_bytes(), codes.as_mut_bytes(), values.len())?;
+        if let NanBits::Fixed(positive, negative) = self.nan {
+            for (c, v) in codes.iter_mut().zip(values) {
+                if v.is_nan() {
+                    *c = if v.is_sign_negative() { negative } else { positive };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rounds `values` in place to the 16-bit type's values (widened back, exact), `codes`
+    /// receiving the codes.
+    pub(crate) fn round(&self, values: &mut [f32], codes: &mut [u16]) -> Result<()> {
+        use zerocopy::IntoBytes;
+        self.codes(values, codes)?;
+        let n = values.len();
+        self.back.run(codes.as_bytes(), values.as_mut_bytes(), n)
+    }
+}
+
+/// Values a producer computed in `own` (float32 `values`, or 16-bit `codes`) as little-endian
+/// bytes of `dtype`: its own bits where `dtype` is `own`, else converted by the rounding core
+/// (widening exact).
+pub(crate) fn output(own: DType, values: &[f32], codes: &[u16], dtype: DType) -> Result<Vec<u8>> {
+    use zerocopy::IntoBytes;
+    let (src, n): (&[u8], usize) =
+        if own == DType::Float { (values.as_bytes(), values.len()) } else { (codes.as_bytes(), codes.len()) };
+    if dtype == own {
+        return Ok(src.to_vec());
+    }
+    if !matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
+        return Err(Error::UnsupportedDType {
+            op: "integer dequantize",
+            dtype: dtype.onnx_name(),
+            why: "the output is FLOAT, FLOAT16 or BFLOAT16",
+        });
+    }
+    let width = if dtype == DType::Float { 4 } else { 2 };
+    let mut out = vec![0u8; n * width];
+    crate::plan::Plan::new(own, dtype, &crate::CastOptions::default())?.run(src, &mut out, n)?;
+    Ok(out)
+}
+
+/// Refuses a (rows, cols) whose element count, or its bit count, overflows `usize`, before any
+/// size is computed from it.
+pub(crate) fn checked_size(scheme: &Scheme, rows: usize, cols: usize) -> Result<usize> {
+    rows.checked_mul(cols)
+        .filter(|n| n.checked_mul(32).is_some())
+        .ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight of {}", scheme.name()) })
+}
+
+/// Little-endian bytes of `own` as bytes of `dtype`: themselves where `dtype` is `own`, else
+/// converted by the rounding core (widening exact).
+pub(crate) fn convert_output(own: DType, bytes: Vec<u8>, dtype: DType) -> Result<Vec<u8>> {
+    if dtype == own {
+        return Ok(bytes);
+    }
+    if !matches!(dtype, DType::Float | DType::Float16 | DType::Bfloat16) {
+        return Err(Error::UnsupportedDType {
+            op: "integer dequantize",
+            dtype: dtype.onnx_name(),
+            why: "the output is FLOAT, FLOAT16 or BFLOAT16",
+        });
+    }
+    let n = bytes.len() / if own == DType::Float { 4 } else { 2 };
+    let mut out = vec![0u8; n * if dtype == DType::Float { 4 } else { 2 }];
+    crate::plan::Plan::new(own, dtype, &crate::CastOptions::default())?.run(&bytes, &mut out, n)?;
+    Ok(out)
 }
