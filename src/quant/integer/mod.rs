@@ -19,7 +19,10 @@ use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};
 use crate::quant::blocks::{Quantized, Scheme};
 
+mod affine;
+mod awq;
 mod compressed_tensors;
+mod gptq;
 mod mlx;
 pub(crate) mod ort;
 
@@ -104,7 +107,6 @@ pub struct Weight<'a> {
     /// Input features.
     pub cols: usize,
     /// GPTQ act-order's group of each input column, as the producer was given it.
-    #[allow(dead_code)] // read by GPTQ's act-order row
     pub group_index: Option<&'a [i32]>,
 }
 
@@ -135,7 +137,8 @@ pub struct Family {
 }
 
 /// Every family, one row per producer.
-pub(crate) const FAMILIES: &[Family] = &[compressed_tensors::FAMILY, mlx::ROW, ort::ROW, bnb::ROW];
+pub(crate) const FAMILIES: &[Family] =
+    &[gptq::GPTQ, awq::AWQ, compressed_tensors::FAMILY, bnb::ROW, mlx::ROW, ort::ROW];
 
 /// The family row of `name`.
 pub(crate) fn family(name: &str) -> Option<&'static Family> {
