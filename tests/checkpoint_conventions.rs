@@ -712,3 +712,60 @@ fn mlx_affine_weights_decode_as_their_scheme_dequantizes() {
         .collect();
     assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
 }
+
+#[test]
+fn gptq_awq_and_bitsandbytes_weights_decode_as_their_scheme_dequantizes() {
+    use lowbit::quant::blocks::{self, Scheme};
+    let (rows, cols) = (64usize, 128usize);
+    let x: Vec<half::f16> =
+        (0..rows * cols).map(|i| half::f16::from_f32(((i * 29 % 89) as f32 - 44.0) / 32.0)).collect();
+    let raw: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    for (scheme, config, prefix, convention) in [
+        (
+            "gptq:int4,group=32",
+            r#"{"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": false, "sym": true}}"#,
+            "model.layers.0.mlp.down_proj.",
+            "gptq",
+        ),
+        (
+            "awq:int4,group=64",
+            r#"{"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 64, "zero_point": true, "version": "gemm"}}"#,
+            "model.layers.0.mlp.gate_proj.",
+            "awq gemm",
+        ),
+        (
+            "bnb:nf4,nested",
+            r#"{"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true}}"#,
+            "model.layers.0.self_attn.v_proj.",
+            "bitsandbytes 4-bit",
+        ),
+    ] {
+        let s = Scheme::parse(scheme).unwrap();
+        let q = blocks::quantize_weight(DType::Float16, &raw, &[rows, cols], &s, None).unwrap();
+        // bitsandbytes names its tensors after the weight (`P.weight.absmax`), the others after
+        // the layer (`P.qweight`).
+        let stored: Vec<lowbit::quant::blocks::StoredTensor> = blocks::storage(&q)
+            .unwrap()
+            .into_iter()
+            .map(|mut t| {
+                if scheme.starts_with("bnb") && t.name != "weight" {
+                    t.name = format!("weight.{}", t.name);
+                }
+                t
+            })
+            .collect();
+        let dir = producer_folder(prefix, &stored, config);
+        let (name, got_convention, got_scheme, shape, values, _) = decoded(dir.path());
+        assert_eq!(name, format!("{prefix}weight"));
+        assert_eq!(
+            (got_convention, got_scheme.as_deref(), shape.as_slice()),
+            (convention, Some(scheme), &[rows, cols][..])
+        );
+        let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
+    }
+}
