@@ -633,6 +633,12 @@ fn nan_bits_that_depend_on_the_place_in_the_whole_tensor_survive_banded_decoding
     assert_eq!(first, None, "first difference at {first:?}");
 }
 
+/// The float32 bits of an integer scheme's dequantize (checked against its producer elsewhere).
+fn dequantized_bits(q: &lowbit::quant::blocks::Quantized) -> Vec<u32> {
+    let bytes = lowbit::quant::blocks::dequantize_as(q, DType::Float).unwrap();
+    bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
 /// Writes the tensors a producer saves (`blocks::storage`) under `prefix` with `config`.
 fn producer_folder(prefix: &str, tensors: &[lowbit::quant::blocks::StoredTensor], config: &str) -> tempfile::TempDir {
     let named: Vec<(String, DType, Vec<usize>, Vec<u8>)> =
@@ -681,11 +687,7 @@ fn compressed_tensors_integer_weights_decode_as_their_scheme_dequantizes() {
             (got_convention, got_scheme.as_deref(), shape.as_slice()),
             (convention, Some(scheme), &[rows, cols][..])
         );
-        let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let want: Vec<u32> = dequantized_bits(&q);
         assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
     }
 }
@@ -705,11 +707,7 @@ fn mlx_affine_weights_decode_as_their_scheme_dequantizes() {
     let (name, convention, got_scheme, shape, values, _) = decoded(dir.path());
     assert_eq!(name, "model.layers.0.self_attn.q_proj.weight");
     assert_eq!((convention, got_scheme.as_deref(), shape.as_slice()), ("mlx affine", Some(scheme), &[rows, cols][..]));
-    let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
-        .unwrap()
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let want: Vec<u32> = dequantized_bits(&q);
     assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
 }
 
@@ -761,11 +759,7 @@ fn gptq_awq_and_bitsandbytes_weights_decode_as_their_scheme_dequantizes() {
             (got_convention, got_scheme.as_deref(), shape.as_slice()),
             (convention, Some(scheme), &[rows, cols][..])
         );
-        let want: Vec<u32> = blocks::dequantize_as(&q, DType::Float)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let want: Vec<u32> = dequantized_bits(&q);
         assert_eq!(values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{scheme}");
     }
 }

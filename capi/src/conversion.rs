@@ -120,8 +120,9 @@ fn bad_option(message: String) -> Failure {
     Failure::new(LOWBIT_ERR_OPTIONS, message)
 }
 
-fn rounding_mode(options: &lowbit_options) -> Outcome<RoundingMode> {
-    Ok(match options.round {
+/// The rounding modes without random bits, by their `LOWBIT_*` number.
+pub(crate) fn deterministic_mode(round: i32) -> Option<RoundingMode> {
+    Some(match round {
         LOWBIT_RNE => RoundingMode::NearestEven,
         LOWBIT_RTZ => RoundingMode::TowardZero,
         LOWBIT_RDN => RoundingMode::TowardNegative,
@@ -129,6 +130,15 @@ fn rounding_mode(options: &lowbit_options) -> Outcome<RoundingMode> {
         LOWBIT_RMM => RoundingMode::NearestTiesAway,
         LOWBIT_ROD => RoundingMode::ToOdd,
         LOWBIT_RAZ => RoundingMode::AwayFromZero,
+        _ => return None,
+    })
+}
+
+fn rounding_mode(options: &lowbit_options) -> Outcome<RoundingMode> {
+    if let Some(mode) = deterministic_mode(options.round) {
+        return Ok(mode);
+    }
+    Ok(match options.round {
         LOWBIT_STOCHASTIC if (1..=63).contains(&options.random_width) => {
             RoundingMode::Stochastic { bits: options.random_width }
         }

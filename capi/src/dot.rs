@@ -66,16 +66,8 @@ fn model_of(model: &lowbit_accumulation) -> Outcome<Accumulation> {
         LOWBIT_DOT_EXACT => Accumulation::Exact,
         LOWBIT_DOT_SEQUENTIAL => Accumulation::Sequential { format: float_of(model.format, "model.format")? },
         LOWBIT_DOT_FMA => {
-            let mode = match model.round {
-                LOWBIT_RNE => RoundingMode::NearestEven,
-                LOWBIT_RTZ => RoundingMode::TowardZero,
-                LOWBIT_RDN => RoundingMode::TowardNegative,
-                LOWBIT_RUP => RoundingMode::TowardPositive,
-                LOWBIT_RMM => RoundingMode::NearestTiesAway,
-                LOWBIT_ROD => RoundingMode::ToOdd,
-                LOWBIT_RAZ => RoundingMode::AwayFromZero,
-                other => return Err(bad(format!("model.round {other}: a rounding mode without random bits"))),
-            };
+            let mode = crate::conversion::deterministic_mode(model.round)
+                .ok_or_else(|| bad(format!("model.round {}: a rounding mode without random bits", model.round)))?;
             Accumulation::Fma { format: float_of(model.format, "model.format")?, mode }
         }
         other => return Err(bad(format!("model.kind {other}: LOWBIT_DOT_EXACT (0), SEQUENTIAL (1) or FMA (2)"))),

@@ -30,17 +30,7 @@ pub fn quantize_weight(
 ) -> Result<Quantized> {
     let (family, params) = row(scheme, "quantize")?;
     let [rows, cols] = integer::matrix(scheme, shape)?;
-    let width = match dtype {
-        DType::Float => 4,
-        DType::Float16 | DType::Bfloat16 => 2,
-        other => {
-            return Err(Error::UnsupportedDType {
-                op: "blocks quantize",
-                dtype: other.onnx_name(),
-                why: "the input must be FLOAT, FLOAT16 or BFLOAT16",
-            })
-        }
-    };
+    let width = crate::quant::blocks::float_width(dtype, "blocks quantize")?;
     let elements = rows.checked_mul(cols).ok_or_else(|| Error::TooLarge { what: format!("a {rows}x{cols} weight") })?;
     if raw.len() != elements.saturating_mul(width) {
         return Err(Error::ShapeMismatch { shape: shape.to_vec(), elements, actual: raw.len() / width });

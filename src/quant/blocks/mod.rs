@@ -677,6 +677,20 @@ impl BlockInput for half::bf16 {
     }
 }
 
+/// The bytes of one element of the float types weights come in and values go out as (FLOAT,
+/// FLOAT16, BFLOAT16); any other type is an error of `op`.
+pub(crate) fn float_width(dtype: DType, op: &'static str) -> Result<usize> {
+    match dtype {
+        DType::Float => Ok(4),
+        DType::Float16 | DType::Bfloat16 => Ok(2),
+        other => Err(Error::UnsupportedDType {
+            op,
+            dtype: other.onnx_name(),
+            why: "the values are FLOAT, FLOAT16 or BFLOAT16",
+        }),
+    }
+}
+
 /// [`quantize`] on ONNX raw data: `raw` holds `dtype` (FLOAT, FLOAT16 or BFLOAT16) little-endian
 /// elements of `shape`.
 pub fn quantize_raw(
@@ -687,17 +701,7 @@ pub fn quantize_raw(
     axis: i64,
     global_scale: Option<f32>,
 ) -> Result<Quantized> {
-    let width = match dtype {
-        DType::Float => 4,
-        DType::Float16 | DType::Bfloat16 => 2,
-        other => {
-            return Err(Error::UnsupportedDType {
-                op: "blocks quantize",
-                dtype: other.onnx_name(),
-                why: "the input must be FLOAT, FLOAT16 or BFLOAT16",
-            })
-        }
-    };
+    let width = float_width(dtype, "blocks quantize")?;
     if raw.len() % width != 0 {
         return Err(Error::RawNotWhole { dtype: dtype.onnx_name(), bytes: raw.len(), bits: 8 * width as u32 });
     }

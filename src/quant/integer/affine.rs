@@ -130,17 +130,7 @@ pub(super) fn half_values(codes: &[u16]) -> Result<Vec<f32>> {
 /// rounded once to float16), then as `dtype` (FLOAT16 itself; FLOAT and BFLOAT16 by torch's
 /// `.to`). One table of `levels` values per group, in the groups' order, little-endian.
 pub(super) fn level_tables(scales: &[u16], zeros: &[i32], levels: usize, dtype: DType) -> Result<Vec<u8>> {
-    let width = match dtype {
-        DType::Float => 4,
-        DType::Float16 | DType::Bfloat16 => 2,
-        other => {
-            return Err(Error::UnsupportedDType {
-                op: "integer dequantize",
-                dtype: other.onnx_name(),
-                why: "the values come as FLOAT, FLOAT16 or BFLOAT16",
-            })
-        }
-    };
+    let width = crate::quant::blocks::float_width(dtype, "integer dequantize")?;
     let scale_values = half_values(scales)?;
     let mut products = Vec::with_capacity(scales.len() * levels);
     for (&s, &z) in scale_values.iter().zip(zeros) {

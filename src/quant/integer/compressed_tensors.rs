@@ -438,17 +438,7 @@ fn signed(code: u8, bits: u32) -> i32 {
 /// cast to `dtype` as torch's `.to(dtype)`.
 fn dequantize(params: &Params, q: &Quantized, dtype: DType) -> Result<Vec<u8>> {
     let p = parts(params, q, "dequantize")?;
-    let width = match dtype {
-        DType::Float => 4,
-        DType::Float16 | DType::Bfloat16 => 2,
-        other => {
-            return Err(Error::UnsupportedDType {
-                op: "compressed-tensors dequantize",
-                dtype: other.onnx_name(),
-                why: "the output is FLOAT, FLOAT16 or BFLOAT16",
-            })
-        }
-    };
+    let width = crate::quant::blocks::float_width(dtype, "compressed-tensors dequantize")?;
     let own = dequantize_in_scale_dtype(params, q, &p)?;
     if dtype == p.dtype {
         return Ok(own);
