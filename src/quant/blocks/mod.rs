@@ -40,8 +40,6 @@ pub(crate) use engine::block_operand;
 pub use engine::quantize;
 pub use integer_glue::{dequantize_as, from_storage, quantize_weight, storage};
 pub use layout::from_arrays;
-/// The checkpoint tiles multiply as the engine does.
-#[cfg(feature = "checkpoint")]
 pub(crate) use recipes::{TORCH_BFLOAT16_NAN, TORCH_LANES};
 pub(crate) use rules::{c_int8_x86, code_held_in, nan_amax_bits, product};
 pub use scale_layout::{from_bytes_in, swizzle_scales, to_bytes_in, unswizzle_scales, ScaleLayout, SCALE_LAYOUTS};
