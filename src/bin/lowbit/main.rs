@@ -65,7 +65,7 @@ enum Command {
     /// The ops it runs (default domain): Cast, CastLike, Constant, Identity, Range, Slice, Gather,
     /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and what the function bodies of
     /// Range and DynamicQuantizeLinear use: Add, Sub, Div, Max, Min, Clip, Round, Ceil, Relu,
-    /// ReduceMax, ReduceMin, Loop; and onnxruntime's com.microsoft MatMulNBits (its weight
+    /// ReduceMax, ReduceMin, Loop. Also onnxruntime's com.microsoft MatMulNBits (its weight
     /// dequantized as onnxruntime does, each output summed exactly and rounded once). Every input is checked against the graph before the run:
     /// unknown, repeated or missing names, element type, rank, fixed dimensions, and symbolic
     /// dimensions bound to one length across the inputs. Output names that are not plain file
