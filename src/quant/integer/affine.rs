@@ -115,6 +115,19 @@ pub(super) fn round_half_even(x: f32) -> f32 {
     }
 }
 
+/// A stored float16 `scales` tensor `[groups, rows]` (GPTQ's and AWQ's) as one row
+/// of groups per output feature, `[rows, groups]`.
+pub(super) fn scales_by_row(stored: &StoredTensor, rows: usize, groups: usize) -> Vec<u16> {
+    let halves = halves(stored);
+    let mut scales = vec![0u16; rows * groups];
+    for (g, row) in halves.chunks_exact(rows.max(1)).enumerate().take(groups) {
+        for (o, &s) in row.iter().enumerate() {
+            scales[o * groups + g] = s;
+        }
+    }
+    scales
+}
+
 /// float16 codes as float32 (exact).
 pub(super) fn half_values(codes: &[u16]) -> Result<Vec<f32>> {
     let n = codes.len();

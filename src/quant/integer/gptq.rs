@@ -432,13 +432,7 @@ fn from_storage(scheme: &Scheme, p: &Params, tensors: &[StoredTensor], shape: [u
             zeros[o * groups + g] = i32::from(z);
         }
     }
-    let halves = affine::halves(stored_scales);
-    let mut scales = vec![0u16; rows * groups];
-    for (g, row) in halves.chunks_exact(rows).enumerate().take(groups) {
-        for (o, &s) in row.iter().enumerate() {
-            scales[o * groups + g] = s;
-        }
-    }
+    let scales = affine::scales_by_row(stored_scales, rows, groups);
     Ok(Quantized {
         scheme: scheme.clone(),
         shape: vec![rows, cols],
