@@ -18,8 +18,9 @@
 //! scale are each other's reciprocals, carried over only when 1/G is exact. Zeros keep their
 //! sign where the target has a code for it (ggml's E2M1 code 8 decodes as +0).
 
-use super::conventions::{recognise, LogicalWeight};
+use super::conventions::recognise;
 use super::quantize::{kept_modules_of, part_bytes, parts, write_items, Convention, Item, Selection};
+use super::weight::LogicalWeight;
 use super::which::stored;
 use super::{checkpoint_error, Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, GlobalRule, Quantized, ScaleFormat, Scales, Scheme};

@@ -5,7 +5,7 @@
 //! plan; so memory stays bounded by the tile or band, not the tensor. Bytes are read with
 //! positioned reads, not through the map.
 
-use super::conventions::{ElementStorage, LogicalWeight};
+use super::weight::{ElementStorage, LogicalWeight};
 use super::{checkpoint_error, write_safetensors, Checkpoint, SafetensorsTensor, StoredTensor, StoredType};
 use crate::dtype::{DType, Kind};
 use crate::error::{quoted, Error, Result};

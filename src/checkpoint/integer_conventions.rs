@@ -15,7 +15,7 @@
 //! do: GPTQ packs `qweight` along the input dimension (its second axis is `out`, as the
 //! scales'), AWQ along the output dimension.
 
-use super::conventions::{ElementStorage, LogicalWeight};
+use super::weight::{ElementStorage, LogicalWeight};
 use super::{checkpoint_error, Checkpoint, StoredTensor, StoredType};
 use crate::dtype::DType;
 use crate::error::{quoted, Error, Result};

@@ -31,10 +31,11 @@ mod quantize;
 mod safetensors;
 mod tile_parts;
 mod tiles;
+mod weight;
 mod which;
 mod write;
 
-pub use conventions::{recognise, ElementStorage, LogicalWeight};
+pub use conventions::recognise;
 pub use convert::{convert_checkpoint, CONVERT_TARGETS};
 pub use decode::{decoded_dtype, dequantize_f32, dequantize_pieces, scale_problems, shard_of, write_dequantized};
 pub use ggml_mixture::{ggml_mixture, which_ggml_mixture, Ftype, GgmlMixtureTensor, FTYPES as GGML_FTYPES};
@@ -43,6 +44,7 @@ pub use gguf::{GgmlType, GgufTensor, GgufValue};
 pub use quantize::{choose, quantize_checkpoint, Choice, Convention, QuantizeReport, Selection};
 pub use safetensors::SafetensorsTensor;
 pub use tiles::{element_steps, ElementSteps};
+pub use weight::{ElementStorage, LogicalWeight};
 pub use which::{overall, summary, which, Reproduced, WeightOrigin};
 pub use write::{write_gguf, write_safetensors};
 

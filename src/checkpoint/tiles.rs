@@ -18,9 +18,9 @@
 //! that leave a short block) takes the general path. `tests/checkpoint_conventions.rs` compares the
 //! two on every convention.
 
-use super::conventions::{ElementStorage, LogicalWeight};
 use super::products::{look_up, ScaledTables, ELEMENTS_PER_SCALE_FOR_TABLES};
 use super::tile_parts::{code_table, fill, pair_table};
+use super::weight::{ElementStorage, LogicalWeight};
 use super::{Checkpoint, StoredTensor, StoredType};
 use crate::quant::blocks::{self, product, BlockShape, Dequantize, GlobalRule, ProductNan, Scales, Scheme};
 use crate::{CastOptions, DType, Plan, Result};

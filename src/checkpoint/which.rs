@@ -9,9 +9,10 @@
 //! MXFP4 weight under OCP MX (floor and ceil) and torchao's four scale modes, a float-scaled FP8
 //! weight under DeepSeek's (both scale formats) and compressed-tensors' recipes of that shape.
 
-use super::conventions::{recognise, ElementStorage, LogicalWeight};
+use super::conventions::recognise;
 use super::decode::scale_rows;
 use super::quantize::{quantize_stored, Selection};
+use super::weight::{ElementStorage, LogicalWeight};
 use super::{checkpoint_error, Checkpoint, StoredType};
 use crate::packing;
 use crate::quant::blocks::{self, BlockShape, Quantized, Scales, Scheme};
