@@ -592,7 +592,13 @@ pub fn quantize_with_importance(x: &[f32], shape: &[usize], scheme: &Scheme, ima
     if let Some((per_block, block_bytes, quantize_row)) = crate::quant::ggml::importance_quantizer(scheme.name()) {
         let bad = |message: String| Error::InvalidOp { op: format!("{} quantize", scheme.name()), message };
         let cols = *shape.last().ok_or_else(|| bad("a scalar has no axis to block".into()))?;
-        let rows: usize = shape[..shape.len() - 1].iter().product();
+        let rows = shape[..shape.len() - 1]
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .filter(|r| r.checked_mul(cols).is_some())
+            .ok_or_else(|| Error::TooLarge {
+                what: format!("a tensor of shape {}", crate::error::shown_shape(shape)),
+            })?;
         if cols % per_block != 0 {
             return Err(bad(format!("a row of {cols} elements is not a whole number of blocks of {per_block}")));
         }
